@@ -1,0 +1,1 @@
+"""Subcommands of the `vdla` CLI: one module each, with add_parser(sub) and run(args)."""
