@@ -1,0 +1,327 @@
+"""The VDLA instruction set: opcodes, instruction records, bit layouts, encode and decode.
+
+Instructions are 128-bit little-endian words (low 64-bit word first in memory); micro-ops
+are 32-bit. Load/store layouts are fixed; GEMM/ALU and micro-op field widths follow the
+SRAM depths of the configuration, packed from bit 0 upwards with the rule that no field
+straddles bit 64 (for the default config this is VTA's layout bit for bit; SPEC §2).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+
+class Opcode(IntEnum):
+    LOAD = 0
+    STORE = 1
+    GEMM = 2
+    FINISH = 3
+    ALU = 4
+
+
+class MemType(IntEnum):
+    UOP = 0
+    WGT = 1
+    INP = 2
+    ACC = 3
+    OUT = 4
+    ACC_8BIT = 5
+
+
+class AluOp(IntEnum):
+    MIN = 0
+    MAX = 1
+    ADD = 2
+    SHR = 3
+    MUL = 4
+
+
+class Module(IntEnum):
+    """The three executing modules, in pipeline order (fetch only routes)."""
+    LOAD = 0
+    COMPUTE = 1
+    STORE = 2
+
+
+# The four token queues and, per module, which queue each dependence flag refers to
+# (SPEC §4). A flag that maps to None must be 0 on that module.
+TOKEN_QUEUES = ("l2c", "c2l", "c2s", "s2c")
+DEP_FLAGS = ("pop_prev", "pop_next", "push_prev", "push_next")
+FLAG_QUEUE = {
+    Module.LOAD: {"pop_prev": None, "pop_next": "c2l", "push_prev": None, "push_next": "l2c"},
+    Module.COMPUTE: {"pop_prev": "l2c", "pop_next": "s2c", "push_prev": "c2l", "push_next": "c2s"},
+    Module.STORE: {"pop_prev": "c2s", "pop_next": None, "push_prev": "s2c", "push_next": None},
+}
+
+
+@dataclass
+class Insn:
+    pop_prev: bool = False
+    pop_next: bool = False
+    push_prev: bool = False
+    push_next: bool = False
+
+    def module(self) -> Module:
+        raise NotImplementedError
+
+    def pops(self) -> list[str]:
+        table = FLAG_QUEUE[self.module()]
+        return [table[f] for f in ("pop_prev", "pop_next") if getattr(self, f)]
+
+    def pushes(self) -> list[str]:
+        table = FLAG_QUEUE[self.module()]
+        return [table[f] for f in ("push_prev", "push_next") if getattr(self, f)]
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class MemInsn(Insn):
+    """LOAD or STORE: a 2-D strided DMA between DRAM and one SRAM."""
+    opcode: Opcode = Opcode.LOAD
+    memory_type: MemType = MemType.INP
+    sram_base: int = 0
+    dram_base: int = 0
+    y_size: int = 1
+    x_size: int = 0
+    x_stride: int = 0
+    y_pad_0: int = 0
+    y_pad_1: int = 0
+    x_pad_0: int = 0
+    x_pad_1: int = 0
+
+    def module(self) -> Module:
+        if self.opcode == Opcode.STORE:
+            return Module.STORE
+        if self.memory_type in (MemType.INP, MemType.WGT):
+            return Module.LOAD
+        return Module.COMPUTE
+
+    @property
+    def is_nop(self) -> bool:
+        return self.x_size == 0
+
+
+@dataclass
+class GemmInsn(Insn):
+    reset: bool = False
+    uop_begin: int = 0
+    uop_end: int = 1
+    iter_out: int = 1
+    iter_in: int = 1
+    dst_factor_out: int = 0
+    dst_factor_in: int = 0
+    src_factor_out: int = 0
+    src_factor_in: int = 0
+    wgt_factor_out: int = 0
+    wgt_factor_in: int = 0
+    opcode = Opcode.GEMM
+
+    def module(self) -> Module:
+        return Module.COMPUTE
+
+
+@dataclass
+class AluInsn(Insn):
+    reset: bool = False
+    uop_begin: int = 0
+    uop_end: int = 1
+    iter_out: int = 1
+    iter_in: int = 1
+    dst_factor_out: int = 0
+    dst_factor_in: int = 0
+    src_factor_out: int = 0
+    src_factor_in: int = 0
+    alu_opcode: AluOp = AluOp.ADD
+    use_imm: bool = False
+    imm: int = 0
+    opcode = Opcode.ALU
+
+    def module(self) -> Module:
+        return Module.COMPUTE
+
+
+@dataclass
+class FinishInsn(Insn):
+    opcode = Opcode.FINISH
+
+    def module(self) -> Module:
+        return Module.COMPUTE
+
+
+@dataclass(frozen=True)
+class Uop:
+    dst: int
+    src: int = 0
+    wgt: int = 0
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    lsb: int
+    width: int
+    signed: bool = False
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.width) - 1
+
+    def range(self) -> tuple[int, int]:
+        if self.signed:
+            return -(1 << (self.width - 1)), (1 << (self.width - 1)) - 1
+        return 0, self.mask
+
+
+def _pack(fields: list[tuple[str, int] | tuple[str, int, bool]], total: int, what: str) -> tuple[Field, ...]:
+    """Lay fields out LSB-first; a field that would straddle bit 64 starts at bit 64."""
+    out, pos = [], 0
+    for spec in fields:
+        name, width = spec[0], spec[1]
+        signed = spec[2] if len(spec) > 2 else False
+        if pos < 64 < pos + width:
+            pos = 64
+        out.append(Field(name, pos, width, signed))
+        pos += width
+    if pos > total:
+        raise ValueError(f"{what} fields need {pos} bits but the format has {total}; "
+                         "reduce the SRAM sizes in the config")
+    return tuple(out)
+
+
+_HEADER = [("opcode", 3), ("pop_prev", 1), ("pop_next", 1), ("push_prev", 1), ("push_next", 1)]
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+class Isa:
+    """Layouts, encoder and decoder for one configuration (use `config.isa`)."""
+
+    def __init__(self, config):
+        self.config = config
+        log_uop, log_inp = _log2(config.uop_depth), _log2(config.inp_depth)
+        log_wgt, log_acc = _log2(config.wgt_depth), _log2(config.acc_depth)
+        if min(log_uop, log_inp, log_wgt, log_acc) < 1:
+            raise ValueError(f"config {config.name}: every SRAM must hold at least 2 elements")
+        if max(config.inp_depth, config.wgt_depth, config.acc_depth, config.uop_depth) > 1 << 16:
+            raise ValueError(f"config {config.name}: SRAM depths above 65536 elements do not fit "
+                             "the 16-bit sram_base field")
+        self.mem = _pack(_HEADER + [
+            ("memory_type", 3), ("sram_base", 16), ("dram_base", 32),
+            ("y_size", 16), ("x_size", 16), ("x_stride", 16),
+            ("y_pad_0", 4), ("y_pad_1", 4), ("x_pad_0", 4), ("x_pad_1", 4)], 128, "LOAD/STORE")
+        loop = [("reset", 1), ("uop_begin", log_uop), ("uop_end", log_uop + 1),
+                ("iter_out", 14), ("iter_in", 14),
+                ("dst_factor_out", log_acc), ("dst_factor_in", log_acc)]
+        self.gemm = _pack(_HEADER + loop + [
+            ("src_factor_out", log_inp), ("src_factor_in", log_inp),
+            ("wgt_factor_out", log_wgt), ("wgt_factor_in", log_wgt)], 128, "GEMM")
+        self.alu = _pack(_HEADER + loop + [
+            ("src_factor_out", log_acc), ("src_factor_in", log_acc),
+            ("alu_opcode", 3), ("use_imm", 1), ("imm", 16, True)], 128, "ALU")
+        self.finish = _pack(_HEADER, 128, "FINISH")
+        self.uop = _pack([("dst", log_acc), ("src", max(log_acc, log_inp)), ("wgt", log_wgt)],
+                         32, "micro-op")
+        self._by_opcode = {Opcode.LOAD: (self.mem, MemInsn), Opcode.STORE: (self.mem, MemInsn),
+                           Opcode.GEMM: (self.gemm, GemmInsn), Opcode.ALU: (self.alu, AluInsn),
+                           Opcode.FINISH: (self.finish, FinishInsn)}
+
+    # ---- instructions -------------------------------------------------------------------
+    def layout(self, insn: Insn) -> tuple[Field, ...]:
+        return self._by_opcode[Opcode(insn.opcode)][0]
+
+    def encode(self, insn: Insn) -> int:
+        """The 128-bit value of one instruction; raises if a field does not fit."""
+        word = 0
+        kind = Opcode(insn.opcode).name
+        for f in self.layout(insn):
+            value = int(getattr(insn, f.name))
+            lo, hi = f.range()
+            if not lo <= value <= hi:
+                raise ValueError(f"{kind} field {f.name!r} = {value} does not fit in {f.width} "
+                                 f"bits ({lo}..{hi}) for config {self.config.name}")
+            word |= (value & f.mask) << f.lsb
+        return word
+
+    def decode(self, word: int | bytes) -> Insn:
+        if isinstance(word, (bytes, bytearray, memoryview, np.ndarray)):
+            word = int.from_bytes(bytes(word), "little")
+        try:
+            opcode = Opcode(word & 0x7)
+        except ValueError:
+            raise ValueError(f"unknown opcode {word & 0x7} in instruction 0x{word:032x}") from None
+        layout, cls = self._by_opcode[opcode]
+        values = {}
+        for f in layout:
+            v = (word >> f.lsb) & f.mask
+            if f.signed and v >> (f.width - 1):
+                v -= 1 << f.width
+            values[f.name] = v
+        values.pop("opcode")
+        for flag in DEP_FLAGS + ("reset", "use_imm"):
+            if flag in values:
+                values[flag] = bool(values[flag])
+        if cls is MemInsn:
+            values["opcode"] = opcode
+            try:
+                values["memory_type"] = MemType(values["memory_type"])
+            except ValueError:
+                raise ValueError(f"unknown memory_type {values['memory_type']} in {opcode.name} "
+                                 f"instruction 0x{word:032x}") from None
+        if cls is AluInsn:
+            try:
+                values["alu_opcode"] = AluOp(values["alu_opcode"])
+            except ValueError:
+                raise ValueError(f"unknown alu_opcode {values['alu_opcode']} in ALU "
+                                 f"instruction 0x{word:032x}") from None
+        return cls(**values)
+
+    def encode_stream(self, insns: list[Insn]) -> np.ndarray:
+        """Instructions as the bytes fetch reads from DRAM (uint8, 16 per instruction)."""
+        out = bytearray()
+        for i, insn in enumerate(insns):
+            try:
+                out += self.encode(insn).to_bytes(16, "little")
+            except ValueError as exc:
+                raise ValueError(f"instruction {i}: {exc}") from None
+        return np.frombuffer(bytes(out), dtype=np.uint8).copy()
+
+    def decode_stream(self, data) -> list[Insn]:
+        raw = bytes(np.asarray(data, dtype=np.uint8).tobytes() if not isinstance(data, (bytes, bytearray)) else data)
+        if len(raw) % 16:
+            raise ValueError(f"an instruction stream is a multiple of 16 bytes, got {len(raw)}")
+        out = []
+        for i in range(0, len(raw), 16):
+            try:
+                out.append(self.decode(raw[i:i + 16]))
+            except ValueError as exc:
+                raise ValueError(f"instruction {i // 16}: {exc}") from None
+        return out
+
+    # ---- micro-ops ----------------------------------------------------------------------
+    def encode_uop(self, uop: Uop) -> int:
+        word = 0
+        for f in self.uop:
+            value = int(getattr(uop, f.name))
+            if not 0 <= value <= f.mask:
+                raise ValueError(f"micro-op field {f.name!r} = {value} does not fit in {f.width} "
+                                 f"bits (0..{f.mask}) for config {self.config.name}")
+            word |= value << f.lsb
+        return word
+
+    def decode_uop(self, word: int) -> Uop:
+        return Uop(*((int(word) >> f.lsb) & f.mask for f in self.uop))
+
+    def encode_uops(self, uops) -> np.ndarray:
+        return np.array([self.encode_uop(u) for u in uops], dtype=np.uint32)
+
+    def decode_uop_fields(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Vectorised decode: (dst, src, wgt) index arrays from an array of uop words."""
+        w = np.asarray(words, dtype=np.uint32).astype(np.int64)
+        return tuple((w >> f.lsb) & f.mask for f in self.uop)

@@ -1,0 +1,116 @@
+"""Timing parameters of the VDLA hardware: the one place that defines how long things take.
+
+The cycle-exact simulator (vdla.simulator) computes every instruction's start and end cycle
+from these numbers, and the RTL (vdla_hw/rtl) is built from the same numbers, so the two
+agree cycle for cycle. The model, in the RTL's terms:
+
+* Every module (fetch, load, compute, store) is an in-order machine with its own AXI master,
+  served by a memory whose read data arrives `dram_read_latency` cycles after the request
+  and then streams one bus word per cycle; a write burst's response comes
+  `dram_write_latency` cycles after its last data word. (On a board the interconnect may
+  add contention; the accelerator itself never waits on another module's DMA.)
+* fetch reads up to `fetch_burst_insns` instructions in one burst, then dispatches them
+  one per cycle into the command queue of their module (`cmd_queue_depth` entries); a full
+  queue stalls fetch. The next burst is requested the cycle after the last dispatch.
+* A module can start an instruction one cycle after it was dispatched, not before its
+  previous instruction ends, and only once every token it pops is visible. Tokens pushed
+  by an instruction become visible `token_delay` cycles after it ends.
+* How long each instruction occupies its module is `duration(insn, config)` below.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Timing:
+    dram_read_latency: int = 32
+    dram_write_latency: int = 16
+    fetch_burst_insns: int = 8
+    cmd_queue_depth: int = 32
+    token_queue_depth: int = 256
+    token_delay: int = 1
+    dispatch_delay: int = 1
+    dma_setup_cycles: int = 2
+    gemm_setup_cycles: int = 2
+    gemm_pipeline_depth: int = 4
+    alu_setup_cycles: int = 2
+    alu_pipeline_depth: int = 3
+    alu_tensor_cycles_per_uop: int = 2
+    alu_imm_cycles_per_uop: int = 1
+    nop_cycles: int = 1
+    finish_cycles: int = 1
+    # Minimum distance, in the flattened micro-op order of one GEMM/ALU instruction, between
+    # two read-modify-writes of the same accumulator entry (VTA's pipeline needs 2: no two
+    # consecutive micro-ops may update the same entry). 0 would mean "no rule".
+    acc_raw_min_distance: int = 2
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "Timing":
+        known = {f.name for f in dataclasses.fields(cls)}
+        for key, value in values.items():
+            if key not in known:
+                raise ValueError(
+                    f"unknown timing parameter {key!r}; allowed: {', '.join(sorted(known))}")
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"timing parameter {key!r} must be a non-negative integer, got {value!r}")
+        timing = cls(**values)
+        for key in ("fetch_burst_insns", "cmd_queue_depth", "token_queue_depth",
+                    "alu_tensor_cycles_per_uop", "alu_imm_cycles_per_uop", "nop_cycles",
+                    "finish_cycles", "dispatch_delay"):
+            if getattr(timing, key) < 1:
+                raise ValueError(f"timing parameter {key!r} must be at least 1, got {getattr(timing, key)}")
+        return timing
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def dram_elem_bytes(config, memory_type) -> int:
+    """Bytes of one DRAM element of a memory type (ACC_8BIT: int8 lanes of an ACC element)."""
+    from .isa import MemType  # local: isa imports nothing from here, keep it that way
+    return {MemType.UOP: config.uop_elem_bytes, MemType.INP: config.inp_elem_bytes,
+            MemType.WGT: config.wgt_elem_bytes, MemType.ACC: config.acc_elem_bytes,
+            MemType.OUT: config.out_elem_bytes,
+            MemType.ACC_8BIT: config.batch * config.block}[memory_type]
+
+
+def duration(insn, config) -> int:
+    """Cycles an instruction occupies its module, from start to end (pops before, pushes after).
+
+    LOAD  : dma_setup + every padding element (1 cycle each, zero written to SRAM)
+            + per DRAM row (read latency + ceil(row bytes / bus bytes)); LOAD UOP is one row.
+    STORE : dma_setup + per row (ceil(row bytes / bus bytes) + write-response latency).
+    GEMM  : setup + one micro-op per cycle over the whole loop nest + pipeline drain.
+    ALU   : setup + 1 (immediate) or 2 (tensor operand: two accumulator reads) cycles per
+            micro-op + pipeline drain.
+    x_size = 0 LOAD/STORE (dependence-only NOP): nop_cycles. FINISH: finish_cycles.
+    """
+    from .isa import AluInsn, GemmInsn, MemInsn, MemType, Opcode
+    t = config.timing
+    bus = config.bus_bytes
+    if isinstance(insn, MemInsn):
+        if insn.x_size == 0:
+            return t.nop_cycles
+        row_bytes = insn.x_size * dram_elem_bytes(config, insn.memory_type)
+        if insn.opcode == Opcode.STORE:
+            return t.dma_setup_cycles + insn.y_size * (_ceil_div(row_bytes, bus) + t.dram_write_latency)
+        if insn.memory_type == MemType.UOP:
+            return t.dma_setup_cycles + t.dram_read_latency + _ceil_div(row_bytes, bus)
+        row_len = insn.x_pad_0 + insn.x_size + insn.x_pad_1
+        pad_elems = (insn.y_pad_0 + insn.y_pad_1) * row_len + insn.y_size * (insn.x_pad_0 + insn.x_pad_1)
+        return (t.dma_setup_cycles + pad_elems
+                + insn.y_size * (t.dram_read_latency + _ceil_div(row_bytes, bus)))
+    if isinstance(insn, GemmInsn):
+        n = insn.iter_out * insn.iter_in * max(insn.uop_end - insn.uop_begin, 0)
+        return t.gemm_setup_cycles + n + t.gemm_pipeline_depth
+    if isinstance(insn, AluInsn):
+        n = insn.iter_out * insn.iter_in * max(insn.uop_end - insn.uop_begin, 0)
+        per = t.alu_imm_cycles_per_uop if insn.use_imm else t.alu_tensor_cycles_per_uop
+        return t.alu_setup_cycles + n * per + t.alu_pipeline_depth
+    return t.finish_cycles
