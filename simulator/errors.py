@@ -1,0 +1,33 @@
+"""Errors the simulator raises: each names the instruction (index in the stream) and what is wrong."""
+
+
+class SimulatorError(Exception):
+    """Base class: the stream cannot be executed as written."""
+
+    def __init__(self, message: str, insn_index: int | None = None):
+        super().__init__(message if insn_index is None else f"instruction {insn_index}: {message}")
+        self.insn_index = insn_index
+
+
+class DeadlockError(SimulatorError):
+    """No module can make progress and the stream has not finished."""
+
+    def __init__(self, message: str, stuck: list[dict]):
+        super().__init__(message)
+        self.stuck = stuck
+
+
+class TokenError(SimulatorError):
+    """Dependence tokens misused: left over at FINISH, queue overflow, flag not valid for the module."""
+
+
+class MemoryAccessError(SimulatorError):
+    """An SRAM index or DRAM address outside its memory."""
+
+
+class HazardError(SimulatorError):
+    """Accumulator read-after-write closer than the pipeline allows within one instruction."""
+
+
+class StreamError(SimulatorError):
+    """A malformed stream: no FINISH, instructions after FINISH, bad memory type for the opcode."""

@@ -1,0 +1,18 @@
+"""On-chip memories of one accelerator instance, as numpy arrays indexed by element."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class OnChipState:
+    def __init__(self, config):
+        b, n = config.batch, config.block
+        self.config = config
+        self.inp = np.zeros((config.inp_depth, b, n), dtype=np.int8)
+        self.wgt = np.zeros((config.wgt_depth, n, n), dtype=np.int8)
+        self.acc = np.zeros((config.acc_depth, b, n), dtype=np.int32)
+        self.out = np.zeros((config.out_depth, b, n), dtype=np.int8)
+        # micro-ops are kept decoded: one index array per field
+        self.uop_dst = np.zeros(config.uop_depth, dtype=np.int64)
+        self.uop_src = np.zeros(config.uop_depth, dtype=np.int64)
+        self.uop_wgt = np.zeros(config.uop_depth, dtype=np.int64)

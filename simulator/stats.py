@@ -1,0 +1,67 @@
+"""Statistics and traces of one simulated launch."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from vdla.hw.isa import MemInsn, MemType, Module, Opcode
+from vdla.hw.disasm import format_insn
+
+
+@dataclass
+class SimStats:
+    cycles: int = 0
+    insn_count: int = 0
+    busy_cycles: dict = field(default_factory=dict)         # per module
+    token_stall_cycles: dict = field(default_factory=dict)  # per module: waiting for a token
+    fetch_stall_cycles: dict = field(default_factory=dict)  # per module: waiting for its next instruction
+    load_bytes: dict = field(default_factory=dict)          # per memory type, padding excluded
+    store_bytes: int = 0
+    gemm_uops: int = 0                                      # reset micro-ops excluded
+    alu_uops: int = 0
+    gemm_utilization: float = 0.0                           # gemm_uops / cycles
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def collect(insns, sched, config, gemm_uops: int, alu_uops: int) -> SimStats:
+    from vdla.hw.timing import dram_elem_bytes
+    stats = SimStats(cycles=sched.cycles, insn_count=len(insns), gemm_uops=gemm_uops, alu_uops=alu_uops)
+    for m in Module:
+        name = m.name.lower()
+        sel = sched.module == m
+        stats.busy_cycles[name] = int((sched.end[sel] - sched.start[sel]).sum())
+        stats.token_stall_cycles[name] = int(sched.token_stall[sel].sum())
+        stats.fetch_stall_cycles[name] = int(sched.cmd_stall[sel].sum())
+    loads = {mt.name: 0 for mt in MemType if mt != MemType.OUT}
+    for insn in insns:
+        if isinstance(insn, MemInsn) and insn.x_size:
+            nbytes = insn.x_size * insn.y_size * dram_elem_bytes(config, insn.memory_type) \
+                if insn.memory_type != MemType.UOP else insn.x_size * config.uop_elem_bytes
+            if insn.opcode == Opcode.STORE:
+                stats.store_bytes += nbytes
+            else:
+                loads[insn.memory_type.name] += nbytes
+    stats.load_bytes = loads
+    stats.gemm_utilization = gemm_uops / sched.cycles if sched.cycles else 0.0
+    return stats
+
+
+def trace_events(insns, sched) -> list[dict]:
+    """One record per instruction: index, module, start, end, text."""
+    return [{"index": i, "module": Module(int(sched.module[i])).name.lower(),
+             "start": int(sched.start[i]), "end": int(sched.end[i]), "text": format_insn(insn)}
+            for i, insn in enumerate(insns)]
+
+
+def chrome_trace(events: list[dict], clock_mhz: float) -> dict:
+    """Chrome / Perfetto trace JSON (microseconds at the configured clock)."""
+    tids = {"load": 1, "compute": 2, "store": 3}
+    out = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": name}}
+           for name, tid in tids.items()]
+    for e in events:
+        out.append({"name": e["text"].split(" [")[0][:40], "ph": "X", "pid": 0, "tid": tids[e["module"]],
+                    "ts": e["start"] / clock_mhz, "dur": max(e["end"] - e["start"], 0) / clock_mhz,
+                    "args": {"index": e["index"], "insn": e["text"], "start_cycle": e["start"],
+                             "end_cycle": e["end"]}})
+    return {"traceEvents": out, "displayTimeUnit": "ns"}
