@@ -1,0 +1,86 @@
+"""vdla.hw configuration: presets, validation, derived quantities (expected values from SPEC §1)."""
+import json
+
+import pytest
+
+from vdla.hw import PRESETS, HwConfig, load_config
+
+
+def test_default_preset_matches_spec_table():
+    c = load_config()
+    assert c.target == "pynq" and c.clock_mhz == 100 and c.bus_width_bits == 64
+    assert (c.batch, c.block) == (1, 16)
+    assert (c.inp_elem_bytes, c.wgt_elem_bytes, c.acc_elem_bytes, c.out_elem_bytes) == (16, 256, 64, 16)
+    assert (c.inp_depth, c.wgt_depth, c.acc_depth, c.out_depth, c.uop_depth) == (2048, 1024, 2048, 2048, 8192)
+    assert c.name == "1x16_i8w8a32_15_15_18_17"
+    assert c.gemm_macs_per_cycle == 256 and c.peak_gops == pytest.approx(51.2)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_loads(preset):
+    c = load_config(preset)
+    assert c.target == preset
+    assert c.to_dict()["TARGET"] == preset
+    assert HwConfig.from_dict(c.to_dict()) == c
+
+
+def test_zynqmp_presets_are_faster_but_same_isa():
+    pynq, ultra96 = load_config("pynq"), load_config("ultra96")
+    assert (ultra96.clock_mhz, ultra96.bus_width_bits) == (333, 128)
+    assert ultra96.hash == pynq.hash  # clock and bus are not part of the ISA instance
+
+
+def test_hash_changes_with_architecture():
+    a = load_config()
+    b = HwConfig.from_dict({**a.to_dict(), "LOG_BATCH": 1})
+    assert a.hash != b.hash and a.name != b.name and b.name.startswith("2x16_")
+    assert 0 <= a.hash32 < 2**32
+
+
+def test_user_json_file(tmp_path):
+    doc = load_config().to_dict()
+    doc.update(LOG_BLOCK=3, LOG_INP_BUFF_SIZE=14, LOG_WGT_BUFF_SIZE=16, LOG_ACC_BUFF_SIZE=16)
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps(doc))
+    c = load_config(str(path))
+    assert c.block == 8 and c.wgt_depth == (1 << 16) // 64
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"LOG_BLOCK": 9}, ["LOG_BLOCK", "out of range 2..6"]),
+    ({"LOG_INP_WIDTH": 2}, ["LOG_INP_WIDTH", "allowed: 3"]),
+    ({"bus_width_bits": 48}, ["bus_width_bits", "allowed: 32, 64"]),
+    ({"LOG_BATCH": "1"}, ["LOG_BATCH", "must be an integer"]),
+    ({"LOG_BLOKC": 4}, ["unknown config key 'LOG_BLOKC'", "LOG_BLOCK"]),
+    ({"timing": {"dram_latency": 3}}, ["unknown timing parameter 'dram_latency'", "dram_read_latency"]),
+    ({"timing": {"cmd_queue_depth": 0}}, ["cmd_queue_depth", "at least 1"]),
+])
+def test_bad_config_names_key_and_allowed_range(change, words):
+    doc = {**load_config().to_dict(), **change}
+    with pytest.raises(ValueError) as err:
+        HwConfig.from_dict(doc)
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_config_whose_fields_do_not_fit_the_instruction_is_rejected():
+    # 2^20-byte ACC and 2^18-byte INP SRAMs: 14-bit indices; the GEMM's high word needs
+    # 2*14 (dst) + 2*14 (src) + 2*10 (wgt) = 76 bits > 64
+    doc = {**load_config().to_dict(), "LOG_ACC_BUFF_SIZE": 20, "LOG_INP_BUFF_SIZE": 18}
+    with pytest.raises(ValueError, match="GEMM fields need 140 bits but the format has 128"):
+        HwConfig.from_dict(doc)
+    doc = {**load_config().to_dict(), "LOG_ACC_BUFF_SIZE": 22}
+    with pytest.raises(ValueError, match="do not fit the 16-bit sram_base field"):
+        HwConfig.from_dict(doc)
+
+
+def test_unknown_preset_or_missing_file():
+    with pytest.raises(ValueError, match="not a preset"):
+        load_config("pynq-z9")
+
+
+def test_invalid_json_file(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_config(str(path))
