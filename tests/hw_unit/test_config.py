@@ -69,7 +69,7 @@ def test_config_whose_fields_do_not_fit_the_instruction_is_rejected():
     doc = {**load_config().to_dict(), "LOG_ACC_BUFF_SIZE": 20, "LOG_INP_BUFF_SIZE": 18}
     with pytest.raises(ValueError, match="GEMM fields need 140 bits but the format has 128"):
         HwConfig.from_dict(doc)
-    doc = {**load_config().to_dict(), "LOG_ACC_BUFF_SIZE": 22}
+    doc = {**load_config().to_dict(), "LOG_ACC_BUFF_SIZE": 23}  # 131072 entries
     with pytest.raises(ValueError, match="do not fit the 16-bit sram_base field"):
         HwConfig.from_dict(doc)
 
