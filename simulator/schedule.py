@@ -57,22 +57,23 @@ def schedule(insns, config) -> Schedule:
     t = config.timing
     n = len(insns)
     modules = _validate_flags(insns)
-    dur = np.fromiter((duration(insn, config) for insn in insns), dtype=np.int64, count=n)
-    pops = [[FLAG_QUEUE[Module(modules[i])][f] for f in ("pop_prev", "pop_next") if getattr(insn, f)]
-            for i, insn in enumerate(insns)]
-    pushes = [[FLAG_QUEUE[Module(modules[i])][f] for f in ("push_prev", "push_next") if getattr(insn, f)]
-              for i, insn in enumerate(insns)]
+    dur = [duration(insn, config) for insn in insns]
+    tables = [FLAG_QUEUE[m] for m in Module]
+    pops = [[tables[m][f] for f in ("pop_prev", "pop_next") if getattr(insn, f)]
+            for m, insn in zip(modules.tolist(), insns)]
+    pushes = [[tables[m][f] for f in ("push_prev", "push_next") if getattr(insn, f)]
+              for m, insn in zip(modules.tolist(), insns)]
 
     queue_of = [np.flatnonzero(modules == m).tolist() for m in Module]
-    pos_in_queue = np.empty(n, dtype=np.int64)
+    pos_in_queue = [0] * n
     for q in queue_of:
-        pos_in_queue[q] = np.arange(len(q))
+        for p, i in enumerate(q):
+            pos_in_queue[i] = p
+    module_list = modules.tolist()
 
-    start = np.full(n, -1, dtype=np.int64)
-    end = np.full(n, -1, dtype=np.int64)
-    dispatch = np.full(n, -1, dtype=np.int64)
-    token_stall = np.zeros(n, dtype=np.int64)
-    cmd_stall = np.zeros(n, dtype=np.int64)
+    # plain lists: this loop is the simulator's hot path and numpy scalars are slow here
+    start, end, dispatch = [-1] * n, [-1] * n, [-1] * n
+    token_stall, cmd_stall = [0] * n, [0] * n
     visible = {q: [] for q in TOKEN_QUEUES}   # visible time of each push, in push order
     popped = {q: 0 for q in TOKEN_QUEUES}
     next_pos = [0, 0, 0]
@@ -92,7 +93,7 @@ def schedule(insns, config) -> Schedule:
                 beats = -(-count * insn_beats_per // config.bus_bytes)
                 arrival = request + t.dram_read_latency + beats
             i = fetched
-            m = modules[i]
+            m = module_list[i]
             p = pos_in_queue[i]
             slot_free = 0
             if p >= t.cmd_queue_depth:
@@ -141,6 +142,8 @@ def schedule(insns, config) -> Schedule:
         if not progress:
             raise _deadlock(insns, queue_of, next_pos, dispatch, pops, popped, visible, fetched, n)
 
+    start, end, dispatch = np.array(start), np.array(end), np.array(dispatch)
+    token_stall, cmd_stall = np.array(token_stall), np.array(cmd_stall)
     finish = n - 1
     cycles = int(end[finish])
     for queue in TOKEN_QUEUES:
@@ -157,9 +160,9 @@ def schedule(insns, config) -> Schedule:
             if occupancy.max() > t.token_queue_depth:
                 raise TokenError(f"queue {queue} holds {int(occupancy.max())} tokens at once, more than its "
                                  f"depth {t.token_queue_depth}")
-    late = [i for i in range(n) if end[i] > cycles]
-    if late:
-        i = late[0]
+    late = np.flatnonzero(end > cycles)
+    if late.size:
+        i = int(late[0])
         raise StreamError(f"{type(insns[i]).__name__} on the {Module(modules[i]).name.lower()} module is still "
                           f"running when FINISH completes (ends at cycle {int(end[i])} > {cycles}); make compute "
                           f"wait for it with a token before FINISH", i)
