@@ -293,15 +293,49 @@ class Isa:
         return np.frombuffer(bytes(out), dtype=np.uint8).copy()
 
     def decode_stream(self, data) -> list[Insn]:
-        raw = bytes(np.asarray(data, dtype=np.uint8).tobytes() if not isinstance(data, (bytes, bytearray)) else data)
-        if len(raw) % 16:
-            raise ValueError(f"an instruction stream is a multiple of 16 bytes, got {len(raw)}")
-        out = []
-        for i in range(0, len(raw), 16):
-            try:
-                out.append(self.decode(raw[i:i + 16]))
-            except ValueError as exc:
-                raise ValueError(f"instruction {i // 16}: {exc}") from None
+        """Decode a whole stream; fields are extracted with numpy, one column per field."""
+        raw = np.frombuffer(bytes(data), dtype=np.uint8) if isinstance(data, (bytes, bytearray)) \
+            else np.ascontiguousarray(data, dtype=np.uint8)
+        if raw.size % 16:
+            raise ValueError(f"an instruction stream is a multiple of 16 bytes, got {raw.size}")
+        words = raw.view("<u8").reshape(-1, 2)
+        lo, hi = words[:, 0], words[:, 1]
+        opcodes = (lo & 7).astype(np.int64)
+        bad = np.flatnonzero(opcodes > Opcode.ALU)
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"instruction {i}: unknown opcode {int(opcodes[i])}")
+        out: list = [None] * len(opcodes)
+        for opcode, (layout, cls) in self._by_opcode.items():
+            rows = np.flatnonzero(opcodes == opcode)
+            if not rows.size:
+                continue
+            columns = {}
+            for f in layout:
+                src, shift = (hi, f.lsb - 64) if f.lsb >= 64 else (lo, f.lsb)
+                col = ((src[rows] >> np.uint64(shift)) & np.uint64(f.mask)).astype(np.int64)
+                if f.signed:
+                    col = np.where(col >> (f.width - 1), col - (1 << f.width), col)
+                columns[f.name] = col.tolist()
+            columns.pop("opcode")
+            flags = [name for name in DEP_FLAGS + ("reset", "use_imm") if name in columns]
+            names = list(columns)
+            for k, values in enumerate(zip(*columns.values())):
+                fields = dict(zip(names, values))
+                for name in flags:
+                    fields[name] = bool(fields[name])
+                i = int(rows[k])
+                try:
+                    if cls is MemInsn:
+                        fields["opcode"] = opcode
+                        fields["memory_type"] = MemType(fields["memory_type"])
+                    elif cls is AluInsn:
+                        fields["alu_opcode"] = AluOp(fields["alu_opcode"])
+                except ValueError:
+                    what = "memory_type" if cls is MemInsn else "alu_opcode"
+                    raise ValueError(f"instruction {i}: unknown {what} {fields[what]} in "
+                                     f"{Opcode(opcode).name} instruction") from None
+                out[i] = cls(**fields)
         return out
 
     # ---- micro-ops ----------------------------------------------------------------------

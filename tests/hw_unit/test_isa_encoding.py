@@ -146,3 +146,14 @@ def test_disassembler_one_line_per_instruction_with_token_queues():
     assert "ALU   MAX imm=0" in lines[3]
     assert lines[4].startswith("4  store") and lines[4].endswith("[-c2s +s2c]")
     assert lines[5].endswith("FINISH")
+
+
+def test_decode_stream_names_the_bad_instruction():
+    isa = load_config().isa
+    good = isa.encode(FinishInsn()).to_bytes(16, "little")
+    with pytest.raises(ValueError, match="instruction 1: unknown memory_type 6"):
+        isa.decode_stream(good + (6 << 7).to_bytes(16, "little"))
+    with pytest.raises(ValueError, match="instruction 2: unknown opcode 5"):
+        isa.decode_stream(good + good + (5).to_bytes(16, "little"))
+    with pytest.raises(ValueError, match="multiple of 16 bytes"):
+        isa.decode_stream(good[:8])
