@@ -1,0 +1,181 @@
+"""2-D convolution (int8, NCHW semantics) on VDLA, tiled over output rows, with padding done
+by the DMA and 1 or 2 virtual threads.
+
+Per iteration the program loads the input rows one output-row tile needs (for every input
+channel block; rows above/below the image and the left/right border come from the LOAD's
+y_pad/x_pad zero fill), resets the tile's accumulators, runs one GEMM over all output
+channel blocks, input channel blocks and kernel taps, requantizes on the ALU and stores the
+tile. Layouts are SPEC §7: activations (N/B, C/BLOCK, H, W, B, BLOCK), weights
+(O/BLOCK, I/BLOCK, KH, KW, BLOCK, BLOCK).
+
+GEMM kernel: micro-ops enumerate (ky, kx, y, x) of the tile, the two loop levels walk output
+channel blocks (outer) and input channel blocks (inner). Consecutive micro-op steps update
+different accumulators, as the hazard rule demands.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vdla.hw import MemType, Uop
+
+from ..runtime import CommandQueue, LoopLevel, UopKernel
+from .layout import pack_activation, pack_conv_weight, unpack_activation
+from .pipeline import emit_pipelined
+from .requant import Requant, emit_requant, requant_reference
+
+
+@dataclass(frozen=True)
+class Conv2dShape:
+    """Sizes in SPEC §7 elements: n batch blocks, c/o channel blocks, pixels for h/w."""
+    n: int
+    c: int
+    h: int
+    w: int
+    o: int
+    kh: int = 3
+    kw: int = 3
+    stride: int = 1
+    pad: int = 1
+
+    @property
+    def out_h(self) -> int:
+        return (self.h + 2 * self.pad - self.kh) // self.stride + 1
+
+    @property
+    def out_w(self) -> int:
+        return (self.w + 2 * self.pad - self.kw) // self.stride + 1
+
+    @property
+    def padded_w(self) -> int:
+        return self.w + 2 * self.pad
+
+    def in_rows(self, tile_h: int) -> int:
+        return (tile_h - 1) * self.stride + self.kh
+
+    def macs(self, batch: int, block: int) -> int:
+        return (self.n * batch * self.o * block * self.out_h * self.out_w * self.c * block
+                * self.kh * self.kw)
+
+
+def fit_tile_h(shape: Conv2dShape, config, virtual_threads: int) -> int:
+    """The largest output-row tile whose input, accumulators and micro-ops fit one SRAM slot."""
+    best = 0
+    for th in range(1, shape.out_h + 1):
+        inp = shape.c * shape.in_rows(th) * shape.padded_w
+        acc = shape.o * th * shape.out_w
+        uops = shape.kh * shape.kw * th * shape.out_w
+        if (inp * virtual_threads <= config.inp_depth and acc * virtual_threads <= config.acc_depth
+                and uops * virtual_threads + 8 <= config.uop_depth):
+            best = th
+    if not best:
+        raise ValueError(f"conv {shape}: even one output row does not fit the SRAMs with "
+                         f"{virtual_threads} virtual thread(s); the layer needs channel tiling")
+    return best
+
+
+def _gemm_kernel(s: Conv2dShape, base_a: int, base_i: int, th: int) -> UopKernel:
+    wp, wo, rows = s.padded_w, s.out_w, s.in_rows(th)
+    uops = [Uop(base_a + y * wo + x, base_i + (y * s.stride + ky) * wp + x * s.stride + kx, ky * s.kw + kx)
+            for ky in range(s.kh) for kx in range(s.kw) for y in range(th) for x in range(wo)]
+    taps = s.kh * s.kw
+    loops = (LoopLevel(s.o, dst=th * wo, src=0, wgt=s.c * taps),
+             LoopLevel(s.c, dst=0, src=rows * wp, wgt=taps))
+    return UopKernel.gemm(uops, loops, name=f"conv tile {th}x{wo}")
+
+
+def _reset_kernel(base_a: int, rows: int, cols: int) -> UopKernel:
+    return UopKernel.gemm([Uop(base_a)], (LoopLevel(rows, dst=cols), LoopLevel(cols, dst=1)),
+                          reset=True, name="reset")
+
+
+def conv2d_program(cq: CommandQueue, s: Conv2dShape, inp_buf, wgt_buf, out_buf,
+                   virtual_threads: int = 2, tile_h: int | None = None,
+                   requant: Requant | None = None) -> None:
+    """Emit the instructions of one conv layer (no synchronize)."""
+    cfg = cq.config
+    t = virtual_threads
+    th_max = tile_h or fit_tile_h(s, cfg, t)
+    if s.pad > 15:
+        raise ValueError(f"conv padding {s.pad} exceeds the DMA's 4-bit pad fields (max 15)")
+    wgt_elems = s.o * s.c * s.kh * s.kw
+    if wgt_elems > cfg.wgt_depth:
+        raise ValueError(f"conv weights need {wgt_elems} weight SRAM elements but there are "
+                         f"{cfg.wgt_depth}; the layer needs output-channel tiling")
+    inp_slot, acc_slot = cfg.inp_depth // t, cfg.acc_depth // t
+    wp, wo, ho = s.padded_w, s.out_w, s.out_h
+    if s.c * s.in_rows(th_max) * wp > inp_slot or s.o * th_max * wo > acc_slot:
+        raise ValueError(f"conv tile of {th_max} output rows does not fit one of {t} SRAM slots "
+                         f"(input {inp_slot}, accumulator {acc_slot} elements); use a smaller tile_h")
+    tiles = [(n, h0, min(th_max, ho - h0)) for n in range(s.n) for h0 in range(0, ho, th_max)]
+
+    def load(it: int, slot: int) -> None:
+        n, h0, th = tiles[it]
+        if it == 0:
+            cq.load_2d(MemType.WGT, 0, wgt_buf, 0, wgt_elems)
+        first = h0 * s.stride - s.pad                      # input row of the tile's top tap
+        last = first + s.in_rows(th)                       # one past the bottom tap
+        top, bottom = max(0, -first), max(0, last - s.h)
+        for c in range(s.c):
+            row0 = ((n * s.c + c) * s.h + first + top) * s.w
+            cq.load_2d(MemType.INP, slot * inp_slot + c * s.in_rows(th) * wp, inp_buf, row0,
+                       s.w, s.in_rows(th) - top - bottom, s.w,
+                       y_pad=(top, bottom), x_pad=(s.pad, s.pad))
+
+    def compute(it: int, slot: int) -> None:
+        _, _, th = tiles[it]
+        base_a, base_i = slot * acc_slot, slot * inp_slot
+        cq.push_gemm(cq.kernel(("conv-reset", base_a, s.o * th, wo),
+                               lambda: _reset_kernel(base_a, s.o * th, wo)))
+        cq.push_gemm(cq.kernel(("conv", s, base_a, base_i, th), lambda: _gemm_kernel(s, base_a, base_i, th)))
+        if requant is not None:
+            emit_requant(cq, requant, base_a, s.o * th, wo)
+
+    def store(it: int, slot: int) -> None:
+        n, h0, th = tiles[it]
+        # one row per output channel block: th*wo contiguous pixels, blocks ho*wo apart
+        cq.store_2d(slot * acc_slot, out_buf, (n * s.o * ho + h0) * wo, th * wo, s.o, ho * wo)
+
+    emit_pipelined(cq, len(tiles), t, load, compute, store)
+
+
+def conv2d_reference(x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int = 1,
+                     requant: Requant | None = None) -> np.ndarray:
+    """numpy oracle in plain NCHW/OIHW: the int8 tensor the accelerator stores."""
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    o, _, kh, kw = w.shape
+    win = np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
+    acc = np.einsum("nchwij,ocij->nohw", win, w.astype(np.int64)).astype(np.int32)
+    if requant is None:
+        return acc.astype(np.int8)
+    return requant_reference(acc, requant)
+
+
+def run_conv2d(device, x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int = 1,
+               virtual_threads: int = 2, tile_h: int | None = None,
+               requant: Requant | None = None, cq: CommandQueue | None = None):
+    """Conv of x (N, C, H, W) int8 with w (O, C, KH, KW) int8 on `device`.
+    Returns (y (N, O, HO, WO) int8, LaunchResult)."""
+    cfg = device.config
+    x_p = pack_activation(x, cfg.batch, cfg.block)
+    w_p = pack_conv_weight(w, cfg.block)
+    s = Conv2dShape(x_p.shape[0], x_p.shape[1], x.shape[2], x.shape[3], w_p.shape[0],
+                    w.shape[2], w.shape[3], stride, pad)
+    out_shape = (s.n, s.o, s.out_h, s.out_w, cfg.batch, cfg.block)
+    own_cq = cq is None
+    cq = cq or CommandQueue(device)
+    bufs = [device.alloc(x_p.nbytes, align=cfg.inp_elem_bytes), device.alloc(w_p.nbytes, align=cfg.wgt_elem_bytes),
+            device.alloc(int(np.prod(out_shape)), align=cfg.out_elem_bytes)]
+    try:
+        device.write(bufs[0], x_p)
+        device.write(bufs[1], w_p)
+        conv2d_program(cq, s, *bufs, virtual_threads=virtual_threads, tile_h=tile_h, requant=requant)
+        result = cq.synchronize()
+        y = unpack_activation(device.read(bufs[2], np.int8, out_shape), x.shape[0], w.shape[0])
+    finally:
+        for buf in bufs:
+            device.free(buf)
+        if own_cq:
+            cq.close()
+    return y, result

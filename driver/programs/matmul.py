@@ -1,0 +1,124 @@
+"""Blocked int8 matrix multiply C = A @ B on VDLA, with weight reuse and virtual threads.
+
+Shapes are in elements of the SPEC §7 layouts: A is (M/BATCH, K/BLOCK) input elements,
+B is (N/BLOCK, K/BLOCK) weight elements (B transposed), C is (M/BATCH, N/BLOCK).
+The output is tiled into tile_m rows x tile_n column blocks with the whole reduction K on
+chip. Tiles are visited column-block-major, so one weight tile is loaded once and reused
+by every row tile (weight reuse); with two virtual threads the inputs/accumulators of
+consecutive tiles alternate between two SRAM slots and the weight tiles of consecutive
+column blocks between two weight slots.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vdla.hw import MemType, Uop
+
+from ..runtime import CommandQueue, LoopLevel, UopKernel
+from .layout import pack_matrix_lhs, pack_matrix_rhs, unpack_matrix
+from .pipeline import emit_pipelined
+from .requant import Requant, emit_requant, requant_reference
+
+
+@dataclass(frozen=True)
+class MatmulShape:
+    m: int   # rows of A and C, in input elements (M / BATCH)
+    k: int   # reduction, in blocks (K / BLOCK)
+    n: int   # columns of C, in blocks (N / BLOCK)
+    tile_m: int
+    tile_n: int
+
+
+def _gemm_kernel(base_a: int, base_i: int, base_w: int, tm: int, tn: int, kb: int) -> UopKernel:
+    # The reduction loop is never innermost-adjacent to itself: consecutive micro-op steps
+    # walk output columns (or rows), so no accumulator is updated twice in a row.
+    if tn >= 2:
+        uops = [Uop(base_a + n, base_i, base_w + n * kb) for n in range(tn)]
+        loops = (LoopLevel(tm, dst=tn, src=kb, wgt=0), LoopLevel(kb, dst=0, src=1, wgt=1))
+    else:
+        uops = [Uop(base_a + m * tn, base_i + m * kb, base_w) for m in range(tm)]
+        loops = (LoopLevel(kb, dst=0, src=1, wgt=1),)
+    return UopKernel.gemm(uops, loops, name=f"matmul {tm}x{tn}x{kb}")
+
+
+def _reset_kernel(base_a: int, count: int) -> UopKernel:
+    return UopKernel.gemm([Uop(base_a)], (LoopLevel(count, dst=1),), reset=True, name="reset")
+
+
+def matmul_program(cq: CommandQueue, shape: MatmulShape, a_buf, b_buf, c_buf,
+                   virtual_threads: int = 2, requant: Requant | None = None) -> None:
+    """Emit the instructions of C = A @ B (no synchronize)."""
+    cfg = cq.config
+    s, t = shape, virtual_threads
+    tm, tn, kb = s.tile_m, s.tile_n, s.k
+    if s.m % tm or s.n % tn:
+        raise ValueError(f"matmul tiles {tm}x{tn} must divide the output {s.m}x{s.n} (elements)")
+    m_tiles, n_tiles = s.m // tm, s.n // tn
+    wgt_slots = min(t, n_tiles)
+    need = {"input": (t * tm * kb, cfg.inp_depth), "weight": (wgt_slots * tn * kb, cfg.wgt_depth),
+            "accumulator": (t * tm * tn, cfg.acc_depth)}
+    for name, (used, depth) in need.items():
+        if used > depth:
+            raise ValueError(f"matmul tile {tm}x{tn} with K={kb} blocks and {t} virtual thread(s) needs "
+                             f"{used} {name} SRAM elements but there are {depth}; use smaller tiles")
+    inp_slot, acc_slot, wgt_slot = cfg.inp_depth // t, cfg.acc_depth // t, tn * kb
+
+    order = [(j, i) for j in range(n_tiles) for i in range(m_tiles)]  # weight tile j reused over i
+
+    def load(it: int, slot: int) -> None:
+        j, i = order[it]
+        if i == 0:  # first row tile of a new column block: fetch its weights
+            cq.load_2d(MemType.WGT, (j % wgt_slots) * wgt_slot, b_buf, j * tn * kb, tn * kb)
+        cq.load_2d(MemType.INP, slot * inp_slot, a_buf, i * tm * kb, tm * kb)
+
+    def compute(it: int, slot: int) -> None:
+        j, _ = order[it]
+        base_a, base_i, base_w = slot * acc_slot, slot * inp_slot, (j % wgt_slots) * wgt_slot
+        cq.push_gemm(cq.kernel(("reset", base_a, tm * tn), lambda: _reset_kernel(base_a, tm * tn)))
+        cq.push_gemm(cq.kernel(("mm", base_a, base_i, base_w, tm, tn, kb),
+                               lambda: _gemm_kernel(base_a, base_i, base_w, tm, tn, kb)))
+        if requant is not None:
+            emit_requant(cq, requant, base_a, tm, tn)
+
+    def store(it: int, slot: int) -> None:
+        j, i = order[it]
+        cq.store_2d(slot * acc_slot, c_buf, i * tm * s.n + j * tn, tn, tm, s.n)
+
+    emit_pipelined(cq, len(order), t, load, compute, store)
+
+
+def matmul_reference(a: np.ndarray, b: np.ndarray, requant: Requant | None = None) -> np.ndarray:
+    """numpy oracle: the int8 matrix the accelerator stores."""
+    acc = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)  # int32 wrap like the ACC
+    if requant is None:
+        return acc.astype(np.int8)
+    return requant_reference(acc, requant)
+
+
+def run_matmul(device, a: np.ndarray, b: np.ndarray, tile_m: int = 16, tile_n: int = 8,
+               virtual_threads: int = 2, requant: Requant | None = None, cq: CommandQueue | None = None):
+    """A (M, K) int8 @ B (K, N) int8 on `device`; returns (C int8 (M, N), LaunchResult)."""
+    cfg = device.config
+    a_p = pack_matrix_lhs(a, cfg.batch, cfg.block)
+    b_p = pack_matrix_rhs(b, cfg.block)
+    shape = MatmulShape(a_p.shape[0], a_p.shape[1], b_p.shape[0], min(tile_m, a_p.shape[0]),
+                        min(tile_n, b_p.shape[0]))
+    c_shape = (shape.m, shape.n, cfg.batch, cfg.block)
+    own_cq = cq is None
+    cq = cq or CommandQueue(device)
+    bufs = [device.alloc(a_p.nbytes, align=cfg.inp_elem_bytes), device.alloc(b_p.nbytes, align=cfg.wgt_elem_bytes),
+            device.alloc(int(np.prod(c_shape)), align=cfg.out_elem_bytes)]
+    try:
+        device.write(bufs[0], a_p)
+        device.write(bufs[1], b_p)
+        matmul_program(cq, shape, *bufs, virtual_threads=virtual_threads, requant=requant)
+        result = cq.synchronize()
+        c = unpack_matrix(device.read(bufs[2], np.int8, c_shape), a.shape[0], b.shape[1])
+    finally:
+        for buf in bufs:
+            device.free(buf)
+        if own_cq:
+            cq.close()
+    return c, result
