@@ -1,0 +1,215 @@
+"""ONNX ModelProto -> graph IR.
+
+The importer checks every node against what vdla implements (op type, attributes and
+attribute values, opset range) and fails on the first node it cannot honour, naming the node,
+its op type, the opset and what is supported. It does no optimization: Constant nodes and
+initializers become graph constants, every other node becomes an IR node with the ONNX op
+name and its attributes defaulted/normalized (see `_normalize`), so the passes see one form
+of each op whatever the opset.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..graph.ir import Graph, Node, TensorType
+
+MIN_OPSET = 11
+MAX_OPSET = onnx.defs.onnx_opset_version()
+
+
+class UnsupportedModelError(ValueError):
+    pass
+
+
+# op type -> attributes vdla honours (anything else on a node is an error, not ignored).
+_SPATIAL = {"auto_pad", "dilations", "kernel_shape", "pads", "strides"}
+SUPPORTED_OPS: dict[str, set[str]] = {
+    "Conv": _SPATIAL | {"group"},
+    "ConvTranspose": _SPATIAL | {"group", "output_padding", "output_shape"},
+    "Gemm": {"alpha", "beta", "transA", "transB"},
+    "MatMul": set(),
+    "BatchNormalization": {"epsilon", "momentum", "training_mode"},
+    "Relu": set(), "Sigmoid": set(), "Tanh": set(), "HardSwish": set(), "Exp": set(),
+    "Clip": set(), "LeakyRelu": {"alpha"}, "HardSigmoid": {"alpha", "beta"},
+    "Add": set(), "Sub": set(), "Mul": set(), "Div": set(),
+    "MaxPool": _SPATIAL | {"ceil_mode", "storage_order"},
+    "AveragePool": _SPATIAL | {"ceil_mode", "count_include_pad"},
+    "GlobalAveragePool": set(), "GlobalMaxPool": set(),
+    "Flatten": {"axis"}, "Reshape": {"allowzero"}, "Shape": {"start", "end"},
+    "Gather": {"axis"}, "Unsqueeze": {"axes"}, "Squeeze": {"axes"}, "Concat": {"axis"},
+    "Transpose": {"perm"}, "Split": {"axis", "split", "num_outputs"}, "Slice": set(),
+    "Pad": {"mode"}, "Softmax": {"axis"}, "ReduceMean": {"axes", "keepdims", "noop_with_empty_axes"},
+    "Identity": set(), "Dropout": {"seed", "ratio"}, "Constant": {
+        "value", "value_float", "value_floats", "value_int", "value_ints"},
+    "Cast": {"to", "saturate"},
+    "QuantizeLinear": {"axis", "output_dtype", "saturate", "block_size"},
+    "DequantizeLinear": {"axis", "block_size"},
+    "QLinearConv": _SPATIAL | {"group"}, "QLinearMatMul": set(),
+}
+_SUPPORTED_DTYPES = {"float32", "float64", "int8", "uint8", "int32", "int64", "bool"}
+
+
+def _fail(node: onnx.NodeProto, opset: int, what: str) -> UnsupportedModelError:
+    name = node.name or "(unnamed)"
+    return UnsupportedModelError(f"node {name!r} (op {node.op_type}, opset {opset}): {what}")
+
+
+def _np_dtype(elem_type: int) -> str:
+    return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).name
+
+
+def _check_values(node, opset, attrs) -> None:
+    """Attribute values vdla does not implement (the attribute itself is known)."""
+    op = node.op_type
+    if op == "BatchNormalization" and attrs.get("training_mode", 0):
+        raise _fail(node, opset, "training_mode=1 is not supported (inference only)")
+    if op == "BatchNormalization" and len([o for o in node.output if o]) > 1:
+        raise _fail(node, opset, "only the Y output is supported (inference mode)")
+    if op == "MaxPool" and len([o for o in node.output if o]) > 1:
+        raise _fail(node, opset, "the Indices output is not supported")
+    if op == "Pad" and attrs.get("mode", "constant") not in ("constant", "reflect", "edge", "wrap"):
+        raise _fail(node, opset, f"mode {attrs['mode']!r}; supported: constant, reflect, edge, wrap")
+    if op in ("QuantizeLinear", "DequantizeLinear") and attrs.get("block_size", 0):
+        raise _fail(node, opset, "blocked quantization (block_size > 0) is not supported")
+    if op == "Cast" and _np_dtype(attrs["to"]) not in _SUPPORTED_DTYPES:
+        raise _fail(node, opset, f"Cast to {_np_dtype(attrs['to'])}; supported: "
+                    f"{', '.join(sorted(_SUPPORTED_DTYPES))}")
+    if op in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and attrs.get("auto_pad", "NOTSET") \
+            not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+        raise _fail(node, opset, f"auto_pad {attrs['auto_pad']!r} is not a valid value")
+
+
+def _normalize(node: onnx.NodeProto, opset: int, attrs: dict) -> dict:
+    """One attribute form per op whatever the opset."""
+    op = node.op_type
+    if op == "Softmax" and opset < 13:
+        attrs.setdefault("axis", 1)
+        attrs["coerce_2d"] = True
+    if op == "Split":
+        attrs["num_outputs"] = len(node.output)
+    if op == "Cast":
+        attrs["to"] = _np_dtype(attrs["to"])
+        attrs.pop("saturate", None)  # only affects float8 targets, which are rejected
+    if op == "QuantizeLinear":
+        if "output_dtype" in attrs and attrs["output_dtype"]:
+            attrs["output_dtype"] = _np_dtype(attrs["output_dtype"])
+        else:
+            attrs.pop("output_dtype", None)
+        attrs.pop("saturate", None)
+        attrs.pop("block_size", None)
+    if op == "DequantizeLinear":
+        attrs.pop("block_size", None)
+    if op in ("Dropout", "BatchNormalization"):
+        for key in ("seed", "ratio", "momentum", "training_mode"):
+            attrs.pop(key, None)
+    if op in ("Conv", "ConvTranspose", "MaxPool", "AveragePool", "QLinearConv"):
+        attrs.setdefault("auto_pad", "NOTSET")
+        if isinstance(attrs["auto_pad"], bytes):
+            attrs["auto_pad"] = attrs["auto_pad"].decode()
+    if op == "MaxPool" and attrs.pop("storage_order", 0):
+        pass  # only changes the Indices output, which is rejected above
+    return attrs
+
+
+def _attributes(node: onnx.NodeProto, opset: int) -> dict:
+    allowed = SUPPORTED_OPS[node.op_type]
+    attrs = {}
+    for attr in node.attribute:
+        if attr.name not in allowed:
+            raise _fail(node, opset, f"attribute {attr.name!r} is not supported; supported "
+                        f"attributes: {', '.join(sorted(allowed)) or '(none)'}")
+        value = helper.get_attribute_value(attr)
+        if isinstance(value, bytes):
+            value = value.decode()
+        if isinstance(value, onnx.TensorProto):
+            value = numpy_helper.to_array(value)
+        attrs[attr.name] = list(value) if isinstance(value, (list, tuple)) else value
+    _check_values(node, opset, attrs)
+    return _normalize(node, opset, attrs)
+
+
+def _constant_value(node: onnx.NodeProto, attrs: dict) -> np.ndarray:
+    if "value" in attrs:
+        return np.asarray(attrs["value"])
+    if "value_float" in attrs:
+        return np.array(attrs["value_float"], dtype=np.float32)
+    if "value_floats" in attrs:
+        return np.array(attrs["value_floats"], dtype=np.float32)
+    if "value_int" in attrs:
+        return np.array(attrs["value_int"], dtype=np.int64)
+    return np.array(attrs["value_ints"], dtype=np.int64)
+
+
+def _input_type(value: onnx.ValueInfoProto, overrides: dict) -> TensorType:
+    ttype = value.type.tensor_type
+    if value.name in overrides:
+        shape = tuple(int(d) for d in overrides[value.name])
+    else:
+        shape = []
+        for i, dim in enumerate(ttype.shape.dim):
+            if not dim.HasField("dim_value"):
+                raise UnsupportedModelError(
+                    f"graph input {value.name!r}: dimension {i} is symbolic "
+                    f"({dim.dim_param or '?'}); vdla compiles static shapes: give it with "
+                    f"input_shapes={{'{value.name}': [...]}} (CLI: --input-shape "
+                    f"{value.name}=1,3,224,224)")
+            shape.append(dim.dim_value)
+        shape = tuple(shape)
+    dtype = _np_dtype(ttype.elem_type)
+    if dtype not in _SUPPORTED_DTYPES:
+        raise UnsupportedModelError(f"graph input {value.name!r}: dtype {dtype} is not supported")
+    return TensorType(shape, dtype)
+
+
+def load_onnx(path: str | os.PathLike) -> onnx.ModelProto:
+    """Load a model file and its external data (resolved next to the file)."""
+    return onnx.load(os.fspath(path), load_external_data=True)
+
+
+def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict | None = None,
+                constant_inputs: dict | None = None) -> Graph:
+    """Convert a model to the graph IR. `input_shapes` fixes symbolic input dims;
+    `constant_inputs` freezes graph inputs to given values (they become constants)."""
+    if not isinstance(model, onnx.ModelProto):
+        model = load_onnx(model)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise UnsupportedModelError(f"model opset {opset} is outside the supported range "
+                                    f"{MIN_OPSET}..{MAX_OPSET}")
+    overrides = dict(input_shapes or {})
+    frozen = {k: np.asarray(v) for k, v in (constant_inputs or {}).items()}
+    g = model.graph
+    graph = Graph(name=g.name or "model", inputs=[], outputs=[o.name for o in g.output], nodes=[],
+                  opset=opset)
+    for init in g.initializer:
+        array = numpy_helper.to_array(init)
+        graph.constants[init.name] = array
+        graph.types[init.name] = TensorType.of(array)
+    for name, array in frozen.items():
+        graph.constants[name] = array
+        graph.types[name] = TensorType.of(array)
+    for value in g.input:
+        if value.name in graph.constants:
+            continue
+        graph.inputs.append(value.name)
+        graph.types[value.name] = _input_type(value, overrides)
+    for index, proto in enumerate(g.node):
+        if proto.domain not in ("", "ai.onnx"):
+            raise _fail(proto, opset, f"domain {proto.domain!r} is not supported (only the "
+                        "default ONNX domain)")
+        if proto.op_type not in SUPPORTED_OPS:
+            raise _fail(proto, opset, "operator is not supported; supported operators: "
+                        + ", ".join(sorted(SUPPORTED_OPS)))
+        attrs = _attributes(proto, opset)
+        if proto.op_type == "Constant":
+            array = _constant_value(proto, attrs)
+            graph.constants[proto.output[0]] = array
+            graph.types[proto.output[0]] = TensorType.of(array)
+            continue
+        name = proto.name or f"{proto.op_type}_{index}"
+        graph.nodes.append(Node(proto.op_type, name, list(proto.input), list(proto.output), attrs))
+    return graph

@@ -1,0 +1,126 @@
+"""The graph IR: typed tensors, nodes with ONNX-like operators, and fused groups.
+
+A `Graph` is a list of `Node`s in topological order. Every tensor is named; its static type
+(shape and numpy dtype name) lives in `Graph.types` and its value, if it is a parameter or a
+folded constant, in `Graph.constants`. Operators keep ONNX names and meanings with their
+attributes normalized by the frontend (see frontend/onnx_import.py), so the ONNX spec is the
+documentation of each op. One op is ours: "Fused", a node whose `attrs["body"]` is a list of
+nodes computed as one kernel (its inputs and outputs are the body's external tensors).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TensorType:
+    shape: tuple[int, ...]
+    dtype: str  # numpy dtype name: float32, int8, uint8, int32, int64, bool
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * np.dtype(self.dtype).itemsize
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+    @staticmethod
+    def of(array: np.ndarray) -> "TensorType":
+        return TensorType(tuple(int(d) for d in array.shape), array.dtype.name)
+
+
+@dataclass
+class Node:
+    op: str
+    name: str
+    inputs: list[str]   # "" marks an absent optional input
+    outputs: list[str]
+    attrs: dict = field(default_factory=dict)
+
+    @property
+    def body(self) -> list["Node"]:
+        return self.attrs.get("body", [])
+
+    def describe(self) -> str:
+        return f"node {self.name!r} ({self.op})"
+
+
+@dataclass
+class Graph:
+    name: str
+    inputs: list[str]
+    outputs: list[str]
+    nodes: list[Node]
+    types: dict[str, TensorType] = field(default_factory=dict)
+    constants: dict[str, np.ndarray] = field(default_factory=dict)
+    opset: int = 0
+    meta: dict = field(default_factory=dict)  # results of analyses (memory plan, pass log)
+
+    def copy(self) -> "Graph":
+        return Graph(self.name, list(self.inputs), list(self.outputs), copy.deepcopy(self.nodes),
+                     dict(self.types), dict(self.constants), self.opset, copy.deepcopy(self.meta))
+
+    def producers(self) -> dict[str, Node]:
+        return {out: node for node in self.nodes for out in node.outputs if out}
+
+    def consumers(self) -> dict[str, list[Node]]:
+        users: dict[str, list[Node]] = {}
+        for node in self.nodes:
+            for name in node.inputs:
+                if name:
+                    users.setdefault(name, []).append(node)
+        return users
+
+    def is_constant(self, name: str) -> bool:
+        return name in self.constants
+
+    def activations(self) -> list[str]:
+        """Tensors that need a runtime buffer: graph inputs and every node output."""
+        seen = [n for n in self.inputs if n not in self.constants]
+        for node in self.nodes:
+            seen.extend(o for o in node.outputs if o)
+        return seen
+
+    def summary(self) -> str:
+        lines = [f"graph {self.name}: {len(self.nodes)} nodes, {len(self.constants)} constants"]
+        for node in self.nodes:
+            ins = ", ".join(i or "-" for i in node.inputs)
+            outs = ", ".join(f"{o}:{self.types.get(o, '?')}" for o in node.outputs)
+            inner = f" [{' -> '.join(n.op for n in node.body)}]" if node.body else ""
+            lines.append(f"  {node.name}: {node.op}{inner}({ins}) -> {outs}")
+        return "\n".join(lines)
+
+
+class GraphError(ValueError):
+    """A graph that breaks an IR invariant or cannot be compiled; the message names the node."""
+
+
+def verify(graph: Graph) -> None:
+    """Check the IR invariants every pass must keep: single definition, defined-before-use,
+    a static type for every tensor, outputs produced."""
+    defined = set(graph.inputs) | set(graph.constants)
+    for name in defined:
+        if name not in graph.types:
+            raise GraphError(f"graph {graph.name!r}: tensor {name!r} has no type")
+    for node in graph.nodes:
+        for name in node.inputs:
+            if name and name not in defined:
+                raise GraphError(f"{node.describe()}: input {name!r} is used before it is defined")
+        for name in node.outputs:
+            if not name:
+                continue
+            if name in defined:
+                raise GraphError(f"{node.describe()}: output {name!r} is defined twice")
+            if name not in graph.types:
+                raise GraphError(f"{node.describe()}: output {name!r} has no type")
+            defined.add(name)
+    for name in graph.outputs:
+        if name not in defined:
+            raise GraphError(f"graph {graph.name!r}: output {name!r} is never produced")

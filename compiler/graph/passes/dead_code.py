@@ -1,0 +1,42 @@
+"""Passes that delete work: identities, unused nodes, unused constants."""
+from __future__ import annotations
+
+from ..ir import Graph
+
+_IDENTITIES = {"Identity", "Dropout"}
+
+
+def remove_identities(graph: Graph) -> Graph:
+    """Identity and inference Dropout forward their input; uses are renamed to the input.
+    One that produces a graph output from a graph input or constant stays (it is a copy)."""
+    renamed: dict[str, str] = {}
+    kept = []
+    for node in graph.nodes:
+        node.inputs = [renamed.get(n, n) for n in node.inputs]
+        if node.op in _IDENTITIES and node.outputs[0] not in graph.outputs \
+                and not any(o for o in node.outputs[1:]):
+            renamed[node.outputs[0]] = node.inputs[0]
+            continue
+        kept.append(node)
+    graph.nodes = kept
+    return graph
+
+
+def eliminate_dead_code(graph: Graph) -> Graph:
+    live = set(graph.outputs)
+    kept = []
+    for node in reversed(graph.nodes):
+        if any(o in live for o in node.outputs if o):
+            kept.append(node)
+            live.update(n for n in node.inputs if n)
+            for inner in node.body:
+                live.update(n for n in inner.inputs if n)
+    graph.nodes = kept[::-1]
+    graph.constants = {k: v for k, v in graph.constants.items() if k in live}
+    used = live | set(graph.inputs)
+    for node in graph.nodes:
+        used.update(o for o in node.outputs if o)
+        for inner in node.body:
+            used.update(o for o in inner.outputs if o)
+    graph.types = {k: v for k, v in graph.types.items() if k in used}
+    return graph

@@ -1,0 +1,67 @@
+"""Pass: static memory planning with buffer reuse.
+
+Every activation (graph input or node output) gets an offset in one arena. Reshape-like ops
+alias their input (same bytes, new shape), so a tensor and its aliases form one storage whose
+lifetime runs from its first definition to its last use (graph outputs live to the end).
+Storages are placed largest first at the lowest offset that does not collide with any placed
+storage whose lifetime overlaps (greedy by size). The plan is recorded in
+graph.meta["memory_plan"] with the one-buffer-per-tensor total for comparison.
+"""
+from __future__ import annotations
+
+from ..ir import Graph
+
+ALIAS_OPS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}
+ALIGNMENT = 64
+
+
+def _align(n: int) -> int:
+    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+def plan_memory(graph: Graph) -> Graph:
+    root: dict[str, str] = {}  # tensor -> storage it lives in
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    end = len(graph.nodes)
+    for name in graph.inputs:
+        if name not in graph.constants:
+            root[name], first[name], last[name] = name, -1, -1
+    for step, node in enumerate(graph.nodes):
+        for name in node.inputs:
+            if name in root:
+                last[root[name]] = max(last[root[name]], step)
+        for i, name in enumerate(node.outputs):
+            if not name:
+                continue
+            source = node.inputs[0] if node.inputs else ""
+            if node.op in ALIAS_OPS and i == 0 and source in root:
+                root[name] = root[source]
+                last[root[name]] = max(last[root[name]], step)
+            else:
+                root[name], first[name], last[name] = name, step, step
+    for name in graph.outputs:
+        if name in root:
+            last[root[name]] = end
+    sizes = {s: _align(graph.types[s].nbytes) for s in set(root.values())}
+    placed: list[tuple[int, int, int, int]] = []  # offset, size, first, last
+    offsets: dict[str, int] = {}
+    for storage in sorted(sizes, key=lambda s: (-sizes[s], first[s], s)):
+        size, lo, hi = sizes[storage], first[storage], last[storage]
+        busy = sorted((o, o + sz) for o, sz, f, l in placed if not (l < lo or hi < f))
+        offset = 0
+        for start, stop in busy:
+            if offset + size <= start:
+                break
+            offset = max(offset, stop)
+        offsets[storage] = offset
+        placed.append((offset, size, lo, hi))
+    arena = max((o + sz for o, sz, _, _ in placed), default=0)
+    graph.meta["memory_plan"] = {
+        "alignment": ALIGNMENT,
+        "arena_bytes": arena,
+        "naive_bytes": sum(graph.types[t].nbytes for t in root),
+        "offsets": {t: offsets[s] for t, s in root.items()},
+        "storage_of": dict(root),
+    }
+    return graph

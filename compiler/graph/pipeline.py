@@ -1,0 +1,36 @@
+"""The graph optimization pipeline, top to bottom. Each step is a named Graph -> Graph pass;
+`verify` checks the IR invariants after every step (cheap: one walk)."""
+from __future__ import annotations
+
+import time
+
+from . import passes
+from .ir import Graph, verify
+
+PIPELINE = (
+    ("fold_constants", passes.fold_constants),          # shape arithmetic, constant subgraphs
+    ("absorb_constant_operands", passes.absorb_constant_operands),
+    ("remove_identities", passes.remove_identities),
+    ("fold_batch_norm", passes.fold_batch_norm),
+    ("eliminate_dead_code", passes.eliminate_dead_code),
+    ("infer_types", passes.infer_types),
+    ("fuse_operators", passes.fuse_operators),
+    ("plan_memory", passes.plan_memory),
+)
+
+
+def optimize(graph: Graph, stop_after: str | None = None, fuse: bool = True) -> Graph:
+    """Run the pipeline on a copy of `graph`; the per-pass times go to meta["pass_log"]."""
+    graph = graph.copy()
+    log = []
+    for name, fn in PIPELINE:
+        if name == "fuse_operators" and not fuse:
+            continue
+        start = time.perf_counter()
+        graph = fn(graph)
+        verify(graph)
+        log.append((name, round(time.perf_counter() - start, 6), len(graph.nodes)))
+        if name == stop_after:
+            break
+    graph.meta["pass_log"] = log
+    return graph

@@ -1,0 +1,77 @@
+"""Graph -> kernels: each top-level node (a fused group or a single op) becomes one tensor
+expression built from vdla.compiler.topi, scheduled with topi.schedule_for and compiled with
+vdla.compiler.build. Nodes the tensor compiler cannot take (an op topi lacks, an attribute
+form it does not cover) stay host steps, with the reason recorded for `vdla info`.
+
+Identical groups (same ops, attributes and argument types: ResNet repeats its blocks) share
+one kernel, which is most of the compile time saved.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from .graph.ir import Graph, Node
+from .graph.passes.memory_plan import ALIAS_OPS
+
+
+class NotLowerable(Exception):
+    """This node stays a host step; the message says why."""
+
+
+def _signature(graph: Graph, node: Node, args: list[str]) -> str:
+    from .artifact_build import node_record
+    body = node.body if node.op == "Fused" else [node]
+    # Tensor names do not matter, only ops, attrs, and the position/type/constness of args.
+    rename = {name: f"a{i}" for i, name in enumerate(args)}
+    records = []
+    for inner in body:
+        r = node_record(inner)
+        for n in r["inputs"] + r["outputs"]:
+            rename.setdefault(n, f"t{len(rename)}")
+        r["inputs"] = [rename.get(n, "") for n in r["inputs"]]
+        r["outputs"] = [rename[n] for n in r["outputs"]]
+        r.pop("name")
+        records.append(r)
+    types = [str(graph.types[a]) for a in args]
+    text = json.dumps([records, types], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def kernel_args(node: Node) -> list[str]:
+    """Kernel ABI order: the group's external inputs, then its outputs."""
+    return [n for n in node.inputs if n] + [o for o in node.outputs if o]
+
+
+def lower_graph(graph: Graph, target, log=None) -> tuple[dict, dict, dict, dict]:
+    """Returns (kernel_steps, objects by triple, kernels index by triple, host reasons)."""
+    from . import topi_bridge
+    from .build import build  # the tensor compiler's entry point
+
+    kernel_steps: dict[str, dict] = {}
+    host_reasons: dict[str, str] = {}
+    compiled: dict[str, object] = {}
+    by_signature: dict[str, str] = {}
+    for node in graph.nodes:
+        if node.op in ALIAS_OPS:
+            continue
+        args = kernel_args(node)
+        sig = _signature(graph, node, args)
+        if sig in by_signature:
+            kernel_steps[node.name] = {"kernel": by_signature[sig], "args": args}
+            continue
+        try:
+            tensors, outputs = topi_bridge.group_to_te(graph, node, args)
+            schedule = topi_bridge.schedule(outputs, target)
+            name = f"k{len(compiled)}_{node.attrs.get('pattern', node.op).replace('+', '_').lower()}"
+            kernel = build(schedule, tensors, target, name)
+        except NotLowerable as why:
+            host_reasons[node.name] = str(why)
+            continue
+        compiled[name] = kernel
+        by_signature[sig] = name
+        kernel_steps[node.name] = {"kernel": name, "args": args}
+        if log:
+            log(f"compiled {name} for {node.name}")
+    objects, index = topi_bridge.link(compiled, target)
+    return kernel_steps, objects, index, host_reasons

@@ -1,0 +1,42 @@
+"""`vdla compile MODEL.onnx -o MODEL.vdla --target cpu`: compile a model into an artifact."""
+from __future__ import annotations
+
+import time
+
+
+def _shape_arg(text: str) -> tuple[str, list[int]]:
+    name, _, dims = text.partition("=")
+    if not dims:
+        raise ValueError(f"--input-shape {text!r}: expected NAME=D0,D1,... (e.g. input=1,3,224,224)")
+    return name, [int(d) for d in dims.split(",")]
+
+
+def add_parser(sub):
+    p = sub.add_parser("compile", help="compile an ONNX model into a .vdla artifact")
+    p.add_argument("model", help="ONNX model file (external data is read next to it)")
+    p.add_argument("-o", "--output", required=True, help="artifact file to write")
+    p.add_argument("--target", default="cpu", help="compilation target (cpu)")
+    p.add_argument("--hw-config", default=None,
+                   help="hardware config (preset name or JSON) recorded and checked at load")
+    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                   help="fix a symbolic input shape (repeatable)")
+    p.add_argument("--threads", type=int, default=None, help="threads the kernels use")
+    p.add_argument("--no-kernels", action="store_true",
+                   help="run every op as a numpy host step (no tensor compiler)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def run(args) -> int:
+    from vdla.compiler.compile_model import compile_model  # lazy: the runtime needs no compiler
+    start = time.perf_counter()
+    shapes = dict(_shape_arg(s) for s in args.input_shape)
+    artifact = compile_model(args.model, target=args.target, hw_config=args.hw_config,
+                             input_shapes=shapes, kernels=not args.no_kernels, threads=args.threads)
+    size = artifact.save(args.output)
+    plan = artifact.plan
+    kinds = [s["kind"] for s in plan["steps"]]
+    print(f"wrote {args.output}: {size} bytes, {len(kinds)} steps ({kinds.count('kernel')} kernel, "
+          f"{kinds.count('host')} host, {kinds.count('alias')} alias), arena {plan['arena_bytes']} B "
+          f"(one buffer per tensor: {plan['naive_bytes']} B), {time.perf_counter() - start:.2f} s")
+    return 0

@@ -1,0 +1,147 @@
+"""Graph executor: runs an artifact's plan on the CPU.
+
+All activations live in one arena allocated once at the planned size; each tensor is a view at
+its planned offset (reshape-like ops are views of their input's bytes and cost nothing). Each
+step is a compiled kernel called with pointers into the arena and the parameters, or a host
+step (numpy, vdla.driver.host_ops) for ops without a kernel. Needs numpy, and llvmlite only
+when the artifact has kernels; never the compiler.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import host_ops
+from .artifact import Artifact, ArtifactError, load
+
+
+@dataclass
+class StepTiming:
+    name: str
+    op: str
+    kind: str
+    seconds: float
+
+
+def host_triple() -> str:
+    import llvmlite.binding as llvm
+    return llvm.get_process_triple()
+
+
+def _missing_features(required: list[str]) -> list[str]:
+    import llvmlite.binding as llvm
+    have = llvm.get_host_cpu_features()
+    return [f for f in required if not have.get(f.lstrip("+"), False)]
+
+
+def check_compatible(artifact: Artifact, hw_config=None) -> str | None:
+    """Raise ArtifactError unless this machine (and `hw_config`, if given) can run the
+    artifact; returns the triple whose kernels will be used (None if there are none)."""
+    header = artifact.header
+    if hw_config is not None:
+        want = header.get("hardware")
+        have = {"name": hw_config.name, "hash": hw_config.hash}
+        if not want or want.get("hash") != have["hash"]:
+            raise ArtifactError(f"hardware config mismatch: the artifact was compiled for "
+                                f"{want or 'no hardware config'}, the runtime has {have}; "
+                                "recompile with --hw-config for this hardware")
+    if not any(s["kind"] == "kernel" for s in artifact.plan["steps"]):
+        return None
+    triple = host_triple()
+    if triple not in artifact.objects:
+        raise ArtifactError(f"target mismatch: the artifact has kernels for "
+                            f"{', '.join(sorted(artifact.objects)) or 'no target'}, this machine is "
+                            f"{triple}; recompile with --target for this machine")
+    missing = _missing_features(header.get("target", {}).get("features", []))
+    if missing:
+        raise ArtifactError(f"target mismatch: the kernels use CPU features this machine lacks "
+                            f"({', '.join(missing)}); recompile on or for this machine")
+    return triple
+
+
+class Executor:
+    def __init__(self, artifact: Artifact | str | os.PathLike, hw_config=None):
+        if not isinstance(artifact, Artifact):
+            artifact = load(artifact)
+        self.artifact = artifact
+        plan = artifact.plan
+        triple = check_compatible(artifact, hw_config)
+        self.library = self._load_kernels(artifact, triple)
+        # One allocation for every activation, 64-byte aligned.
+        raw = np.empty(plan["arena_bytes"] + 64, dtype=np.uint8)
+        skip = (-raw.ctypes.data) % 64
+        self.arena = raw[skip:skip + plan["arena_bytes"]]
+        self.buffers: dict[str, np.ndarray] = dict(artifact.params)
+        for name, t in plan["tensors"].items():
+            nbytes = int(np.prod(t["shape"], dtype=np.int64)) * np.dtype(t["dtype"]).itemsize
+            view = self.arena[t["offset"]:t["offset"] + nbytes].view(t["dtype"])
+            self.buffers[name] = view.reshape(t["shape"])
+        self.steps = [self._bind(step) for step in plan["steps"]]
+        self.last_timings: list[StepTiming] = []
+
+    @staticmethod
+    def _load_kernels(artifact: Artifact, triple: str | None):
+        if triple is None:
+            return None
+        from . import cpu_kernel  # deploy-side loader of kernel objects (llvmlite MCJIT)
+        names = artifact.header["kernels"][triple]["names"]
+        return cpu_kernel.load(artifact.objects[triple], names)
+
+    def _bind(self, step: dict):
+        kind = step["kind"]
+        if kind == "alias":
+            return step, None
+        if kind == "kernel":
+            arrays = [self.buffers[n] for n in step["args"]]
+            call = self.library.bind(step["kernel"], arrays) if hasattr(self.library, "bind") else None
+            if call is None:
+                name = step["kernel"]
+                return step, lambda: self.library.run(name, arrays)
+            return step, call
+        if kind == "host":
+            body = step["body"]
+            inputs = sorted({n for node in body for n in node["inputs"] if n})
+            outputs = step["outputs"]
+            buffers = self.buffers
+
+            def run_host():
+                values = {n: buffers[n] for n in inputs if n in buffers}
+                host_ops.run_fused(body, values)
+                for name in outputs:
+                    np.copyto(buffers[name], values[name], casting="unsafe")
+            return step, run_host
+        raise ArtifactError(f"step {step['name']!r}: unknown step kind {kind!r}")
+
+    def run(self, inputs: dict[str, np.ndarray] | None = None, profile: bool = False) -> dict:
+        plan = self.artifact.plan
+        inputs = inputs or {}
+        for spec in plan["inputs"]:
+            name = spec["name"]
+            if name not in inputs:
+                raise ValueError(f"missing input {name!r} ({spec['dtype']}{spec['shape']})")
+            value = np.asarray(inputs[name])
+            if list(value.shape) != list(spec["shape"]) or value.dtype.name != spec["dtype"]:
+                raise ValueError(f"input {name!r}: expected {spec['dtype']}{spec['shape']}, got "
+                                 f"{value.dtype.name}{list(value.shape)}")
+            np.copyto(self.buffers[name], value)
+        extra = set(inputs) - {s["name"] for s in plan["inputs"]}
+        if extra:
+            raise ValueError(f"unknown inputs {sorted(extra)}; the model's inputs are "
+                             f"{[s['name'] for s in plan['inputs']]}")
+        if profile:
+            timings = []
+            for step, call in self.steps:
+                start = time.perf_counter()
+                if call is not None:
+                    call()
+                timings.append(StepTiming(step["name"], step["op"], step["kind"],
+                                          time.perf_counter() - start))
+            self.last_timings = timings
+        else:
+            for _, call in self.steps:
+                if call is not None:
+                    call()
+        return {s["name"]: np.array(self.buffers[s["name"]]) for s in plan["outputs"]}

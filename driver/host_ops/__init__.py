@@ -1,0 +1,38 @@
+"""numpy implementations of the graph operators: the runtime's fallback for nodes that have
+no compiled kernel, and the one statement of each op's semantics that the compiler's
+reference interpreter and constant folding also use.
+
+Each op is `fn(inputs: list[np.ndarray | None], attrs: dict) -> list[np.ndarray]` with the
+ONNX meaning of the op and the attributes as the graph frontend normalizes them (explicit
+pads, resolved auto_pad, operands such as Reshape's shape either in `attrs` or as inputs).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import elementwise, nn, quant, shape
+
+OPS: dict = {}
+for _module in (elementwise, nn, quant, shape):
+    OPS.update(_module.OPS)
+
+
+class HostOpError(ValueError):
+    pass
+
+
+def run(op: str, inputs: list, attrs: dict) -> list[np.ndarray]:
+    fn = OPS.get(op)
+    if fn is None:
+        raise HostOpError(f"no host implementation of op {op!r}; host ops: {', '.join(sorted(OPS))}")
+    return fn(inputs, attrs)
+
+
+def run_fused(body: list[dict], values: dict[str, np.ndarray]) -> None:
+    """Run the nodes of a fused group in order; `values` maps tensor names to arrays and
+    receives the results. Each body entry is {op, inputs, outputs, attrs}."""
+    for node in body:
+        args = [values[n] if n else None for n in node["inputs"]]
+        for name, out in zip(node["outputs"], run(node["op"], args, node["attrs"])):
+            if name:
+                values[name] = out

@@ -1,0 +1,229 @@
+"""Convolution, pooling, matrix products, normalization and reductions (N-d spatial, NCHW-style
+layouts: batch, channel, spatial...). Attributes are explicit: pads as [begin..., end...]."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ._operands import operand
+
+
+def pool_output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int,
+                     dilation: int = 1, ceil_mode: bool = False) -> int:
+    """Output length of a sliding window; in ceil mode the last window must start inside the
+    input or its leading padding."""
+    span = (kernel - 1) * dilation + 1
+    room = size + pad_begin + pad_end - span
+    out = (math.ceil(room / stride) if ceil_mode else room // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad_begin:
+        out -= 1
+    return out
+
+
+def _windows(x: np.ndarray, kernel, strides, dilations, out_sizes) -> np.ndarray:
+    """View of shape (N, C, *out, *kernel) over an already padded x."""
+    spatial = x.strides[2:]
+    shape = x.shape[:2] + tuple(out_sizes) + tuple(kernel)
+    strides_ = (x.strides[:2] + tuple(s * st for s, st in zip(spatial, strides))
+                + tuple(s * d for s, d in zip(spatial, dilations)))
+    return as_strided(x, shape=shape, strides=strides_, writeable=False)
+
+
+def _spatial_attrs(x, attrs, kernel):
+    nd = x.ndim - 2
+    strides = attrs.get("strides") or [1] * nd
+    dilations = attrs.get("dilations") or [1] * nd
+    pads = attrs.get("pads") or [0] * (2 * nd)
+    return strides, dilations, pads
+
+
+def _pad_spatial(x, pads_begin, pads_end, value):
+    width = [(0, 0), (0, 0)] + list(zip(pads_begin, pads_end))
+    if not any(b or e for b, e in width):
+        return x
+    return np.pad(x, width, mode="constant", constant_values=value)
+
+
+def conv(x: np.ndarray, w: np.ndarray, bias, attrs: dict, acc_dtype=None) -> np.ndarray:
+    nd = x.ndim - 2
+    kernel = w.shape[2:]
+    strides, dilations, pads = _spatial_attrs(x, attrs, kernel)
+    group = attrs.get("group", 1)
+    xp = _pad_spatial(x, pads[:nd], pads[nd:], 0)
+    out_sizes = [pool_output_size(x.shape[2 + i], kernel[i], strides[i], pads[i], pads[nd + i],
+                                  dilations[i]) for i in range(nd)]
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    cg, mg = c // group, m // group
+    win = _windows(xp, kernel, strides, dilations, out_sizes)  # N, C, *O, *K
+    win = win.reshape((n, group, cg) + win.shape[2:])
+    order = (0, 1) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
+    p, kk = int(np.prod(out_sizes)), int(np.prod(kernel))
+    cols = np.asarray(win.transpose(order), order="C").reshape(n, group, p, cg * kk)
+    wmat = w.reshape(group, mg, cg * kk)
+    if acc_dtype is not None:
+        cols, wmat = cols.astype(acc_dtype), wmat.astype(acc_dtype)
+    out = np.matmul(cols, wmat.transpose(0, 2, 1))  # N, G, P, Mg
+    out = out.transpose(0, 1, 3, 2).reshape((n, m) + tuple(out_sizes))
+    if bias is not None:
+        out = out + bias.reshape((1, m) + (1,) * nd).astype(out.dtype)
+    return out
+
+
+def _conv(inputs, attrs):
+    x, w = inputs[0], inputs[1]
+    bias = inputs[2] if len(inputs) > 2 else None
+    return [conv(x, w, bias, attrs).astype(x.dtype)]
+
+
+def _conv_transpose(inputs, attrs):
+    x, w = inputs[0], inputs[1]
+    bias = inputs[2] if len(inputs) > 2 else None
+    nd = x.ndim - 2
+    kernel = w.shape[2:]
+    strides = attrs.get("strides") or [1] * nd
+    dilations = attrs.get("dilations") or [1] * nd
+    pads = attrs.get("pads") or [0] * (2 * nd)
+    out_pad = attrs.get("output_padding") or [0] * nd
+    group = attrs.get("group", 1)
+    n, c = x.shape[:2]
+    cg = c // group
+    mg = w.shape[1]
+    full = [(x.shape[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 + out_pad[i]
+            for i in range(nd)]
+    y = np.zeros((n, group, mg) + tuple(full), dtype=np.float64)
+    xg = x.reshape((n, group, cg) + x.shape[2:]).astype(np.float64)
+    wg = w.reshape((group, cg, mg) + tuple(kernel)).astype(np.float64)
+    for k in np.ndindex(*kernel):
+        contrib = np.einsum("ngc...,gcm->ngm...", xg, wg[(slice(None),) * 3 + k])
+        index = tuple(slice(k[i] * dilations[i], k[i] * dilations[i]
+                            + (x.shape[2 + i] - 1) * strides[i] + 1, strides[i]) for i in range(nd))
+        y[(slice(None),) * 3 + index] += contrib
+    y = y.reshape((n, group * mg) + tuple(full))
+    crop = tuple(slice(pads[i], full[i] - pads[nd + i]) for i in range(nd))
+    y = y[(slice(None), slice(None)) + crop]
+    if bias is not None:
+        y = y + bias.reshape((1, -1) + (1,) * nd)
+    return [y.astype(x.dtype)]
+
+
+def _gemm(inputs, attrs):
+    a, b = inputs[0], inputs[1]
+    c = inputs[2] if len(inputs) > 2 else None
+    if attrs.get("transA", 0):
+        a = a.T
+    if attrs.get("transB", 0):
+        b = b.T
+    y = attrs.get("alpha", 1.0) * (a @ b)
+    if c is not None:
+        y = y + attrs.get("beta", 1.0) * c
+    return [np.asarray(y, dtype=inputs[0].dtype)]
+
+
+def _matmul(inputs, attrs):
+    return [np.matmul(inputs[0], inputs[1])]
+
+
+def _batch_norm(inputs, attrs):
+    x, scale, bias, mean, var = inputs[:5]
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    inv = scale / np.sqrt(var + attrs.get("epsilon", 1e-5))
+    y = (x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)
+    return [y.astype(x.dtype)]
+
+
+def _pool(x, attrs, reducer):
+    nd = x.ndim - 2
+    kernel = attrs["kernel_shape"]
+    strides, dilations, pads = _spatial_attrs(x, attrs, kernel)
+    ceil_mode = bool(attrs.get("ceil_mode", 0))
+    out_sizes = [pool_output_size(x.shape[2 + i], kernel[i], strides[i], pads[i], pads[nd + i],
+                                  dilations[i], ceil_mode) for i in range(nd)]
+    # Ceil mode may read past the end padding: extend the padding so every window exists.
+    extra = [max(0, (out_sizes[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+                 - (x.shape[2 + i] + pads[i] + pads[nd + i])) for i in range(nd)]
+    ends = [pads[nd + i] + extra[i] for i in range(nd)]
+    return reducer(x, pads[:nd], ends, kernel, strides, dilations, out_sizes, nd)
+
+
+def _max_pool(inputs, attrs):
+    def reduce(x, begins, ends, kernel, strides, dilations, out_sizes, nd):
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        xp = _pad_spatial(x, begins, ends, low)
+        win = _windows(xp, kernel, strides, dilations, out_sizes)
+        return win.max(axis=tuple(range(-nd, 0)))
+    return [_pool(inputs[0], attrs, reduce).astype(inputs[0].dtype)]
+
+
+def _avg_pool(inputs, attrs):
+    x = inputs[0]
+    include_pad = bool(attrs.get("count_include_pad", 0))
+    nd0 = x.ndim - 2
+    pads0 = attrs.get("pads") or [0] * (2 * nd0)
+
+    def reduce(x, begins, ends, kernel, strides, dilations, out_sizes, nd):
+        xp = _pad_spatial(x.astype(np.float64), begins, ends, 0.0)
+        axes = tuple(range(-nd, 0))
+        total = _windows(xp, kernel, strides, dilations, out_sizes).sum(axis=axes)
+        # The divisor counts real elements, plus the declared padding when count_include_pad;
+        # the extra ceil-mode padding never counts.
+        ones = np.ones((1, 1) + x.shape[2:])
+        if include_pad:
+            ones = _pad_spatial(ones, pads0[:nd], pads0[nd:], 1.0)
+            ones = _pad_spatial(ones, [0] * nd, [e - p for e, p in zip(ends, pads0[nd:])], 0.0)
+        else:
+            ones = _pad_spatial(ones, begins, ends, 0.0)
+        count = _windows(ones, kernel, strides, dilations, out_sizes).sum(axis=axes)
+        return total / count
+    return [_pool(x, attrs, reduce).astype(x.dtype)]
+
+
+def _global_avg_pool(inputs, attrs):
+    x = inputs[0]
+    return [x.mean(axis=tuple(range(2, x.ndim)), keepdims=True, dtype=np.float64).astype(x.dtype)]
+
+
+def _global_max_pool(inputs, attrs):
+    x = inputs[0]
+    return [x.max(axis=tuple(range(2, x.ndim)), keepdims=True)]
+
+
+def _softmax(inputs, attrs):
+    x = inputs[0]
+    axis = attrs.get("axis", -1)
+    if attrs.get("coerce_2d", False):  # opset < 13: softmax over the flattened trailing dims
+        axis = axis % x.ndim if x.ndim else 0
+        flat = x.reshape(int(np.prod(x.shape[:axis])), -1)
+        e = np.exp(flat - flat.max(axis=1, keepdims=True))
+        return [(e / e.sum(axis=1, keepdims=True)).reshape(x.shape).astype(x.dtype)]
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return [(e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)]
+
+
+def _reduce_mean(inputs, attrs):
+    x = inputs[0]
+    axes = operand(inputs, 1, attrs, "axes")
+    if axes is None or (isinstance(axes, list) and not axes):
+        if attrs.get("noop_with_empty_axes", 0):
+            return [x]
+        axes = list(range(x.ndim))
+    axes = tuple(a % x.ndim for a in (axes if isinstance(axes, list) else [axes]))
+    keep = bool(attrs.get("keepdims", 1))
+    return [x.mean(axis=axes, keepdims=keep, dtype=np.float64).astype(x.dtype)]
+
+
+OPS = {
+    "Conv": _conv,
+    "ConvTranspose": _conv_transpose,
+    "Gemm": _gemm,
+    "MatMul": _matmul,
+    "BatchNormalization": _batch_norm,
+    "MaxPool": _max_pool,
+    "AveragePool": _avg_pool,
+    "GlobalAveragePool": _global_avg_pool,
+    "GlobalMaxPool": _global_max_pool,
+    "Softmax": _softmax,
+    "ReduceMean": _reduce_mean,
+}

@@ -1,0 +1,86 @@
+"""ONNX frontend: what it accepts, and that what it rejects is named precisely."""
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from vdla.compiler.frontend import UnsupportedModelError, import_onnx
+from vdla.compiler.graph import optimize, run_reference
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17):
+    graph = helper.make_graph(nodes, "t", inputs, outputs, initializer=list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
+
+
+def _vi(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def test_unsupported_op_names_node_op_opset_and_the_supported_list():
+    m = _model([helper.make_node("Erf", ["x"], ["y"], name="my_erf")], [_vi("x", [2])], [_vi("y", [2])])
+    with pytest.raises(UnsupportedModelError) as err:
+        import_onnx(m)
+    msg = str(err.value)
+    assert "'my_erf'" in msg and "Erf" in msg and "opset 17" in msg and "Conv" in msg
+
+
+def test_unsupported_attribute_value_is_an_error_not_ignored():
+    m = _model([helper.make_node("Pad", ["x", "p"], ["y"], name="pad0", mode="bogus")],
+               [_vi("x", [2]), _vi("p", [2], TensorProto.INT64)], [_vi("y", [4])])
+    with pytest.raises(UnsupportedModelError, match="pad0.*mode 'bogus'"):
+        import_onnx(m)
+
+
+def test_training_mode_batch_norm_is_rejected():
+    ins = [_vi(n, [3]) for n in "sbmv"]
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn",
+                            training_mode=1)
+    m = _model([node], [_vi("x", [1, 3, 2, 2])] + ins, [_vi("y", [1, 3, 2, 2])])
+    with pytest.raises(UnsupportedModelError, match="bn.*training_mode"):
+        import_onnx(m)
+
+
+def test_opset_out_of_range():
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])], opset=9)
+    with pytest.raises(UnsupportedModelError, match="opset 9 is outside"):
+        import_onnx(m)
+
+
+def test_symbolic_dims_need_an_input_shape():
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", ["batch", 4])], [_vi("y", ["batch", 4])])
+    with pytest.raises(UnsupportedModelError, match="'x'.*symbolic.*batch.*input_shapes"):
+        import_onnx(m)
+    g = import_onnx(m, input_shapes={"x": [3, 4]})
+    assert g.types["x"].shape == (3, 4)
+
+
+def test_constant_nodes_and_initializers_become_constants(rng):
+    c = helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.float32([1, 2])))
+    m = _model([c, helper.make_node("Add", ["x", "c"], ["y"])], [_vi("x", [2])], [_vi("y", [2])])
+    g = import_onnx(m)
+    assert "c" in g.constants and [n.op for n in g.nodes] == ["Add"]
+    x = rng.standard_normal(2).astype(np.float32)
+    np.testing.assert_array_equal(run_reference(optimize(g), {"x": x})["y"], x + np.float32([1, 2]))
+
+
+def test_external_data_is_loaded(tmp_path, rng):
+    w = rng.standard_normal((64, 64)).astype(np.float32)
+    m = _model([helper.make_node("MatMul", ["x", "w"], ["y"])], [_vi("x", [1, 64])], [_vi("y", [1, 64])],
+               inits=[numpy_helper.from_array(w, "w")])
+    path = tmp_path / "m.onnx"
+    onnx.save_model(m, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.bin", size_threshold=0)
+    assert (tmp_path / "weights.bin").stat().st_size >= w.nbytes
+    g = import_onnx(path)
+    np.testing.assert_array_equal(g.constants["w"], w)
+
+
+def test_softmax_before_opset_13_flattens_to_2d(rng):
+    import onnxruntime as ort
+    m = _model([helper.make_node("Softmax", ["x"], ["y"], axis=1)], [_vi("x", [2, 3, 4])],
+               [_vi("y", [2, 3, 4])], opset=11)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    want = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
+    got = run_reference(optimize(import_onnx(m)), {"x": x})["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
