@@ -160,6 +160,10 @@ class CommandQueue:
             insn = AluInsn(**common, alu_opcode=kernel.alu_op, use_imm=kernel.use_imm, imm=kernel.imm)
         return self._append(kernel.describe(), insn)
 
+    def kernel_buffer(self, kernel: UopKernel) -> DeviceBuffer | None:
+        """The device buffer holding `kernel`'s encoded micro-ops (None before its first load)."""
+        return self._kernel_dram.get(kernel)
+
     # ---- dependences --------------------------------------------------------------------
     def dep_push(self, src: Stage, dst: Stage) -> None:
         """Signal from stage `src` to stage `dst` once src's instructions so far are done."""
