@@ -64,7 +64,7 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
         op = node.attrs.get("pattern", node.op)
         if node.name in kernel_steps:
             steps.append({"name": node.name, "op": op, "kind": "kernel", **kernel_steps[node.name]})
-        elif node.op in ALIAS_OPS and plan_meta["storage_of"].get(node.outputs[0]) == \
+        elif node.op in ALIAS_OPS and len([o for o in node.outputs if o]) == 1 and plan_meta["storage_of"].get(node.outputs[0]) == \
                 plan_meta["storage_of"].get(node.inputs[0]):
             steps.append({"name": node.name, "op": op, "kind": "alias"})
         else:

@@ -15,14 +15,10 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..graph.ir import Graph, Node, TensorType
+from ..graph.ir import Graph, Node, TensorType, UnsupportedModelError
 
 MIN_OPSET = 11
 MAX_OPSET = onnx.defs.onnx_opset_version()
-
-
-class UnsupportedModelError(ValueError):
-    pass
 
 
 # op type -> attributes vdla honours (anything else on a node is an error, not ignored).
@@ -50,7 +46,8 @@ SUPPORTED_OPS: dict[str, set[str]] = {
     "DequantizeLinear": {"axis", "block_size"},
     "QLinearConv": _SPATIAL | {"group"}, "QLinearMatMul": set(),
 }
-_SUPPORTED_DTYPES = {"float32", "float64", "int8", "uint8", "int32", "int64", "bool"}
+_SUPPORTED_DTYPES = {"float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32",
+                     "uint32", "int64", "uint64", "bool"}
 
 
 def _fail(node: onnx.NodeProto, opset: int, what: str) -> UnsupportedModelError:
@@ -145,6 +142,9 @@ def _constant_value(node: onnx.NodeProto, attrs: dict) -> np.ndarray:
 
 
 def _input_type(value: onnx.ValueInfoProto, overrides: dict) -> TensorType:
+    if not value.type.HasField("tensor_type"):
+        raise UnsupportedModelError(f"graph input {value.name!r}: only tensor inputs are supported "
+                                    f"(got {value.type.WhichOneof('value')})")
     ttype = value.type.tensor_type
     if value.name in overrides:
         shape = tuple(int(d) for d in overrides[value.name])

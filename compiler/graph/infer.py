@@ -14,7 +14,7 @@ import numpy as np
 from vdla.driver import host_ops
 from vdla.driver.host_ops.nn import pool_output_size
 
-from .ir import Graph, GraphError, Node, TensorType
+from .ir import Graph, GraphError, Node, TensorType, UnsupportedModelError
 
 ELEMENTWISE_UNARY = {"Relu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Clip",
                      "Exp", "Identity"}
@@ -28,7 +28,7 @@ CONSTANT_OPERANDS = {
     "Reshape": {1: "shape"}, "Slice": {1: "starts", 2: "ends", 3: "axes", 4: "steps"},
     "Pad": {1: "pads", 2: "constant_value", 3: "axes"}, "Clip": {1: "min", 2: "max"},
     "Split": {1: "split"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
-    "ReduceMean": {1: "axes"},
+    "ReduceMean": {1: "axes"}, "Dropout": {1: "ratio", 2: "training_mode"},
 }
 
 
@@ -89,8 +89,9 @@ def _conv_transpose_shape(node: Node, x: TensorType, w: TensorType) -> TensorTyp
         target = list(a.get("output_shape") or [x.shape[2 + i] * a["strides"][i] for i in range(nd)])
         target = target[-nd:]
         total = [f - t for f, t in zip(full, target)]
-        upper = mode != "SAME_LOWER"
-        # ONNX: SAME_UPPER puts the smaller half first; otherwise the larger half first.
+        upper = mode == "SAME_UPPER"
+        # ONNX: SAME_UPPER puts the smaller half first; otherwise the larger half first. A
+        # negative total (output_shape beyond the full result) extends with zeros at the end.
         begins = [t // 2 if upper else t - t // 2 for t in total]
         a["pads"] = begins + [t - b for t, b in zip(total, begins)]
     elif mode == "VALID":
@@ -160,6 +161,10 @@ def infer_node(graph: Graph, node: Node) -> list[TensorType]:
         if op == "Cast":
             return [TensorType(x.shape, node.attrs["to"])]
         if op == "Dropout":
+            training = node.inputs[2] if len(node.inputs) > 2 else ""
+            if node.attrs.get("training_mode") or (training and graph.constants[training].any()):
+                raise UnsupportedModelError(f"{node.describe()}: training_mode=true is not "
+                                            "supported (inference only)")
             return [x, TensorType(x.shape, "bool")][:len(node.outputs)]
         if op == "Conv":
             return [_conv_shape(node, x, ins[1], x.dtype)]

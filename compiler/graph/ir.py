@@ -102,6 +102,10 @@ class GraphError(ValueError):
     """A graph that breaks an IR invariant or cannot be compiled; the message names the node."""
 
 
+class UnsupportedModelError(GraphError):
+    """A valid model that uses something vdla does not implement (op, attribute value, dtype)."""
+
+
 def verify(graph: Graph) -> None:
     """Check the IR invariants every pass must keep: single definition, defined-before-use,
     a static type for every tensor, outputs produced."""

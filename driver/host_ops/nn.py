@@ -102,6 +102,10 @@ def _conv_transpose(inputs, attrs):
                             + (x.shape[2 + i] - 1) * strides[i] + 1, strides[i]) for i in range(nd))
         y[(slice(None),) * 3 + index] += contrib
     y = y.reshape((n, group * mg) + tuple(full))
+    if min(pads) < 0:  # an output_shape larger than the full result: zeros beyond it
+        y = np.pad(y, [(0, 0), (0, 0)] + [(max(-pads[i], 0), max(-pads[nd + i], 0)) for i in range(nd)])
+        full = list(y.shape[2:])
+        pads = [max(p, 0) for p in pads]
     crop = tuple(slice(pads[i], full[i] - pads[nd + i]) for i in range(nd))
     y = y[(slice(None), slice(None)) + crop]
     if bias is not None:

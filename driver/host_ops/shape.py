@@ -36,7 +36,8 @@ def _reshape(inputs, attrs):
 
 def _flatten(inputs, attrs):
     x = inputs[0]
-    axis = attrs.get("axis", 1) % (x.ndim + 1) if x.ndim else 0
+    axis = attrs.get("axis", 1)
+    axis = axis + x.ndim if axis < 0 else axis
     return [x.reshape(int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:])))]
 
 

@@ -1,0 +1,50 @@
+"""The onnx package's backend node tests, for the operators vdla supports, run through vdla.
+
+A test is selected when every node of its model is a supported op. A model vdla rejects with
+UnsupportedModelError (an unsupported dtype such as float16, or an attribute value vdla does
+not implement) is skipped with that message as the reason; anything else must match the
+onnx reference outputs within the test's own tolerances.
+
+VDLA_ONNX_KERNELS=1 runs them with compiled kernels (slower: one compile per test);
+by default the executor runs numpy host steps, which checks the frontend, passes, memory
+plan and executor semantics.
+"""
+import os
+
+import numpy as np
+import pytest
+from onnx.backend.test.loader import load_model_tests
+from onnx.backend.test.runner import Runner
+
+from vdla.compiler.frontend import SUPPORTED_OPS, UnsupportedModelError
+from vdla.compiler.onnx_backend import VdlaBackend, VdlaHostBackend
+
+KERNELS = os.environ.get("VDLA_ONNX_KERNELS", "0") == "1"
+BACKEND = VdlaBackend if KERNELS else VdlaHostBackend
+
+
+def _selected():
+    cases = []
+    for case in load_model_tests(kind="node"):
+        ops = {n.op_type for n in case.model.graph.node}
+        if ops and ops <= set(SUPPORTED_OPS) and ops != {"Constant"}:
+            cases.append(case)
+    return sorted(cases, key=lambda c: c.name)
+
+
+CASES = _selected()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_onnx_node(case):
+    try:
+        rep = BACKEND.prepare(case.model)
+        for inputs, ref_outputs in case.data_sets:
+            inputs = [np.asarray(i) if not hasattr(i, "SerializeToString") else
+                      __import__("onnx").numpy_helper.to_array(i) for i in inputs]
+            outputs = rep.run(inputs)
+            ref = [np.asarray(r) if not hasattr(r, "SerializeToString") else
+                   __import__("onnx").numpy_helper.to_array(r) for r in ref_outputs]
+            Runner.assert_similar_outputs(ref, list(outputs), rtol=case.rtol, atol=case.atol)
+    except UnsupportedModelError as why:
+        pytest.skip(f"unsupported: {why}")
