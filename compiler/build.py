@@ -1,0 +1,68 @@
+"""build: Schedule -> loop IR -> passes -> LLVM -> object code. The whole pipeline is here."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .schedule.lower import lower_schedule
+from .target import Target
+from .tir import passes as T
+from .tir.verify import verify
+
+
+def cpu_passes():
+    """The loop-IR passes for CPU targets, in order."""
+    return [
+        ("simplify", T.simplify_func),
+        ("lower_virtual_threads", T.lower_virtual_threads),
+        ("unroll_loops", T.unroll_loops),
+        ("flatten_buffers", T.flatten_buffers),
+        ("simplify_flat", T.simplify_func),
+        ("vectorize_loops", T.vectorize_loops),
+        ("simplify_vector", T.simplify_func),
+    ]
+
+
+def lower(schedule, args, name="kernel", check=False):
+    """The loop IR of a kernel after the CPU passes (check=True verifies after every pass)."""
+    func = lower_schedule(schedule, args, name)
+    if check:
+        verify(func, stage="lower_schedule")
+    for pass_name, fn in cpu_passes():
+        func = fn(func)
+        if check:
+            verify(func, stage=pass_name)
+    return func
+
+
+@dataclass
+class CompiledKernel:
+    name: str
+    target: str
+    object_code: bytes
+    llvm_ir: str
+    arg_specs: list = field(default_factory=list)
+    loop_ir: str = ""
+
+    def load(self):
+        """Load into this process (host targets only) -> KernelLibrary."""
+        from ..driver.cpu_kernel import load
+        return load(self.object_code, {self.name: self.arg_specs})
+
+
+def build(schedule, args, target=None, name="kernel", check=False) -> CompiledKernel:
+    """Compile `schedule` into one exported function NAME(void* const* buffers) for `target`
+    (default: the host); `args` are the tensors in ABI order (inputs, then outputs)."""
+    from .codegen import LLVMCodegen, optimize, emit_object
+    from .codegen.emit import parse
+    if target is None:
+        target = Target.host()
+    elif isinstance(target, str):
+        target = Target.host() if target in ("host", "llvm") else Target(target)
+    func = lower(schedule, args, name, check=check)
+    cg = LLVMCodegen(target, module_name=name)
+    cg.add_kernel(func)
+    text = str(cg.module)
+    mod = optimize(parse(text), target)
+    obj = emit_object(mod, target)
+    specs = [(tuple(b.shape), b.dtype) for b in func.params]
+    return CompiledKernel(name, target.triple, obj, str(mod), specs, repr(func))

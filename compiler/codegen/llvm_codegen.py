@@ -1,0 +1,552 @@
+"""Loop IR -> LLVM IR text (llvmlite.ir), for any LLVM CPU target.
+
+Kernel ABI: `int32_t NAME(void* const* buffers)`; buffers are the PrimFunc params in order.
+Representation choices:
+- scalar int32 values (indices, mostly) are computed as i64, so address arithmetic needs no
+  sign extensions the optimizer cannot remove; they are truncated where stored as int32;
+- a `parallel` loop is outlined into a worker function run by `NAME__num_threads` threads
+  (pthread_create/pthread_join; the calling thread runs chunk 0); with Target.threads == 1
+  parallel loops are plain loops and the code needs no pthread symbols;
+- "local" buffers are stack arrays in the function's entry block (so LLVM can keep them in
+  registers), "global" temporaries are malloc'ed; other memory scopes are rejected.
+"""
+from __future__ import annotations
+
+import json
+
+import llvmlite.ir.types
+from llvmlite import ir
+
+# LLVM >= 17 only reads opaque pointers ("ptr"); make llvmlite print every pointer that way.
+llvmlite.ir.types.ir_layer_typed_pointers_enabled = False
+
+from ..tir import dtype as dt
+from ..tir import expr as E
+from ..tir import stmt as S
+from ..tir.functor import visit
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+PTR = ir.PointerType()
+MAX_THREADS = 64
+FAST = ("contract",)
+
+
+class CodegenError(Exception):
+    pass
+
+
+def scalar_type(d: str):
+    s = dt.scalar(d)
+    if s == "float32":
+        return ir.FloatType()
+    if s == "float64":
+        return ir.DoubleType()
+    if s == "float16":
+        return ir.HalfType()
+    if s == "bool":
+        return I1
+    return ir.IntType(dt.bits(s))
+
+
+def value_type(d: str):
+    """The LLVM type a value of dtype d is computed in (scalar int32 widened to i64)."""
+    n = dt.lanes(d)
+    if n == 1:
+        return I64 if dt.scalar(d) == "int32" else scalar_type(d)
+    return ir.VectorType(scalar_type(d), n)
+
+
+def _mangle(t):
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}{_mangle(t.element)}"
+    if isinstance(t, ir.FloatType):
+        return "f32"
+    if isinstance(t, ir.DoubleType):
+        return "f64"
+    if isinstance(t, ir.HalfType):
+        return "f16"
+    return f"i{t.width}"
+
+
+class _Fn:
+    """Per-LLVM-function state: builder, variable and buffer environment."""
+
+    def __init__(self, func):
+        # "allocas" holds only stack allocations (hoisted there so LLVM can promote them to
+        # registers) and branches to "entry", where the code starts.
+        self.entry = func.append_basic_block("allocas")
+        body = func.append_basic_block("entry")
+        ir.IRBuilder(self.entry).branch(body)
+        self.func, self.b = func, ir.IRBuilder(body)
+        self.vars = {}
+        self.bufs = {}
+        self.frees = []
+        self.in_parallel = False
+
+
+class LLVMCodegen:
+    def __init__(self, target, module_name="vdla_kernels"):
+        self.target = target
+        self.module = ir.Module(name=module_name)
+        self.module.triple = target.triple
+        self.module.data_layout = str(target.target_machine().target_data)
+        self.ptr_int = ir.IntType(target.pointer_bits)
+        self._par_count = 0
+
+    # -- helpers -----------------------------------------------------------------------
+    def _extern(self, name, ret, args, var_arg=False):
+        if name in self.module.globals:
+            return self.module.globals[name]
+        return ir.Function(self.module, ir.FunctionType(ret, args, var_arg=var_arg), name=name)
+
+    def _intrinsic(self, base, types, ret=None, nargs=1):
+        name = base + "." + ".".join(_mangle(t) for t in types)
+        if name in self.module.globals:
+            return self.module.globals[name]
+        t = types[0]
+        return ir.Function(self.module, ir.FunctionType(ret or t, [t] * nargs), name=name)
+
+    # -- kernels -----------------------------------------------------------------------
+    def add_kernel(self, func: S.PrimFunc):
+        name = func.name
+        nthreads = ir.GlobalVariable(self.module, I32, name=f"{name}__num_threads")
+        nthreads.initializer = ir.Constant(I32, self.target.threads)
+        self._nthreads = nthreads
+        specs = json.dumps([[list(b.shape), b.dtype] for b in func.params]).encode() + b"\0"
+        spec = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(specs)), name=f"{name}__argspec")
+        spec.initializer = ir.Constant(ir.ArrayType(I8, len(specs)), bytearray(specs))
+        spec.global_constant = True
+
+        fn = ir.Function(self.module, ir.FunctionType(I32, [PTR]), name=name)
+        fn.args[0].name = "buffers"
+        st = _Fn(fn)
+        b = st.b
+        for k, buf in enumerate(func.params):
+            p = b.load(b.gep(fn.args[0], [ir.Constant(I64, k)], inbounds=True, source_etype=PTR),
+                       typ=PTR, name=buf.name.replace(".", "_"))
+            st.bufs[buf] = p
+        self.stmt(st, func.body)
+        b.ret(ir.Constant(I32, 0))
+        return fn
+
+    # -- statements --------------------------------------------------------------------
+    def stmt(self, st, s):
+        b = st.b
+        if isinstance(s, S.SeqStmt):
+            for c in s.seq:
+                self.stmt(st, c)
+        elif isinstance(s, S.For):
+            if s.kind is S.ForKind.PARALLEL and not st.in_parallel and self.target.threads > 1:
+                self.parallel_for(st, s)
+            else:
+                self.serial_for(st, s)
+        elif isinstance(s, S.IfThenElse):
+            cond = self.expr(st, s.cond)
+            if s.else_case is None:
+                with b.if_then(cond):
+                    self.stmt(st, s.then_case)
+            else:
+                with b.if_else(cond) as (then, other):
+                    with then:
+                        self.stmt(st, s.then_case)
+                    with other:
+                        self.stmt(st, s.else_case)
+        elif isinstance(s, S.BufferStore):
+            self.store(st, s)
+        elif isinstance(s, S.Allocate):
+            self.allocate(st, s)
+        elif isinstance(s, S.Evaluate):
+            self.expr(st, s.value)
+        elif isinstance(s, S.AttrStmt):
+            self.stmt(st, s.body)
+        elif isinstance(s, S.IntrinsicStmt):
+            raise CodegenError(f"intrinsic {s.intrin_name} has no CPU lowering; it belongs to an "
+                               "accelerator backend")
+        else:
+            raise CodegenError(f"cannot generate code for {type(s).__name__}")
+
+    def serial_for(self, st, s, lo=None, hi=None):
+        b = st.b
+        lo = lo if lo is not None else self.as_i64(st, s.min)
+        if hi is None:
+            hi = b.add(lo, self.as_i64(st, s.extent)) if not E.is_const(s.min, 0) else self.as_i64(st, s.extent)
+        pre = b.block
+        header = b.append_basic_block(f"for_{s.var.name}")
+        body = b.append_basic_block(f"body_{s.var.name}")
+        done = b.append_basic_block(f"done_{s.var.name}")
+        b.branch(header)
+        b.position_at_end(header)
+        iv = b.phi(I64, name=s.var.name.replace(".", "_"))
+        iv.add_incoming(lo, pre)
+        b.cbranch(b.icmp_signed("<", iv, hi), body, done)
+        b.position_at_end(body)
+        st.vars[s.var] = iv
+        self.stmt(st, s.body)
+        nxt = b.add(iv, ir.Constant(I64, 1))
+        iv.add_incoming(nxt, b.block)
+        b.branch(header)
+        b.position_at_end(done)
+
+    def allocate(self, st, s):
+        buf = s.buffer
+        n = buf.size()
+        elem = scalar_type(buf.dtype)
+        if buf.scope == "local":
+            eb = ir.IRBuilder(st.entry)
+            eb.position_before(st.entry.terminator)
+            arr = eb.alloca(ir.ArrayType(elem, n), name=buf.name.replace(".", "_"))
+            arr.align = 64
+            arr.type = PTR  # opaque pointer (llvmlite types allocas with a typed pointer)
+            st.bufs[buf] = arr
+            self.stmt(st, s.body)
+        elif buf.scope == "global":
+            malloc = self._extern("malloc", PTR, [self.ptr_int])
+            free = self._extern("free", ir.VoidType(), [PTR])
+            nbytes = max(1, n * dt.itemsize(buf.dtype))
+            p = st.b.call(malloc, [ir.Constant(self.ptr_int, nbytes)], name=buf.name.replace(".", "_"))
+            st.bufs[buf] = p
+            self.stmt(st, s.body)
+            st.b.call(free, [p])
+        else:
+            raise CodegenError(f"buffer {buf.name} is in memory scope {buf.scope!r}, which a CPU "
+                               "cannot address; use 'global' or 'local', or compile this kernel "
+                               "for the accelerator target")
+
+    # -- parallel loops ----------------------------------------------------------------
+    def parallel_for(self, st, s):
+        """Outline the loop body into worker(arg) and run it on up to N threads."""
+        if not isinstance(s.extent, E.Const):
+            return self.serial_for(st, s)
+        extent = s.extent.value
+        captured_vars, captured_bufs = _captures(s, st)
+        self._par_count += 1
+        wname = f"{st.func.name}__par{self._par_count}"
+        env_types = [PTR] * len(captured_bufs) + [value_type(v.dtype) for v in captured_vars]
+        env_t = ir.LiteralStructType(env_types) if env_types else ir.LiteralStructType([I8])
+        task_t = ir.LiteralStructType([I64, I64, PTR])   # tid, nthreads, env
+
+        # worker
+        worker = ir.Function(self.module, ir.FunctionType(PTR, [PTR]), name=wname)
+        worker.linkage = "internal"
+        wst = _Fn(worker)
+        wb = wst.b
+        wst.in_parallel = True
+        task = worker.args[0]
+        tid = wb.load(wb.gep(task, [ir.Constant(I32, 0), ir.Constant(I32, 0)], source_etype=task_t), typ=I64)
+        nthr = wb.load(wb.gep(task, [ir.Constant(I32, 0), ir.Constant(I32, 1)], source_etype=task_t), typ=I64)
+        envp = wb.load(wb.gep(task, [ir.Constant(I32, 0), ir.Constant(I32, 2)], source_etype=task_t), typ=PTR)
+        for k, buf in enumerate(captured_bufs):
+            wst.bufs[buf] = wb.load(wb.gep(envp, [ir.Constant(I32, 0), ir.Constant(I32, k)],
+                                           source_etype=env_t), typ=PTR)
+        for k, v in enumerate(captured_vars):
+            kk = k + len(captured_bufs)
+            wst.vars[v] = wb.load(wb.gep(envp, [ir.Constant(I32, 0), ir.Constant(I32, kk)],
+                                         source_etype=env_t), typ=env_types[kk])
+        ext = ir.Constant(I64, extent)
+        chunk = wb.sdiv(wb.add(ext, wb.sub(nthr, ir.Constant(I64, 1))), nthr)
+        lo = wb.mul(tid, chunk)
+        hi = wb.add(lo, chunk)
+        hi = wb.select(wb.icmp_signed("<", hi, ext), hi, ext)
+        self.serial_for(wst, s, lo, hi)
+        wb.ret(ir.Constant(PTR, None))
+
+        # launcher, in the caller
+        b = st.b
+        env = self._entry_alloca(st, env_t, "env")
+        for k, buf in enumerate(captured_bufs):
+            b.store(st.bufs[buf], b.gep(env, [ir.Constant(I32, 0), ir.Constant(I32, k)], source_etype=env_t))
+        for k, v in enumerate(captured_vars):
+            kk = k + len(captured_bufs)
+            b.store(st.vars[v], b.gep(env, [ir.Constant(I32, 0), ir.Constant(I32, kk)], source_etype=env_t))
+        want = b.sext(b.load(self._nthreads, typ=I32), I64)
+        n = b.select(b.icmp_signed("<", want, ir.Constant(I64, 1)), ir.Constant(I64, 1), want)
+        n = b.select(b.icmp_signed(">", n, ir.Constant(I64, min(extent, MAX_THREADS))),
+                     ir.Constant(I64, min(extent, MAX_THREADS)), n)
+        tasks = self._entry_alloca(st, ir.ArrayType(task_t, MAX_THREADS), "tasks")
+        handles = self._entry_alloca(st, ir.ArrayType(self.ptr_int, MAX_THREADS), "threads")
+        create = self._extern("pthread_create", I32, [PTR, PTR, PTR, PTR])
+        join = self._extern("pthread_join", I32, [self.ptr_int, PTR])
+
+        def task_ptr(t):
+            return b.gep(tasks, [ir.Constant(I64, 0), t], source_etype=ir.ArrayType(task_t, MAX_THREADS))
+
+        def fill(t):
+            tp = task_ptr(t)
+            b.store(t, b.gep(tp, [ir.Constant(I32, 0), ir.Constant(I32, 0)], source_etype=task_t))
+            b.store(n, b.gep(tp, [ir.Constant(I32, 0), ir.Constant(I32, 1)], source_etype=task_t))
+            b.store(env, b.gep(tp, [ir.Constant(I32, 0), ir.Constant(I32, 2)], source_etype=task_t))
+            return tp
+
+        def handle_ptr(t):
+            return b.gep(handles, [ir.Constant(I64, 0), t], source_etype=ir.ArrayType(self.ptr_int, MAX_THREADS))
+
+        def counted(lo, hi, body):
+            pre = b.block
+            h = b.append_basic_block("thr_loop")
+            bb = b.append_basic_block("thr_body")
+            d = b.append_basic_block("thr_done")
+            b.branch(h)
+            b.position_at_end(h)
+            t = b.phi(I64)
+            t.add_incoming(lo, pre)
+            b.cbranch(b.icmp_signed("<", t, hi), bb, d)
+            b.position_at_end(bb)
+            body(t)
+            t.add_incoming(b.add(t, ir.Constant(I64, 1)), b.block)
+            b.branch(h)
+            b.position_at_end(d)
+
+        one = ir.Constant(I64, 1)
+        counted(one, n, lambda t: b.call(create, [handle_ptr(t), ir.Constant(PTR, None), worker, fill(t)]))
+        b.call(worker, [fill(ir.Constant(I64, 0))])
+        counted(one, n, lambda t: b.call(join, [b.load(handle_ptr(t), typ=self.ptr_int), ir.Constant(PTR, None)]))
+
+    def _entry_alloca(self, st, typ, name):
+        eb = ir.IRBuilder(st.entry)
+        eb.position_before(st.entry.terminator)
+        a = eb.alloca(typ, name=name)
+        a.align = 16
+        a.type = PTR
+        return a
+
+    # -- memory ------------------------------------------------------------------------
+    def _addr(self, st, buf, index):
+        if buf not in st.bufs:
+            raise CodegenError(f"buffer {buf.name} is used outside its allocation")
+        return st.b.gep(st.bufs[buf], [index], inbounds=True, source_etype=scalar_type(buf.dtype))
+
+    def load(self, st, e):
+        b = st.b
+        buf, idx = e.buffer, e.indices[0]
+        elem = scalar_type(buf.dtype)
+        esize = max(1, dt.bits(buf.dtype) // 8)
+        if isinstance(idx, E.Ramp) and E.is_const(idx.stride, 1):
+            p = self._addr(st, buf, self.as_i64(st, idx.base))
+            return self.widen(st, b.load(p, typ=ir.VectorType(elem, idx.lanes), align=esize), e.dtype)
+        if dt.lanes(idx.dtype) > 1:
+            vidx = self.expr(st, idx)
+            out = ir.Constant(ir.VectorType(elem, dt.lanes(idx.dtype)), ir.Undefined)
+            for k in range(dt.lanes(idx.dtype)):
+                i = b.sext(b.extract_element(vidx, ir.Constant(I32, k)), I64) \
+                    if vidx.type.element.width < 64 else b.extract_element(vidx, ir.Constant(I32, k))
+                out = b.insert_element(out, b.load(self._addr(st, buf, i), typ=elem), ir.Constant(I32, k))
+            return self.widen(st, out, e.dtype)
+        p = self._addr(st, buf, self.as_i64(st, idx))
+        return self.widen(st, b.load(p, typ=elem, align=esize), e.dtype)
+
+    def store(self, st, s):
+        b = st.b
+        buf, idx = s.buffer, s.indices[0]
+        elem = scalar_type(buf.dtype)
+        esize = max(1, dt.bits(buf.dtype) // 8)
+        val = self.narrow(st, self.expr(st, s.value), buf.dtype)
+        if isinstance(idx, E.Ramp) and E.is_const(idx.stride, 1):
+            b.store(val, self._addr(st, buf, self.as_i64(st, idx.base)), align=esize)
+            return
+        if dt.lanes(idx.dtype) > 1:
+            vidx = self.expr(st, idx)
+            for k in range(dt.lanes(idx.dtype)):
+                i = b.extract_element(vidx, ir.Constant(I32, k))
+                if i.type.width < 64:
+                    i = b.sext(i, I64)
+                b.store(b.extract_element(val, ir.Constant(I32, k)), self._addr(st, buf, i))
+            return
+        b.store(val, self._addr(st, buf, self.as_i64(st, idx)), align=esize)
+
+    def widen(self, st, v, d):
+        """Memory representation -> value representation (int32 scalars become i64)."""
+        if dt.lanes(d) == 1 and dt.scalar(d) == "int32":
+            return st.b.sext(v, I64)
+        return v
+
+    def narrow(self, st, v, d):
+        t = scalar_type(d)
+        if isinstance(v.type, ir.IntType) and isinstance(t, ir.IntType) and v.type.width > t.width:
+            return st.b.trunc(v, t)
+        return v
+
+    def as_i64(self, st, e):
+        v = self.expr(st, e)
+        if v.type == I64:
+            return v
+        return st.b.sext(v, I64) if dt.is_signed(e.dtype) else st.b.zext(v, I64)
+
+    # -- expressions -------------------------------------------------------------------
+    def expr(self, st, e):
+        b = st.b
+        if isinstance(e, E.Const):
+            t = value_type(e.dtype)
+            if dt.is_bool(e.dtype):
+                return ir.Constant(t, int(bool(e.value)))
+            return ir.Constant(t, e.value)
+        if isinstance(e, E.Var):
+            if e not in st.vars:
+                raise CodegenError(f"variable {e.name} is used outside the loop that defines it")
+            return st.vars[e]
+        if isinstance(e, E.BufferLoad):
+            return self.load(st, e)
+        if isinstance(e, E.Broadcast):
+            v = self.expr(st, e.value)
+            t = ir.VectorType(scalar_type(e.value.dtype), e.lanes)
+            v = self.narrow(st, v, e.value.dtype)
+            vec = b.insert_element(ir.Constant(t, ir.Undefined), v, ir.Constant(I32, 0))
+            return b.shuffle_vector(vec, ir.Constant(t, ir.Undefined),
+                                    ir.Constant(ir.VectorType(I32, e.lanes), [0] * e.lanes))
+        if isinstance(e, E.Ramp):
+            base = self.expr(st, E.Broadcast(e.base, e.lanes))
+            stride = e.stride
+            if not isinstance(stride, E.Const):
+                raise CodegenError("ramp with a symbolic stride")
+            et = scalar_type(e.base.dtype)
+            offs = ir.Constant(ir.VectorType(et, e.lanes), [k * stride.value for k in range(e.lanes)])
+            return b.add(base, offs)
+        if isinstance(e, E.BinaryOp):
+            return self.binary(st, e)
+        if isinstance(e, E.Not):
+            return b.not_(self.expr(st, e.a))
+        if isinstance(e, E.Select):
+            return b.select(self.expr(st, e.cond), self.expr(st, e.t), self.expr(st, e.f))
+        if isinstance(e, E.Cast):
+            return self.cast(st, e)
+        if isinstance(e, E.Call):
+            return self.call(st, e)
+        raise CodegenError(f"cannot generate code for expression {type(e).__name__}: {e!r} "
+                           "(was the kernel lowered and flattened?)")
+
+    def binary(self, st, e):
+        b = st.b
+        a, c = self.expr(st, e.a), self.expr(st, e.b)
+        d = e.a.dtype
+        if isinstance(e, E.CmpOp):
+            op = e.symbol
+            if dt.is_float(d):
+                return b.fcmp_ordered(op, a, c)
+            if dt.is_signed(d):
+                return b.icmp_signed(op, a, c)
+            return b.icmp_unsigned(op, a, c)
+        if isinstance(e, E.And):
+            return b.and_(a, c)
+        if isinstance(e, E.Or):
+            return b.or_(a, c)
+        if dt.is_float(d):
+            if isinstance(e, E.Add):
+                return b.fadd(a, c, flags=FAST)
+            if isinstance(e, E.Sub):
+                return b.fsub(a, c, flags=FAST)
+            if isinstance(e, E.Mul):
+                return b.fmul(a, c, flags=FAST)
+            if isinstance(e, E.Div):
+                return b.fdiv(a, c)
+            if isinstance(e, E.Min):
+                return b.select(b.fcmp_ordered("<", a, c), a, c)
+            if isinstance(e, E.Max):
+                return b.select(b.fcmp_ordered(">", a, c), a, c)
+            if isinstance(e, E.FloorDiv):
+                return self.call_intrinsic(st, "llvm.floor", [b.fdiv(a, c)])
+            if isinstance(e, E.FloorMod):
+                q = self.call_intrinsic(st, "llvm.floor", [b.fdiv(a, c)])
+                return b.fsub(a, b.fmul(q, c))
+        signed = dt.is_signed(d)
+        if isinstance(e, E.Add):
+            return b.add(a, c)
+        if isinstance(e, E.Sub):
+            return b.sub(a, c)
+        if isinstance(e, E.Mul):
+            return b.mul(a, c)
+        if isinstance(e, E.Min):
+            return b.select(b.icmp_signed("<", a, c) if signed else b.icmp_unsigned("<", a, c), a, c)
+        if isinstance(e, E.Max):
+            return b.select(b.icmp_signed(">", a, c) if signed else b.icmp_unsigned(">", a, c), a, c)
+        if isinstance(e, (E.FloorDiv, E.FloorMod)):
+            if not signed:
+                return b.udiv(a, c) if isinstance(e, E.FloorDiv) else b.urem(a, c)
+            zero = ir.Constant(a.type, 0) if not isinstance(a.type, ir.VectorType) else \
+                ir.Constant(a.type, [0] * a.type.count)
+            q, r = b.sdiv(a, c), b.srem(a, c)
+            # floor semantics: adjust when the remainder's sign differs from the divisor's
+            adjust = b.and_(b.icmp_signed("!=", r, zero),
+                            b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", c, zero)))
+            if isinstance(e, E.FloorDiv):
+                one = ir.Constant(a.type, 1) if not isinstance(a.type, ir.VectorType) else \
+                    ir.Constant(a.type, [1] * a.type.count)
+                return b.select(adjust, b.sub(q, one), q)
+            return b.select(adjust, b.add(r, c), r)
+        raise CodegenError(f"unsupported operator {type(e).__name__} on {d}")
+
+    def cast(self, st, e):
+        b = st.b
+        v = self.expr(st, e.value)
+        src, dst = e.value.dtype, e.dtype
+        tt = value_type(dst)
+        if v.type == tt:
+            return v
+        if dt.is_bool(dst):
+            zero = ir.Constant(v.type, 0 if not isinstance(v.type, ir.VectorType) else [0] * v.type.count)
+            return b.fcmp_unordered("!=", v, zero) if dt.is_float(src) else b.icmp_unsigned("!=", v, zero)
+        if dt.is_float(src) and dt.is_float(dst):
+            return b.fpext(v, tt) if dt.bits(dst) > dt.bits(src) else b.fptrunc(v, tt)
+        if dt.is_float(src):
+            return b.fptosi(v, tt) if dt.is_signed(dst) else b.fptoui(v, tt)
+        if dt.is_float(dst):
+            return b.sitofp(v, tt) if dt.is_signed(src) else b.uitofp(v, tt)
+        sw = v.type.element.width if isinstance(v.type, ir.VectorType) else v.type.width
+        tw = tt.element.width if isinstance(tt, ir.VectorType) else tt.width
+        if tw < sw:
+            return b.trunc(v, tt)
+        return b.sext(v, tt) if dt.is_signed(src) else b.zext(v, tt)
+
+    def call_intrinsic(self, st, name, args):
+        fn = self._intrinsic(name, [args[0].type], nargs=len(args))
+        return st.b.call(fn, args)
+
+    def call(self, st, e):
+        b = st.b
+        args = [self.expr(st, a) for a in e.args]
+        simple = {"exp": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt", "fabs": "llvm.fabs",
+                  "floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.roundeven",
+                  "fma": "llvm.fma", "pow": "llvm.pow", "tanh": "llvm.tanh"}
+        if not dt.is_float(e.dtype):
+            raise CodegenError(f"math function {e.name} needs a float argument, got {e.dtype}")
+        if e.name in simple:
+            return self.call_intrinsic(st, simple[e.name], args)
+        if e.name == "sigmoid":
+            t = args[0].type
+            one = ir.Constant(t, 1.0 if not isinstance(t, ir.VectorType) else [1.0] * t.count)
+            zero = ir.Constant(t, 0.0 if not isinstance(t, ir.VectorType) else [0.0] * t.count)
+            ex = self.call_intrinsic(st, "llvm.exp", [b.fsub(zero, args[0])])
+            return b.fdiv(one, b.fadd(one, ex))
+        if e.name == "erf":
+            return self._libm_lanes(st, "erff" if dt.bits(e.dtype) == 32 else "erf", args[0], e.dtype)
+        raise CodegenError(f"unknown math function {e.name}")
+
+    def _libm_lanes(self, st, name, v, d):
+        b = st.b
+        et = scalar_type(d)
+        fn = self._extern(name, et, [et])
+        if not isinstance(v.type, ir.VectorType):
+            return b.call(fn, [v])
+        out = ir.Constant(v.type, ir.Undefined)
+        for k in range(v.type.count):
+            out = b.insert_element(out, b.call(fn, [b.extract_element(v, ir.Constant(I32, k))]),
+                                   ir.Constant(I32, k))
+        return out
+
+
+def _captures(loop, st):
+    """Vars and buffers a loop body uses but does not define."""
+    defined, used, bufs, allocated = set(), [], [], set()
+
+    def f(n):
+        if isinstance(n, S.For):
+            defined.add(n.var)
+        elif isinstance(n, S.Allocate):
+            allocated.add(n.buffer)
+        elif isinstance(n, E.Var) and n not in used:
+            used.append(n)
+        if isinstance(n, (E.BufferLoad, S.BufferStore)) and n.buffer not in bufs:
+            bufs.append(n.buffer)
+    visit(loop.body, f)
+    defined.add(loop.var)
+    vars_ = [v for v in used if v not in defined and v in st.vars]
+    bufs = [b for b in bufs if b not in allocated]
+    return vars_, bufs

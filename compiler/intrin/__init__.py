@@ -1,0 +1,1 @@
+"""Tensor intrinsics: declared once (semantics, legality, emission), matched by tensorize."""

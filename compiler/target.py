@@ -1,0 +1,81 @@
+"""Code-generation targets: an LLVM triple, a CPU, its features, and a thread count."""
+from __future__ import annotations
+
+import os
+
+# The boards VDLA runs on, and the CPU each triple means unless told otherwise.
+KNOWN = {
+    "armv7a-linux-gnueabihf": ("cortex-a9", "+neon,+vfp3,+thumb2"),   # PYNQ-Z1/Z2 (Zynq-7000)
+    "aarch64-linux-gnu": ("cortex-a53", "+neon"),                      # Ultra96, ZCU104
+}
+
+
+class Target:
+    """Where kernels run. `threads` is the number of threads parallel loops use by default
+    (the loader may change it at run time); 1 makes parallel loops serial in the generated
+    code, which then needs no pthread symbols."""
+
+    def __init__(self, triple: str, cpu: str | None = None, features: str | None = None,
+                 threads: int | None = None):
+        self.triple = triple
+        default_cpu, default_feat = KNOWN.get(triple, ("", ""))
+        self.cpu = cpu if cpu is not None else default_cpu
+        self.features = features if features is not None else default_feat
+        self.threads = int(threads) if threads is not None else 1
+        if self.threads < 1:
+            raise ValueError(f"Target {triple}: threads must be >= 1, got {threads}")
+        arch = triple.split("-")[0]
+        self.arch = arch
+        if arch.startswith(("x86_64", "amd64")):
+            self.vector_bits = 512 if "+avx512f" in self.features else 256 if "+avx2" in self.features else 128
+        else:
+            self.vector_bits = 128
+
+    @staticmethod
+    def host(threads: int | None = None) -> "Target":
+        import llvmlite.binding as llvm
+        _init_llvm()
+        feats = llvm.get_host_cpu_features().flatten()
+        t = Target(llvm.get_process_triple(), llvm.get_host_cpu_name(), feats,
+                   threads if threads is not None else (os.cpu_count() or 1))
+        return t
+
+    @property
+    def is_host(self) -> bool:
+        import llvmlite.binding as llvm
+        return self.triple == llvm.get_process_triple()
+
+    @property
+    def pointer_bits(self) -> int:
+        return 32 if self.arch.startswith(("arm", "i386", "i686")) and not self.arch.startswith("arm64") else 64
+
+    def vector_lanes(self, dtype_bits: int) -> int:
+        return max(1, self.vector_bits // dtype_bits)
+
+    def target_machine(self, opt=3):
+        import llvmlite.binding as llvm
+        _init_llvm()
+        tgt = llvm.Target.from_triple(self.triple)
+        return tgt.create_target_machine(cpu=self.cpu, features=self.features, opt=opt,
+                                         reloc="pic", codemodel="small")
+
+    def with_threads(self, n):
+        return Target(self.triple, self.cpu, self.features, n)
+
+    def __repr__(self):
+        return f"Target({self.triple!r}, cpu={self.cpu!r}, threads={self.threads})"
+
+
+_initialized = False
+
+
+def _init_llvm():
+    global _initialized
+    if not _initialized:
+        import llvmlite.binding as llvm
+        # llvm.initialize() raises in llvmlite >= 0.45: core initialization is automatic.
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _initialized = True

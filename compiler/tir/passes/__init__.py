@@ -1,0 +1,6 @@
+"""Loop-IR passes. Each is a named function PrimFunc -> PrimFunc."""
+from .flatten import flatten_buffers
+from .vectorize import vectorize_loops
+from .unroll import unroll_loops
+from .vthread import lower_virtual_threads
+from .simplify import simplify_func

@@ -1,0 +1,142 @@
+"""2-D convolution: NCHW (any groups, depthwise included) and the blocked NCHWc layout.
+
+Attribute meanings follow ONNX Conv: strides (sh, sw), pads [top, left, bottom, right],
+dilations (dh, dw), group. Integer inputs (int8/uint8) accumulate in `out_dtype` (int32 by
+default); float inputs accumulate in their own type.
+"""
+from __future__ import annotations
+
+from .. import te
+from ..tir import dtype as dt
+from . import tags
+from .transform import pad
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _pads(p):
+    if isinstance(p, int):
+        return (p, p, p, p)
+    p = tuple(p)
+    if len(p) == 2:
+        return (p[0], p[1], p[0], p[1])
+    if len(p) != 4:
+        raise ValueError(f"conv2d: pads must be [top, left, bottom, right], got {list(p)}")
+    return p
+
+
+def out_size(n, k, stride, pad_lo, pad_hi, dilation):
+    return (n + pad_lo + pad_hi - dilation * (k - 1) - 1) // stride + 1
+
+
+def _acc_dtype(data, weight, out_dtype):
+    if data.dtype != weight.dtype:
+        raise TypeError(f"conv2d: data is {data.dtype} but weight is {weight.dtype}")
+    if out_dtype is None:
+        out_dtype = "int32" if dt.is_int(data.dtype) else data.dtype
+    return out_dtype
+
+
+def conv2d_nchw(data, weight, strides=1, pads=0, dilations=1, groups=1, out_dtype=None):
+    """data [N, C, H, W], weight [OC, C/groups, KH, KW] -> [N, OC, OH, OW]."""
+    n, c, h, w = data.shape
+    oc, cg, kh, kw = weight.shape
+    sh, sw = _pair(strides)
+    dh, dw = _pair(dilations)
+    pt, pl, pb, pr = _pads(pads)
+    if c % groups or oc % groups or c // groups != cg:
+        raise ValueError(f"conv2d_nchw: {c} input channels, {oc} output channels and weight "
+                         f"{list(weight.shape)} do not fit groups={groups}")
+    acc = _acc_dtype(data, weight, out_dtype)
+    oh, ow = out_size(h, kh, sh, pt, pb, dh), out_size(w, kw, sw, pl, pr, dw)
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"conv2d_nchw: output would be {oh}x{ow}")
+    padded = pad(data, [0, 0, pt, pl], [0, 0, pb, pr], 0, name="pad_data")
+    rc = te.reduce_axis((0, cg), "rc")
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    opg = oc // groups
+
+    def f(b, o, y, x):
+        ch = rc.var if groups == 1 else (o // opg) * cg + rc.var
+        a = padded(b, ch, y * sh + ry.var * dh, x * sw + rx.var * dw)
+        wv = weight(o, rc.var, ry.var, rx.var)
+        return te.sum(te.cast(acc, a) * te.cast(acc, wv), axis=[rc, ry, rx])
+    return te.compute((n, oc, oh, ow), f, name="conv2d_nchw", tag=tags.CONV2D_NCHW,
+                      attrs={"strides": (sh, sw), "groups": groups})
+
+
+def conv2d_nchwc(data, weight, strides=1, pads=0, dilations=1, out_dtype=None):
+    """Blocked layout: data [N, C/cb, H, W, cb], weight [OC/ob, C/cb, KH, KW, cb, ob]
+    -> [N, OC/ob, OH, OW, ob]. The inner output block `ob` is contiguous, so a vector of ob
+    lanes accumulates ob output channels at once."""
+    n, cbo, h, w, cb = data.shape
+    obo, cbo2, kh, kw, cb2, ob = weight.shape
+    if cbo2 != cbo or cb2 != cb:
+        raise ValueError(f"conv2d_nchwc: data {list(data.shape)} and weight {list(weight.shape)} "
+                         "disagree on the input-channel blocking")
+    sh, sw = _pair(strides)
+    dh, dw = _pair(dilations)
+    pt, pl, pb, pr = _pads(pads)
+    acc = _acc_dtype(data, weight, out_dtype)
+    oh, ow = out_size(h, kh, sh, pt, pb, dh), out_size(w, kw, sw, pl, pr, dw)
+    padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], 0, name="pad_data")
+    ico = te.reduce_axis((0, cbo), "ico")
+    ici = te.reduce_axis((0, cb), "ici")
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+
+    def f(b, oco, y, x, oci):
+        a = padded(b, ico.var, y * sh + ry.var * dh, x * sw + rx.var * dw, ici.var)
+        wv = weight(oco, ico.var, ry.var, rx.var, ici.var, oci)
+        return te.sum(te.cast(acc, a) * te.cast(acc, wv), axis=[ico, ry, rx, ici])
+    return te.compute((n, obo, oh, ow, ob), f, name="conv2d_nchwc", tag=tags.CONV2D_NCHWC,
+                      attrs={"strides": (sh, sw)})
+
+
+def depthwise_conv2d_nchwc(data, weight, strides=1, pads=0, dilations=1, out_dtype=None):
+    """data [N, C/cb, H, W, cb], weight [C/cb, 1, KH, KW, 1, cb] -> [N, C/cb, OH, OW, cb]."""
+    n, cbo, h, w, cb = data.shape
+    wo, one, kh, kw, one2, wb = weight.shape
+    if (wo, one, one2, wb) != (cbo, 1, 1, cb):
+        raise ValueError(f"depthwise_conv2d_nchwc: weight {list(weight.shape)} does not match data "
+                         f"{list(data.shape)}; expected [{cbo}, 1, KH, KW, 1, {cb}]")
+    sh, sw = _pair(strides)
+    dh, dw = _pair(dilations)
+    pt, pl, pb, pr = _pads(pads)
+    acc = _acc_dtype(data, weight, out_dtype)
+    oh, ow = out_size(h, kh, sh, pt, pb, dh), out_size(w, kw, sw, pl, pr, dw)
+    padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], 0, name="pad_data")
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+
+    def f(b, co, y, x, ci):
+        a = padded(b, co, y * sh + ry.var * dh, x * sw + rx.var * dw, ci)
+        return te.sum(te.cast(acc, a) * te.cast(acc, weight(co, 0, ry.var, rx.var, 0, ci)), axis=[ry, rx])
+    return te.compute((n, cbo, oh, ow, cb), f, name="depthwise_conv2d_nchwc", tag=tags.DEPTHWISE_NCHWC,
+                      attrs={"strides": (sh, sw)})
+
+
+def pack_weight_nchwc(weight, cb, ob):
+    """[OC, C, KH, KW] -> [OC/ob, C/cb, KH, KW, cb, ob] (for conv2d_nchwc)."""
+    oc, c, kh, kw = weight.shape
+    return te.compute((oc // ob, c // cb, kh, kw, cb, ob),
+                      lambda o, i, y, x, ii, oi: weight(o * ob + oi, i * cb + ii, y, x),
+                      name="pack_weight", tag=tags.INJECTIVE)
+
+
+def pack_depthwise_weight_nchwc(weight, cb):
+    """[C, 1, KH, KW] -> [C/cb, 1, KH, KW, 1, cb] (for depthwise_conv2d_nchwc)."""
+    c, _, kh, kw = weight.shape
+    return te.compute((c // cb, 1, kh, kw, 1, cb),
+                      lambda o, a, y, x, b, ci: weight(o * cb + ci, 0, y, x),
+                      name="pack_dw_weight", tag=tags.INJECTIVE)
+
+
+def conv2d_int8(data, weight, strides=1, pads=0, dilations=1, groups=1):
+    """int8 x int8 -> int32 NCHW convolution (layers that fall back from the accelerator)."""
+    if data.dtype not in ("int8", "uint8") or weight.dtype not in ("int8", "uint8"):
+        raise TypeError(f"conv2d_int8: expected int8 inputs, got {data.dtype} and {weight.dtype}")
+    return conv2d_nchw(data, weight, strides, pads, dilations, groups, out_dtype="int32")

@@ -1,0 +1,155 @@
+"""Dense/matmul, pooling, softmax and batch-norm (inference)."""
+from __future__ import annotations
+
+from .. import te
+from ..tir import expr as E
+from ..tir import dtype as dt
+from . import tags
+from .conv import _pair, _pads, out_size
+from .elemwise import broadcast_shape
+from .transform import pad
+
+
+def dense(x, weight, bias=None, out_dtype=None):
+    """x [M, K] @ weight[N, K]^T (+ bias [N]) -> [M, N] (ONNX Gemm with transB=1)."""
+    m, k = x.shape
+    n, k2 = weight.shape
+    if k != k2:
+        raise ValueError(f"dense: x {list(x.shape)} and weight {list(weight.shape)} disagree on K")
+    acc = out_dtype or ("int32" if dt.is_int(x.dtype) else x.dtype)
+    r = te.reduce_axis((0, k), "k")
+    out = te.compute((m, n), lambda i, j: te.sum(te.cast(acc, x(i, r.var)) * te.cast(acc, weight(j, r.var)), axis=r),
+                     name="dense", tag=tags.DENSE)
+    if bias is not None:
+        out = te.compute((m, n), lambda i, j: out(i, j) + bias(j), name="bias_add", tag=tags.BROADCAST)
+    return out
+
+
+def matmul(a, b, out_dtype=None):
+    """numpy matmul semantics for >= 2-D inputs (leading batch dims broadcast)."""
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError(f"matmul: inputs must be at least 2-D, got {list(a.shape)} and {list(b.shape)}")
+    (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
+    if k != k2:
+        raise ValueError(f"matmul: {list(a.shape)} @ {list(b.shape)}: inner dimensions differ")
+    batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+    acc = out_dtype or ("int32" if dt.is_int(a.dtype) else a.dtype)
+    r = te.reduce_axis((0, k), "k")
+    nb = len(batch)
+
+    def bidx(t, i):
+        off = nb - (t.ndim - 2)
+        return [0 if t.shape[q] == 1 else i[q + off] for q in range(t.ndim - 2)]
+
+    def f(*i):
+        bi, row, col = i[:nb], i[nb], i[nb + 1]
+        return te.sum(te.cast(acc, a(*bidx(a, bi), row, r.var)) * te.cast(acc, b(*bidx(b, bi), r.var, col)), axis=r)
+    return te.compute(tuple(batch) + (m, n), f, name="matmul", tag=tags.MATMUL)
+
+
+def _pool(x, kernel, strides, pads, dilations, kind, count_include_pad, ceil_mode):
+    n, c, h, w = x.shape
+    kh, kw = _pair(kernel)
+    sh, sw = _pair(strides if strides is not None else 1)
+    dh, dw = _pair(dilations)
+    pt, pl, pb, pr = _pads(pads)
+    oh, ow = out_size(h, kh, sh, pt, pb, dh), out_size(w, kw, sw, pl, pr, dw)
+    if ceil_mode:
+        # ONNX ceil_mode: extra windows at the end that start inside the (left-)padded input
+        oh = -(-(h + pt + pb - dh * (kh - 1) - 1) // sh) + 1
+        ow = -(-(w + pl + pr - dw * (kw - 1) - 1) // sw) + 1
+        if (oh - 1) * sh >= h + pt:
+            oh -= 1
+        if (ow - 1) * sw >= w + pl:
+            ow -= 1
+    # pad enough on the high side for ceil_mode windows, with -inf (max) or 0 (avg)
+    need_b = max(pb, (oh - 1) * sh + dh * (kh - 1) + 1 - h - pt)
+    need_r = max(pr, (ow - 1) * sw + dw * (kw - 1) + 1 - w - pl)
+    lowest = float("-inf") if dt.is_float(x.dtype) else dt.int_range(x.dtype)[0]
+    padded = pad(x, [0, 0, pt, pl], [0, 0, need_b, need_r], lowest if kind == "max" else 0, name="pad_pool")
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    if kind == "max":
+        return te.compute((n, c, oh, ow), lambda b, ch, y, z: te.max(
+            padded(b, ch, y * sh + ry.var * dh, z * sw + rx.var * dw), axis=[ry, rx]),
+            name="max_pool2d", tag=tags.POOL)
+    if not dt.is_float(x.dtype):
+        raise TypeError(f"avg_pool2d needs a float input, got {x.dtype}")
+    s = te.compute((n, c, oh, ow), lambda b, ch, y, z: te.sum(
+        padded(b, ch, y * sh + ry.var * dh, z * sw + rx.var * dw), axis=[ry, rx]),
+        name="avg_pool_sum", tag=tags.POOL)
+    if count_include_pad:
+        # windows are clipped to the explicitly padded area (ceil_mode overhang excluded)
+        def cnt(y, lo, hi, k, st, d, size):
+            start = y * st
+            end = E.min_expr(start + (k - 1) * d + 1, E.to_expr(size + lo + hi, "int32"))
+            return (end - start + (d - 1)) // d
+    else:
+        def cnt(y, lo, hi, k, st, d, size):
+            # number of taps k' with lo <= y*st + k'*d < lo + size
+            first = E.max_expr(E.to_expr(0, "int32"), (lo - y * st + d - 1) // d)
+            last = E.min_expr(E.to_expr(k - 1, "int32"), (lo + size - 1 - y * st) // d)
+            return last - first + 1
+    return te.compute((n, c, oh, ow), lambda b, ch, y, z: s(b, ch, y, z) / te.cast(
+        x.dtype, cnt(y, pt, pb, kh, sh, dh, h) * cnt(z, pl, pr, kw, sw, dw, w)),
+        name="avg_pool2d", tag=tags.ELEMWISE)
+
+
+def max_pool2d(x, kernel, strides=None, pads=0, dilations=1, ceil_mode=False):
+    """ONNX MaxPool on NCHW; pads [top, left, bottom, right]."""
+    return _pool(x, kernel, strides, pads, dilations, "max", False, ceil_mode)
+
+
+def avg_pool2d(x, kernel, strides=None, pads=0, count_include_pad=False, ceil_mode=False):
+    """ONNX AveragePool on NCHW."""
+    return _pool(x, kernel, strides, pads, 1, "avg", count_include_pad, ceil_mode)
+
+
+def global_avg_pool2d(x):
+    n, c, h, w = x.shape
+    ry, rx = te.reduce_axis((0, h), "ry"), te.reduce_axis((0, w), "rx")
+    s = te.compute((n, c, 1, 1), lambda b, ch, y, z: te.sum(x(b, ch, ry.var, rx.var), axis=[ry, rx]),
+                   name="global_pool_sum", tag=tags.POOL)
+    return te.compute((n, c, 1, 1), lambda *i: s(*i) * E.Const(1.0 / (h * w), x.dtype),
+                      name="global_avg_pool2d", tag=tags.ELEMWISE)
+
+
+def global_max_pool2d(x):
+    n, c, h, w = x.shape
+    ry, rx = te.reduce_axis((0, h), "ry"), te.reduce_axis((0, w), "rx")
+    return te.compute((n, c, 1, 1), lambda b, ch, y, z: te.max(x(b, ch, ry.var, rx.var), axis=[ry, rx]),
+                      name="global_max_pool2d", tag=tags.POOL)
+
+
+def softmax(x, axis=-1):
+    """exp(x - max) / sum(exp(x - max)) along one axis (ONNX Softmax, opset >= 13)."""
+    axis = axis % x.ndim
+    k1 = te.reduce_axis((0, x.shape[axis]), "k1")
+    k2 = te.reduce_axis((0, x.shape[axis]), "k2")
+    red_shape = [s for q, s in enumerate(x.shape) if q != axis] or [1]
+
+    def at(i, r):
+        i = list(i)
+        return i[:axis] + [r] + i[axis:]
+    keep = lambda i: [] if x.ndim == 1 else list(i)  # noqa: E731
+    if x.ndim == 1:
+        mx = te.compute([1], lambda z: te.max(x(k1.var), axis=k1), name="softmax_max", tag=tags.SOFTMAX)
+        ex = te.compute(x.shape, lambda i: te.exp(x(i) - mx(0)), name="softmax_exp", tag=tags.SOFTMAX)
+        sm = te.compute([1], lambda z: te.sum(ex(k2.var), axis=k2), name="softmax_sum", tag=tags.SOFTMAX)
+        return te.compute(x.shape, lambda i: ex(i) / sm(0), name="softmax", tag=tags.SOFTMAX)
+    mx = te.compute(red_shape, lambda *i: te.max(x(*at(keep(i), k1.var)), axis=k1), name="softmax_max",
+                    tag=tags.SOFTMAX)
+    drop = lambda i: [v for q, v in enumerate(i) if q != axis]  # noqa: E731
+    ex = te.compute(x.shape, lambda *i: te.exp(x(*i) - mx(*drop(i))), name="softmax_exp", tag=tags.SOFTMAX)
+    sm = te.compute(red_shape, lambda *i: te.sum(ex(*at(keep(i), k2.var)), axis=k2), name="softmax_sum",
+                    tag=tags.SOFTMAX)
+    return te.compute(x.shape, lambda *i: ex(*i) / sm(*drop(i)), name="softmax", tag=tags.SOFTMAX)
+
+
+def batch_norm_inference(x, gamma, beta, mean, var, epsilon=1e-5, axis=1):
+    """(x - mean) / sqrt(var + eps) * gamma + beta, per channel along `axis`."""
+    def f(*i):
+        c = i[axis]
+        scale = gamma(c) / te.sqrt(var(c) + E.to_expr(epsilon, x.dtype))
+        return (x(*i) - mean(c)) * scale + beta(c)
+    return te.compute(x.shape, f, name="batch_norm", tag=tags.BROADCAST)

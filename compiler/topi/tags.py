@@ -1,0 +1,18 @@
+"""Operator tags: how schedule_for recognizes what kind of computation a stage is."""
+ELEMWISE = "elemwise"        # out[i] = f(in[i]) (same shape)
+BROADCAST = "broadcast"      # numpy broadcasting of several inputs
+INJECTIVE = "injective"      # each output element reads inputs at computed indices (reshape, pad..)
+CONV2D_NCHW = "conv2d_nchw"
+CONV2D_NCHWC = "conv2d_nchwc"
+DEPTHWISE_NCHWC = "depthwise_conv2d_nchwc"
+DENSE = "dense"
+MATMUL = "matmul"
+POOL = "pool"
+SOFTMAX = "softmax"
+REDUCE = "reduce"
+
+CHEAP = {ELEMWISE, BROADCAST, INJECTIVE}
+
+
+def is_injective(tag: str) -> bool:
+    return tag in CHEAP
