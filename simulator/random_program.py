@@ -51,6 +51,7 @@ class Program:
     insns: list
     outputs: list[tuple[int, int]]   # (byte address, byte count) of every STORE row written
     regions: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (byte start, bytes)
+    out_elem_bytes: int = 16
 
     def fresh_dram(self) -> np.ndarray:
         return self.dram.copy()
@@ -463,7 +464,8 @@ class _Generator:
         outputs = [(out_at + start * out_eb, n * out_eb) for start, n in self.outputs_rel]
         regions = {"input": (in_at, self.in_bytes), "uops": (uop_at, 4 * len(self.uop_words)),
                    "output": (out_at, out_eb * self.out_elems), "insns": (insn_at, 16 * len(self.insns))}
-        return Program(cfg.name, self.seed, dram, insn_at, len(self.insns), self.insns, outputs, regions)
+        return Program(cfg.name, self.seed, dram, insn_at, len(self.insns), self.insns, outputs, regions,
+                       out_eb)
 
 
 def random_program(config=None, seed: int = 0, min_insns: int = 20, max_insns: int = 120) -> Program:
@@ -474,3 +476,33 @@ def random_program(config=None, seed: int = 0, min_insns: int = 20, max_insns: i
     gen.body()
     gen.epilogue()
     return gen.image()
+
+
+
+def last_store_writing(program: Program, byte_addr: int) -> int | None:
+    """Index of the last STORE in stream order that writes DRAM byte `byte_addr` (None if none does)."""
+    found = None
+    elem = program.out_elem_bytes
+    for k, insn in enumerate(program.insns):
+        if isinstance(insn, MemInsn) and insn.opcode == Opcode.STORE and insn.x_size:
+            for y in range(insn.y_size):
+                lo = (insn.dram_base + y * insn.x_stride) * elem
+                if lo <= byte_addr < lo + insn.x_size * elem:
+                    found = k
+    return found
+
+
+def describe_mismatch(program: Program, expected: np.ndarray, actual: np.ndarray) -> str | None:
+    """None if the DRAM images agree, else where they first differ and which instruction wrote there."""
+    diff = np.flatnonzero(expected != actual)
+    if diff.size == 0:
+        return None
+    first = int(diff[0])
+    region = next((name for name, (lo, n) in program.regions.items() if lo <= first < lo + n), "unused")
+    writer = last_store_writing(program, first)
+    from vdla.hw import format_insn
+    what = (f"written by instruction {writer}: {format_insn(program.insns[writer])}" if writer is not None
+            else "no STORE writes there")
+    return (f"program seed {program.seed} ({program.config_name}, {program.insn_count} instructions): "
+            f"{diff.size} DRAM bytes differ; first at byte 0x{first:x} in the {region} area, {what}; "
+            f"expected {expected[first:first + 16].tobytes().hex()} got {actual[first:first + 16].tobytes().hex()}")
