@@ -49,13 +49,12 @@ def _reset_kernel(base_a: int, count: int) -> UopKernel:
 
 def matmul_program(cq: CommandQueue, shape: MatmulShape, a_buf, b_buf, c_buf,
                    virtual_threads: int = 2, requant: Requant | None = None) -> None:
-    """Emit the instructions of C = A @ B (no synchronize)."""
+    """Emit the instructions of C = A @ B (no synchronize). Tiles at the bottom/right edge
+    may be smaller than tile_m x tile_n."""
     cfg = cq.config
     s, t = shape, virtual_threads
     tm, tn, kb = s.tile_m, s.tile_n, s.k
-    if s.m % tm or s.n % tn:
-        raise ValueError(f"matmul tiles {tm}x{tn} must divide the output {s.m}x{s.n} (elements)")
-    m_tiles, n_tiles = s.m // tm, s.n // tn
+    n_tiles = -(-s.n // tn)
     wgt_slots = min(t, n_tiles)
     need = {"input": (t * tm * kb, cfg.inp_depth), "weight": (wgt_slots * tn * kb, cfg.wgt_depth),
             "accumulator": (t * tm * tn, cfg.acc_depth)}
@@ -65,26 +64,29 @@ def matmul_program(cq: CommandQueue, shape: MatmulShape, a_buf, b_buf, c_buf,
                              f"{used} {name} SRAM elements but there are {depth}; use smaller tiles")
     inp_slot, acc_slot, wgt_slot = cfg.inp_depth // t, cfg.acc_depth // t, tn * kb
 
-    order = [(j, i) for j in range(n_tiles) for i in range(m_tiles)]  # weight tile j reused over i
+    # (column tile j, first column block, width, row tile i, first row, height); the weight
+    # tile of column block j is reused by every row tile i
+    order = [(j, n0, min(tn, s.n - n0), i, m0, min(tm, s.m - m0))
+             for j, n0 in enumerate(range(0, s.n, tn)) for i, m0 in enumerate(range(0, s.m, tm))]
 
     def load(it: int, slot: int) -> None:
-        j, i = order[it]
+        j, n0, w, i, m0, h = order[it]
         if i == 0:  # first row tile of a new column block: fetch its weights
-            cq.load_2d(MemType.WGT, (j % wgt_slots) * wgt_slot, b_buf, j * tn * kb, tn * kb)
-        cq.load_2d(MemType.INP, slot * inp_slot, a_buf, i * tm * kb, tm * kb)
+            cq.load_2d(MemType.WGT, (j % wgt_slots) * wgt_slot, b_buf, n0 * kb, w * kb)
+        cq.load_2d(MemType.INP, slot * inp_slot, a_buf, m0 * kb, h * kb)
 
     def compute(it: int, slot: int) -> None:
-        j, _ = order[it]
+        j, _, w, _, _, h = order[it]
         base_a, base_i, base_w = slot * acc_slot, slot * inp_slot, (j % wgt_slots) * wgt_slot
-        cq.push_gemm(cq.kernel(("reset", base_a, tm * tn), lambda: _reset_kernel(base_a, tm * tn)))
-        cq.push_gemm(cq.kernel(("mm", base_a, base_i, base_w, tm, tn, kb),
-                               lambda: _gemm_kernel(base_a, base_i, base_w, tm, tn, kb)))
+        cq.push_gemm(cq.kernel(("reset", base_a, h * w), lambda: _reset_kernel(base_a, h * w)))
+        cq.push_gemm(cq.kernel(("mm", base_a, base_i, base_w, h, w, kb),
+                               lambda: _gemm_kernel(base_a, base_i, base_w, h, w, kb)))
         if requant is not None:
-            emit_requant(cq, requant, base_a, tm, tn)
+            emit_requant(cq, requant, base_a, h, w)
 
     def store(it: int, slot: int) -> None:
-        j, i = order[it]
-        cq.store_2d(slot * acc_slot, c_buf, i * tm * s.n + j * tn, tn, tm, s.n)
+        _, n0, w, _, m0, h = order[it]
+        cq.store_2d(slot * acc_slot, c_buf, m0 * s.n + n0, w, h, s.n)
 
     emit_pipelined(cq, len(order), t, load, compute, store)
 
