@@ -38,14 +38,16 @@ def _signature(graph: Graph, node: Node, args: list[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def kernel_args(node: Node) -> list[str]:
-    """Kernel ABI order: the group's external inputs, then its outputs."""
-    return [n for n in node.inputs if n] + [o for o in node.outputs if o]
+def kernel_args(graph: Graph, node: Node) -> list[str]:
+    """Kernel ABI order: the group's external inputs, then its outputs. 0-d constants are not
+    arguments: they are compiled in as literals."""
+    inputs = [n for n in node.inputs if n and not (n in graph.constants and graph.constants[n].ndim == 0)]
+    return inputs + [o for o in node.outputs if o]
 
 
 def lower_graph(graph: Graph, target, log=None) -> tuple[dict, dict, dict, dict]:
     """Returns (kernel_steps, objects by triple, kernels index by triple, host reasons)."""
-    from . import topi_bridge
+    from . import lower_ops
     from .build import build  # the tensor compiler's entry point
 
     kernel_steps: dict[str, dict] = {}
@@ -55,23 +57,31 @@ def lower_graph(graph: Graph, target, log=None) -> tuple[dict, dict, dict, dict]
     for node in graph.nodes:
         if node.op in ALIAS_OPS:
             continue
-        args = kernel_args(node)
+        args = kernel_args(graph, node)
         sig = _signature(graph, node, args)
         if sig in by_signature:
             kernel_steps[node.name] = {"kernel": by_signature[sig], "args": args}
             continue
         try:
-            tensors, outputs = topi_bridge.group_to_te(graph, node, args)
-            schedule = topi_bridge.schedule(outputs, target)
+            tensors, outputs = lower_ops.group_to_te(graph, node, args)
+            schedule = lower_ops.schedule(outputs, target)
             name = f"k{len(compiled)}_{node.attrs.get('pattern', node.op).replace('+', '_').lower()}"
             kernel = build(schedule, tensors, target, name)
         except NotLowerable as why:
             host_reasons[node.name] = str(why)
+            continue
+        except Exception as exc:  # a tensor-compiler failure: keep the model running, say so
+            host_reasons[node.name] = f"BUILD FAILED: {type(exc).__name__}: {exc}"
             continue
         compiled[name] = kernel
         by_signature[sig] = name
         kernel_steps[node.name] = {"kernel": name, "args": args}
         if log:
             log(f"compiled {name} for {node.name}")
-    objects, index = topi_bridge.link(compiled, target)
+    objects = {f"{k.target}/{name}": k.object_code for name, k in compiled.items()}
+    index = {}
+    for name, k in compiled.items():
+        index.setdefault(k.target, {"names": [], "arg_specs": {}})
+        index[k.target]["names"].append(name)
+        index[k.target]["arg_specs"][name] = [[list(s), d] for s, d in k.arg_specs]
     return kernel_steps, objects, index, host_reasons

@@ -51,10 +51,10 @@ def check_compatible(artifact: Artifact, hw_config=None) -> str | None:
     if not any(s["kind"] == "kernel" for s in artifact.plan["steps"]):
         return None
     triple = host_triple()
-    if triple not in artifact.objects:
+    if triple not in header.get("kernels", {}):
         raise ArtifactError(f"target mismatch: the artifact has kernels for "
-                            f"{', '.join(sorted(artifact.objects)) or 'no target'}, this machine is "
-                            f"{triple}; recompile with --target for this machine")
+                            f"{', '.join(sorted(header.get('kernels', {}))) or 'no target'}, this "
+                            f"machine is {triple}; recompile with --target for this machine")
     missing = _missing_features(header.get("target", {}).get("features", []))
     if missing:
         raise ArtifactError(f"target mismatch: the kernels use CPU features this machine lacks "
@@ -63,13 +63,14 @@ def check_compatible(artifact: Artifact, hw_config=None) -> str | None:
 
 
 class Executor:
-    def __init__(self, artifact: Artifact | str | os.PathLike, hw_config=None):
+    def __init__(self, artifact: Artifact | str | os.PathLike, hw_config=None,
+                 threads: int | None = None):
         if not isinstance(artifact, Artifact):
             artifact = load(artifact)
         self.artifact = artifact
         plan = artifact.plan
         triple = check_compatible(artifact, hw_config)
-        self.library = self._load_kernels(artifact, triple)
+        self.kernels = self._load_kernels(artifact, triple, threads)
         # One allocation for every activation, 64-byte aligned.
         raw = np.empty(plan["arena_bytes"] + 64, dtype=np.uint8)
         skip = (-raw.ctypes.data) % 64
@@ -83,24 +84,54 @@ class Executor:
         self.last_timings: list[StepTiming] = []
 
     @staticmethod
-    def _load_kernels(artifact: Artifact, triple: str | None):
+    def _load_kernels(artifact: Artifact, triple: str | None, threads: int | None) -> dict:
+        """kernel name -> (KernelLibrary holding it, ctypes function, arg specs)."""
         if triple is None:
-            return None
+            return {}
         from . import cpu_kernel  # deploy-side loader of kernel objects (llvmlite MCJIT)
-        names = artifact.header["kernels"][triple]["names"]
-        return cpu_kernel.load(artifact.objects[triple], names)
+        index = artifact.header["kernels"][triple]
+        kernels = {}
+        for name in index["names"]:
+            specs = [(tuple(s), d) for s, d in index["arg_specs"][name]]
+            library = cpu_kernel.load(artifact.objects[f"{triple}/{name}"], {name: specs})
+            if threads is not None:
+                library.set_num_threads(threads)
+            fn, specs, _ = library.kernels[name]
+            kernels[name] = (library, fn, specs)
+        return kernels
+
+    def _kernel_call(self, step: dict):
+        """Check the buffers against the kernel's specs once, then call with a prebuilt
+        pointer array (the buffers never move: they are arena views and parameters)."""
+        import ctypes
+        name = step["kernel"]
+        _, fn, specs = self.kernels[name]
+        arrays = [self.buffers[n] for n in step["args"]]
+        if len(arrays) != len(specs):
+            raise ArtifactError(f"step {step['name']!r}: kernel {name} takes {len(specs)} buffers, "
+                                f"the plan gives {len(arrays)}")
+        pointers = (ctypes.c_void_p * len(arrays))()
+        for k, (array, (shape, dtype)) in enumerate(zip(arrays, specs)):
+            if tuple(array.shape) != tuple(shape) or array.dtype != np.dtype(dtype) \
+                    or not array.flags.c_contiguous:
+                raise ArtifactError(f"step {step['name']!r}: argument {k} ({step['args'][k]}) is "
+                                    f"{array.dtype}{list(array.shape)}, kernel {name} expects "
+                                    f"{dtype}{list(shape)} contiguous")
+            pointers[k] = array.ctypes.data
+        step_name = step["name"]
+
+        def call():
+            rc = fn(pointers)
+            if rc != 0:
+                raise RuntimeError(f"step {step_name!r}: kernel {name} returned error code {rc}")
+        return call
 
     def _bind(self, step: dict):
         kind = step["kind"]
         if kind == "alias":
             return step, None
         if kind == "kernel":
-            arrays = [self.buffers[n] for n in step["args"]]
-            call = self.library.bind(step["kernel"], arrays) if hasattr(self.library, "bind") else None
-            if call is None:
-                name = step["kernel"]
-                return step, lambda: self.library.run(name, arrays)
-            return step, call
+            return step, self._kernel_call(step)
         if kind == "host":
             body = step["body"]
             inputs = sorted({n for node in body for n in node["inputs"] if n})

@@ -77,7 +77,7 @@ def test_target_triple_mismatch(small_artifact):
     a = art.load(small_artifact[0])
     a.header["plan"]["steps"][0]["kind"] = "kernel"
     a.header["plan"]["steps"][0].update(kernel="k0", args=[])
-    a.objects = {"armv7a-unknown-linux-gnueabihf": b"\x7fELF"}
+    a.objects = {"armv7a-unknown-linux-gnueabihf/k0": b"\x7fELF"}
     a.header["kernels"] = {"armv7a-unknown-linux-gnueabihf": {"names": ["k0"]}}
     with pytest.raises(art.ArtifactError, match="target mismatch.*armv7a"):
         Executor(art.from_bytes(a.to_bytes()))

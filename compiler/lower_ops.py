@@ -1,0 +1,181 @@
+"""IR node -> tensor expression, one rule per op, on vdla.compiler.topi.
+
+`group_to_te` turns a top-level node (a fused group or a single op) into placeholders for its
+arguments and the topi expressions of its body. A rule raises NotLowerable when topi has no
+form for the node (an op it lacks, a rank or attribute it does not cover); the node then
+stays a numpy host step and the message is recorded.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import te, topi
+from .graph.ir import Graph, Node
+from .lower_graph import NotLowerable
+
+_FLOAT = {"float32"}
+
+
+def _require(cond: bool, why: str) -> None:
+    if not cond:
+        raise NotLowerable(why)
+
+
+def _channel_bias(out, bias):
+    """out[N, C, ...] + bias[C]: a per-channel add that the anchor's schedule inlines."""
+    return te.compute(out.shape, lambda *i: out(*i) + bias(i[1]), name="bias_add",
+                      tag=topi.tags.BROADCAST)
+
+
+def _conv(node: Node, ins, graph):
+    x, w = ins[0], ins[1]
+    a = node.attrs
+    _require(len(x.shape) == 4, "only 2-D convolutions have kernels")
+    _require(x.dtype in _FLOAT, f"conv kernels are float32 (got {x.dtype})")
+    y = topi.conv2d_nchw(x, w, strides=a["strides"], pads=a["pads"], dilations=a["dilations"],
+                         groups=a["group"])
+    return [_channel_bias(y, ins[2]) if len(ins) > 2 and ins[2] is not None else y]
+
+
+def _gemm(node: Node, ins, graph):
+    a = node.attrs
+    _require(not a.get("transA", 0) and a.get("transB", 0), "Gemm needs transA=0, transB=1 "
+             "(canonicalize_gemm transposes constant weights)")
+    _require(a.get("alpha", 1.0) == 1.0 and a.get("beta", 1.0) == 1.0, "Gemm alpha/beta != 1")
+    bias = ins[2] if len(ins) > 2 else None
+    _require(bias is None or len(bias.shape) == 1, "Gemm bias must be 1-D")
+    return [topi.dense(ins[0], ins[1], bias)]
+
+
+def _matmul(node: Node, ins, graph):
+    _require(len(ins[0].shape) >= 2 and len(ins[1].shape) >= 2, "MatMul of 1-D operands")
+    return [topi.matmul(ins[0], ins[1])]
+
+
+def _pool(node: Node, ins, graph):
+    a, x = node.attrs, ins[0]
+    _require(len(x.shape) == 4, "only 2-D pooling has kernels")
+    if node.op == "MaxPool":
+        return [topi.max_pool2d(x, a["kernel_shape"], a["strides"], a["pads"], a["dilations"],
+                                bool(a.get("ceil_mode", 0)))]
+    _require(all(d == 1 for d in a["dilations"]), "dilated AveragePool")
+    return [topi.avg_pool2d(x, a["kernel_shape"], a["strides"], a["pads"],
+                            bool(a.get("count_include_pad", 0)), bool(a.get("ceil_mode", 0)))]
+
+
+def _global_pool(node: Node, ins, graph):
+    _require(len(ins[0].shape) == 4, "only 2-D global pooling has kernels")
+    fn = topi.global_avg_pool2d if node.op == "GlobalAveragePool" else topi.global_max_pool2d
+    return [fn(ins[0])]
+
+
+def _softmax(node: Node, ins, graph):
+    x = ins[0]
+    axis = node.attrs.get("axis", -1) % len(x.shape)
+    _require(not node.attrs.get("coerce_2d") or axis == len(x.shape) - 1,
+             "opset < 13 Softmax over several axes")
+    return [topi.softmax(x, axis=axis)]
+
+
+def _reduce_mean(node: Node, ins, graph):
+    x = ins[0]
+    axes = node.attrs.get("axes")
+    _require(not (axes == [] and node.attrs.get("noop_with_empty_axes")), "no-op ReduceMean")
+    axes = None if not axes else [a % len(x.shape) for a in axes]
+    return [topi.reduce_mean(x, axes, bool(node.attrs.get("keepdims", 1)))]
+
+
+def _binary(fn):
+    def rule(node: Node, ins, graph):
+        tensors = [t for t in ins if isinstance(t, te.Tensor)]
+        _require(bool(tensors), f"{node.op} of two literals")
+        _require(tensors[0].dtype in _FLOAT or node.op != "Div", "integer Div (ONNX truncates)")
+        return [fn(ins[0], ins[1])]
+    return rule
+
+
+def _pad(node: Node, ins, graph):
+    a, rank = node.attrs, len(ins[0].shape)
+    _require(a.get("mode", "constant") == "constant", f"Pad mode {a.get('mode')!r}")
+    _require(a.get("axes") is None, "Pad with axes")
+    pads = a["pads"]
+    _require(min(pads) >= 0, "negative Pad (crop)")
+    value = a.get("constant_value", 0) or 0
+    return [topi.pad(ins[0], pads[:rank], pads[rank:], value)]
+
+
+def _slice(node: Node, ins, graph):
+    a = node.attrs
+    return [topi.strided_slice(ins[0], a["starts"], a["ends"], a.get("axes"), a.get("steps"))]
+
+
+def _split(node: Node, ins, graph):
+    from vdla.driver.host_ops.shape import split_sizes
+    x = ins[0]
+    axis = node.attrs.get("axis", 0) % len(x.shape)
+    sizes = split_sizes(x.shape[axis], node.attrs.get("split"), node.attrs["num_outputs"])
+    return topi.split(x, sizes, axis)
+
+
+def _unary(fn):
+    return lambda node, ins, graph: [fn(ins[0])]
+
+
+def _clip(node: Node, ins, graph):
+    return [topi.clip(ins[0], node.attrs.get("min"), node.attrs.get("max"))]
+
+
+RULES = {
+    "Conv": _conv, "Gemm": _gemm, "MatMul": _matmul,
+    "MaxPool": _pool, "AveragePool": _pool,
+    "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,
+    "Softmax": _softmax, "ReduceMean": _reduce_mean,
+    "Add": _binary(topi.add), "Sub": _binary(topi.subtract), "Mul": _binary(topi.multiply),
+    "Div": _binary(topi.divide),
+    "Relu": _unary(topi.relu), "Sigmoid": _unary(topi.sigmoid), "Tanh": _unary(topi.tanh),
+    "Exp": _unary(topi.exp), "HardSwish": _unary(topi.hard_swish), "Clip": _clip,
+    "LeakyRelu": lambda n, ins, g: [topi.leaky_relu(ins[0], n.attrs.get("alpha", 0.01))],
+    "HardSigmoid": lambda n, ins, g: [topi.hard_sigmoid(ins[0], n.attrs.get("alpha", 0.2),
+                                                        n.attrs.get("beta", 0.5))],
+    "Pad": _pad, "Slice": _slice, "Split": _split,
+    "Transpose": lambda n, ins, g: [topi.transpose(ins[0], n.attrs.get("perm"))],
+    "Concat": lambda n, ins, g: [topi.concat([t for t in ins if t is not None],
+                                             n.attrs["axis"] % len(ins[0].shape))],
+}
+
+
+def group_to_te(graph: Graph, node: Node, args: list[str]):
+    body = node.body if node.op == "Fused" else [node]
+    env = {}
+    placeholders = []
+    for i, name in enumerate(args[:len(args) - len([o for o in node.outputs if o])]):
+        t = graph.types[name]
+        _require(t.dtype in ("float32", "int32", "int8", "uint8", "int64", "bool"),
+                 f"dtype {t.dtype} has no kernels")
+        _require(len(t.shape) >= 1, "0-d runtime tensors have no kernels")
+        env[name] = te.placeholder(t.shape, t.dtype, name=f"arg{i}")
+        placeholders.append(env[name])
+    for name in (n for inner in body for n in inner.inputs if n):
+        if name not in env and name in graph.constants and graph.constants[name].ndim == 0:
+            env[name] = graph.constants[name].item()  # a literal in the kernel
+    for inner in body:
+        rule = RULES.get(inner.op)
+        _require(rule is not None, f"no kernel rule for {inner.op}")
+        ins = [env[n] if n else None for n in inner.inputs]
+        try:
+            outs = rule(inner, ins, graph)
+        except NotLowerable:
+            raise
+        except (ValueError, TypeError) as exc:  # topi refused the shapes/dtypes: say so
+            raise NotLowerable(f"topi rejected {inner.op}: {exc}") from exc
+        for name, t in zip(inner.outputs, outs):
+            want = graph.types[name]
+            _require(tuple(t.shape) == want.shape and t.dtype == want.dtype,
+                     f"{inner.op} kernel gives {t.dtype}{list(t.shape)}, graph has {want}")
+            env[name] = t
+    outputs = [env[o] for o in node.outputs if o]
+    return placeholders + outputs, outputs
+
+
+def schedule(outputs, target):
+    return topi.schedule_for(outputs, target)
