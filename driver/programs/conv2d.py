@@ -59,30 +59,41 @@ class Conv2dShape:
                 * self.kh * self.kw)
 
 
-def fit_tile_h(shape: Conv2dShape, config, virtual_threads: int) -> int:
-    """The largest output-row tile whose input, accumulators and micro-ops fit one SRAM slot."""
+def fit_tiles(shape: Conv2dShape, config, virtual_threads: int,
+              tile_oc: int | None = None) -> tuple[int, int]:
+    """(tile_h, tile_oc): all output channel blocks if their weights fit (else as many as fit
+    half the weight SRAM, so two tiles can alternate), then the largest output-row tile whose
+    input, accumulators and micro-ops fit one of the `virtual_threads` SRAM slots."""
+    t = virtual_threads
+    taps_c = shape.c * shape.kh * shape.kw
+    if tile_oc is None:
+        tile_oc = shape.o if shape.o * taps_c <= config.wgt_depth else config.wgt_depth // 2 // taps_c
+    if tile_oc < 1:
+        raise ValueError(f"conv {shape}: the weights of one output channel block ({taps_c} elements) "
+                         f"do not fit half the weight SRAM ({config.wgt_depth // 2}); the layer needs "
+                         "input-channel tiling, which this program does not do")
     best = 0
     for th in range(1, shape.out_h + 1):
         inp = shape.c * shape.in_rows(th) * shape.padded_w
-        acc = shape.o * th * shape.out_w
+        acc = tile_oc * th * shape.out_w
         uops = shape.kh * shape.kw * th * shape.out_w
-        if (inp * virtual_threads <= config.inp_depth and acc * virtual_threads <= config.acc_depth
-                and uops * virtual_threads + 8 <= config.uop_depth):
+        if inp * t <= config.inp_depth and acc * t <= config.acc_depth and uops * t + 8 <= config.uop_depth:
             best = th
     if not best:
-        raise ValueError(f"conv {shape}: even one output row does not fit the SRAMs with "
-                         f"{virtual_threads} virtual thread(s); the layer needs channel tiling")
-    return best
+        raise ValueError(f"conv {shape}: even one output row does not fit the SRAMs with {t} virtual "
+                         "thread(s); the layer needs input-channel or width tiling")
+    return best, tile_oc
 
 
-def _gemm_kernel(s: Conv2dShape, base_a: int, base_i: int, th: int) -> UopKernel:
+def _gemm_kernel(s: Conv2dShape, base_a: int, base_i: int, base_w: int, th: int, toc: int) -> UopKernel:
     wp, wo, rows = s.padded_w, s.out_w, s.in_rows(th)
-    uops = [Uop(base_a + y * wo + x, base_i + (y * s.stride + ky) * wp + x * s.stride + kx, ky * s.kw + kx)
+    uops = [Uop(base_a + y * wo + x, base_i + (y * s.stride + ky) * wp + x * s.stride + kx,
+                base_w + ky * s.kw + kx)
             for ky in range(s.kh) for kx in range(s.kw) for y in range(th) for x in range(wo)]
     taps = s.kh * s.kw
-    loops = (LoopLevel(s.o, dst=th * wo, src=0, wgt=s.c * taps),
+    loops = (LoopLevel(toc, dst=th * wo, src=0, wgt=s.c * taps),
              LoopLevel(s.c, dst=0, src=rows * wp, wgt=taps))
-    return UopKernel.gemm(uops, loops, name=f"conv tile {th}x{wo}")
+    return UopKernel.gemm(uops, loops, name=f"conv tile {toc}x{th}x{wo}")
 
 
 def _reset_kernel(base_a: int, rows: int, cols: int) -> UopKernel:
@@ -92,28 +103,45 @@ def _reset_kernel(base_a: int, rows: int, cols: int) -> UopKernel:
 
 def conv2d_program(cq: CommandQueue, s: Conv2dShape, inp_buf, wgt_buf, out_buf,
                    virtual_threads: int = 2, tile_h: int | None = None,
-                   requant: Requant | None = None) -> None:
-    """Emit the instructions of one conv layer (no synchronize)."""
+                   requant: Requant | None = None, tile_oc: int | None = None) -> None:
+    """Emit the instructions of one conv layer (no synchronize).
+
+    Iterations run over (image, output-channel tile, output-row tile); the weights of an
+    output-channel tile are loaded once and reused by all its row tiles (two weight slots
+    alternate between consecutive channel tiles when two virtual threads run)."""
     cfg = cq.config
     t = virtual_threads
-    th_max = tile_h or fit_tile_h(s, cfg, t)
     if s.pad > 15:
         raise ValueError(f"conv padding {s.pad} exceeds the DMA's 4-bit pad fields (max 15)")
-    wgt_elems = s.o * s.c * s.kh * s.kw
-    if wgt_elems > cfg.wgt_depth:
-        raise ValueError(f"conv weights need {wgt_elems} weight SRAM elements but there are "
-                         f"{cfg.wgt_depth}; the layer needs output-channel tiling")
+    th_fit, toc_max = fit_tiles(s, cfg, t, tile_oc)
+    th_max = tile_h or th_fit
+    taps_c = s.c * s.kh * s.kw
+    oc_tiles = [(o0, min(toc_max, s.o - o0)) for o0 in range(0, s.o, toc_max)]
+    wgt_slots = min(t, len(oc_tiles))
+    wgt_slot = toc_max * taps_c
     inp_slot, acc_slot = cfg.inp_depth // t, cfg.acc_depth // t
     wp, wo, ho = s.padded_w, s.out_w, s.out_h
-    if s.c * s.in_rows(th_max) * wp > inp_slot or s.o * th_max * wo > acc_slot:
+    if wgt_slots * wgt_slot > cfg.wgt_depth:
+        raise ValueError(f"conv weights of {toc_max} output channel blocks x {wgt_slots} slot(s) need "
+                         f"{wgt_slots * wgt_slot} weight SRAM elements but there are {cfg.wgt_depth}; "
+                         "use a smaller tile_oc")
+    if s.c * s.in_rows(th_max) * wp > inp_slot or toc_max * th_max * wo > acc_slot:
         raise ValueError(f"conv tile of {th_max} output rows does not fit one of {t} SRAM slots "
                          f"(input {inp_slot}, accumulator {acc_slot} elements); use a smaller tile_h")
-    tiles = [(n, h0, min(th_max, ho - h0)) for n in range(s.n) for h0 in range(0, ho, th_max)]
+    # (image, weight load number or None when resident, oc tile, first row, rows)
+    tiles, loads = [], 0
+    for n in range(s.n):
+        for o0, toc in oc_tiles:
+            for h0 in range(0, ho, th_max):
+                new_weights = h0 == 0 and (len(oc_tiles) > 1 or not tiles)
+                if new_weights:
+                    loads += 1
+                tiles.append((n, (loads - 1) % wgt_slots, new_weights, o0, toc, h0, min(th_max, ho - h0)))
 
     def load(it: int, slot: int) -> None:
-        n, h0, th = tiles[it]
-        if it == 0:
-            cq.load_2d(MemType.WGT, 0, wgt_buf, 0, wgt_elems)
+        n, wslot, new_weights, o0, toc, h0, th = tiles[it]
+        if new_weights:
+            cq.load_2d(MemType.WGT, wslot * wgt_slot, wgt_buf, o0 * taps_c, toc * taps_c)
         first = h0 * s.stride - s.pad                      # input row of the tile's top tap
         last = first + s.in_rows(th)                       # one past the bottom tap
         top, bottom = max(0, -first), max(0, last - s.h)
@@ -124,18 +152,19 @@ def conv2d_program(cq: CommandQueue, s: Conv2dShape, inp_buf, wgt_buf, out_buf,
                        y_pad=(top, bottom), x_pad=(s.pad, s.pad))
 
     def compute(it: int, slot: int) -> None:
-        _, _, th = tiles[it]
-        base_a, base_i = slot * acc_slot, slot * inp_slot
-        cq.push_gemm(cq.kernel(("conv-reset", base_a, s.o * th, wo),
-                               lambda: _reset_kernel(base_a, s.o * th, wo)))
-        cq.push_gemm(cq.kernel(("conv", s, base_a, base_i, th), lambda: _gemm_kernel(s, base_a, base_i, th)))
+        _, wslot, _, _, toc, _, th = tiles[it]
+        base_a, base_i, base_w = slot * acc_slot, slot * inp_slot, wslot * wgt_slot
+        cq.push_gemm(cq.kernel(("conv-reset", base_a, toc * th, wo),
+                               lambda: _reset_kernel(base_a, toc * th, wo)))
+        cq.push_gemm(cq.kernel(("conv", s, base_a, base_i, base_w, th, toc),
+                               lambda: _gemm_kernel(s, base_a, base_i, base_w, th, toc)))
         if requant is not None:
-            emit_requant(cq, requant, base_a, s.o * th, wo)
+            emit_requant(cq, requant, base_a, toc * th, wo)
 
     def store(it: int, slot: int) -> None:
-        n, h0, th = tiles[it]
+        n, _, _, o0, toc, h0, th = tiles[it]
         # one row per output channel block: th*wo contiguous pixels, blocks ho*wo apart
-        cq.store_2d(slot * acc_slot, out_buf, (n * s.o * ho + h0) * wo, th * wo, s.o, ho * wo)
+        cq.store_2d(slot * acc_slot, out_buf, ((n * s.o + o0) * ho + h0) * wo, th * wo, toc, ho * wo)
 
     emit_pipelined(cq, len(tiles), t, load, compute, store)
 
@@ -154,7 +183,8 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int = 1
 
 def run_conv2d(device, x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int = 1,
                virtual_threads: int = 2, tile_h: int | None = None,
-               requant: Requant | None = None, cq: CommandQueue | None = None):
+               requant: Requant | None = None, cq: CommandQueue | None = None,
+               tile_oc: int | None = None):
     """Conv of x (N, C, H, W) int8 with w (O, C, KH, KW) int8 on `device`.
     Returns (y (N, O, HO, WO) int8, LaunchResult)."""
     cfg = device.config
@@ -170,7 +200,8 @@ def run_conv2d(device, x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int =
     try:
         device.write(bufs[0], x_p)
         device.write(bufs[1], w_p)
-        conv2d_program(cq, s, *bufs, virtual_threads=virtual_threads, tile_h=tile_h, requant=requant)
+        conv2d_program(cq, s, *bufs, virtual_threads=virtual_threads, tile_h=tile_h, requant=requant,
+                       tile_oc=tile_oc)
         result = cq.synchronize()
         y = unpack_activation(device.read(bufs[2], np.int8, out_shape), x.shape[0], w.shape[0])
     finally:

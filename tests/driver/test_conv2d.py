@@ -55,3 +55,27 @@ def test_layouts_round_trip_and_match_spec(rng):
     pw = pack_conv_weight(w, 16)
     assert pw.shape == (2, 2, 3, 3, 16, 16)
     assert pw[1, 1, 2, 0, 0, 3] == w[16, 19, 2, 0]   # [out lane][in lane]
+
+
+@pytest.mark.parametrize("virtual_threads", [1, 2])
+def test_conv_output_channel_tiles_reuse_weights(device, rng, virtual_threads):
+    """80 output channels in tiles of 2 blocks (2, 2, 1): weights of each channel tile are
+    loaded once per image and alternate between two weight slots with two threads."""
+    x, w = _int8(rng, 2, 64, 7, 7), _int8(rng, 80, 64, 3, 3)
+    req = Requant(shift=10)
+    cq = CommandQueue(device)
+    y, result = run_conv2d(device, x, w, virtual_threads=virtual_threads, tile_h=3, tile_oc=2,
+                           requant=req, cq=cq)
+    np.testing.assert_array_equal(y, conv2d_reference(x, w, requant=req))
+    wgt_loads = [i for i in cq.last_stream if i.opcode == Opcode.LOAD and i.memory_type == MemType.WGT]
+    assert len(wgt_loads) == 2 * 3                      # per image, per channel tile
+    assert result.stats["load_bytes"]["WGT"] == 2 * 5 * 4 * 9 * 256
+
+
+def test_resnet18_deep_layer_picks_channel_tiles(device, rng):
+    """256 -> 256 channels, 14x14: the weights (2304 elements) exceed the weight SRAM, so the
+    program tiles output channels on its own."""
+    x, w = _int8(rng, 1, 256, 14, 14), _int8(rng, 256, 256, 3, 3)
+    req = Requant(shift=12)
+    y, _ = run_conv2d(device, x, w, virtual_threads=2, requant=req)
+    np.testing.assert_array_equal(y, conv2d_reference(x, w, requant=req))

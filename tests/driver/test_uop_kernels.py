@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from vdla.driver.runtime import CommandQueue, KernelError, LoopLevel, Stage, UopKernel, UopSramCache
+from vdla.driver.runtime import CommandQueue, KernelError, LoopLevel, UopKernel, UopSramCache
 from vdla.hw import AluOp, GemmInsn, HwConfig, MemInsn, MemType, Opcode, Uop, disassemble, load_config
 from vdla.simulator import HazardError
 
