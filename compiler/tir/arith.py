@@ -326,6 +326,9 @@ def simplify(e, ranges=None):
 
     def rec(n):
         if isinstance(n, S.For):
+            if E.is_const(n.extent, 1):   # a one-iteration loop is its body at the minimum
+                from .functor import substitute
+                return rec(substitute(n.body, {n.var: n.min}))
             lo, hi = bounds(rec(n.min), ranges)
             elo, ehi = bounds(rec(n.extent), ranges)
             saved = ranges.get(n.var)

@@ -1,7 +1,73 @@
-"""Anchor-specific CPU schedules (filled in by the performance work; generic otherwise)."""
+"""CPU schedules for the blocked convolutions (conv2d_nchwc, depthwise_conv2d_nchwc).
+
+The micro-kernel: for one output row segment of `owt` pixels and one block of `ob` output
+channels, keep owt x ob accumulators in registers (a "local" buffer that LLVM promotes),
+loop over input-channel blocks, kernel rows/columns and the input channels of a block, and
+do owt broadcast-FMAs of one weight vector per step. The group's output is tiled the same
+way, the convolution is computed at that tile, and the padded input is materialized once
+(so the inner loop has no bounds checks). Outer loops are fused and run in parallel.
+"""
 from __future__ import annotations
+
+from . import tags
+
+MAX_REG_TILE = 14
+
+
+def _row_tile(ow, limit=MAX_REG_TILE):
+    """The largest divisor of the output width up to `limit` (no tail, no guards)."""
+    for t in range(min(ow, limit), 0, -1):
+        if ow % t == 0:
+            return t
+    return 1
+
+
+def _schedule_blocked_conv(s, conv, out, conv_tensor, target):
+    depthwise = conv.op.tag == tags.DEPTHWISE_NCHWC
+    # Materialize the padded input at the root: no conditions inside the micro-kernel.
+    for t in conv.op.input_tensors:
+        st = s[t]
+        if st.op.tag == tags.INJECTIVE and st.attach == "inline" and not st.is_placeholder:
+            st.compute_root()
+    if out is conv:
+        local = s.cache_write(conv_tensor, "local")
+        acc = s[local]
+    else:
+        acc = conv
+        acc.set_scope("local")
+    n, oco, oh, ow, oci = out.axis
+    owt = _row_tile(ow.extent)
+    owo, owi = out.split(ow, owt)
+    out.reorder(n, oco, oh, owo, owi, oci)
+    fused = out.fuse(n, oco, oh)
+    out.parallel(fused)
+    out.vectorize(oci)
+    acc.compute_at(out, owo)
+    an, aoco, aoh, aow, aoci = acc.axis
+    if depthwise:
+        ry, rx = acc.reduce_axis
+        acc.reorder(an, aoco, aoh, ry, rx, aow, aoci)
+        acc.unroll(rx)
+    else:
+        ico, ry, rx, ici = acc.reduce_axis
+        acc.reorder(an, aoco, aoh, ico, ry, rx, ici, aow, aoci)
+    acc.unroll(aow)
+    acc.vectorize(aoci)
+    return {out, acc}
 
 
 def try_schedule_anchor(s, outputs, target):
-    """Schedule a recognized anchor and the outputs it feeds; return the stages handled."""
-    return set()
+    """Schedule a recognized anchor and the output it feeds; return the stages handled
+    (empty when the group is not one this module knows; the generic schedule applies)."""
+    convs = [st for st in s.stages if st.op.tag in (tags.CONV2D_NCHWC, tags.DEPTHWISE_NCHWC)
+             and st.reduce_axis]
+    if len(convs) != 1 or len(outputs) != 1:
+        return set()
+    conv = convs[0]
+    out = s[outputs[0]]
+    if out is not conv and tuple(out.op.shape) != tuple(conv.op.shape):
+        return set()
+    if out is not conv and conv.attach != "root":
+        return set()
+    conv_tensor = outputs[0] if out is conv else None
+    return _schedule_blocked_conv(s, conv, out, conv_tensor, target)

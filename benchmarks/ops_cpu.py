@@ -1,0 +1,148 @@
+"""conv2d fp32 on the host CPU: our kernels vs onnxruntime, same inputs, same process.
+
+Cases: ResNet-18 3x3 convolutions and MobileNetV2 depthwise convolutions (batch 1), each
+with 1 and 2 threads. Ours run in the blocked NCHW16c layout the graph compiler packs
+activations into (packing is done once per network, so it is not timed here); onnxruntime
+runs its own Conv on NCHW (it reorders internally, and that is part of its time). Both
+results are checked against each other before timing.
+
+Usage: python benchmarks/ops_cpu.py [--json] [--repeat N] [--quick]
+With --json the last line is one JSON object: per case ours_ms, ort_ms, ratio, and
+geomean_ratio_vs_ort (ours / ort; below 1 means we are faster).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+
+BLOCK = 16
+
+# name, C, H, W, OC, K, stride, pad, depthwise
+CASES = [
+    ("resnet18_c2_64x56x56", 64, 56, 56, 64, 3, 1, 1, False),
+    ("resnet18_c3_128x28x28", 128, 28, 28, 128, 3, 1, 1, False),
+    ("resnet18_c4_256x14x14", 256, 14, 14, 256, 3, 1, 1, False),
+    ("resnet18_c5_512x7x7", 512, 7, 7, 512, 3, 1, 1, False),
+    ("mbv2_dw_96x112x112_s2", 96, 112, 112, 96, 3, 2, 1, True),
+    ("mbv2_dw_144x56x56", 144, 56, 56, 144, 3, 1, 1, True),
+    ("mbv2_dw_384x14x14", 384, 14, 14, 384, 3, 1, 1, True),
+    ("mbv2_dw_960x7x7", 960, 7, 7, 960, 3, 1, 1, True),
+]
+
+
+def median_ms(fn, repeat, min_time=0.2):
+    fn()
+    times = []
+    t_end = time.perf_counter() + min_time
+    while len(times) < repeat or time.perf_counter() < t_end:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        if len(times) >= 20 * repeat:
+            break
+    return float(np.median(times) * 1e3)
+
+
+def ort_session(c, oc, k, stride, pad, depthwise, threads, wa):
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+    node = helper.make_node("Conv", ["x", "w"], ["y"], strides=[stride] * 2, pads=[pad] * 4,
+                            group=c if depthwise else 1)
+    g = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[numpy_helper.from_array(wa, "w")])
+    model = helper.make_model(g, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
+    opts = onnxruntime.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
+def our_kernel(c, h, w, oc, k, stride, pad, depthwise, threads):
+    from vdla.compiler import build, te, topi
+    from vdla.compiler.target import Target
+    target = Target.host(threads=threads)
+    x = te.placeholder((1, c // BLOCK, h, w, BLOCK), "float32", "x")
+    if depthwise:
+        wt = te.placeholder((c // BLOCK, 1, k, k, 1, BLOCK), "float32", "w")
+        y = topi.depthwise_conv2d_nchwc(x, wt, strides=stride, pads=pad)
+    else:
+        wt = te.placeholder((oc // BLOCK, c // BLOCK, k, k, BLOCK, BLOCK), "float32", "w")
+        y = topi.conv2d_nchwc(x, wt, strides=stride, pads=pad)
+    s = topi.schedule_for([y], target)
+    lib = build(s, [x, wt, y], target, "conv").load()
+    return lib, y.shape
+
+
+def pack_x(xa):
+    n, c, h, w = xa.shape
+    return np.ascontiguousarray(xa.reshape(n, c // BLOCK, BLOCK, h, w).transpose(0, 1, 3, 4, 2))
+
+
+def pack_w(wa, depthwise):
+    oc, c, k, _ = wa.shape
+    if depthwise:
+        return np.ascontiguousarray(wa.reshape(oc // BLOCK, BLOCK, 1, k, k).transpose(0, 2, 3, 4, 1)[:, :, :, :, None, :])
+    return np.ascontiguousarray(wa.reshape(oc // BLOCK, BLOCK, c // BLOCK, BLOCK, k, k).transpose(0, 2, 4, 5, 3, 1))
+
+
+def unpack_y(ya):
+    n, cb, h, w, b = ya.shape
+    return ya.transpose(0, 1, 4, 2, 3).reshape(n, cb * b, h, w)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--quick", action="store_true", help="first ResNet and first MobileNet case only")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    args = ap.parse_args(argv)
+    cases = [CASES[0], CASES[5]] if args.quick else CASES
+    rng = np.random.default_rng(0)
+    rows = []
+    for name, c, h, w, oc, k, stride, pad, dw in cases:
+        xa = rng.standard_normal((1, c, h, w)).astype("float32")
+        wa = (rng.standard_normal((oc, 1 if dw else c, k, k)) * 0.1).astype("float32")
+        xp, wp = pack_x(xa), pack_w(wa, dw)
+        for threads in args.threads:
+            lib, yshape = our_kernel(c, h, w, oc, k, stride, pad, dw, threads)
+            ya = np.zeros(yshape, "float32")
+            sess = ort_session(c, oc, k, stride, pad, dw, threads, wa)
+            ref = sess.run(None, {"x": xa})[0]
+            lib.run("conv", [xp, wp, ya])
+            err = float(np.abs(unpack_y(ya) - ref).max())
+            if err > 1e-3 * max(1.0, float(np.abs(ref).max())):
+                raise SystemExit(f"{name}: our result differs from onnxruntime by {err}")
+            ours = median_ms(lambda: lib.run("conv", [xp, wp, ya]), args.repeat)
+            ort = median_ms(lambda: sess.run(None, {"x": xa}), args.repeat)
+            flops = 2.0 * oc * (1 if dw else c) * k * k * yshape[2] * yshape[3]
+            rows.append({"case": name, "threads": threads, "ours_ms": round(ours, 4), "ort_ms": round(ort, 4),
+                         "ratio": round(ours / ort, 4), "ours_gflops": round(flops / ours / 1e6, 2)})
+            r = rows[-1]
+            print(f"{name:28s} threads={threads}  ours {ours:8.3f} ms  ort {ort:8.3f} ms  "
+                  f"ratio {r['ratio']:.3f}  ({r['ours_gflops']} GFLOP/s)", flush=True)
+
+    def geo(rs):
+        return round(math.exp(sum(math.log(r["ratio"]) for r in rs) / len(rs)), 4) if rs else None
+    summary = {
+        "benchmark": "ops_cpu conv2d fp32 (ours NCHW16c vs onnxruntime NCHW)",
+        "cases": rows,
+        "geomean_ratio_vs_ort": geo(rows),
+        "geomean_ratio_vs_ort_by_threads": {str(t): geo([r for r in rows if r["threads"] == t]) for t in args.threads},
+        "geomean_ratio_vs_ort_resnet": geo([r for r in rows if r["case"].startswith("resnet")]),
+        "geomean_ratio_vs_ort_depthwise": geo([r for r in rows if r["case"].startswith("mbv2")]),
+    }
+    print(f"geomean ratio (ours/ort): {summary['geomean_ratio_vs_ort']}  by threads "
+          f"{summary['geomean_ratio_vs_ort_by_threads']}")
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
