@@ -21,6 +21,14 @@ class Requant:
     hi: int | None = 127
     mul: int | None = None    # multiply by this immediate before the shift
 
+    def __post_init__(self):
+        if not -32 <= self.shift <= 31:
+            raise ValueError(f"requant shift {self.shift} is outside the ALU's SHR range -32..31")
+        for name in ("lo", "hi", "mul"):
+            value = getattr(self, name)
+            if value is not None and not -(1 << 15) <= value < 1 << 15:
+                raise ValueError(f"requant {name} {value} does not fit the ALU's 16-bit immediate")
+
     def steps(self) -> list[tuple[AluOp, int]]:
         out = []
         if self.mul is not None:

@@ -126,6 +126,10 @@ class UopKernel:
             if not lo <= self.imm <= hi:
                 raise KernelError(f"{what}: immediate {self.imm} does not fit the {layout['imm'].width}-bit "
                                   f"signed field ({lo}..{hi})")
+        if self.use_imm and self.alu_op == AluOp.SHR and not -32 <= self.imm <= 31:
+            raise KernelError(f"{what}: SHR immediate {self.imm} is outside -32..31; the hardware reads "
+                              "the low 6 bits as a signed amount, so it would shift by "
+                              f"{((self.imm & 63) ^ 32) - 32}")
         try:
             isa.encode_uops(self.uops)
         except ValueError as exc:

@@ -52,6 +52,7 @@ def test_reset_kernels_and_a_config_without_the_rule_are_exempt():
     (UopKernel.gemm([Uop(2040, 0, 0), Uop(2041, 0, 0)], (LoopLevel(5, dst=2),)), "reaches 2049"),
     (UopKernel.alu(AluOp.ADD, [Uop(0, 0)], (LoopLevel(2, dst=1, wgt=1),)), "no wgt factor"),
     (UopKernel.alu(AluOp.ADD, [Uop(0)], imm=40000), "immediate 40000"),
+    (UopKernel.alu(AluOp.SHR, [Uop(0)], imm=40), "SHR immediate 40 .* shift by -24"),
     (UopKernel.gemm([Uop(0, 0, 1024)]), "micro-op field 'wgt'"),
 ])
 def test_malformed_kernels_are_rejected(kernel, message):
