@@ -35,13 +35,14 @@ def run(args) -> int:
 
     device = SimulatorDevice(args.config, trace=bool(args.trace))
     cfg = device.config
-    print(f"device: {device} (peak {cfg.peak_gops:.1f} GOPS), {args.virtual_threads} virtual thread(s)")
+    print(f"device: {device} (peak {cfg.peak_gops:.1f} GOPS), {args.virtual_threads} virtual thread(s); "
+          "streams are race-checked before launch and results compared with numpy")
     ok = True
     if args.workload in ("conv", "all"):
         x, w, req = random_conv_layer(0, **RESNET18_C2)
         start = time.perf_counter()
         y, result = run_conv2d(device, x, w, pad=1, virtual_threads=args.virtual_threads,
-                               tile_h=2, requant=req)
+                               tile_h=2, requant=req, check_races=True)
         wall = time.perf_counter() - start
         good = bool(np.array_equal(y, conv2d_reference(x, w, pad=1, requant=req)))
         ok &= good
@@ -53,7 +54,8 @@ def run(args) -> int:
     if args.workload in ("matmul", "all"):
         a, b = random_matmul(0, 64, 512, 512)
         start = time.perf_counter()
-        c, result = run_matmul(device, a, b, tile_m=16, tile_n=8, virtual_threads=args.virtual_threads)
+        c, result = run_matmul(device, a, b, tile_m=16, tile_n=8, virtual_threads=args.virtual_threads,
+                               check_races=True)
         wall = time.perf_counter() - start
         good = bool(np.array_equal(c, matmul_reference(a, b)))
         ok &= good

@@ -184,7 +184,7 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int = 1
 def run_conv2d(device, x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int = 1,
                virtual_threads: int = 2, tile_h: int | None = None,
                requant: Requant | None = None, cq: CommandQueue | None = None,
-               tile_oc: int | None = None):
+               tile_oc: int | None = None, check_races: bool = False):
     """Conv of x (N, C, H, W) int8 with w (O, C, KH, KW) int8 on `device`.
     Returns (y (N, O, HO, WO) int8, LaunchResult)."""
     cfg = device.config
@@ -202,7 +202,7 @@ def run_conv2d(device, x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int =
         device.write(bufs[1], w_p)
         conv2d_program(cq, s, *bufs, virtual_threads=virtual_threads, tile_h=tile_h, requant=requant,
                        tile_oc=tile_oc)
-        result = cq.synchronize()
+        result = cq.synchronize(check_races=check_races)
         y = unpack_activation(device.read(bufs[2], np.int8, out_shape), x.shape[0], w.shape[0])
     finally:
         for buf in bufs:

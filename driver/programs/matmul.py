@@ -100,7 +100,8 @@ def matmul_reference(a: np.ndarray, b: np.ndarray, requant: Requant | None = Non
 
 
 def run_matmul(device, a: np.ndarray, b: np.ndarray, tile_m: int = 16, tile_n: int = 8,
-               virtual_threads: int = 2, requant: Requant | None = None, cq: CommandQueue | None = None):
+               virtual_threads: int = 2, requant: Requant | None = None,
+               cq: CommandQueue | None = None, check_races: bool = False):
     """A (M, K) int8 @ B (K, N) int8 on `device`; returns (C int8 (M, N), LaunchResult)."""
     cfg = device.config
     a_p = pack_matrix_lhs(a, cfg.batch, cfg.block)
@@ -116,7 +117,7 @@ def run_matmul(device, a: np.ndarray, b: np.ndarray, tile_m: int = 16, tile_n: i
         device.write(bufs[0], a_p)
         device.write(bufs[1], b_p)
         matmul_program(cq, shape, *bufs, virtual_threads=virtual_threads, requant=requant)
-        result = cq.synchronize()
+        result = cq.synchronize(check_races=check_races)
         c = unpack_matrix(device.read(bufs[2], np.int8, c_shape), a.shape[0], b.shape[1])
     finally:
         for buf in bufs:

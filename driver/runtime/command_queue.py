@@ -21,8 +21,9 @@ from vdla.hw import AluInsn, GemmInsn, Insn, MemInsn, MemType, Opcode, disassemb
 from vdla.hw.timing import dram_elem_bytes
 
 from ..device import DeviceBuffer, LaunchResult
-from .errors import KernelError, RuntimeStreamError
+from .errors import DependenceError, KernelError, RuntimeStreamError
 from .insn_queue import InsnQueue, Stage
+from .race_check import find_races
 from .uop_cache import UopSramCache
 from .uop_kernel import KernelMode, UopKernel
 
@@ -190,10 +191,14 @@ class CommandQueue:
             self.queue = InsnQueue()
             self.uop_sram.clear()
 
-    def synchronize(self, timeout_cycles: int | None = None) -> LaunchResult:
-        """Finish the stream, launch it and wait for done (LaunchTimeout past the budget)."""
+    def synchronize(self, timeout_cycles: int | None = None, check_races: bool = False) -> LaunchResult:
+        """Finish the stream, launch it and wait for done (LaunchTimeout past the budget).
+        check_races: first prove that tokens order every cross-module SRAM conflict
+        (DependenceError naming the instructions otherwise); costs host time, not cycles."""
         stream = self.finish_stream()
         self.last_stream = stream
+        if check_races:
+            self.check_races(stream)
         words = self.isa.encode_stream(stream)
         if self._insn_buf is None or self._insn_buf.nbytes < words.size:
             if self._insn_buf is not None:
@@ -203,6 +208,20 @@ class CommandQueue:
         budget = self.timeout_cycles if timeout_cycles is None else timeout_cycles
         self.last_result = self.device.launch(self._insn_buf.addr, len(stream), budget)
         return self.last_result
+
+    def check_races(self, stream: list[Insn]) -> None:
+        races = find_races(stream, self._uop_fields)
+        if races:
+            raise DependenceError("the stream has data races between modules: "
+                                  + "; ".join(r.describe(stream) for r in races[:3])
+                                  + ". Add dep_push/dep_pop pairs that order them")
+
+    def _uop_fields(self, dram_base: int, count: int):
+        for kernel, buf in self._kernel_dram.items():
+            if buf is not None and buf.addr // self.config.uop_elem_bytes == dram_base:
+                words = self.isa.encode_uops(kernel.uops)[:count]
+                return self.isa.decode_uop_fields(words)
+        raise RuntimeStreamError(f"LOAD UOP from dram_base {dram_base} reads no kernel of this queue")
 
     def close(self) -> None:
         """Give the queue's device memory (instruction buffer, kernel copies) back."""
