@@ -298,8 +298,14 @@ def decode_program(config, dram: np.ndarray, insn_addr: int, insn_count: int) ->
     return insns
 
 
-def run_insns(config, insns: list, dram: np.ndarray) -> ReferenceMachine:
-    """Execute decoded instructions against `dram` (modified in place); returns the final machine."""
+def run_insns(config, insns: list, dram: np.ndarray, schedule_seed: int | None = None) -> ReferenceMachine:
+    """Execute decoded instructions against `dram` (modified in place); returns the final machine.
+
+    The default schedule is round-robin over load, store, compute. With `schedule_seed`, each
+    step runs one randomly chosen ready module instead: a program whose modules are properly
+    ordered by tokens gives the same DRAM under every schedule (tests use this to show that
+    random programs are race-free)."""
+    pick = np.random.default_rng(schedule_seed) if schedule_seed is not None else None
     machine = ReferenceMachine(config, dram)
     depth = machine.config.timing.token_queue_depth
     queues = {m: [] for m in _MODULES}
@@ -337,6 +343,17 @@ def run_insns(config, insns: list, dram: np.ndarray) -> ReferenceMachine:
                 raise ReferenceTokenError(f"push to {q} overflows its {depth} entries", k)
         return k
 
+    while pick is not None:
+        movable = [m for m in _MODULES if ready(m)
+                   and not (m == "compute" and isinstance(insns[queues[m][heads[m]]], FinishInsn))]
+        if movable:
+            step(movable[int(pick.integers(len(movable)))])
+        elif ready("compute"):  # only FINISH can run
+            k = step("compute")
+            _check_finished(queues, known["compute"], tokens, k)
+            return machine
+        else:
+            _raise_deadlock(queues, heads, plans, tokens)
     while True:
         progressed = False
         for module in ("load", "store"):
