@@ -286,13 +286,13 @@ def stage_nest(ctx, st):
                 if tens_pos is not None and pos - 1 >= tens_pos:
                     raise ScheduleError(f"{p.name} is attached inside the tensorized region of {st.name}")
                 parts.append(("alloc", p))
-        if init is not None and pos == first_red and (tens_pos is None or pos <= tens_pos):
+        if init is not None and pos == first_red and (tens_pos is None or first_red < tens_pos):
             parts.append(("stmt", init_nest()))
         if pos == len(leaves):
             parts.append(("stmt", update))
         elif tens_pos is not None and pos == tens_pos:
             from ..intrin.tensorize import emit_tensorized
-            accumulate = init is not None and first_red <= tens_pos
+            accumulate = init is not None and first_red < tens_pos
             parts.append(("stmt", emit_tensorized(ctx, st, tens_pos, roots, rel, accumulate)))
         else:
             parts.append(("stmt", make_for(leaves[pos], content(pos + 1))))

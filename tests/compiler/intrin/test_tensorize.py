@@ -1,0 +1,163 @@
+"""tensorize against declared intrinsics: the CPU vec_fma (emitted and run) and the VDLA GEMM
+(matched through cache_read/cache_write into accelerator scopes), plus one test per violated
+constraint checking its message."""
+import numpy as np
+import pytest
+
+from vdla.compiler import build, te
+from vdla.compiler.build import lower
+from vdla.compiler.intrin import TensorizeError, cpu, vdla
+from vdla.compiler.schedule import create_schedule
+from vdla.compiler.tir import stmt as S
+from vdla.compiler.tir.functor import visit
+
+
+def matmul(m, k, n, dtype="float32", b_transposed=False, op="mul"):
+    a = te.placeholder((m, k), dtype, "A")
+    b = te.placeholder((n, k) if b_transposed else (k, n), dtype, "B")
+    r = te.reduce_axis((0, k), "k")
+    bv = (lambda j: b[j, r.var]) if b_transposed else (lambda j: b[r.var, j])
+    comb = (lambda x, y: x * y) if op == "mul" else (lambda x, y: x + y)
+    c = te.compute((m, n), lambda i, j: te.sum(comb(a[i, r.var], bv(j)), axis=r), "C")
+    return a, b, c
+
+
+def fma_schedule(a, b, c, kf=4, jf=16, intrin=None):
+    s = create_schedule(c)
+    i, j = s[c].op.axis
+    jo, ji = s[c].split(j, jf)
+    ko, ki = s[c].split(s[c].op.reduce_axis[0], kf)
+    s[c].reorder(i, jo, ko, ki, ji)
+    s[c].tensorize(ki, intrin or cpu.vec_fma(4, 16))
+    return s
+
+
+def count_tensorized(func):
+    found = []
+    visit(func.body, lambda n: found.append(n.value) if isinstance(n, S.AttrStmt) and n.key == "tensorized" else None)
+    return found
+
+
+@pytest.mark.parametrize("m,k,n", [(7, 12, 32), (1, 8, 16)])
+def test_vec_fma_positive(m, k, n, rng):
+    a, b, c = matmul(m, k, n)
+    s = fma_schedule(a, b, c)
+    func = lower(s, [a, b, c], "mm", check=True)
+    assert count_tensorized(func) == ["vec_fma_4x16"]
+    kern = build(s, [a, b, c], name="mm")
+    assert "llvm.fma.v16f32" in kern.llvm_ir or "fma" in kern.llvm_ir
+    aa, ba = rng.standard_normal(a.shape).astype("float32"), rng.standard_normal(b.shape).astype("float32")
+    out = np.zeros(c.shape, "float32")
+    kern.load().run("mm", [aa, ba, out])
+    np.testing.assert_allclose(out, aa @ ba, rtol=1e-5, atol=1e-5)
+
+
+def test_vec_fma_whole_reduction_resets(rng):
+    """Tensorizing the whole reduction: the intrinsic starts from zero (no separate init)."""
+    a, b, c = matmul(3, 4, 16)
+    s = create_schedule(c)
+    i, j = s[c].op.axis
+    s[c].reorder(i, s[c].op.reduce_axis[0], j)
+    s[c].tensorize(s[c].op.reduce_axis[0], cpu.vec_fma(4, 16))
+    func = lower(s, [a, b, c], "mm", check=True)
+    assert "= 0.0" not in repr(func)   # no init loop: the intrinsic resets
+    aa, ba = rng.standard_normal(a.shape).astype("float32"), rng.standard_normal(b.shape).astype("float32")
+    out = np.full(c.shape, 7.0, "float32")
+    build(s, [a, b, c], name="mm").load().run("mm", [aa, ba, out])
+    np.testing.assert_allclose(out, aa @ ba, rtol=1e-5, atol=1e-5)
+
+
+def _expect(s, args, match):
+    with pytest.raises(TensorizeError, match=match):
+        lower(s, args, "mm")
+
+
+def test_negative_shape():
+    a, b, c = matmul(4, 8, 32)
+    _expect(fma_schedule(a, b, c, jf=8), [a, b, c], r"shape constraint: loop j\.i has extent 8 but intrinsic axis j has extent 16")
+
+
+def test_negative_tile_does_not_divide():
+    a, b, c = matmul(4, 10, 16)
+    _expect(fma_schedule(a, b, c, kf=4), [a, b, c], "does not divide")
+
+
+def test_negative_dtype():
+    a, b, c = matmul(4, 8, 16, dtype="int32")
+    _expect(fma_schedule(a, b, c), [a, b, c], "dtype constraint")
+
+
+def test_negative_stride():
+    a, b, c = matmul(4, 8, 16, b_transposed=True)
+    _expect(fma_schedule(a, b, c), [a, b, c], r"stride constraint: operand b dimension 1 needs element stride 1, but the read of B has stride 8")
+
+
+def test_negative_scope():
+    a, b, c = matmul(4, 8, 16)
+    _expect(fma_schedule(a, b, c, intrin=cpu.vec_fma(4, 16, out_scopes=("local",))), [a, b, c],
+            r"scope constraint: operand c must be in memory scope 'local', but buffer C is in 'global'")
+
+
+def test_negative_computation():
+    a, b, c = matmul(4, 8, 16, op="add")
+    _expect(fma_schedule(a, b, c), [a, b, c], "computation differs")
+
+
+def test_negative_axis_count():
+    a, b, c = matmul(4, 8, 16)
+    s = create_schedule(c)
+    i, j = s[c].op.axis
+    s[c].tensorize(i, cpu.vec_fma(4, 16))
+    _expect(s, [a, b, c], "2 data and 1 reduction loops")
+
+
+def test_vdla_gemm_with_scopes_cache_and_vthreads():
+    """The VDLA GEMM matches once operands are cached into the accelerator's scopes; the
+    result is an opaque intrinsic statement on views of the scoped buffers, inside a
+    virtual-thread loop."""
+    n, ci, co = 2, 32, 32
+    x = te.placeholder((n, ci), "int8", "x")
+    w = te.placeholder((co, ci), "int8", "w")
+    k = te.reduce_axis((0, ci), "k")
+    y = te.compute((n, co), lambda b, o: te.sum(te.cast("int32", x[b, k.var]) * te.cast("int32", w[o, k.var]), axis=k), "y")
+    s = create_schedule(y)
+    yl = s.cache_write(y, vdla.SCOPE_ACC)
+    xl = s.cache_read(x, vdla.SCOPE_INP, [s[yl]])
+    wl = s.cache_read(w, vdla.SCOPE_WGT, [s[yl]])
+    b, o = s[y].op.axis
+    oo, oi = s[y].split(o, 16)
+    vt, oo2 = s[y].split(oo, nparts=2)
+    s[y].reorder(vt, oo2, b, oi)
+    s[y].bind(vt, te_vthread())
+    s[yl].compute_at(s[y], oo2)
+    yb, yo = s[yl].op.axis
+    ko, ki = s[yl].split(s[yl].op.reduce_axis[0], 16)
+    s[yl].reorder(ko, yb, yo, ki)
+    s[xl].compute_at(s[yl], ko)
+    s[wl].compute_at(s[yl], ko)
+    s[yl].tensorize(yb, vdla.gemm(batch=2, block_in=16, block_out=16))
+    from vdla.compiler.schedule.lower import lower_schedule
+    from vdla.compiler.tir.verify import verify
+    func = verify(lower_schedule(s, [x, w, y], "gemm"))
+    text = repr(func)
+    intr, allocs, vthreads = [], [], []
+    visit(func.body, lambda n: intr.append(n) if isinstance(n, S.IntrinsicStmt) else None)
+    visit(func.body, lambda n: allocs.append(n.buffer) if isinstance(n, S.Allocate) else None)
+    visit(func.body, lambda n: vthreads.append(n) if isinstance(n, S.For) and n.kind is S.ForKind.VTHREAD else None)
+    assert len(intr) == 1 and intr[0].intrin_name == "vdla.gemm"
+    assert [r.scope for r in intr[0].regions] == [vdla.SCOPE_INP, vdla.SCOPE_WGT, vdla.SCOPE_ACC]
+    assert intr[0].attrs["reset"] is False          # the k loop is outside: accumulate
+    scopes = {bf.name: (bf.scope, list(bf.shape)) for bf in allocs}
+    assert scopes["x." + vdla.SCOPE_INP] == (vdla.SCOPE_INP, [2, 16])      # one 2x16 input tile
+    assert scopes["w." + vdla.SCOPE_WGT] == (vdla.SCOPE_WGT, [16, 16])
+    assert scopes["y." + vdla.SCOPE_ACC] == (vdla.SCOPE_ACC, [2, 16])
+    assert len(vthreads) == 1 and vthreads[0].extent.value == 2
+    assert "vdla.gemm(inp@vdla.inp, wgt@vdla.wgt, acc@vdla.acc)" in text
+    # The CPU backend refuses the accelerator's scopes with a clear message.
+    with pytest.raises(Exception, match="vdla"):
+        build(s, [x, w, y], name="gemm")
+
+
+def te_vthread():
+    from vdla.compiler.schedule import vthread
+    return vthread("vt")
