@@ -210,18 +210,21 @@ class CommandQueue:
         return self.last_result
 
     def check_races(self, stream: list[Insn]) -> None:
-        races = find_races(stream, self._uop_fields)
+        """DependenceError unless tokens order every cross-module SRAM conflict of `stream`."""
+        by_address = {buf.addr // self.config.uop_elem_bytes: kernel
+                      for kernel, buf in self._kernel_dram.items() if buf is not None}
+
+        def uop_fields(dram_base: int, count: int):
+            kernel = by_address.get(dram_base)
+            if kernel is None:
+                raise RuntimeStreamError(f"LOAD UOP from dram_base {dram_base} reads no kernel of this queue")
+            return self.isa.decode_uop_fields(self.isa.encode_uops(kernel.uops[:count]))
+
+        races = find_races(stream, uop_fields)
         if races:
             raise DependenceError("the stream has data races between modules: "
                                   + "; ".join(r.describe(stream) for r in races[:3])
                                   + ". Add dep_push/dep_pop pairs that order them")
-
-    def _uop_fields(self, dram_base: int, count: int):
-        for kernel, buf in self._kernel_dram.items():
-            if buf is not None and buf.addr // self.config.uop_elem_bytes == dram_base:
-                words = self.isa.encode_uops(kernel.uops)[:count]
-                return self.isa.decode_uop_fields(words)
-        raise RuntimeStreamError(f"LOAD UOP from dram_base {dram_base} reads no kernel of this queue")
 
     def close(self) -> None:
         """Give the queue's device memory (instruction buffer, kernel copies) back."""
