@@ -125,7 +125,16 @@ def _clip(node: Node, ins, graph):
     return [topi.clip(ins[0], node.attrs.get("min"), node.attrs.get("max"))]
 
 
+def _conv_nchwc(node: Node, ins, graph):
+    a = node.attrs
+    fn = topi.depthwise_conv2d_nchwc if a.get("depthwise") else topi.conv2d_nchwc
+    return [fn(ins[0], ins[1], strides=a["strides"], pads=a["pads"], dilations=a["dilations"])]
+
+
 RULES = {
+    "ConvNCHWc": _conv_nchwc,
+    "LayoutPack": lambda n, ins, g: [topi.nchw_to_nchwc(ins[0], n.attrs["block"])],
+    "LayoutUnpack": lambda n, ins, g: [topi.nchwc_to_nchw(ins[0])],
     "Conv": _conv, "Gemm": _gemm, "MatMul": _matmul,
     "MaxPool": _pool, "AveragePool": _pool,
     "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,

@@ -201,6 +201,18 @@ def infer_node(graph: Graph, node: Node) -> list[TensorType]:
             return [TensorType(x.shape, ins[1].dtype)]
         if op in DATA_MOVEMENT or op == "ReduceMean":
             return _by_evaluation(graph, node, ins)
+        if op == "LayoutPack":
+            n, c, h, w = x.shape
+            b = node.attrs["block"]
+            return [TensorType((n, c // b, h, w, b), x.dtype)]
+        if op == "LayoutUnpack":
+            n, cb, h, w, b = x.shape
+            return [TensorType((n, cb * b, h, w), x.dtype)]
+        if op == "ConvNCHWc":
+            w6, a = ins[1].shape, node.attrs
+            sizes = [pool_output_size(x.shape[2 + i], w6[2 + i], a["strides"][i], a["pads"][i],
+                                      a["pads"][2 + i], a["dilations"][i]) for i in range(2)]
+            return [TensorType((x.shape[0], w6[0], *sizes, w6[-1]), x.dtype)]
         if op == "Fused":
             return [graph.types[o] for o in node.outputs]
     except GraphError:

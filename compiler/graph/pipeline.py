@@ -14,17 +14,20 @@ PIPELINE = (
     ("fold_batch_norm", passes.fold_batch_norm),
     ("eliminate_dead_code", passes.eliminate_dead_code),
     ("infer_types", passes.infer_types),
+    ("pack_conv_layout", passes.pack_conv_layout),     # NCHWc: a channel block per vector
+    ("eliminate_dead_code_after_layout", passes.eliminate_dead_code),
     ("fuse_operators", passes.fuse_operators),
     ("plan_memory", passes.plan_memory),
 )
 
 
-def optimize(graph: Graph, stop_after: str | None = None, fuse: bool = True) -> Graph:
+def optimize(graph: Graph, stop_after: str | None = None, fuse: bool = True,
+             layout: bool = True) -> Graph:
     """Run the pipeline on a copy of `graph`; the per-pass times go to meta["pass_log"]."""
     graph = graph.copy()
     log = []
     for name, fn in PIPELINE:
-        if name == "fuse_operators" and not fuse:
+        if (name == "fuse_operators" and not fuse) or (name == "pack_conv_layout" and not layout):
             continue
         start = time.perf_counter()
         graph = fn(graph)

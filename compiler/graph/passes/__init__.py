@@ -4,7 +4,8 @@ from .constants import absorb_constant_operands, fold_constants
 from .dead_code import eliminate_dead_code, remove_identities
 from .fusion import fuse_operators
 from .infer_types import infer_types
+from .layout import pack_conv_layout
 from .memory_plan import plan_memory
 
 __all__ = ["absorb_constant_operands", "eliminate_dead_code", "fold_batch_norm", "fold_constants",
-           "fuse_operators", "infer_types", "plan_memory", "remove_identities"]
+           "fuse_operators", "infer_types", "pack_conv_layout", "plan_memory", "remove_identities"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..ir import Graph, Node
 
-ANCHORS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool",
+ANCHORS = {"Conv", "ConvNCHWc", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool",
            "GlobalAveragePool", "GlobalMaxPool", "Softmax", "ReduceMean", "QLinearConv",
            "QLinearMatMul"}
 ELEMENTWISE = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp",

@@ -69,11 +69,26 @@ def test_dead_code_and_unused_constants_are_removed():
 
 
 def test_resnet_fuses_conv_bias_residual_and_relu(resnet):
-    g = optimize(resnet)
+    g = optimize(resnet, layout=False)
     patterns = [n.attrs.get("pattern", n.op) for n in g.nodes]
     assert patterns.count("Conv+Add+Relu") == 8  # one per basic block: residual add fused
     assert patterns[0] == "Conv+Relu"
     assert "Gemm" in patterns
+    packed = [n.attrs.get("pattern", n.op) for n in optimize(resnet).nodes]
+    # in NCHWc the bias is an explicit Add: conv, bias, residual and relu are one kernel
+    assert packed.count("ConvNCHWc+Add+Add+Relu") == 8
+
+
+def test_layout_packs_whole_conv_chains(resnet):
+    g = optimize(resnet)
+    ops = _ops(g)
+    assert "Conv" not in ops and ops.count("ConvNCHWc") == 0  # all fused
+    # packed once at the stem and after the max-pool; unpacked for the max-pool and the head
+    assert ops.count("LayoutPack") == 2 and ops.count("LayoutUnpack") == 2
+    for node in g.nodes:
+        for inner in node.body or [node]:
+            if inner.op == "ConvNCHWc":
+                assert len(g.types[inner.inputs[0]].shape) == 5
 
 
 def _lifetimes(graph):
@@ -119,3 +134,16 @@ def test_reshapes_alias_their_input(resnet):
     for node in g.nodes:
         if node.op in ALIAS_OPS:
             assert plan["storage_of"][node.outputs[0]] == plan["storage_of"][node.inputs[0]]
+
+
+def test_nchwc_host_ops_round_trip_and_convolve_like_nchw(rng):
+    from vdla.driver.host_ops import layout, nn
+    x = rng.standard_normal((1, 32, 9, 7)).astype(np.float32)
+    np.testing.assert_array_equal(layout.unpack(layout.pack(x, 8)), x)
+    assert layout.pack(x, 8)[0, 1, 2, 3, 4] == x[0, 1 * 8 + 4, 2, 3]
+    w = rng.standard_normal((48, 32, 3, 3)).astype(np.float32)
+    np.testing.assert_array_equal(layout.unpack_weight(layout.pack_weight(w, 8, 16, False)), w)
+    attrs = {"strides": [2, 1], "pads": [1, 0, 1, 2], "dilations": [1, 2]}
+    want = nn.conv(x, w, None, attrs)
+    (got,) = layout.OPS["ConvNCHWc"]([layout.pack(x, 8), layout.pack_weight(w, 8, 16, False)], attrs)
+    np.testing.assert_allclose(layout.unpack(got), want, rtol=1e-5, atol=1e-5)

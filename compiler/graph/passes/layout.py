@@ -1,0 +1,161 @@
+"""Pass: pack convolution chains into the blocked channel layout NCHWc.
+
+A block of b channels is one vector register, so convolutions in [N, C/b, H, W, b] keep b
+output channels per FMA (vdla.compiler.topi's fast conv schedules want this layout). The pass
+rewrites each eligible 2-D float convolution (dense or depthwise, with constant weights) into
+ConvNCHWc with weights packed at compile time, and keeps its consumers packed as long as they
+are elementwise (bias, residual add, activations; per-channel constants are packed too).
+A tensor is unpacked (LayoutUnpack, under its original name) just before the first consumer
+that needs NCHW, and packed (LayoutPack) before a convolution whose input is NCHW; tensors
+may exist in both layouts.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from vdla.driver.host_ops.layout import pack_weight
+
+from ..ir import Graph, Node, TensorType
+
+_UNARY = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp"}
+_BINARY = {"Add", "Sub", "Mul", "Div"}
+
+
+def _block(channels: int) -> int:
+    for b in (16, 8, 4):
+        if channels % b == 0:
+            return b
+    return channels if channels <= 16 else 1
+
+
+class _Packer:
+    def __init__(self, graph: Graph):
+        self.g = graph
+        self.nodes: list[Node] = []
+        self.packed: dict[str, tuple[str, int]] = {}  # NCHW name -> (packed name, block)
+        self.nchw: set[str] = set(graph.inputs) | set(graph.constants)
+
+    def new_tensor(self, stem: str, t: TensorType) -> str:
+        name = stem
+        while name in self.g.types:
+            name += "'"
+        self.g.types[name] = t
+        return name
+
+    def constant(self, stem: str, value: np.ndarray) -> str:
+        name = self.new_tensor(stem, TensorType.of(value))
+        self.g.constants[name] = value
+        return name
+
+    def need_nchw(self, name: str) -> None:
+        if name and name not in self.nchw:
+            packed, _ = self.packed[name]
+            self.nodes.append(Node("LayoutUnpack", f"unpack:{name}", [packed], [name]))
+            self.nchw.add(name)
+
+    def need_packed(self, name: str, block: int) -> str:
+        have = self.packed.get(name)
+        if have and have[1] == block:
+            return have[0]
+        self.need_nchw(name)
+        n, c, h, w = self.g.types[name].shape
+        out = self.new_tensor(f"{name}@c{block}", TensorType((n, c // block, h, w, block),
+                                                            self.g.types[name].dtype))
+        self.nodes.append(Node("LayoutPack", f"pack:{name}", [name], [out], {"block": block}))
+        self.packed[name] = (out, block)
+        return out
+
+    def conv(self, node: Node) -> bool:
+        g, a = self.g, node.attrs
+        x, w = node.inputs[0], node.inputs[1]
+        bias = node.inputs[2] if len(node.inputs) > 2 else ""
+        xt = g.types[x]
+        if len(xt.shape) != 4 or xt.dtype != "float32" or w not in g.constants \
+                or (bias and bias not in g.constants):
+            return False
+        m, c = g.types[w].shape[0], xt.shape[1]
+        depthwise = a["group"] == c == m and c > 1
+        if a["group"] != 1 and not depthwise:
+            return False
+        have = self.packed.get(x)
+        cb = have[1] if have and c % have[1] == 0 else _block(c)
+        ob = cb if depthwise else _block(m)
+        if c % cb or m % ob:
+            return False
+        w6 = pack_weight(g.constants[w], cb, ob, depthwise)
+        xp = self.need_packed(x, cb)
+        out_t = g.types[node.outputs[0]]
+        packed_t = TensorType((out_t.shape[0], m // ob, *out_t.shape[2:], ob), out_t.dtype)
+        attrs = {"strides": a["strides"], "pads": a["pads"], "dilations": a["dilations"],
+                 "depthwise": depthwise}
+        y = node.outputs[0]
+        conv_out = self.new_tensor(f"{y}@c{ob}", packed_t)
+        self.nodes.append(Node("ConvNCHWc", node.name, [xp, self.constant(f"{w}@c{ob}", w6)],
+                               [conv_out], attrs))
+        if bias:
+            b5 = g.constants[bias].reshape(1, m // ob, 1, 1, ob)
+            biased = self.new_tensor(f"{y}@c{ob}+b", packed_t)
+            self.nodes.append(Node("Add", f"{node.name}.bias", [conv_out, self.constant(f"{bias}@c{ob}", b5)],
+                                   [biased]))
+            conv_out = biased
+        self.packed[y] = (conv_out, ob)
+        return True
+
+    def _packed_operand(self, name: str, block: int, shape: tuple) -> str | None:
+        """The operand of an elementwise op in the packed layout, or None if it has none."""
+        g = self.g
+        if name in self.packed and g.types[self.packed[name][0]].shape == shape:
+            return self.packed[name][0] if self.packed[name][1] == block else None
+        if name in g.constants:
+            value = g.constants[name]
+            if value.size == 1:
+                return name
+            c = shape[1] * shape[4]
+            if value.ndim <= 4 and value.size == c and value.shape[-2:] in ((1, 1),) and \
+                    value.reshape(-1).shape[0] == c:
+                return self.constant(f"{name}@c{block}", value.reshape(1, c // block, 1, 1, block))
+        return None
+
+    def elementwise(self, node: Node) -> bool:
+        x = node.inputs[0]
+        if x not in self.packed or len(node.outputs) != 1:
+            return False
+        packed_x, block = self.packed[x]
+        shape = self.g.types[packed_x].shape
+        ins = [packed_x]
+        for other in node.inputs[1:]:
+            if not other:
+                ins.append("")
+                continue
+            p = self._packed_operand(other, block, shape)
+            if p is None:
+                return False
+            ins.append(p)
+        y = node.outputs[0]
+        if self.g.types[y].shape != self.g.types[x].shape:
+            return False
+        out = self.new_tensor(f"{y}@c{block}", TensorType(shape, self.g.types[y].dtype))
+        self.nodes.append(Node(node.op, node.name, ins, [out], dict(node.attrs)))
+        self.packed[y] = (out, block)
+        return True
+
+    def run(self) -> Graph:
+        for node in self.g.nodes:
+            if node.op == "Conv" and self.conv(node):
+                continue
+            if (node.op in _UNARY or node.op in _BINARY) and self.elementwise(node):
+                continue
+            for name in node.inputs:
+                if name in self.packed:
+                    self.need_nchw(name)
+            self.nodes.append(node)
+            self.nchw.update(o for o in node.outputs if o)
+        for name in self.g.outputs:
+            if name in self.packed:
+                self.need_nchw(name)
+        self.g.nodes = self.nodes
+        return self.g
+
+
+def pack_conv_layout(graph: Graph) -> Graph:
+    return _Packer(graph).run()
