@@ -52,20 +52,27 @@ class LaunchResult:
 
 @runtime_checkable
 class Device(Protocol):
-    config: object  # vdla.hw.HwConfig
+    config: object  # vdla.hw.HwConfig of the accelerator behind the device
 
-    def alloc(self, nbytes: int, align: int = 64) -> DeviceBuffer: ...
+    def alloc(self, nbytes: int, align: int = 64) -> DeviceBuffer:
+        """A new buffer of device DRAM; OutOfDeviceMemory (naming the sizes) if none fits."""
 
-    def free(self, buf: DeviceBuffer) -> None: ...
+    def free(self, buf: DeviceBuffer) -> None:
+        """Give a buffer back; DeviceError for a buffer this device did not hand out."""
 
-    def write(self, buf: DeviceBuffer, data: np.ndarray, offset: int = 0) -> None: ...
+    def write(self, buf: DeviceBuffer, data: np.ndarray, offset: int = 0) -> None:
+        """Copy the bytes of `data` into `buf` from byte `offset` (bounds-checked)."""
 
-    def read(self, buf: DeviceBuffer, dtype, shape, offset: int = 0) -> np.ndarray: ...
+    def read(self, buf: DeviceBuffer, dtype, shape, offset: int = 0) -> np.ndarray:
+        """A host copy of `buf` from byte `offset`, as `dtype` with `shape` (an int is a count)."""
 
     def launch(self, insn_addr: int, insn_count: int,
-               timeout_cycles: int | None = None) -> LaunchResult: ...
+               timeout_cycles: int | None = None) -> LaunchResult:
+        """Run `insn_count` instructions at physical `insn_addr` until FINISH; LaunchTimeout past
+        `timeout_cycles`; stream errors (deadlock, bad access) raise rather than hang."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the device; buffers become invalid."""
 
 
 class DeviceMemory:
