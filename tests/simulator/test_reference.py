@@ -211,24 +211,30 @@ def test_reset_zeroes_acc_and_out_and_store_is_strided(rng):
 
 # ---- errors -----------------------------------------------------------------------------
 FIN = FinishInsn()
+FIN_AFTER_LOAD = FinishInsn(pop_prev=True)
 
-
-@pytest.mark.parametrize("insns,error,words", [
+# (stream, reference error, words in its message, the fast simulator's error class)
+ERROR_CASES = [
     ([load(MemType.INP, 0, 0, 1, 1), GemmInsn(uop_begin=0, uop_end=1, pop_prev=True), FIN],
-     ReferenceDeadlock, "compute at instruction 1 waits on l2c"),
+     ReferenceDeadlock, "compute at instruction 1 waits on l2c", "DeadlockError"),
     ([GemmInsn(reset=True, uop_begin=0, uop_end=1, push_prev=True), FIN], ReferenceTokenError,
-     r"tokens left in queues at FINISH: \{'c2l': 1\}"),
-    ([load(MemType.INP, 0, 0, 1, 1), FIN], ReferenceTokenError, "not ordered before FINISH"),
-    ([load(MemType.INP, 0, 0, 1, 1, pop_prev=True), FIN], ReferenceTokenError, "pop_prev"),
-    ([load(MemType.INP, CFG.inp_depth - 1, 0, 1, 2), FIN], ReferenceMemoryError, "outside the buffer"),
-    ([load(MemType.WGT, 0, SIZE // 256, 1, 1), FIN], ReferenceMemoryError, "beyond the DRAM size"),
-    ([GemmInsn(uop_begin=0, uop_end=1, iter_in=2), FIN], ReferenceHazardError, "steps 0 and 1"),
+     r"tokens left in queues at FINISH: \{'c2l': 1\}", "TokenError"),
+    ([load(MemType.INP, 0, 0, 1, 1), FIN], ReferenceTokenError, "not ordered before FINISH", "StreamError"),
+    ([load(MemType.INP, 0, 0, 1, 1, pop_prev=True), FIN], ReferenceTokenError, "pop_prev", "TokenError"),
+    ([load(MemType.INP, CFG.inp_depth - 1, 0, 1, 2, push_next=True), FIN_AFTER_LOAD], ReferenceMemoryError,
+     "outside the buffer", "MemoryAccessError"),
+    ([load(MemType.WGT, 0, SIZE // 256, 1, 1, push_next=True), FIN_AFTER_LOAD], ReferenceMemoryError,
+     "beyond the DRAM size", "MemoryAccessError"),
+    ([GemmInsn(uop_begin=0, uop_end=1, iter_in=2), FIN], ReferenceHazardError, "steps 0 and 1", "HazardError"),
     ([GemmInsn(uop_begin=0, uop_end=1, iter_in=3, dst_factor_in=1, src_factor_in=CFG.inp_depth // 2), FIN],
-     ReferenceMemoryError, "GEMM input"),
-    ([load(MemType.OUT, 0, 0, 1, 1), FIN], ReferenceStreamError, "memory_type OUT"),
-    ([GemmInsn(uop_begin=0, uop_end=1)], ReferenceStreamError, "no FINISH"),
-    ([FIN, GemmInsn(uop_begin=0, uop_end=1)], ReferenceStreamError, "follow FINISH"),
-])
+     ReferenceMemoryError, "GEMM input", "MemoryAccessError"),
+    ([load(MemType.OUT, 0, 0, 1, 1), FIN], ReferenceStreamError, "memory_type OUT", "StreamError"),
+    ([GemmInsn(uop_begin=0, uop_end=1)], ReferenceStreamError, "no FINISH", "StreamError"),
+    ([FIN, GemmInsn(uop_begin=0, uop_end=1)], ReferenceStreamError, "follow FINISH", "StreamError"),
+]
+
+
+@pytest.mark.parametrize("insns,error,words", [case[:3] for case in ERROR_CASES])
 def test_errors_name_the_problem(insns, error, words):
     with pytest.raises(error, match=words):
         run(insns, bytes(64))
@@ -241,3 +247,14 @@ def test_deadlock_between_two_modules_names_both():
         run(insns)
     assert "load at instruction 0 waits on c2l" in str(info.value)
     assert "compute at instruction 1 waits on l2c" in str(info.value)
+
+
+@pytest.mark.parametrize("insns,sim_error", [(case[0], case[3]) for case in ERROR_CASES])
+def test_simulator_rejects_the_same_streams(insns, sim_error):
+    """The fast simulator rejects every stream the reference rejects (the error classes differ
+    only where the simulator's verdict is about time: a load still running at FINISH)."""
+    import vdla.simulator as sim
+    dram = np.zeros(SIZE, dtype=np.uint8)
+    dram[INSNS:INSNS + 16 * len(insns)] = CFG.isa.encode_stream(insns)
+    with pytest.raises(getattr(sim, sim_error)):
+        sim.Simulator(CFG).run(dram, INSNS, len(insns))
