@@ -19,6 +19,16 @@ for the configuration it was made for, and its result does not depend on timing:
   tensor operand never reads an entry written fewer steps before.
 * The stream ends with the synchronize epilogue: load and store consume the tokens compute
   left them and push one last token each, compute pops every remaining token, then FINISH.
+
+Use (e.g. RTL against the simulator; the DRAM image is self-contained, SRAMs start zeroed):
+
+    program = random_program("pynq", seed)                 # 20..120 instructions by default
+    expected = program.fresh_dram()
+    Simulator("pynq").run(expected, program.insn_addr, program.insn_count)
+    actual = program.fresh_dram()
+    ...run `actual` on the device under test...
+    problem = describe_mismatch(program, expected, actual)  # None, or first differing byte,
+                                                            # its area and the STORE that wrote it
 """
 from __future__ import annotations
 
