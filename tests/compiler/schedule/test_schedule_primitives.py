@@ -1,0 +1,247 @@
+"""Schedule primitives: the same computation under different schedules gives identical
+results (int32, so exactly), and the lowered IR has the loop structure the schedule asks for."""
+import numpy as np
+import pytest
+
+from vdla.compiler import build, te
+from vdla.compiler.build import lower
+from vdla.compiler.schedule import ScheduleError, create_schedule, vthread
+from vdla.compiler.tir import expr as E
+from vdla.compiler.tir import stmt as S
+from vdla.compiler.tir.functor import visit
+
+M, K, N = 19, 23, 29
+
+
+def matmul_relu():
+    a = te.placeholder((M, K), "int32", "A")
+    b = te.placeholder((K, N), "int32", "B")
+    k = te.reduce_axis((0, K), "k")
+    c = te.compute((M, N), lambda i, j: te.sum(a[i, k.var] * b[k.var, j], axis=k), "C")
+    d = te.compute((M, N), lambda i, j: E.max_expr(c[i, j], 0), "D")
+    return a, b, c, d
+
+
+def loops(func):
+    """Pre-order list of (loop var, extent, kind) of every loop."""
+    out = []
+
+    def rec(s):
+        if isinstance(s, S.For):
+            out.append((s.var.name, s.extent.value if isinstance(s.extent, E.Const) else None, s.kind.value))
+            rec(s.body)
+        elif isinstance(s, S.SeqStmt):
+            for c in s.seq:
+                rec(c)
+        elif isinstance(s, (S.Allocate, S.AttrStmt)):
+            rec(s.body)
+        elif isinstance(s, S.IfThenElse):
+            rec(s.then_case)
+            rec(s.else_case)
+    rec(func.body)
+    return out
+
+
+def allocs(func):
+    found = []
+    visit(func.body, lambda n: found.append((n.buffer.name, list(n.buffer.shape), n.buffer.scope))
+          if isinstance(n, S.Allocate) else None)
+    return found
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(7)
+    a = rng.integers(-9, 9, (M, K)).astype("int32")
+    b = rng.integers(-9, 9, (K, N)).astype("int32")
+    return a, b, np.maximum(a @ b, 0)
+
+
+def run(s, args, data):
+    out = np.zeros((M, N), "int32")
+    build(s, args, name="f", check=True).load().run("f", [data[0], data[1], out])
+    return out
+
+
+def sched_default(s, a, b, c, d):
+    return []
+
+
+def sched_split_tail(s, a, b, c, d):
+    i, j = s[d].op.axis
+    jo, ji = s[d].split(j, 8)          # 29 = 3*8 + 5: guarded tail
+    return [("i", 19, "serial"), ("j.o", 4, "serial"), ("j.i", 8, "serial")]
+
+
+def sched_tile_reorder_reduce(s, a, b, c, d):
+    i, j = s[c].op.axis
+    k = s[c].op.reduce_axis[0]
+    io, jo, ii, ji = s[c].tile(i, j, 4, 8)
+    ko, ki = s[c].split(k, 5)
+    s[c].reorder(io, jo, ko, ii, ki, ji)
+    return [("i.o", 5, "serial"), ("j.o", 4, "serial"), ("k.o", 5, "serial"), ("i.i", 4, "serial"),
+            ("k.i", 5, "serial"), ("j.i", 8, "serial")]
+
+
+def sched_fuse_parallel(s, a, b, c, d):
+    i, j = s[d].op.axis
+    f = s[d].fuse(i, j)
+    fo, fi = s[d].split(f, nparts=2)
+    s[d].parallel(fo)
+    return [("i.j.f.o", 2, "parallel"), ("i.j.f.i", 276, "serial")]
+
+
+def sched_vectorize_unroll(s, a, b, c, d):
+    i, j = s[c].op.axis
+    jo, ji = s[c].split(j, 4)
+    s[c].reorder(i, jo, s[c].op.reduce_axis[0], ji)
+    s[c].vectorize(ji)     # guarded tail (29 % 4): kept scalar, still correct
+    io, ii = s[d].split(s[d].op.axis[0], 4)
+    s[d].unroll(ii)
+    return []
+
+
+def sched_compute_at_local(s, a, b, c, d):
+    i, j = s[d].op.axis
+    jo, ji = s[d].split(j, 8)
+    s[c].compute_at(s[d], jo)
+    s[c].set_scope("local")
+    return [("i", 19, "serial"), ("j.o", 4, "serial")]
+
+
+def sched_cache_read_write(s, a, b, c, d):
+    cl = s.cache_write(c, "local")
+    bl = s.cache_read(b, "local", [s[cl]])
+    i, j = s[c].op.axis
+    jo, ji = s[c].split(j, 16)
+    s[cl].compute_at(s[c], jo)
+    ci, cj = s[cl].op.axis
+    s[cl].reorder(s[cl].op.reduce_axis[0], ci, cj)     # k outermost: one row of B per k step
+    s[bl].compute_at(s[cl], s[cl].op.reduce_axis[0])
+    return [("i", 19, "serial"), ("j.o", 2, "serial")]
+
+
+def sched_vthread(s, a, b, c, d):
+    i, j = s[d].op.axis
+    vo, vi = s[d].split(i, nparts=2)
+    s[d].bind(vo, vthread("vt"))
+    return [("i.o", 2, "serial"), ("i.i", 10, "serial")]
+
+
+SCHEDULES = [sched_default, sched_split_tail, sched_tile_reorder_reduce, sched_fuse_parallel,
+             sched_vectorize_unroll, sched_compute_at_local, sched_cache_read_write, sched_vthread]
+
+
+@pytest.mark.parametrize("sched", SCHEDULES, ids=lambda f: f.__name__)
+def test_same_result_under_every_schedule(sched, data):
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    want_loops = sched(s, a, b, c, d)
+    func = lower(s, [a, b, d], "f", check=True)
+    got = loops(func)
+    # the expected loops appear, in order, in the lowered nest
+    pos = 0
+    for want in want_loops:
+        while pos < len(got) and got[pos] != want:
+            pos += 1
+        assert pos < len(got), f"loop {want} missing or out of order in {got}"
+    np.testing.assert_array_equal(run(s, [a, b, d], data), data[2])
+
+
+def test_compute_at_allocates_only_the_tile():
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    sched_compute_at_local(s, a, b, c, d)
+    func = lower(s, [a, b, d], "f")
+    assert ("C", [1, 8], "local") in allocs(func)
+    # C's loops live inside D's j.o loop: the first loop after j.o is C's
+    names = [n for n, _, _ in loops(func)]
+    assert names.index("j.o") < names.index("k")
+
+
+def test_cache_read_write_buffers_and_placement():
+    a, b, c, d = matmul_relu()
+    s = create_schedule(c)
+    sched_cache_read_write(s, a, b, c, d)
+    func = lower(s, [a, b, c], "f", check=True)
+    al = allocs(func)
+    assert ("C.local", [1, 16], "local") in al
+    assert ("B.local", [1, 16], "local") in al   # one row of B per k step, 16 columns of the tile
+
+
+def test_vthread_is_an_ir_loop_kind_lowered_on_cpu():
+    from vdla.compiler.schedule.lower import lower_schedule
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    sched_vthread(s, a, b, c, d)
+    func = lower_schedule(s, [a, b, d], "f")
+    assert ("i.o", 2, "vthread") in loops(func)
+    assert ("i.o", 2, "serial") in loops(lower(s, [a, b, d], "f"))
+
+
+def test_vectorize_emits_ramps_when_divisible():
+    x = te.placeholder((6, 32), "float32", "x")
+    y = te.compute((6, 32), lambda i, j: x[i, j] * 2.0, "y")
+    s = create_schedule(y)
+    jo, ji = s[y].split(s[y].op.axis[1], 16)
+    s[y].vectorize(ji)
+    text = repr(lower(s, [x, y], "f", check=True))
+    assert "ramp(" in text and "j.i" not in text
+
+
+def test_unroll_replicates_body():
+    x = te.placeholder((8,), "float32", "x")
+    y = te.compute((8,), lambda i: x[i] + 1.0, "y")
+    s = create_schedule(y)
+    s[y].unroll(s[y].op.axis[0])
+    func = lower(s, [x, y], "f", check=True)
+    assert loops(func) == [] and repr(func).count("y[") == 8
+
+
+def test_compute_inline_removes_stage(data):
+    a, b, c, d = matmul_relu()
+    e = te.compute((M, N), lambda i, j: d[i, j] * 2, "E")
+    s = create_schedule(e)
+    s[d].compute_inline()
+    func = lower(s, [a, b, e], "f", check=True)
+    assert [x[0] for x in allocs(func)] == ["C"]
+    out = np.zeros((M, N), "int32")
+    build(s, [a, b, e], name="f").load().run("f", [data[0], data[1], out])
+    np.testing.assert_array_equal(out, 2 * data[2])
+
+
+# --- argument checking ----------------------------------------------------------------------
+
+def test_primitive_errors():
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    i, j = s[d].op.axis
+    io, ii = s[d].split(i, 4)
+    with pytest.raises(ScheduleError, match=r"axis i was already split or fused"):
+        s[d].split(i, 2)
+    with pytest.raises(ScheduleError, match="factor must be positive"):
+        s[d].split(j, 0)
+    with pytest.raises(ScheduleError, match="must be adjacent"):
+        s[d].fuse(io, j)
+    with pytest.raises(ScheduleError, match="does not belong to this stage"):
+        s[c].vectorize(j)
+    with pytest.raises(ScheduleError, match="reduction axis"):
+        s[c].parallel(s[c].op.reduce_axis[0])
+    with pytest.raises(ScheduleError, match="only injective"):
+        s[c].compute_inline()
+    with pytest.raises(ScheduleError, match="input placeholder"):
+        s[a].split(None, 2)
+    with pytest.raises(ScheduleError, match="is not part of this schedule"):
+        s[te.placeholder((3,), "float32", "stray")]
+    with pytest.raises(ScheduleError, match="an output of the schedule"):
+        s[d].compute_inline()
+
+
+def test_lowering_errors():
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    with pytest.raises(ScheduleError, match="neither an argument nor computed"):
+        lower(s, [b, d], "f")
+    s2 = create_schedule(d)
+    with pytest.raises(ScheduleError, match="output D is not in args"):
+        lower(s2, [a, b], "f")
