@@ -4,9 +4,10 @@ Shapes are in elements of the SPEC §7 layouts: A is (M/BATCH, K/BLOCK) input el
 B is (N/BLOCK, K/BLOCK) weight elements (B transposed), C is (M/BATCH, N/BLOCK).
 The output is tiled into tile_m rows x tile_n column blocks with the whole reduction K on
 chip. Tiles are visited column-block-major, so one weight tile is loaded once and reused
-by every row tile (weight reuse); with two virtual threads the inputs/accumulators of
-consecutive tiles alternate between two SRAM slots and the weight tiles of consecutive
-column blocks between two weight slots.
+by every row tile (weight reuse); the weight tiles of consecutive column blocks alternate
+between two weight slots, so the next block's weights stream in while this one computes.
+With two virtual threads the inputs/accumulators of consecutive tiles also alternate
+between two SRAM slots.
 """
 from __future__ import annotations
 
@@ -54,8 +55,11 @@ def matmul_program(cq: CommandQueue, shape: MatmulShape, a_buf, b_buf, c_buf,
     cfg = cq.config
     s, t = shape, virtual_threads
     tm, tn, kb = s.tile_m, s.tile_n, s.k
-    n_tiles = -(-s.n // tn)
-    wgt_slots = min(t, n_tiles)
+    n_tiles, m_tiles = -(-s.n // tn), -(-s.m // tm)
+    # Two weight slots let the next column block's weights arrive while this one computes;
+    # with two virtual threads they are required (a load may run while the previous
+    # column block's last tile still computes).
+    wgt_slots = 2 if n_tiles > 1 and (t == 2 or 2 * tn * kb <= cfg.wgt_depth) else 1
     need = {"input": (t * tm * kb, cfg.inp_depth), "weight": (wgt_slots * tn * kb, cfg.wgt_depth),
             "accumulator": (t * tm * tn, cfg.acc_depth)}
     for name, (used, depth) in need.items():
@@ -63,17 +67,32 @@ def matmul_program(cq: CommandQueue, shape: MatmulShape, a_buf, b_buf, c_buf,
             raise ValueError(f"matmul tile {tm}x{tn} with K={kb} blocks and {t} virtual thread(s) needs "
                              f"{used} {name} SRAM elements but there are {depth}; use smaller tiles")
     inp_slot, acc_slot, wgt_slot = cfg.inp_depth // t, cfg.acc_depth // t, tn * kb
+    # Prefetch: column block j+1's weights are loaded in pieces alongside row tiles 1.. of
+    # block j. Row tile (j, i >= 1) loads only after compute finished tile (j, i) - T, which
+    # is at or after the last tile of block j-1, the previous user of that weight slot.
+    prefetch = wgt_slots == 2 and m_tiles >= 2
 
     # (column tile j, first column block, width, row tile i, first row, height); the weight
     # tile of column block j is reused by every row tile i
     order = [(j, n0, min(tn, s.n - n0), i, m0, min(tm, s.m - m0))
              for j, n0 in enumerate(range(0, s.n, tn)) for i, m0 in enumerate(range(0, s.m, tm))]
 
+    def load_weights(j: int, first: int, count: int) -> None:
+        """Column blocks [first, first + count) of column tile j into its weight slot."""
+        if count > 0:
+            n0 = j * tn + first
+            cq.load_2d(MemType.WGT, (j % wgt_slots) * wgt_slot + first * kb, b_buf, n0 * kb, count * kb)
+
     def load(it: int, slot: int) -> None:
-        j, n0, w, i, m0, h = order[it]
-        if i == 0:  # first row tile of a new column block: fetch its weights
-            cq.load_2d(MemType.WGT, (j % wgt_slots) * wgt_slot, b_buf, n0 * kb, w * kb)
+        j, _, w, i, m0, h = order[it]
+        if i == 0 and (j == 0 or not prefetch):
+            load_weights(j, 0, w)
         cq.load_2d(MemType.INP, slot * inp_slot, a_buf, m0 * kb, h * kb)
+        if prefetch and i >= 1 and j + 1 < n_tiles:
+            w_next = min(tn, s.n - (j + 1) * tn)
+            pieces = m_tiles - 1
+            first, last = (i - 1) * w_next // pieces, i * w_next // pieces
+            load_weights(j + 1, first, last - first)
 
     def compute(it: int, slot: int) -> None:
         j, _, w, _, _, h = order[it]

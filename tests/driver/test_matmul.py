@@ -20,14 +20,18 @@ def test_matmul_64x512_by_512x512_low_bits(device, rng, virtual_threads):
 
 
 def test_matmul_weights_are_loaded_once_per_column_block(device, rng):
-    """Weight reuse: 4 column blocks x 4 row tiles, yet each weight element crosses the bus once."""
+    """Weight reuse: 4 column blocks x 4 row tiles, yet each weight element crosses the bus
+    once (block 0 up front, blocks 1-3 prefetched in pieces next to the previous block's
+    row tiles 1-3)."""
     a, b = _int8(rng, 64, 512), _int8(rng, 512, 512)
     from vdla.driver.runtime import CommandQueue
     cq = CommandQueue(device)
-    c, result = run_matmul(device, a, b, tile_m=16, tile_n=8, virtual_threads=2, cq=cq)
+    c, result = run_matmul(device, a, b, tile_m=16, tile_n=8, virtual_threads=2, cq=cq, check_races=True)
     np.testing.assert_array_equal(c, matmul_reference(a, b))
     wgt_loads = [i for i in cq.last_stream if i.opcode == Opcode.LOAD and i.memory_type == MemType.WGT]
-    assert len(wgt_loads) == 4
+    spans = sorted((i.dram_base, i.dram_base + i.x_size * i.y_size) for i in wgt_loads)
+    assert all(end == nxt for (_, end), (nxt, _) in zip(spans, spans[1:]))   # no gap, no overlap
+    assert spans[-1][1] - spans[0][0] == 32 * 32                              # all 32x32 weight elements
     assert result.stats["load_bytes"]["WGT"] == b.nbytes
 
 
