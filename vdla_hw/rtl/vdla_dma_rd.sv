@@ -1,0 +1,195 @@
+// The load DMA of the load and compute modules: a 2-D strided read from DRAM into one SRAM
+// with zero padding (SPEC §3), timed exactly as timing.duration() says:
+//   accept + (DMA_SETUP_CYCLES - 1) setup cycles,
+//   one cycle per padding element (a zero element written),
+//   per DRAM row: the AR cycle ... last beat = DRAM_READ_LATENCY + beats cycles.
+// The owner routes element writes to its SRAMs: wr_elem is the element index (absolute,
+// 32 bit so the owner can range-check it), wr_beat the beat within the element (within
+// the row for micro-ops, whose bus words hold UOPS_PER_BEAT micro-ops each).
+module vdla_dma_rd import vdla_pkg::*; (
+  input  logic                clk,
+  input  logic                rst,
+  input  logic                start,      // the accept cycle of a LOAD with x_size != 0
+  /* verilator lint_off UNUSEDSIGNAL */  // only the LOAD/STORE fields are read
+  input  logic [127:0]        insn,
+  /* verilator lint_on UNUSEDSIGNAL */
+  output logic                busy,       // in a cycle after the accept cycle
+  output logic                last,       // the instruction's last busy cycle
+  output logic                wr_en,
+  output logic                wr_pad,
+  output logic [31:0]         wr_elem,
+  output logic [31:0]         wr_beat,
+  output logic [BUS_BITS-1:0] wr_data,
+  output logic                dram_error, // pulse: a beat came back with an error response
+  // AXI4 read address / data channels
+  output logic                ar_valid,
+  input  logic                ar_ready,
+  output logic [31:0]         ar_addr,
+  output logic [7:0]          ar_len,
+  input  logic                r_valid,
+  input  logic [BUS_BITS-1:0] r_data,
+  input  logic [1:0]          r_resp,
+  output logic                r_ready
+);
+  typedef enum logic [1:0] {S_IDLE, S_SETUP, S_PAD, S_READ} state_t;
+  typedef enum logic [1:0] {PAD_ROW, PAD_PRE, PAD_POST} pad_kind_t;
+
+  state_t state;
+  pad_kind_t pad_kind;
+  logic [2:0] mtype;
+  logic [15:0] y_size, x_size, x_stride;
+  logic [3:0] y_pad_0, y_pad_1, x_pad_0, x_pad_1;
+  logic [31:0] dram_base;
+  logic [31:0] setup_left, pad_left, next_row, ptr, row_addr, beat, ar_beats_left, ar_next_addr;
+
+  // ---- derived from the latched instruction ----------------------------------------------
+  logic is_uop;
+  logic [4:0] log_elem_bytes, log_beats;
+  logic [31:0] rows_total, row_len, row_beats, first_row_addr, row_step;
+  logic [3:0] xp0, xp1;
+  always_comb begin
+    is_uop = mtype == MEM_UOP;
+    unique case (mtype)
+      MEM_INP: begin log_elem_bytes = 5'(LOG_INP_ELEM_BYTES); log_beats = 5'(LOG_INP_BEATS); end
+      MEM_WGT: begin log_elem_bytes = 5'(LOG_WGT_ELEM_BYTES); log_beats = 5'(LOG_WGT_BEATS); end
+      MEM_ACC: begin log_elem_bytes = 5'(LOG_ACC_ELEM_BYTES); log_beats = 5'(LOG_ACC_BEATS); end
+      MEM_ACC_8BIT: begin log_elem_bytes = 5'(LOG_ACC8_ELEM_BYTES); log_beats = 5'(LOG_ACC8_BEATS); end
+      default: begin log_elem_bytes = 5'd2; log_beats = 5'd0; end  // UOP: 4-byte units
+    endcase
+    // micro-op loads are one row, never padded; their first word may sit mid-beat
+    xp0 = is_uop ? 4'd0 : x_pad_0;
+    xp1 = is_uop ? 4'd0 : x_pad_1;
+    rows_total = is_uop ? 32'd1 : 32'(y_pad_0) + 32'(y_size) + 32'(y_pad_1);
+    row_len = 32'(xp0) + 32'(x_size) + 32'(xp1);
+    if (is_uop) begin
+      row_beats = (((dram_base << 2) & 32'(BUS_BYTES - 1)) + (32'(x_size) << 2) + 32'(BUS_BYTES - 1))
+                  >> LOG_BUS_BYTES;
+      first_row_addr = (dram_base << 2) & ~32'(BUS_BYTES - 1);
+    end else begin
+      row_beats = 32'(x_size) << log_beats;
+      first_row_addr = dram_base << log_elem_bytes;
+    end
+    row_step = 32'(x_stride) << log_elem_bytes;
+  end
+
+  // ---- what starting row `next_row` means --------------------------------------------------
+  logic sr_done, sr_pad_row;
+  assign sr_done = next_row == rows_total;
+  assign sr_pad_row = !is_uop && (next_row < 32'(y_pad_0) || next_row >= 32'(y_pad_0) + 32'(y_size));
+
+  logic beat_fire, ar_fire, read_last_beat, pad_last;
+  assign ar_valid = state == S_READ && ar_beats_left != 0;
+  assign ar_fire = ar_valid && ar_ready;
+  assign ar_addr = ar_next_addr;
+  assign ar_len = ar_beats_left > 32'd256 ? 8'd255 : 8'(ar_beats_left - 1);
+  assign r_ready = 1'b1;
+  assign beat_fire = state == S_READ && r_valid;
+  assign read_last_beat = beat_fire && beat == row_beats - 1;
+  assign pad_last = state == S_PAD && pad_left == 1;
+
+  // a row starts after setup, after a padding row, after the x_pad_1 of a data row, or
+  // after a data row's last beat when x_pad_1 = 0
+  logic begin_row;
+  always_comb begin
+    begin_row = 1'b0;
+    if (state == S_SETUP && setup_left == 0) begin_row = 1'b1;
+    if (pad_last && pad_kind != PAD_PRE) begin_row = 1'b1;
+    if (read_last_beat && xp1 == 0) begin_row = 1'b1;
+  end
+  assign last = begin_row && sr_done;
+  assign busy = state != S_IDLE;
+
+  always_comb begin
+    wr_en = 1'b0;
+    wr_pad = 1'b0;
+    wr_elem = ptr;
+    wr_beat = 32'd0;
+    wr_data = r_data;
+    if (state == S_PAD) begin
+      wr_en = 1'b1;
+      wr_pad = 1'b1;
+    end else if (beat_fire) begin
+      wr_en = 1'b1;
+      if (is_uop) wr_beat = beat;
+      else begin
+        wr_elem = ptr + (beat >> log_beats);
+        wr_beat = beat & ((32'd1 << log_beats) - 1);
+      end
+    end
+  end
+  assign dram_error = beat_fire && r_resp != 2'b00;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      state <= S_IDLE;
+    end else begin
+      if (start) begin
+        mtype <= insn[MEM_MEMORY_TYPE_LSB +: 3];
+        dram_base <= insn[MEM_DRAM_BASE_LSB +: 32];
+        y_size <= insn[MEM_Y_SIZE_LSB +: 16];
+        x_size <= insn[MEM_X_SIZE_LSB +: 16];
+        x_stride <= insn[MEM_X_STRIDE_LSB +: 16];
+        y_pad_0 <= insn[MEM_Y_PAD_0_LSB +: 4];
+        y_pad_1 <= insn[MEM_Y_PAD_1_LSB +: 4];
+        x_pad_0 <= insn[MEM_X_PAD_0_LSB +: 4];
+        x_pad_1 <= insn[MEM_X_PAD_1_LSB +: 4];
+        ptr <= 32'(insn[MEM_SRAM_BASE_LSB +: 16]);
+        next_row <= '0;
+        setup_left <= 32'(DMA_SETUP_CYCLES - 2);
+        state <= S_SETUP;
+      end
+      if (state == S_SETUP) begin
+        setup_left <= setup_left - 1;
+        row_addr <= first_row_addr;
+      end
+      if (state == S_PAD) begin
+        ptr <= ptr + 1;
+        pad_left <= pad_left - 1;
+        if (pad_last && pad_kind == PAD_PRE) begin
+          state <= S_READ;
+          beat <= '0;
+          ar_beats_left <= row_beats;
+          ar_next_addr <= row_addr;
+        end
+      end
+      if (ar_fire) begin
+        ar_beats_left <= ar_beats_left > 32'd256 ? ar_beats_left - 32'd256 : 32'd0;
+        ar_next_addr <= ar_next_addr + 32'(256 * BUS_BYTES);
+      end
+      if (beat_fire) beat <= beat + 1;
+      if (read_last_beat) begin
+        ptr <= ptr + 32'(x_size);
+        row_addr <= row_addr + row_step;
+        if (xp1 != 0) begin
+          state <= S_PAD;
+          pad_kind <= PAD_POST;
+          pad_left <= 32'(xp1);
+        end
+      end
+      if (begin_row) begin
+        next_row <= next_row + 1;
+        if (sr_done) state <= S_IDLE;
+        else if (sr_pad_row) begin
+          state <= S_PAD;
+          pad_kind <= PAD_ROW;
+          pad_left <= row_len;
+        end else if (xp0 != 0) begin
+          state <= S_PAD;
+          pad_kind <= PAD_PRE;
+          pad_left <= 32'(xp0);
+        end else begin
+          state <= S_READ;
+          beat <= '0;
+          ar_beats_left <= row_beats;
+          // the setup cycle latches row_addr in the same edge: use the first row's address
+          ar_next_addr <= state == S_SETUP ? first_row_addr : row_addr_next;
+        end
+      end
+    end
+  end
+
+  // row address of the row being started (a data row ending this cycle advances it)
+  logic [31:0] row_addr_next;
+  assign row_addr_next = read_last_beat ? row_addr + row_step : row_addr;
+
+endmodule

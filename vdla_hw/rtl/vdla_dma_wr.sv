@@ -1,0 +1,118 @@
+// The store DMA: per row y, x_size OUT elements from OUT[sram_base + y*x_size ...] to DRAM
+// at (dram_base + y*x_stride) * OUT element bytes, timed as timing.duration() says:
+//   accept + (DMA_SETUP_CYCLES - 1) setup cycles (the last one reads the first element),
+//   per row: beats cycles of W data (AW with the first beat) + DRAM_WRITE_LATENCY cycles
+//   until the write response of the row's last burst.
+// The OUT read port is registered, so the element a beat needs is read the cycle before.
+module vdla_dma_wr import vdla_pkg::*; (
+  input  logic                     clk,
+  input  logic                     rst,
+  input  logic                     start,      // the accept cycle of a STORE with x_size != 0
+  /* verilator lint_off UNUSEDSIGNAL */  // only the LOAD/STORE fields are read
+  input  logic [127:0]             insn,
+  /* verilator lint_on UNUSEDSIGNAL */
+  output logic                     busy,
+  output logic                     last,
+  output logic                     range_error, // pulse: an OUT index past the depth
+  output logic                     dram_error,  // pulse: an error write response
+  output logic                     out_re,
+  output logic [LOG_ACC_DEPTH-1:0] out_raddr,
+  input  logic [OUT_ELEM_BITS-1:0] out_rdata,
+  // AXI4 write channels
+  output logic                     aw_valid,
+  input  logic                     aw_ready,
+  output logic [31:0]              aw_addr,
+  output logic [7:0]               aw_len,
+  output logic                     w_valid,
+  input  logic                     w_ready,
+  output logic [BUS_BITS-1:0]      w_data,
+  output logic                     w_last,
+  input  logic                     b_valid,
+  input  logic [1:0]               b_resp,
+  output logic                     b_ready
+);
+  typedef enum logic [1:0] {S_IDLE, S_SETUP, S_WRITE, S_WRESP} state_t;
+  state_t state;
+  logic [15:0] y_size, x_size, x_stride;
+  logic [31:0] dram_base;
+  logic [31:0] setup_left, row, ptr, row_addr, beat, aw_beats_left, aw_next_addr, bursts, b_seen;
+  logic [31:0] row_beats, row_bursts, row_step;
+
+  assign row_beats = 32'(x_size) << LOG_OUT_BEATS;
+  assign row_bursts = (row_beats + 32'd255) >> 8;
+  assign row_step = 32'(x_stride) << LOG_OUT_ELEM_BYTES;
+  assign busy = state != S_IDLE;
+
+  // ---- W channel: beat `beat` of the row is lane (beat mod OUT_BEATS) of the element read last
+  logic w_fire, lane_last, row_sent, b_fire, row_done, prefetch;
+  logic [31:0] lane;
+  assign lane = beat & 32'(OUT_BEATS - 1);
+  assign w_valid = state == S_WRITE;
+  assign w_fire = w_valid && w_ready;
+  assign w_data = out_rdata[lane * BUS_BITS +: BUS_BITS];
+  assign w_last = (beat & 32'd255) == 32'd255 || beat == row_beats - 1;
+  assign lane_last = lane == 32'(OUT_BEATS - 1);
+  assign row_sent = w_fire && beat == row_beats - 1;
+
+  assign aw_valid = state == S_WRITE && aw_beats_left != 0;
+  assign aw_addr = aw_next_addr;
+  assign aw_len = aw_beats_left > 32'd256 ? 8'd255 : 8'(aw_beats_left - 1);
+
+  assign b_ready = 1'b1;
+  assign b_fire = b_valid && (state == S_WRITE || state == S_WRESP);
+  assign row_done = state == S_WRESP && b_fire && b_seen + 1 == bursts;
+  assign dram_error = b_fire && b_resp != 2'b00;
+
+  // read the element the next beat needs: the first of a row one cycle before the row
+  logic setup_end;
+  assign setup_end = state == S_SETUP && setup_left == 0;
+  assign last = (setup_end && y_size == 0) || (row_done && row + 1 == 32'(y_size));
+  assign prefetch = (setup_end && y_size != 0) || (row_done && !last)
+                    || (w_fire && lane_last && !row_sent);
+  assign out_re = prefetch && ptr < 32'(OUT_DEPTH);
+  assign out_raddr = ptr[LOG_ACC_DEPTH-1:0];
+  assign range_error = prefetch && ptr >= 32'(OUT_DEPTH);
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      state <= S_IDLE;
+    end else begin
+      if (start) begin
+        dram_base <= insn[MEM_DRAM_BASE_LSB +: 32];
+        y_size <= insn[MEM_Y_SIZE_LSB +: 16];
+        x_size <= insn[MEM_X_SIZE_LSB +: 16];
+        x_stride <= insn[MEM_X_STRIDE_LSB +: 16];
+        ptr <= 32'(insn[MEM_SRAM_BASE_LSB +: 16]);
+        setup_left <= 32'(DMA_SETUP_CYCLES - 2);
+        row <= '0;
+        state <= S_SETUP;
+      end
+      if (state == S_SETUP) begin
+        setup_left <= setup_left - 1;
+        row_addr <= dram_base << LOG_OUT_ELEM_BYTES;
+        aw_next_addr <= dram_base << LOG_OUT_ELEM_BYTES;
+      end
+      if (prefetch) ptr <= ptr + 1;
+      if (b_fire) b_seen <= b_seen + 1;
+      if (setup_end || row_done) begin
+        beat <= '0;
+        b_seen <= '0;
+        bursts <= row_bursts;
+        aw_beats_left <= row_beats;
+      end
+      if (setup_end) state <= y_size == 0 ? S_IDLE : S_WRITE;
+      if (w_fire) beat <= beat + 1;
+      if (row_sent) state <= S_WRESP;
+      if (aw_valid && aw_ready) begin
+        aw_beats_left <= aw_beats_left > 32'd256 ? aw_beats_left - 32'd256 : 32'd0;
+        aw_next_addr <= aw_next_addr + 32'(256 * BUS_BYTES);
+      end
+      if (row_done) begin
+        row <= row + 1;
+        row_addr <= row_addr + row_step;
+        aw_next_addr <= row_addr + row_step;
+        state <= last ? S_IDLE : S_WRITE;
+      end
+    end
+  end
+endmodule

@@ -1,0 +1,97 @@
+// fetch: reads the instruction stream in bursts of FETCH_BURST_INSNS and dispatches one
+// instruction per cycle into the command queue of its module (SPEC §4 routing). A burst
+// requested in cycle r has all its beats by r + DRAM_READ_LATENCY + beats; dispatching
+// starts then, stalls while the target queue is full, and the next burst is requested the
+// cycle after the burst's last dispatch (timing.py's fetch model).
+module vdla_fetch import vdla_pkg::*; (
+  input  logic                clk,
+  input  logic                rst,
+  input  logic                launch,
+  input  logic                halt,        // done: stop fetching
+  input  logic [31:0]         insn_addr,
+  input  logic [31:0]         insn_count,
+  output logic                dram_error,
+  // dispatch into the three command queues
+  output logic [127:0]        disp_insn,
+  output logic                disp_load,
+  output logic                disp_compute,
+  output logic                disp_store,
+  input  logic                full_load,
+  input  logic                full_compute,
+  input  logic                full_store,
+  // AXI4 read channels
+  output logic                ar_valid,
+  input  logic                ar_ready,
+  output logic [31:0]         ar_addr,
+  output logic [7:0]          ar_len,
+  input  logic                r_valid,
+  input  logic [BUS_BITS-1:0] r_data,
+  input  logic [1:0]          r_resp,
+  output logic                r_ready
+);
+  localparam int KW = FETCH_BURST_INSNS > 1 ? $clog2(FETCH_BURST_INSNS) : 1;
+  typedef enum logic [1:0] {F_IDLE, F_REQ, F_WAIT, F_DISP} state_t;
+  state_t state;
+  logic [127:0] burst_buf [FETCH_BURST_INSNS];
+  logic [31:0] base, count, fetched, beat, burst_beats;
+  logic [KW-1:0] k;
+  logic [31:0] burst_insns, left;
+
+  assign left = count - fetched;
+  assign burst_insns = left > 32'(FETCH_BURST_INSNS) ? 32'(FETCH_BURST_INSNS) : left;
+  assign ar_valid = state == F_REQ;
+  assign ar_addr = base + (fetched << 4);
+  assign ar_len = 8'((burst_insns << LOG_INSN_BEATS) - 1);
+  assign r_ready = 1'b1;
+  assign dram_error = state == F_WAIT && r_valid && r_resp != 2'b00;
+
+  // ---- routing (SPEC §4) -----------------------------------------------------------------
+  logic [2:0] opcode, mtype;
+  logic to_load, to_store, to_compute, blocked, disp;
+  assign disp_insn = burst_buf[k];
+  assign opcode = disp_insn[2:0];
+  assign mtype = disp_insn[MEM_MEMORY_TYPE_LSB +: 3];
+  assign to_store = opcode == OP_STORE;
+  assign to_load = opcode == OP_LOAD && (mtype == MEM_INP || mtype == MEM_WGT);
+  assign to_compute = !to_store && !to_load;
+  assign blocked = (to_load && full_load) || (to_store && full_store) || (to_compute && full_compute);
+  assign disp = state == F_DISP && !blocked;
+  assign disp_load = disp && to_load;
+  assign disp_store = disp && to_store;
+  assign disp_compute = disp && to_compute;
+
+  always_ff @(posedge clk) begin
+    if (state == F_WAIT && r_valid)
+      burst_buf[beat >> LOG_INSN_BEATS][(beat & 32'(INSN_BEATS - 1)) * BUS_BITS +: BUS_BITS] <= r_data;
+    if (rst || halt) begin
+      state <= F_IDLE;
+    end else if (launch) begin
+      base <= insn_addr;
+      count <= insn_count;
+      fetched <= '0;
+      state <= insn_count == 0 ? F_IDLE : F_REQ;
+    end else begin
+      unique case (state)
+        F_REQ: if (ar_ready) begin
+          state <= F_WAIT;
+          beat <= '0;
+          burst_beats <= burst_insns << LOG_INSN_BEATS;
+        end
+        F_WAIT: if (r_valid) begin
+          beat <= beat + 1;
+          if (beat == burst_beats - 1) begin
+            state <= F_DISP;
+            k <= '0;
+          end
+        end
+        F_DISP: if (disp) begin
+          k <= k + 1'b1;
+          fetched <= fetched + 1;
+          if (32'(k) == (burst_beats >> LOG_INSN_BEATS) - 1)
+            state <= fetched + 1 == count ? F_IDLE : F_REQ;
+        end
+        default: ;
+      endcase
+    end
+  end
+endmodule
