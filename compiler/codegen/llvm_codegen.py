@@ -28,6 +28,9 @@ from ..tir.functor import visit
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
 MAX_THREADS = 64
+# Below this many (estimated) stores a parallel loop runs on the calling thread: starting and
+# joining a thread costs tens of microseconds, more than such a loop takes.
+PARALLEL_MIN_WORK = 250_000
 FAST = ("contract",)
 
 
@@ -82,6 +85,7 @@ class _Fn:
         self.bufs = {}
         self.frees = []
         self.in_parallel = False
+        self.guards = []   # select conditions the current expression is evaluated under
 
 
 class LLVMCodegen:
@@ -136,7 +140,8 @@ class LLVMCodegen:
             for c in s.seq:
                 self.stmt(st, c)
         elif isinstance(s, S.For):
-            if s.kind is S.ForKind.PARALLEL and not st.in_parallel and self.target.threads > 1:
+            if s.kind is S.ForKind.PARALLEL and not st.in_parallel and self.target.threads > 1 \
+                    and estimated_work(s) >= PARALLEL_MIN_WORK:
                 self.parallel_for(st, s)
             else:
                 self.serial_for(st, s)
@@ -316,23 +321,65 @@ class LLVMCodegen:
         return st.b.gep(st.bufs[buf], [index], inbounds=True, source_etype=scalar_type(buf.dtype))
 
     def load(self, st, e):
+        """A load; under a select's condition (st.guards) it must not touch memory the
+        condition excludes (padding reads outside the tensor): contiguous vectors become
+        masked loads, other addresses are clamped into the buffer."""
         b = st.b
         buf, idx = e.buffer, e.indices[0]
         elem = scalar_type(buf.dtype)
         esize = max(1, dt.bits(buf.dtype) // 8)
+        guarded = bool(st.guards)
         if isinstance(idx, E.Ramp) and E.is_const(idx.stride, 1):
             p = self._addr(st, buf, self.as_i64(st, idx.base))
-            return self.widen(st, b.load(p, typ=ir.VectorType(elem, idx.lanes), align=esize), e.dtype)
+            vt = ir.VectorType(elem, idx.lanes)
+            if guarded:
+                mask = self._guard_mask(st, idx.lanes)
+                fn = self._masked_load(vt)
+                v = b.call(fn, [p, ir.Constant(I32, esize), mask, ir.Constant(vt, ir.Undefined)])
+                return self.widen(st, v, e.dtype)
+            return self.widen(st, b.load(p, typ=vt, align=esize), e.dtype)
         if dt.lanes(idx.dtype) > 1:
             vidx = self.expr(st, idx)
             out = ir.Constant(ir.VectorType(elem, dt.lanes(idx.dtype)), ir.Undefined)
             for k in range(dt.lanes(idx.dtype)):
-                i = b.sext(b.extract_element(vidx, ir.Constant(I32, k)), I64) \
-                    if vidx.type.element.width < 64 else b.extract_element(vidx, ir.Constant(I32, k))
+                i = b.extract_element(vidx, ir.Constant(I32, k))
+                if i.type.width < 64:
+                    i = b.sext(i, I64)
+                if guarded:
+                    i = self._clamp(st, i, buf)
                 out = b.insert_element(out, b.load(self._addr(st, buf, i), typ=elem), ir.Constant(I32, k))
             return self.widen(st, out, e.dtype)
-        p = self._addr(st, buf, self.as_i64(st, idx))
-        return self.widen(st, b.load(p, typ=elem, align=esize), e.dtype)
+        i = self.as_i64(st, idx)
+        if guarded:
+            i = self._clamp(st, i, buf)
+        return self.widen(st, b.load(self._addr(st, buf, i), typ=elem, align=esize), e.dtype)
+
+    def _clamp(self, st, i, buf):
+        b = st.b
+        hi = ir.Constant(I64, max(0, buf.size() - 1))
+        i = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), ir.Constant(I64, 0), i)
+        return b.select(b.icmp_signed(">", i, hi), hi, i)
+
+    def _guard_mask(self, st, lanes):
+        b = st.b
+        mask = None
+        for g in st.guards:
+            if not isinstance(g.type, ir.VectorType):
+                vt = ir.VectorType(I1, lanes)
+                g = b.shuffle_vector(b.insert_element(ir.Constant(vt, ir.Undefined), g, ir.Constant(I32, 0)),
+                                     ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
+            elif g.type.count != lanes:
+                continue
+            mask = g if mask is None else b.and_(mask, g)
+        if mask is None:
+            mask = ir.Constant(ir.VectorType(I1, lanes), [1] * lanes)
+        return mask
+
+    def _masked_load(self, vt):
+        name = f"llvm.masked.load.{_mangle(vt)}.p0"
+        if name in self.module.globals:
+            return self.module.globals[name]
+        return ir.Function(self.module, ir.FunctionType(vt, [PTR, I32, ir.VectorType(I1, vt.count), vt]), name=name)
 
     def store(self, st, s):
         b = st.b
@@ -405,7 +452,15 @@ class LLVMCodegen:
         if isinstance(e, E.Not):
             return b.not_(self.expr(st, e.a))
         if isinstance(e, E.Select):
-            return b.select(self.expr(st, e.cond), self.expr(st, e.t), self.expr(st, e.f))
+            cond = self.expr(st, e.cond)
+            if not _has_load(e.t) and not _has_load(e.f):
+                return b.select(cond, self.expr(st, e.t), self.expr(st, e.f))
+            st.guards.append(cond)
+            t = self.expr(st, e.t)
+            st.guards[-1] = b.not_(cond)
+            f = self.expr(st, e.f)
+            st.guards.pop()
+            return b.select(cond, t, f)
         if isinstance(e, E.Cast):
             return self.cast(st, e)
         if isinstance(e, E.Call):
@@ -530,6 +585,26 @@ class LLVMCodegen:
             out = b.insert_element(out, b.call(fn, [b.extract_element(v, ir.Constant(I32, k))]),
                                    ir.Constant(I32, k))
         return out
+
+
+def _has_load(e) -> bool:
+    found = []
+    visit(e, lambda n: found.append(1) if isinstance(n, E.BufferLoad) else None)
+    return bool(found)
+
+
+def estimated_work(s) -> int:
+    """Stores a statement executes (loops with unknown extents count 16 iterations)."""
+    if isinstance(s, S.For):
+        n = s.extent.value if isinstance(s.extent, E.Const) else 16
+        return n * estimated_work(s.body)
+    if isinstance(s, S.SeqStmt):
+        return sum(estimated_work(c) for c in s.seq)
+    if isinstance(s, S.IfThenElse):
+        return max(estimated_work(s.then_case), estimated_work(s.else_case) if s.else_case else 0)
+    if isinstance(s, (S.Allocate, S.AttrStmt)):
+        return estimated_work(s.body)
+    return 1
 
 
 def _captures(loop, st):

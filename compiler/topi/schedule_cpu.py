@@ -21,31 +21,36 @@ def _lanes(target, dtype):
     return target.vector_lanes(bits) if target is not None else max(1, 128 // bits)
 
 
+def _vector_factor(extent, lanes):
+    """The widest vector (lanes, lanes/2, ... down to 4) that divides the extent, or None."""
+    f = lanes
+    while f >= 4:
+        if extent % f == 0:
+            return f
+        f //= 2
+    return None
+
+
 def generic_schedule(s, st, target):
     """Parallel outer loops, vector inner loop; reductions between them."""
     axes = list(st.axis)
     if not axes:
         return
-    lanes = _lanes(target, st.op.dtype)
     last = axes[-1]
+    factor = _vector_factor(last.extent, _lanes(target, st.op.dtype))
     inner = None
-    if last.extent >= lanes and len(axes) >= 1:
-        outer_last, inner = st.split(last, lanes) if last.extent % lanes == 0 or last.extent > 2 * lanes \
-            else (last, None)
-        if inner is None:
-            outer_last = last
+    if factor is not None:
+        outer_last, inner = st.split(last, factor)
     else:
         outer_last = last
     outer = axes[:-1]
     if st.reduce_axis:
-        order = outer + [outer_last] + list(st.reduce_axis) + ([inner] if inner is not None else [])
-        st.reorder(*order)
+        st.reorder(*(outer + [outer_last] + list(st.reduce_axis) + ([inner] if inner is not None else [])))
     if outer:
-        fused = st.fuse(*outer) if len(outer) > 1 else outer[0]
-        st.parallel(fused)
-    elif outer_last is not inner and outer_last.extent > 1 and inner is not None:
+        st.parallel(st.fuse(*outer) if len(outer) > 1 else outer[0])
+    elif outer_last.extent > 1:
         st.parallel(outer_last)
-    if inner is not None and last.extent % lanes == 0:
+    if inner is not None:
         st.vectorize(inner)
 
 

@@ -10,9 +10,9 @@ from vdla.compiler.target import Target
 from vdla.driver import cpu_kernel
 
 
-def conv_group():
-    x = te.placeholder((1, 2, 10, 10, 8), "float32", "x")
-    w = te.placeholder((2, 2, 3, 3, 8, 8), "float32", "w")
+def conv_group(c=2, hw=10, blk=8):
+    x = te.placeholder((1, c, hw, hw, blk), "float32", "x")
+    w = te.placeholder((c, c, 3, 3, blk, blk), "float32", "w")
     y = topi.relu(topi.conv2d_nchwc(x, w, strides=1, pads=1))
     return x, w, y
 
@@ -34,11 +34,14 @@ def test_cross_target_conv_object(triple, machine, elf_class):
 
 
 def test_host_object_is_x86_64_and_uses_threads():
-    x, w, y = conv_group()
+    x, w, y = conv_group(4, 28, 16)    # enough work to be worth a second thread
     target = Target.host(threads=2)
     kern = build(topi.schedule_for([y], target), [x, w, y], target, "conv")
     assert elf_machine(kern.object_code) == "x86_64"
     assert "pthread_create" in kern.llvm_ir
+    g = conv_group()
+    small = build(topi.schedule_for([g[2]], target), list(g), target, "small")
+    assert "pthread_create" not in small.llvm_ir    # too little work: runs on the calling thread
 
 
 def _add_kernel(shape=(5, 7), dtype="float32", threads=2):
