@@ -56,11 +56,67 @@ def _schedule_blocked_conv(s, conv, out, conv_tensor, target):
     return {out, acc}
 
 
+def _vector_width(extent, lanes):
+    """A vector width for the output-width loop: the whole row if it fits in one vector,
+    else the widest power of two up to `lanes` dividing it (None: leave it scalar)."""
+    if extent <= lanes:
+        return extent
+    f = lanes
+    while f >= 4:
+        if extent % f == 0:
+            return f
+        f //= 2
+    return None
+
+
+def _divisor_up_to(n, limit):
+    for t in range(min(n, limit), 0, -1):
+        if n % t == 0:
+            return t
+    return 1
+
+
+def _schedule_nchw_conv(s, conv, out, conv_tensor, target):
+    """NCHW: vectorize along the output row (contiguous), register-tile a few output
+    channels, broadcast one weight per (channel, tap)."""
+    for t in conv.op.input_tensors:
+        st = s[t]
+        if st.op.tag == tags.INJECTIVE and st.attach == "inline" and not st.is_placeholder:
+            st.compute_root()
+    if out is conv:
+        acc = s[s.cache_write(conv_tensor, "local")]
+    else:
+        acc = conv
+        acc.set_scope("local")
+    lanes = target.vector_lanes(32) if target is not None else 4
+    n, oc, oh, ow = out.axis
+    vw = _vector_width(ow.extent, lanes)
+    oct_ = _divisor_up_to(oc.extent, 8)
+    oco, oci = out.split(oc, oct_)
+    if vw is not None:
+        owo, owi = out.split(ow, vw)
+    else:
+        owo, owi = ow, None
+    order = [n, oco, oh, owo, oci] + ([owi] if owi is not None else [])
+    out.reorder(*order)
+    out.parallel(out.fuse(n, oco, oh))
+    if owi is not None:
+        out.vectorize(owi)
+    acc.compute_at(out, owo)
+    an, aoc, aoh, aow = acc.axis
+    rc, ry, rx = acc.reduce_axis
+    acc.reorder(an, aoh, rc, ry, rx, aoc, aow)
+    acc.unroll(aoc)
+    if vw is not None:
+        acc.vectorize(aow)
+    return {out, acc}
+
+
 def try_schedule_anchor(s, outputs, target):
     """Schedule a recognized anchor and the output it feeds; return the stages handled
     (empty when the group is not one this module knows; the generic schedule applies)."""
-    convs = [st for st in s.stages if st.op.tag in (tags.CONV2D_NCHWC, tags.DEPTHWISE_NCHWC)
-             and st.reduce_axis]
+    convs = [st for st in s.stages if st.op.tag in (tags.CONV2D_NCHWC, tags.DEPTHWISE_NCHWC,
+                                                     tags.CONV2D_NCHW) and st.reduce_axis]
     if len(convs) != 1 or len(outputs) != 1:
         return set()
     conv = convs[0]
@@ -70,4 +126,6 @@ def try_schedule_anchor(s, outputs, target):
     if out is not conv and conv.attach != "root":
         return set()
     conv_tensor = outputs[0] if out is conv else None
+    if conv.op.tag == tags.CONV2D_NCHW:
+        return _schedule_nchw_conv(s, conv, out, conv_tensor, target)
     return _schedule_blocked_conv(s, conv, out, conv_tensor, target)
