@@ -17,9 +17,8 @@ from vdla.hw import load_config
 
 from ..board import load_manifest
 from ..control import launch_sequence, run_sync
-from ..device import DeviceBuffer, DeviceError, DeviceMemory, LaunchResult
-
-_GUARD = 1 << 12  # first page of the window is never handed out: address 0 of it stays a bug
+from ..device import DeviceError, LaunchResult
+from .dram_window import DramWindowDevice
 
 
 def _import_pynq():
@@ -30,7 +29,7 @@ def _import_pynq():
                           f"({exc})") from None
 
 
-class PynqDevice:
+class PynqDevice(DramWindowDevice):
     """A VDLA accelerator in the programmable logic of a PYNQ board."""
 
     def __init__(self, board: str = "pynq", config=None, dram_bytes: int = 64 << 20,
@@ -41,44 +40,15 @@ class PynqDevice:
         if program:
             self.pynq.Bitstream(str(self.manifest.check_bitstream())).download()
         self.window = self.pynq.allocate(shape=(dram_bytes,), dtype=np.uint8)
-        self.base = int(self.window.device_address)
-        self.memory = DeviceMemory(self.base + _GUARD, dram_bytes - _GUARD)
+        self._init_window(self.window, int(self.window.device_address))
         self.mmio = self.pynq.MMIO(self.manifest.control_base, self.manifest.control_range)
 
     def __repr__(self) -> str:
-        return f"PynqDevice({self.manifest.board}, {self.config.name}, window 0x{self.base:x})"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    # ---- memory -------------------------------------------------------------------------
-    def alloc(self, nbytes: int, align: int = 64) -> DeviceBuffer:
-        return self.memory.alloc(nbytes, align)
-
-    def free(self, buf: DeviceBuffer) -> None:
-        self.memory.free(buf)
-
-    def write(self, buf: DeviceBuffer, data: np.ndarray, offset: int = 0) -> None:
-        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        self.memory.check(buf, offset, raw.size, "write")
-        start = buf.addr - self.base + offset
-        self.window[start:start + raw.size] = raw
-
-    def read(self, buf: DeviceBuffer, dtype, shape, offset: int = 0) -> np.ndarray:
-        dtype = np.dtype(dtype)
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        self.memory.check(buf, offset, nbytes, "read")
-        start = buf.addr - self.base + offset
-        return np.array(self.window[start:start + nbytes]).view(dtype).reshape(shape)
+        return f"PynqDevice({self.manifest.board}, {self.config.name}, window 0x{self._window_base:x})"
 
     # ---- execution ----------------------------------------------------------------------
     def launch(self, insn_addr: int, insn_count: int, timeout_cycles: int | None = None) -> LaunchResult:
-        if self.window is None:
-            raise DeviceError("launch on a closed PynqDevice")
+        self._live()
         if not self.manifest.coherent:
             self.window.flush()  # the fabric reads DRAM behind the CPU caches
         sequence = launch_sequence(self.config, insn_addr, insn_count, timeout_cycles)
@@ -91,3 +61,4 @@ class PynqDevice:
         if self.window is not None:
             self.window.freebuffer()
             self.window = None
+        super().close()

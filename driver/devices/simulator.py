@@ -5,53 +5,24 @@ import numpy as np
 
 from vdla.hw import load_config
 
-from ..device import DeviceBuffer, DeviceError, DeviceMemory, LaunchResult, LaunchTimeout
-
-# Address 0 is never handed out, so a zero address in an instruction is always a bug that the
-# simulator reports instead of silently reading the first buffer.
-_WINDOW_BASE = 1 << 12
+from ..device import DeviceError, LaunchResult, LaunchTimeout
+from .dram_window import DramWindowDevice
 
 
-class SimulatorDevice:
+class SimulatorDevice(DramWindowDevice):
     """A simulated accelerator with `dram_bytes` of DRAM (zero-filled lazily by the OS)."""
 
     def __init__(self, config=None, dram_bytes: int = 1 << 28, trace: bool = False):
         from vdla.simulator import Simulator  # the only driver module that needs the simulator
         self.config = load_config(config)
-        self.dram = np.zeros(dram_bytes, dtype=np.uint8)
-        self.memory = DeviceMemory(_WINDOW_BASE, dram_bytes - _WINDOW_BASE)
+        self.dram = np.zeros(dram_bytes, dtype=np.uint8)  # indexed by physical address
+        self._init_window(self.dram, 0)
         self.simulator = Simulator(self.config)
         self.trace = trace
         self.last_result = None  # the SimResult of the latest launch, for traces and debugging
 
     def __repr__(self) -> str:
         return f"SimulatorDevice({self.config.name}, {self.dram.size} B DRAM)"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    # ---- memory -------------------------------------------------------------------------
-    def alloc(self, nbytes: int, align: int = 64) -> DeviceBuffer:
-        return self.memory.alloc(nbytes, align)
-
-    def free(self, buf: DeviceBuffer) -> None:
-        self.memory.free(buf)
-
-    def write(self, buf: DeviceBuffer, data: np.ndarray, offset: int = 0) -> None:
-        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        self.memory.check(buf, offset, raw.size, "write")
-        self.dram[buf.addr + offset:buf.addr + offset + raw.size] = raw
-
-    def read(self, buf: DeviceBuffer, dtype, shape, offset: int = 0) -> np.ndarray:
-        dtype = np.dtype(dtype)
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        self.memory.check(buf, offset, nbytes, "read")
-        start = buf.addr + offset
-        return self.dram[start:start + nbytes].copy().view(dtype).reshape(shape)
 
     # ---- execution ----------------------------------------------------------------------
     def launch(self, insn_addr: int, insn_count: int, timeout_cycles: int | None = None) -> LaunchResult:
@@ -66,4 +37,5 @@ class SimulatorDevice:
         return LaunchResult(result.cycles, result.stats.to_dict(), result.trace)
 
     def close(self) -> None:
+        super().close()
         self.dram = None
