@@ -50,6 +50,19 @@ async def run_control(sequence, axil, dut):
             raise TypeError(f"unknown control operation {op!r}")
 
 
+async def _trace_starts(dut, starts: dict) -> None:
+    """Record the cycle at which each module accepts (starts) each instruction, in order."""
+    from cocotb.triggers import FallingEdge
+    accepts = {"load": dut.u_load.accept, "compute": dut.u_compute.accept, "store": dut.u_store.accept}
+    cycles, running = dut.u_ctrl.cycles, dut.u_ctrl.running
+    while True:
+        await FallingEdge(dut.clk)
+        if int(running.value):
+            for name, signal in accepts.items():
+                if int(signal.value):
+                    starts[name].append(int(cycles.value))
+
+
 async def _reset(dut, cycles: int = 3):
     from cocotb.triggers import FallingEdge
     await FallingEdge(dut.clk)
@@ -91,6 +104,10 @@ def _cocotb_test():
             await _reset(dut)
             t0 = time.perf_counter()
             record = {"cycles": None, "stats": None, "error": None, "error_cause": 0}
+            tracer = None
+            if launch.get("trace"):
+                record["starts"] = {"load": [], "compute": [], "store": []}
+                tracer = cocotb.start_soon(_trace_starts(dut, record["starts"]))
             try:
                 counters = await run_control(
                     launch_sequence(config, launch["insn_addr"], launch["insn_count"], launch.get("max_cycles")),
@@ -103,6 +120,8 @@ def _cocotb_test():
                 record.update(error=str(exc), error_type=type(exc).__name__)
             record["wall_s"] = time.perf_counter() - t0
             task.cancel()
+            if tracer is not None:
+                tracer.cancel()
             dram.flush()
             del dram
             results.append(record)
@@ -118,7 +137,10 @@ if os.environ.get("VDLA_RTL_JOB"):
 
 def run_jobs(config, launches: list[dict], workdir: str, build_root=None) -> list[dict]:
     """Host side: run `launches` (dicts with dram path, insn_addr, insn_count, max_cycles)
-    in one simulation of the (shared, cached) Verilator build; returns one record each."""
+    in one simulation of the (shared, cached) Verilator build; returns one record each.
+
+    A launch with "trace": true also records, per module, the cycle each instruction
+    started ("starts"), to locate the first instruction whose timing differs."""
     from vdla.hw.rtl.sim.build import build, run
     build_dir = build(config, build_root)
     os.makedirs(workdir, exist_ok=True)
