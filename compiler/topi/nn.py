@@ -47,8 +47,30 @@ def matmul(a, b, out_dtype=None):
     return te.compute(tuple(batch) + (m, n), f, name="matmul", tag=tags.MATMUL)
 
 
-def _pool(x, kernel, strides, pads, dilations, kind, count_include_pad, ceil_mode):
-    n, c, h, w = x.shape
+def _spatial(x, layout):
+    """(H, W) and a function (batch/channel indices, y, x) -> full index, for a layout."""
+    if layout == "NCHW":
+        n, c, h, w = x.shape
+        return (h, w), (n, c), lambda outer, y, z: (outer[0], outer[1], y, z)
+    if layout == "NCHWc":
+        n, cb, h, w, b = x.shape
+        return (h, w), (n, cb, b), lambda outer, y, z: (outer[0], outer[1], y, z, outer[2])
+    raise ValueError(f"pooling: unknown layout {layout!r}; expected 'NCHW' or 'NCHWc'")
+
+
+def _out_shape(outer, oh, ow, layout):
+    return (outer[0], outer[1], oh, ow) if layout == "NCHW" else (outer[0], outer[1], oh, ow, outer[2])
+
+
+def _split_index(i, layout):
+    """output index -> (outer indices, y, x)"""
+    if layout == "NCHW":
+        return (i[0], i[1]), i[2], i[3]
+    return (i[0], i[1], i[4]), i[2], i[3]
+
+
+def _pool(x, kernel, strides, pads, dilations, kind, count_include_pad, ceil_mode, layout):
+    (h, w), outer, at = _spatial(x, layout)
     kh, kw = _pair(kernel)
     sh, sw = _pair(strides if strides is not None else 1)
     dh, dw = _pair(dilations)
@@ -66,18 +88,21 @@ def _pool(x, kernel, strides, pads, dilations, kind, count_include_pad, ceil_mod
     need_b = max(pb, (oh - 1) * sh + dh * (kh - 1) + 1 - h - pt)
     need_r = max(pr, (ow - 1) * sw + dw * (kw - 1) + 1 - w - pl)
     lowest = float("-inf") if dt.is_float(x.dtype) else dt.int_range(x.dtype)[0]
-    padded = pad(x, [0, 0, pt, pl], [0, 0, need_b, need_r], lowest if kind == "max" else 0, name="pad_pool")
+    before = [0, 0, pt, pl] + ([0] if layout == "NCHWc" else [])
+    after = [0, 0, need_b, need_r] + ([0] if layout == "NCHWc" else [])
+    padded = pad(x, before, after, lowest if kind == "max" else 0, name="pad_pool")
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
+    shape = _out_shape(outer, oh, ow, layout)
+
+    def window(i):
+        o, y, z = _split_index(i, layout)
+        return padded(*at(o, y * sh + ry.var * dh, z * sw + rx.var * dw))
     if kind == "max":
-        return te.compute((n, c, oh, ow), lambda b, ch, y, z: te.max(
-            padded(b, ch, y * sh + ry.var * dh, z * sw + rx.var * dw), axis=[ry, rx]),
-            name="max_pool2d", tag=tags.POOL)
+        return te.compute(shape, lambda *i: te.max(window(i), axis=[ry, rx]), name="max_pool2d", tag=tags.POOL)
     if not dt.is_float(x.dtype):
         raise TypeError(f"avg_pool2d needs a float input, got {x.dtype}")
-    s = te.compute((n, c, oh, ow), lambda b, ch, y, z: te.sum(
-        padded(b, ch, y * sh + ry.var * dh, z * sw + rx.var * dw), axis=[ry, rx]),
-        name="avg_pool_sum", tag=tags.POOL)
+    s = te.compute(shape, lambda *i: te.sum(window(i), axis=[ry, rx]), name="avg_pool_sum", tag=tags.POOL)
     if count_include_pad:
         # windows are clipped to the explicitly padded area (ceil_mode overhang excluded)
         def cnt(y, lo, hi, k, st, d, size):
@@ -90,35 +115,41 @@ def _pool(x, kernel, strides, pads, dilations, kind, count_include_pad, ceil_mod
             first = E.max_expr(E.to_expr(0, "int32"), (lo - y * st + d - 1) // d)
             last = E.min_expr(E.to_expr(k - 1, "int32"), (lo + size - 1 - y * st) // d)
             return last - first + 1
-    return te.compute((n, c, oh, ow), lambda b, ch, y, z: s(b, ch, y, z) / te.cast(
-        x.dtype, cnt(y, pt, pb, kh, sh, dh, h) * cnt(z, pl, pr, kw, sw, dw, w)),
-        name="avg_pool2d", tag=tags.ELEMWISE)
+
+    def avg(*i):
+        _, y, z = _split_index(i, layout)
+        return s(*i) / te.cast(x.dtype, cnt(y, pt, pb, kh, sh, dh, h) * cnt(z, pl, pr, kw, sw, dw, w))
+    return te.compute(shape, avg, name="avg_pool2d", tag=tags.ELEMWISE)
 
 
-def max_pool2d(x, kernel, strides=None, pads=0, dilations=1, ceil_mode=False):
-    """ONNX MaxPool on NCHW; pads [top, left, bottom, right]."""
-    return _pool(x, kernel, strides, pads, dilations, "max", False, ceil_mode)
+def max_pool2d(x, kernel, strides=None, pads=0, dilations=1, ceil_mode=False, layout="NCHW"):
+    """ONNX MaxPool; pads [top, left, bottom, right]; layout "NCHW" or "NCHWc" ([N, C/b, H, W, b])."""
+    return _pool(x, kernel, strides, pads, dilations, "max", False, ceil_mode, layout)
 
 
-def avg_pool2d(x, kernel, strides=None, pads=0, count_include_pad=False, ceil_mode=False):
-    """ONNX AveragePool on NCHW."""
-    return _pool(x, kernel, strides, pads, 1, "avg", count_include_pad, ceil_mode)
+def avg_pool2d(x, kernel, strides=None, pads=0, count_include_pad=False, ceil_mode=False, layout="NCHW"):
+    """ONNX AveragePool; layout "NCHW" or "NCHWc"."""
+    return _pool(x, kernel, strides, pads, 1, "avg", count_include_pad, ceil_mode, layout)
 
 
-def global_avg_pool2d(x):
-    n, c, h, w = x.shape
+def _global(x, layout, combiner, name):
+    (h, w), outer, at = _spatial(x, layout)
     ry, rx = te.reduce_axis((0, h), "ry"), te.reduce_axis((0, w), "rx")
-    s = te.compute((n, c, 1, 1), lambda b, ch, y, z: te.sum(x(b, ch, ry.var, rx.var), axis=[ry, rx]),
-                   name="global_pool_sum", tag=tags.POOL)
-    return te.compute((n, c, 1, 1), lambda *i: s(*i) * E.Const(1.0 / (h * w), x.dtype),
+    reducer = te.sum if combiner == "sum" else te.max
+    shape = _out_shape(outer, 1, 1, layout)
+    return te.compute(shape, lambda *i: reducer(x(*at(_split_index(i, layout)[0], ry.var, rx.var)),
+                                                axis=[ry, rx]), name=name, tag=tags.POOL)
+
+
+def global_avg_pool2d(x, layout="NCHW"):
+    (h, w), _, _ = _spatial(x, layout)
+    s = _global(x, layout, "sum", "global_pool_sum")
+    return te.compute(s.shape, lambda *i: s(*i) * E.Const(1.0 / (h * w), x.dtype),
                       name="global_avg_pool2d", tag=tags.ELEMWISE)
 
 
-def global_max_pool2d(x):
-    n, c, h, w = x.shape
-    ry, rx = te.reduce_axis((0, h), "ry"), te.reduce_axis((0, w), "rx")
-    return te.compute((n, c, 1, 1), lambda b, ch, y, z: te.max(x(b, ch, ry.var, rx.var), axis=[ry, rx]),
-                      name="global_max_pool2d", tag=tags.POOL)
+def global_max_pool2d(x, layout="NCHW"):
+    return _global(x, layout, "max", "global_max_pool2d")
 
 
 def softmax(x, axis=-1):

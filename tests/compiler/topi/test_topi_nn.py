@@ -177,3 +177,19 @@ def test_batch_norm(rng, compile_run):
     v = rng.uniform(0.5, 2, 4).astype("float32")
     ref = (xa - m[:, None, None]) / np.sqrt(v[:, None, None] + 1e-3) * g[:, None, None] + b[:, None, None]
     np.testing.assert_allclose(compile_run(y, [x] + ps, [xa, g, b, m, v]), ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pool_nchwc_matches_nchw(kind, rng, compile_run):
+    x = te.placeholder((1, 32, 13, 12), "float32", "x")
+    xc = te.placeholder((1, 2, 13, 12, 16), "float32", "xc")
+    pool = topi.max_pool2d if kind == "max" else topi.avg_pool2d
+    xa = rng.standard_normal(x.shape).astype("float32")
+    xpk = np.ascontiguousarray(xa.reshape(1, 2, 16, 13, 12).transpose(0, 1, 3, 4, 2))
+    want = compile_run(pool(x, 3, 2, [1, 1, 1, 1]), [x], [xa])
+    got = compile_run(pool(xc, 3, 2, [1, 1, 1, 1], layout="NCHWc"), [xc], [xpk])
+    np.testing.assert_allclose(got.transpose(0, 1, 4, 2, 3).reshape(want.shape), want, rtol=1e-6)
+    g = compile_run(topi.global_avg_pool2d(xc, layout="NCHWc"), [xc], [xpk])
+    np.testing.assert_allclose(g.reshape(1, 32), xa.mean(axis=(2, 3)), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="unknown layout"):
+        topi.max_pool2d(x, 3, layout="NHWC")
