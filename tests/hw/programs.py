@@ -1,0 +1,233 @@
+"""Hand-written programs for the directed RTL benches, with numpy expectations.
+
+Each builder returns (Case, expected) where `expected` maps a DRAM byte range to the bytes
+numpy says must be there after the run; the simulator is the oracle for cycles.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from vdla.hw.isa import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop
+
+from .harness import Case
+
+
+class Image:
+    """A DRAM image under construction: data placed at aligned addresses, then the stream."""
+
+    def __init__(self, config, size: int = 1 << 20):
+        self.config = config
+        self.dram = np.zeros(size, dtype=np.uint8)
+        self.top = 0x1000
+
+    def place(self, data: np.ndarray, align: int = 64) -> int:
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        addr = -(-self.top // align) * align
+        self.dram[addr:addr + raw.size] = raw
+        self.top = addr + raw.size
+        return addr
+
+    def reserve(self, nbytes: int, align: int = 64) -> int:
+        return self.place(np.zeros(nbytes, dtype=np.uint8), align)
+
+    def case(self, name: str, insns: list) -> Case:
+        addr = self.place(self.config.isa.encode_stream(insns), 16)
+        return Case(name, self.dram, addr, len(insns), insns, self.config.out_elem_bytes)
+
+
+def low_bytes(values: np.ndarray) -> np.ndarray:
+    """OUT = low 8 bits of each int32 lane (SPEC §3: truncation)."""
+    return (np.asarray(values, dtype=np.int64) & 0xFF).astype(np.uint8)
+
+
+def _load(mt, sram, dram_base, y, x, stride, pads=(0, 0, 0, 0), **flags):
+    return MemInsn(opcode=Opcode.LOAD, memory_type=mt, sram_base=sram, dram_base=dram_base, y_size=y,
+                   x_size=x, x_stride=stride, y_pad_0=pads[0], y_pad_1=pads[1], x_pad_0=pads[2],
+                   x_pad_1=pads[3], **flags)
+
+
+def _store(sram, dram_base, y, x, stride, **flags):
+    return MemInsn(opcode=Opcode.STORE, memory_type=MemType.OUT, sram_base=sram, dram_base=dram_base,
+                   y_size=y, x_size=x, x_stride=stride, **flags)
+
+
+def _uops(img: Image, uops: list[Uop], align: int = 4) -> int:
+    return img.place(img.config.isa.encode_uops(uops), align) // 4
+
+
+def _pad(block: np.ndarray, pads) -> np.ndarray:
+    """numpy's view of a padded 2-D DMA: (rows, cols, lanes) with zero borders."""
+    y0, y1, x0, x1 = pads
+    return np.pad(block, ((y0, y1), (x0, x1)) + ((0, 0),) * (block.ndim - 2))
+
+
+def padded_loads(config, rng):
+    """INP (through an identity GEMM), ACC and ACC_8BIT loads with all four paddings."""
+    n = config.batch * config.block
+    img = Image(config)
+    pads = (2, 1, 3, 2)
+    y, x, stride = 3, 4, 5
+    rows, cols = y + pads[0] + pads[1], x + pads[2] + pads[3]
+    count = rows * cols
+    inp = rng.integers(-128, 128, (y, stride, n), dtype=np.int8)
+    acc = rng.integers(-2**31, 2**31, (y, stride, n), dtype=np.int64).astype(np.int32)
+    acc8 = rng.integers(-128, 128, (y, stride, n), dtype=np.int8)
+    eye = np.eye(config.block, dtype=np.int8)
+    a_inp = img.place(inp, config.inp_elem_bytes)
+    a_acc = img.place(acc, config.acc_elem_bytes)
+    a_acc8 = img.place(acc8, n)
+    a_wgt = img.place(eye, config.wgt_elem_bytes)
+    # micro-op 0 walks ACC/INP from 0 (GEMM), micro-op 1 walks ACC from `count` (ALU copy)
+    u_base = _uops(img, [Uop(0, 0, 0), Uop(count, 0, 0)])
+    out = img.reserve(3 * count * config.out_elem_bytes, config.out_elem_bytes)
+    ob = out // config.out_elem_bytes
+    loop = dict(iter_out=count, iter_in=1, dst_factor_out=1, src_factor_out=1)
+    insns = [
+        _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, y, x, stride, pads),
+        _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, 1, 1, push_next=True),
+        _load(MemType.UOP, 0, u_base, 1, 2, 2),
+        _load(MemType.ACC, count, a_acc // config.acc_elem_bytes, y, x, stride, pads),
+        _load(MemType.ACC_8BIT, 2 * count, a_acc8 // n, y, x, stride, pads),
+        GemmInsn(reset=True, uop_begin=0, uop_end=1, **loop),
+        GemmInsn(pop_prev=True, uop_begin=0, uop_end=1, **loop),
+        # OUT = low byte of ACC for the two accumulator regions (ADD 0 writes OUT)
+        AluInsn(alu_opcode=AluOp.ADD, use_imm=True, imm=0, uop_begin=1, uop_end=2,
+                iter_out=2 * count, iter_in=1, dst_factor_out=1, push_next=True),
+        _store(0, ob, 1, 3 * count, 3 * count, pop_prev=True, push_prev=True),
+        FinishInsn(pop_next=True),
+    ]
+    expected = np.concatenate([
+        _pad(inp[:, :x], pads).view(np.uint8).reshape(-1),
+        low_bytes(_pad(acc[:, :x].astype(np.int64), pads)).reshape(-1),
+        _pad(acc8[:, :x], pads).view(np.uint8).reshape(-1)])
+    return img.case("padded INP/ACC/ACC_8BIT loads", insns), {out: expected}
+
+
+def gemm_with_bias(config, rng, m=4, k=3, n=3):
+    """C = bias + A @ B over a two-level loop nest (reduction innermost-but-one)."""
+    blk, b = config.block, config.batch
+    img = Image(config)
+    a = rng.integers(-128, 128, (m, k, b, blk), dtype=np.int8)        # INP elements m*k + kk
+    w = rng.integers(-128, 128, (n, k, blk, blk), dtype=np.int8)      # WGT elements n*k + kk, [out][in]
+    bias = rng.integers(-2**20, 2**20, (m, n, b, blk), dtype=np.int64).astype(np.int32)
+    a_inp = img.place(a, config.inp_elem_bytes)
+    a_wgt = img.place(w, config.wgt_elem_bytes)
+    a_bias = img.place(bias, config.acc_elem_bytes)
+    uops = _uops(img, [Uop(nn, 0, nn * k) for nn in range(n)])
+    out = img.reserve(m * n * config.out_elem_bytes, config.out_elem_bytes)
+    insns = [
+        _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, 1, m * k, m * k),
+        _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, n * k, n * k, push_next=True),
+        _load(MemType.UOP, 0, uops, 1, n, n),
+        _load(MemType.ACC, 0, a_bias // config.acc_elem_bytes, 1, m * n, m * n),
+        GemmInsn(pop_prev=True, uop_begin=0, uop_end=n, iter_out=m, iter_in=k, dst_factor_out=n,
+                 dst_factor_in=0, src_factor_out=k, src_factor_in=1, wgt_factor_out=0, wgt_factor_in=1,
+                 push_next=True),
+        _store(0, out // config.out_elem_bytes, 1, m * n, m * n, pop_prev=True, push_prev=True),
+        FinishInsn(pop_next=True),
+    ]
+    acc = bias.astype(np.int64) + np.einsum("mkbi,nkoi->mnbo", a.astype(np.int64), w.astype(np.int64))
+    return img.case("GEMM with bias, two loop levels", insns), {out: low_bytes(acc).reshape(-1)}
+
+
+def alu_reference(op: AluOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """SPEC §3 lane semantics on int64 copies, wrapped to int32."""
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    wrap = lambda v: ((v + 2**31) % 2**32) - 2**31  # noqa: E731
+    if op == AluOp.MIN:
+        return np.minimum(a, b)
+    if op == AluOp.MAX:
+        return np.maximum(a, b)
+    if op == AluOp.ADD:
+        return wrap(a + b)
+    if op == AluOp.MUL:
+        return wrap(a * b)
+    amount = (b & 63) - ((b & 32) << 1)          # low 6 bits as a signed number
+    right = a >> np.clip(amount, 0, 31)
+    left = wrap((a << np.clip(-amount, 0, 32)) & 0xFFFFFFFF)
+    return np.where(amount >= 0, right, left)
+
+
+ALU_CASES = [(AluOp.MIN, None), (AluOp.MAX, None), (AluOp.ADD, None), (AluOp.SHR, None), (AluOp.MUL, None),
+             (AluOp.MIN, -5), (AluOp.MAX, 7), (AluOp.ADD, -1234), (AluOp.SHR, 3), (AluOp.SHR, 24),
+             (AluOp.SHR, -4), (AluOp.SHR, -32), (AluOp.SHR, 31), (AluOp.MUL, -3), (AluOp.MUL, 32767)]
+
+
+def alu_ops(config, rng, count: int = 6):
+    """Every ALU opcode with a tensor and with immediate operands (SHR both directions,
+    shift by 31 and by -32), applied to fresh copies of one accumulator block."""
+    img = Image(config)
+    lanes = (config.batch, config.block)
+    a = rng.integers(-2**31, 2**31, (count, *lanes), dtype=np.int64).astype(np.int32)
+    b = rng.integers(-2**31, 2**31, (count, *lanes), dtype=np.int64).astype(np.int32)
+    a[0] = 2**31 - 1  # extremes: overflow on ADD/MUL, sign on SHR
+    a[1] = -2**31
+    a_a = img.place(a, config.acc_elem_bytes)
+    a_b = img.place(b, config.acc_elem_bytes)
+    regions = len(ALU_CASES)
+    # micro-op r: destination region r, source = the b block at the end
+    b_base = regions * count
+    uops = _uops(img, [Uop(r * count, b_base, 0) for r in range(regions)])
+    out = img.reserve(regions * count * config.out_elem_bytes, config.out_elem_bytes)
+    eb = config.acc_elem_bytes
+    insns = [_load(MemType.UOP, 0, uops, 1, regions, regions),
+             _load(MemType.ACC, b_base, a_b // eb, 1, count, count)]
+    insns += [_load(MemType.ACC, r * count, a_a // eb, 1, count, count) for r in range(regions)]
+    expected = []
+    for r, (op, imm) in enumerate(ALU_CASES):
+        insns.append(AluInsn(alu_opcode=op, use_imm=imm is not None, imm=imm or 0, uop_begin=r, uop_end=r + 1,
+                             iter_out=count, iter_in=1, dst_factor_out=1, src_factor_out=1))
+        expected.append(low_bytes(alu_reference(op, a, b if imm is None else np.full_like(b, imm))))
+    insns[-1] = insns[-1].replace(push_next=True)
+    insns += [_store(0, out // config.out_elem_bytes, 1, regions * count, regions * count,
+                     pop_prev=True, push_prev=True),
+              FinishInsn(pop_next=True)]
+    return img.case("every ALU opcode, tensor and immediate", insns), {out: np.concatenate(expected).reshape(-1)}
+
+
+def long_rows(config, rng):
+    """Rows longer than one AXI burst (WGT load, STORE) and a micro-op load that starts
+    mid-bus-word and spills into one more beat."""
+    img = Image(config)
+    blk, b = config.block, config.batch
+    wgt_beats = config.wgt_elem_bytes // config.bus_bytes
+    kw = 256 // wgt_beats + 2                        # weight elements in one row: > 256 beats
+    m = 300 // (config.out_elem_bytes // config.bus_bytes) + 1   # OUT elements in one row: > 256 beats
+    a = rng.integers(-128, 128, (1, b, blk), dtype=np.int8)
+    w = rng.integers(-128, 128, (kw, blk, blk), dtype=np.int8)
+    a_inp = img.place(a, config.inp_elem_bytes)
+    a_wgt = img.place(w, config.wgt_elem_bytes)
+    # micro-op words at an odd 4-byte address: the load starts mid bus word
+    upb = config.bus_bytes // 4
+    base = img.reserve(4 * (kw + upb + 1), config.bus_bytes) // 4 + (1 if upb > 1 else 0)
+    uops = config.isa.encode_uops([Uop(j, 0, j) for j in range(kw)])
+    img.dram[base * 4:base * 4 + uops.nbytes] = uops.view(np.uint8)
+    out = img.reserve(m * config.out_elem_bytes, config.out_elem_bytes)
+    insns = [
+        _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, 1, 1, 1),
+        _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, kw, kw, push_next=True),
+        _load(MemType.UOP, 3, base, 1, kw, kw),
+        GemmInsn(reset=True, uop_begin=0, uop_end=1, iter_out=m, iter_in=1, dst_factor_out=1),
+        GemmInsn(pop_prev=True, uop_begin=3, uop_end=3 + kw, push_next=True),
+        _store(0, out // config.out_elem_bytes, 1, m, m, pop_prev=True, push_prev=True),
+        FinishInsn(pop_next=True),
+    ]
+    acc = np.zeros((m, b, blk), dtype=np.int64)
+    acc[:kw] = np.einsum("bi,joi->jbo", a[0].astype(np.int64), w.astype(np.int64))
+    return img.case("multi-burst rows and an unaligned micro-op load", insns), {out: low_bytes(acc).reshape(-1)}
+
+
+def full_command_queue(config, rng):
+    """Compute blocks on a token from a long load while fetch keeps dispatching compute
+    instructions: its command queue fills and fetch stalls (cycles only)."""
+    img = Image(config)
+    rows = 12
+    data = rng.integers(-128, 128, (rows, 8, config.batch, config.block), dtype=np.int8)
+    a_inp = img.place(data, config.inp_elem_bytes)
+    nops = config.timing.cmd_queue_depth + 9
+    insns = [_load(MemType.INP, 0, a_inp // config.inp_elem_bytes, rows, 8, 8, push_next=True),
+             _load(MemType.UOP, 0, 0, 1, 0, 0, pop_prev=True)]
+    insns += [_load(MemType.UOP, 0, 0, 1, 0, 0) for _ in range(nops)]
+    insns += [_load(MemType.INP, 0, a_inp // config.inp_elem_bytes, 1, 2, 2, push_next=True),
+              FinishInsn(pop_prev=True)]
+    return img.case("full command queue", insns), {}
