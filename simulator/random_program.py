@@ -40,7 +40,6 @@ from vdla.hw import load_config
 from vdla.hw.isa import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop
 
 LOAD, COMPUTE, STORE = 0, 1, 2
-_MODULE_NAMES = ("load", "compute", "store")
 # which module pushes / pops each queue (SPEC §4), and the flag names on each side
 _QUEUE_ENDS = {"l2c": (LOAD, COMPUTE), "c2l": (COMPUTE, LOAD), "c2s": (COMPUTE, STORE), "s2c": (STORE, COMPUTE)}
 _PUSH_FLAG = {(LOAD, "l2c"): "push_next", (COMPUTE, "c2l"): "push_prev", (COMPUTE, "c2s"): "push_next",

@@ -75,7 +75,8 @@ def test_programs_cover_the_isa():
     want |= {("LOAD", "INP", "nop"), ("STORE", "OUT", "nop"), ("LOAD", "UOP", "nop"), ("LOAD", "strided"),
              ("STORE", "strided")}
     want |= {(t, p) for t in ("INP", "WGT", "ACC", "ACC_8BIT") for p in ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")}
-    want |= {("GEMM", "reset"), ("GEMM", "mac"), ("GEMM", "nested loops"), ("ALU", "reset"), ("ALU", "SHR", "negative imm")}
+    want |= {("GEMM", "reset"), ("GEMM", "mac"), ("GEMM", "nested loops"), ("ALU", "reset"),
+             ("ALU", "SHR", "negative imm")}
     want |= {("ALU", op.name, kind) for op in AluOp for kind in ("imm", "tensor")}
     want |= {("LOAD", "pop_next"), ("LOAD", "push_next"), ("STORE", "pop_prev"), ("STORE", "push_prev")}
     want |= {("COMPUTE", f) for f in ("pop_prev", "pop_next", "push_prev", "push_next")}
