@@ -1,0 +1,123 @@
+"""The RTL under Verilator against the cycle-exact simulator: agreement and speed.
+
+Runs `--programs` seeded random programs (vdla.simulator.random_program) and a 3x3 conv
+layer through the runtime on both. Every program's DRAM image after the run is compared
+byte for byte and its cycle count (the RTL's CYCLES register against the simulator's
+cycles); speed is simulated accelerator cycles per wall-clock second of each, side by side
+(RTL: time inside the simulation process, AXI-lite control included, process start-up
+excluded and reported separately). With --json the last line is one JSON object:
+programs, data_mismatches, cycle_mismatches, cycle_max_rel_err, rtl_cycles_per_s,
+sim_cycles_per_s, rtl_startup_s, conv_cycles, conv_rtl_cycles_per_s, conv_sim_cycles_per_s.
+
+    python benchmarks/rtl_vs_sim.py [--config pynq] [--programs 200] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from vdla.driver.devices.rtl import RtlDevice
+from vdla.driver.devices.rtl_bench import run_jobs
+from vdla.driver.devices.simulator import SimulatorDevice
+from vdla.driver.programs import Requant, run_conv2d
+from vdla.hw import load_config
+from vdla.hw.rtl.sim.build import build
+from vdla.simulator import Simulator
+from vdla.simulator.random_program import describe_mismatch, random_program
+
+
+def random_programs(config, count: int, workdir: str) -> dict:
+    progs, launches, expected = [], [], []
+    sim_s = 0.0
+    for seed in range(count):
+        p = random_program(config, seed)
+        dram = p.fresh_dram()
+        t0 = time.perf_counter()
+        result = Simulator(config).run(dram, p.insn_addr, p.insn_count)
+        sim_s += time.perf_counter() - t0
+        path = os.path.join(workdir, f"dram{seed}.bin")
+        p.fresh_dram().tofile(path)
+        progs.append(p)
+        expected.append((dram, result.cycles))
+        launches.append({"dram": path, "insn_addr": p.insn_addr, "insn_count": p.insn_count,
+                         "max_cycles": 4 * result.cycles + 10_000})
+    t0 = time.perf_counter()
+    records = run_jobs(config, launches, os.path.join(workdir, "sim"))
+    process_s = time.perf_counter() - t0
+    data_bad, cycle_bad, rel_err, rtl_s, cycles = [], [], 0.0, 0.0, 0
+    for p, (dram, sim_cycles), launch, rec in zip(progs, expected, launches, records):
+        got = np.fromfile(launch["dram"], dtype=np.uint8)
+        problem = describe_mismatch(p, dram, got) if rec["error"] is None else f"RTL error: {rec['error']}"
+        if problem:
+            data_bad.append(f"seed {p.seed}: {problem}")
+        if rec["cycles"] != sim_cycles:
+            cycle_bad.append(f"seed {p.seed}: simulator {sim_cycles}, RTL {rec['cycles']}")
+            rel_err = max(rel_err, abs((rec["cycles"] or 0) - sim_cycles) / sim_cycles)
+        rtl_s += rec["wall_s"]
+        cycles += sim_cycles
+    return dict(programs=count, data_mismatches=len(data_bad), cycle_mismatches=len(cycle_bad),
+                cycle_max_rel_err=rel_err, rtl_cycles_per_s=cycles / rtl_s, sim_cycles_per_s=cycles / sim_s,
+                rtl_startup_s=max(process_s - rtl_s, 0.0) , cycles=cycles, details=(data_bad + cycle_bad)[:5])
+
+
+def conv_layer(config) -> dict:
+    rng = np.random.default_rng(0)
+    x = rng.integers(-128, 128, (1, 32, 14, 14), dtype=np.int8)
+    w = rng.integers(-128, 128, (32, 32, 3, 3), dtype=np.int8)
+    req = Requant(shift=9)
+    out = {}
+    for name, make in (("rtl", RtlDevice), ("sim", SimulatorDevice)):
+        with make(config) as device:
+            t0 = time.perf_counter()
+            y, result = run_conv2d(device, x, w, pad=1, virtual_threads=2, tile_h=4, requant=req)
+            wall = time.perf_counter() - t0
+            if name == "rtl":
+                wall = device.last_record["wall_s"]
+        out[name] = (y, result.cycles, wall)
+    (y_r, c_r, s_r), (y_s, c_s, s_s) = out["rtl"], out["sim"]
+    return dict(conv_cycles=c_s, conv_cycle_match=c_r == c_s, conv_data_match=bool(np.array_equal(y_r, y_s)),
+                conv_rtl_cycles_per_s=c_r / s_r, conv_sim_cycles_per_s=c_s / s_s)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
+    ap.add_argument("--programs", type=int, default=200, help="random programs to compare")
+    ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
+    args = ap.parse_args(argv)
+    config = load_config(args.config)
+    t0 = time.perf_counter()
+    build(config)
+    build_s = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory(prefix="vdla-rtl-vs-sim-") as work:
+        figures = random_programs(config, args.programs, work)
+    figures.update(conv_layer(config))
+    figures["build_or_cache_s"] = build_s
+    print(f"config {config.name}: {figures['programs']} random programs, {figures['cycles']} cycles in all")
+    print(f"  data mismatches   {figures['data_mismatches']}")
+    print(f"  cycle mismatches  {figures['cycle_mismatches']} (max relative error {figures['cycle_max_rel_err']:.3g})")
+    for line in figures["details"]:
+        print(f"    {line}")
+    print(f"  speed, cycles/s   RTL (Verilator+cocotb) {figures['rtl_cycles_per_s']:,.0f}   "
+          f"simulator {figures['sim_cycles_per_s']:,.0f}   "
+          f"(simulator/RTL {figures['sim_cycles_per_s'] / figures['rtl_cycles_per_s']:.1f}x)")
+    print(f"  RTL process start-up {figures['rtl_startup_s']:.2f} s; build (or cache hit) {build_s:.1f} s")
+    print(f"3x3 conv 1x32x14x14 -> 32: {figures['conv_cycles']} cycles, cycles equal: {figures['conv_cycle_match']}, "
+          f"data equal: {figures['conv_data_match']}")
+    print(f"  speed, cycles/s   RTL {figures['conv_rtl_cycles_per_s']:,.0f}   simulator {figures['conv_sim_cycles_per_s']:,.0f}")
+    ok = figures["data_mismatches"] == 0 and figures["cycle_mismatches"] == 0 and figures["conv_cycle_match"] \
+        and figures["conv_data_match"]
+    if args.json:
+        figures.pop("details")
+        print(json.dumps(figures))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
