@@ -9,7 +9,13 @@
 //   c+3 tensor: write ACC[d] = op(ACC[d], ACC[s])
 // A micro-op two places later reads ACC[d] no earlier than c+3 (imm) or c+5 (tensor), after
 // the write; the next micro-op's source read (tensor, c+4) also sees it.
-module vdla_alu import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_alu (
   input  logic                     clk,
   input  logic                     rst,
   input  logic                     start,
@@ -144,32 +150,21 @@ module vdla_alu import vdla_pkg::*; (
   assign acc_re = (v1 && !reset_mode) || tensor2;
   assign acc_raddr = tensor2 ? s2 : d1[LOG_ACC_DEPTH-1:0];
 
-  function automatic logic [31:0] alu_op(input logic [2:0] f, input logic [31:0] a, input logic [31:0] b);
-    logic signed [5:0] amount;
-    amount = b[5:0];
-    unique case (f)
-      ALU_MIN: return $signed(a) < $signed(b) ? a : b;
-      ALU_MAX: return $signed(a) > $signed(b) ? a : b;
-      ALU_ADD: return a + b;
-      ALU_SHR: return amount >= 0 ? 32'($signed(a) >>> amount) : a << 6'(-amount);
-      ALU_MUL: return a * b;
-      default: return a;
-    endcase
-  endfunction
 
   // immediate / reset micro-ops write from stage 2, tensor micro-ops from stage 3
   logic write2;
   assign write2 = v2 && (use_imm || reset_mode);
   assign acc_we = write2 || v3;
   assign acc_waddr = v3 ? d3 : d2;
-  always_comb begin
-    for (int l = 0; l < LANES; l++) begin
-      logic [31:0] v;
-      if (reset_mode) v = 32'd0;
-      else if (v3) v = alu_op(op, held3[l*32 +: 32], acc_rdata[l*32 +: 32]);
-      else v = alu_op(op, acc_rdata[l*32 +: 32], imm);
-      acc_wdata[l*32 +: 32] = v;
-      out_wdata[l*8 +: 8] = v[7:0];
+  generate
+    for (genvar l = 0; l < LANES; l++) begin : g_lane
+      logic [31:0] a, b, y, v;
+      assign a = v3 ? held3[l*32 +: 32] : acc_rdata[l*32 +: 32];
+      assign b = v3 ? acc_rdata[l*32 +: 32] : imm;
+      vdla_alu_lane u_lane (.op, .a, .b, .y);
+      assign v = reset_mode ? 32'd0 : y;
+      assign acc_wdata[l*32 +: 32] = v;
+      assign out_wdata[l*8 +: 8] = v[7:0];
     end
-  end
+  endgenerate
 endmodule

@@ -26,9 +26,9 @@ module vdla_cmd_fifo #(
   assign valid = count != '0;
   assign rdata = mem[rd_ptr];
 
-  function automatic logic [PW-1:0] next_ptr(input logic [PW-1:0] p);
-    return p == PW'(DEPTH - 1) ? '0 : p + 1'b1;
-  endfunction
+  logic [PW-1:0] rd_next, wr_next;
+  assign rd_next = rd_ptr == PW'(DEPTH - 1) ? '0 : rd_ptr + 1'b1;
+  assign wr_next = wr_ptr == PW'(DEPTH - 1) ? '0 : wr_ptr + 1'b1;
 
   always_ff @(posedge clk) begin
     if (push && !full) mem[wr_ptr] <= wdata;
@@ -37,8 +37,8 @@ module vdla_cmd_fifo #(
       wr_ptr <= '0;
       count <= '0;
     end else begin
-      if (push && !full) wr_ptr <= next_ptr(wr_ptr);
-      if (pop && valid) rd_ptr <= next_ptr(rd_ptr);
+      if (push && !full) wr_ptr <= wr_next;
+      if (pop && valid) rd_ptr <= rd_next;
       count <= count + CW'(push && !full) - CW'(pop && valid);
     end
   end

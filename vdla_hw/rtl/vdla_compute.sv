@@ -1,7 +1,13 @@
 // The compute module: executes LOAD UOP/ACC/ACC_8BIT, GEMM, ALU and FINISH in order, popping
 // l2c/s2c before and pushing c2l/c2s after. Owns the micro-op and accumulator SRAM writes;
 // GEMM and ALU write OUT as well.
-module vdla_compute import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_compute (
   input  logic                     clk,
   input  logic                     rst,
   input  logic                     running,

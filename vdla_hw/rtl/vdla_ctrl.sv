@@ -2,7 +2,13 @@
 // Writing CONTROL.start while idle launches: the write's cycle is the last before cycle 0,
 // fetch requests its first burst in cycle 0, and CYCLES counts up to the end of FINISH.
 // Writes take whole 32-bit words (wstrb is ignored).
-module vdla_ctrl import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_ctrl (
   input  logic                     clk,
   input  logic                     rst,
   input  logic                     s_awvalid,

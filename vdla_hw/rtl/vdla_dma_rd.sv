@@ -6,7 +6,13 @@
 // The owner routes element writes to its SRAMs: wr_elem is the element index (absolute,
 // 32 bit so the owner can range-check it), wr_beat the beat within the element (within
 // the row for micro-ops, whose bus words hold UOPS_PER_BEAT micro-ops each).
-module vdla_dma_rd import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_dma_rd (
   input  logic                clk,
   input  logic                rst,
   input  logic                start,      // the accept cycle of a LOAD with x_size != 0

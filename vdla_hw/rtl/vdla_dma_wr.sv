@@ -4,7 +4,13 @@
 //   per row: beats cycles of W data (AW with the first beat) + DRAM_WRITE_LATENCY cycles
 //   until the write response of the row's last burst.
 // The OUT read port is registered, so the element a beat needs is read the cycle before.
-module vdla_dma_wr import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_dma_wr (
   input  logic                     clk,
   input  logic                     rst,
   input  logic                     start,      // the accept cycle of a STORE with x_size != 0

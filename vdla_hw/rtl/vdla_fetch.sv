@@ -3,7 +3,13 @@
 // requested in cycle r has all its beats by r + DRAM_READ_LATENCY + beats; dispatching
 // starts then, stalls while the target queue is full, and the next burst is requested the
 // cycle after the burst's last dispatch (timing.py's fetch model).
-module vdla_fetch import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_fetch (
   input  logic                clk,
   input  logic                rst,
   input  logic                launch,

@@ -7,7 +7,13 @@
 //   c+3 reduce over BLOCK_IN; read ACC[a]
 //   c+4 ACC[a] += sum, OUT[a] = low 8 bits; write at the end of c+4
 // so micro-op k+2 (reads ACC in c+5) sees k's write: acc_raw_min_distance = 2, no forwarding.
-module vdla_gemm import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_gemm (
   input  logic                     clk,
   input  logic                     rst,
   input  logic                     start,

@@ -1,6 +1,12 @@
 // The load module: executes LOAD INP/WGT (and dependence-only NOPs) in order, popping
 // c2l before and pushing l2c after, and writes the input and weight SRAMs.
-module vdla_load import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_load (
   input  logic                     clk,
   input  logic                     rst,
   input  logic                     running,

@@ -1,6 +1,12 @@
 // The store module: executes STORE OUT (and dependence-only NOPs) in order, popping c2s
 // before and pushing s2c after, reading the OUT SRAM.
-module vdla_store import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_store (
   input  logic                     clk,
   input  logic                     rst,
   input  logic                     running,

@@ -1,6 +1,12 @@
 // VDLA: fetch -> command queues -> load / compute / store, four dependence-token queues,
 // the on-chip SRAMs, an AXI-lite control block and one AXI4 master per module.
-module vdla_top import vdla_pkg::*; (
+// Yosys does not parse an import in the module header, so the (generated) package is
+// imported at file scope.
+/* verilator lint_off IMPORTSTAR */
+import vdla_pkg::*;
+/* verilator lint_on IMPORTSTAR */
+
+module vdla_top (
   input  logic                     clk,
   input  logic                     rst,
   input  logic                     sim_clear,   // simulation only: zero every SRAM
