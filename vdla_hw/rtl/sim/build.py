@@ -55,15 +55,32 @@ def _digest(config) -> str:
 
 
 def build(config, root: str | os.PathLike | None = None, verbose: bool = False) -> Path:
-    """Build (or reuse) the simulation binary for `config`; returns its build directory."""
+    """Build (or reuse) the simulation binary of the accelerator for `config`; returns its build directory."""
+    return _locked_build(Path(root) if root is not None else default_root(),
+                         f"{config.name}-{_digest(config)}", TOP,
+                         lambda build_dir: source_files(config, build_dir / "gen"), {}, verbose)
+
+
+def build_block(top: str, sources: list[str], parameters: dict | None = None,
+                root: str | os.PathLike | None = None) -> Path:
+    """Build (or reuse) a unit-bench design: one RTL block `top` from `sources` (file names
+    in vdla_hw/rtl) with Verilog `parameters`; for blocks that do not need the package."""
+    parameters = dict(parameters or {})
+    h = hashlib.sha256(repr(sorted(parameters.items())).encode() + " ".join(BUILD_ARGS).encode())
+    for name in sources:
+        h.update((RTL_DIR / name).read_bytes())
+    return _locked_build(Path(root) if root is not None else default_root(), f"{top}-{h.hexdigest()[:16]}",
+                         top, lambda build_dir: [RTL_DIR / name for name in sources], parameters, False)
+
+
+def _locked_build(root: Path, name: str, top: str, sources, parameters: dict, verbose: bool) -> Path:
     os.environ.update(verilator_env())
-    root = Path(root) if root is not None else default_root()
-    build_dir = root / f"{config.name}-{_digest(config)}"
+    build_dir = root / name
     stamp = build_dir / "built.ok"
     if stamp.exists():
         return build_dir
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / f"{build_dir.name}.lock", "w") as lock:
+    with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stamp.exists():
             return build_dir
@@ -71,16 +88,16 @@ def build(config, root: str | os.PathLike | None = None, verbose: bool = False) 
             shutil.rmtree(build_dir)
         from cocotb_tools.runner import get_runner
         runner = get_runner("verilator")
-        sources = source_files(config, build_dir / "gen")
-        runner.build(sources=[str(s) for s in sources], hdl_toplevel=TOP, build_dir=str(build_dir),
-                     build_args=list(BUILD_ARGS), always=True, log_file=str(build_dir / "build.log"),
-                     verbose=verbose)
-        stamp.write_text(config.name + "\n")
+        files = sources(build_dir)
+        runner.build(sources=[str(s) for s in files], hdl_toplevel=top, build_dir=str(build_dir),
+                     build_args=list(BUILD_ARGS), parameters=parameters, always=True,
+                     log_file=str(build_dir / "build.log"), verbose=verbose)
+        stamp.write_text(name + "\n")
     return build_dir
 
 
 def run(build_dir: Path, test_module: str, env: dict, test_dir: str | os.PathLike,
-        testcase: str | None = None) -> Path:
+        testcase: str | None = None, top: str = TOP) -> Path:
     """Run cocotb `test_module` against a built design; returns the results XML path.
 
     Runs the simulation binary in its own process with `env` added; never raises for a
@@ -95,7 +112,7 @@ def run(build_dir: Path, test_module: str, env: dict, test_dir: str | os.PathLik
     saved = os.environ.pop("PYTEST_CURRENT_TEST", None)
     python_path = os.pathsep.join(p for p in sys.path if p)
     try:
-        return runner.test(test_module=test_module, hdl_toplevel=TOP, hdl_toplevel_lang="verilog",
+        return runner.test(test_module=test_module, hdl_toplevel=top, hdl_toplevel_lang="verilog",
                            build_dir=str(build_dir),
                            test_dir=str(test_dir), testcase=testcase,
                            extra_env={"PYTHONPATH": python_path, **env},
