@@ -60,3 +60,21 @@ def test_harness_reports_timing_and_data_differences(outcomes, tmp_path):
     outcome.rtl_dram = outcome.rtl_dram.copy()
     outcome.rtl_dram[outcome.rtl_dram.size - 1] ^= 1
     assert any("DRAM differs" in p for p in problems(outcome))
+
+
+def test_traced_run_names_the_first_instruction_whose_timing_differs(outcomes, tmp_path):
+    """Per-instruction start cycles from the RTL equal the simulator's; against a simulator
+    with one more cycle of DRAM latency the report names the first instruction that moves."""
+    from vdla.hw import Timing
+    from vdla.simulator import Simulator
+    config = load_config("pynq")
+    case = outcomes["GEMM with bias, two loop levels"][0].case
+    traced = run_cases(config, [case], tmp_path, trace=True)[0]
+    starts = traced.record["starts"]
+    assert sum(len(v) for v in starts.values()) == case.insn_count
+    assert problems(traced) == []
+    slower = config.to_dict()
+    slower["timing"] = {**Timing().to_dict(), "dram_read_latency": Timing().dram_read_latency + 1}
+    traced.sim = Simulator(load_config(slower)).run(case.dram.copy(), case.insn_addr, case.insn_count)
+    report = "\n".join(problems(traced))
+    assert "first differing instruction 0" in report, report

@@ -24,7 +24,9 @@ module vdla_gemm (
   output logic                     uop_count,   // a non-reset micro-op issued this cycle
   output logic                     uop_re,
   output logic [LOG_UOP_DEPTH-1:0] uop_raddr,
+  /* verilator lint_off UNUSEDSIGNAL */  // a micro-op's fields may not fill its 32 bits
   input  logic [31:0]              uop_rdata,
+  /* verilator lint_on UNUSEDSIGNAL */
   output logic                     inp_re,
   output logic [LOG_INP_DEPTH-1:0] inp_raddr,
   input  logic [INP_ELEM_BITS-1:0] inp_rdata,

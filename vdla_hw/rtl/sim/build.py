@@ -125,3 +125,16 @@ def run(build_dir: Path, test_module: str, env: dict, test_dir: str | os.PathLik
     finally:
         if saved is not None:
             os.environ["PYTEST_CURRENT_TEST"] = saved
+
+
+def lint(config, workdir: str | os.PathLike) -> list[str]:
+    """`verilator --lint-only -Wall` of the accelerator for `config`: the warning/error lines."""
+    import subprocess
+    env = {**os.environ, **verilator_env()}
+    files = [str(p) for p in source_files(config, workdir)]
+    proc = subprocess.run(["verilator", "--lint-only", "-Wall", "--top-module", TOP, *files],
+                          capture_output=True, text=True, env=env, cwd=workdir, timeout=300)
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("%")]
+    if proc.returncode and not lines:
+        lines = [f"verilator exited with {proc.returncode}: {proc.stderr[-2000:]}"]
+    return lines
