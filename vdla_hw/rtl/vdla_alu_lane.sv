@@ -4,9 +4,7 @@
 module vdla_alu_lane (
   input  logic [2:0]  op,
   input  logic [31:0] a,
-  /* verilator lint_off UNUSEDSIGNAL */  // SHR reads only b[5:0]; the other ops read all of b
   input  logic [31:0] b,
-  /* verilator lint_on UNUSEDSIGNAL */
   output logic [31:0] y
 );
   localparam logic [2:0] MIN = 3'd0, MAX = 3'd1, ADD = 3'd2, SHR = 3'd3, MUL = 3'd4;
