@@ -92,14 +92,17 @@ def _cocotb_test():
         with open(os.environ["VDLA_RTL_JOB"]) as f:
             job = json.load(f)
         config = HwConfig.from_dict(job["config"])
-        Clock(dut.clk, 10, unit="ns").start()
+        clock = Clock(dut.clk, 10, unit="ns")
+        clock.start()
+        from cocotb.simtime import convert
+        period = int(convert(10, "ns", to="step"))
         dut.rst.value = 1
         dut.sim_clear.value = 0
         axil = AxiLiteMaster(dut)
         results = []
         for launch in job["launches"]:
             dram = np.memmap(launch["dram"], dtype=np.uint8, mode="r+")
-            memory = AxiMemory(dut, dram, config)
+            memory = AxiMemory(dut, dram, config, period_steps=period)
             task = cocotb.start_soon(memory.run())
             await _reset(dut)
             t0 = time.perf_counter()

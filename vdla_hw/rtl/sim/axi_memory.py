@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
+from cocotb.simtime import get_sim_time
 from cocotb.triggers import FallingEdge
 
 OKAY, SLVERR = 0, 2
@@ -41,7 +42,7 @@ class _ReadPort:
 
 
 class AxiMemory:
-    def __init__(self, dut, dram: np.ndarray, config):
+    def __init__(self, dut, dram: np.ndarray, config, period_steps: int | None = None):
         if dram.dtype != np.uint8 or dram.ndim != 1:
             raise TypeError("the DRAM image must be a 1-D uint8 array")
         self.dut, self.dram, self.config = dut, dram, config
@@ -56,6 +57,7 @@ class AxiMemory:
         self.aw = deque()        # [byte address, beats, beats received, error]
         self.b = deque()         # [cycle, resp]
         self.b_driving = False
+        self.period = period_steps     # clock period in simulator steps: enables idle skipping
         self.cycle = 0
         self.reads = self.writes = 0   # beats served, for statistics
 
@@ -64,12 +66,23 @@ class AxiMemory:
             return 0, SLVERR
         return int.from_bytes(self.dram[addr:addr + self.bus].tobytes(), "little"), OKAY
 
+    def _idle(self) -> bool:
+        return not (self.b or self.aw or self.b_driving
+                    or any(p.bursts or p.driving for p in self.ports))
+
     async def run(self) -> None:
         dut = self.dut
         mem_req = dut.mem_req
+        falling = FallingEdge(dut.clk)
         while True:
-            await FallingEdge(dut.clk)
-            self.cycle += 1
+            if self.period and self._idle() and not int(mem_req.value):
+                # nothing in flight and no request: sleep until a master raises one
+                await mem_req.value_change
+            await falling
+            if self.period:
+                self.cycle = get_sim_time("step") // self.period
+            else:
+                self.cycle += 1
             c = self.cycle
             req = int(mem_req.value)
             for bit, port in enumerate(self.ports):
