@@ -10,6 +10,8 @@ def add_parser(sub):
                                     "checked against numpy")
     p.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
     p.add_argument("--workload", choices=("conv", "matmul", "all"), default="all")
+    p.add_argument("--device", choices=("sim", "rtl", "pynq"), default="sim",
+                   help="where to run: the simulator (default), the RTL under Verilator, or a PYNQ board")
     p.add_argument("--virtual-threads", type=int, choices=(1, 2), default=2,
                    help="1: load and compute alternate; 2: double buffering with tokens")
     p.add_argument("--trace", default=None, metavar="FILE",
@@ -29,11 +31,14 @@ def _report(name: str, ok: bool, result, macs: int, config, wall: float) -> None
 def run(args) -> int:
     import numpy as np
 
-    from vdla.driver.devices import SimulatorDevice
+    from vdla.driver.devices import open_device
     from vdla.driver.programs import (conv2d_reference, matmul_reference, run_conv2d, run_matmul)
     from vdla.driver.programs.workloads import RESNET18_C2, random_conv_layer, random_matmul
 
-    device = SimulatorDevice(args.config, trace=bool(args.trace))
+    if args.trace and args.device != "sim":
+        raise ValueError("--trace needs the simulator device (--device sim)")
+    options = {"trace": True} if args.trace else {}
+    device = open_device(args.device, args.config, **options)
     cfg = device.config
     print(f"device: {device} (peak {cfg.peak_gops:.1f} GOPS), {args.virtual_threads} virtual thread(s); "
           "streams are race-checked before launch and results compared with numpy")

@@ -1,0 +1,29 @@
+"""Choosing a device by name."""
+import pytest
+
+from vdla.driver.devices import SimulatorDevice, open_device
+from vdla.driver.device import Device, DeviceError
+
+
+def test_sim_is_the_default_and_follows_the_protocol():
+    dev = open_device()
+    assert isinstance(dev, SimulatorDevice) and isinstance(dev, Device)
+    assert open_device("sim", "ultra96").config.target == "ultra96"
+
+
+def test_unknown_device_names_the_choices():
+    with pytest.raises(ValueError, match="unknown device 'fpga'; choose one of sim, rtl, pynq"):
+        open_device("fpga")
+
+
+def test_pynq_without_the_package_says_what_to_install(monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_pynq(name, *args, **kwargs):
+        if name == "pynq":
+            raise ImportError("No module named 'pynq'")
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_pynq)
+    with pytest.raises(DeviceError, match="pip install"):
+        open_device("pynq", program=False)
