@@ -20,10 +20,10 @@ def test_pynq_without_the_package_says_what_to_install(monkeypatch):
     import builtins
     real_import = builtins.__import__
 
-    def no_pynq(name, *args, **kwargs):
-        if name == "pynq":
+    def no_pynq(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "pynq" and level == 0:  # the board package, not vdla.driver.devices.pynq
             raise ImportError("No module named 'pynq'")
-        return real_import(name, *args, **kwargs)
+        return real_import(name, globals, locals, fromlist, level)
     monkeypatch.setattr(builtins, "__import__", no_pynq)
     with pytest.raises(DeviceError, match="pip install"):
         open_device("pynq", program=False)
