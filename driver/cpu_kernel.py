@@ -88,6 +88,8 @@ def load(object_code: bytes, names) -> KernelLibrary:
         raise KernelError("object code is not an ELF file")
     target = llvm.Target.from_default_triple()
     tm = target.create_target_machine(reloc="pic", codemodel="small")
+    from . import thread_pool
+    thread_pool.ensure_loaded()   # kernels with parallel loops call vdla_parallel_for
     backing = llvm.parse_assembly("")
     engine = llvm.create_mcjit_compiler(backing, tm)
     engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(object_code)))

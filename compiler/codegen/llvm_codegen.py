@@ -4,9 +4,10 @@ Kernel ABI: `int32_t NAME(void* const* buffers)`; buffers are the PrimFunc param
 Representation choices:
 - scalar int32 values (indices, mostly) are computed as i64, so address arithmetic needs no
   sign extensions the optimizer cannot remove; they are truncated where stored as int32;
-- a `parallel` loop is outlined into a worker function run by `NAME__num_threads` threads
-  (pthread_create/pthread_join; the calling thread runs chunk 0); with Target.threads == 1
-  parallel loops are plain loops and the code needs no pthread symbols;
+- a `parallel` loop is outlined into a worker function that the deploy runtime's persistent
+  thread pool (`vdla_parallel_for`, driver/thread_pool.py) runs on `NAME__num_threads`
+  threads, the calling thread taking chunk 0; with Target.threads == 1 (or too little work)
+  parallel loops are plain loops and the object needs no runtime symbols;
 - "local" buffers are stack arrays in the function's entry block (so LLVM can keep them in
   registers), "global" temporaries are malloc'ed; other memory scopes are rejected.
 """
@@ -28,6 +29,7 @@ from ..tir.functor import visit
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
 MAX_THREADS = 64
+PARALLEL_FOR = "vdla_parallel_for"   # the deploy runtime's thread pool (driver/thread_pool.py)
 # Below this many (estimated) stores a parallel loop runs on the calling thread: starting and
 # joining a thread costs tens of microseconds, more than such a loop takes.
 PARALLEL_MIN_WORK = 250_000
@@ -219,7 +221,8 @@ class LLVMCodegen:
 
     # -- parallel loops ----------------------------------------------------------------
     def parallel_for(self, st, s):
-        """Outline the loop body into worker(arg) and run it on up to N threads."""
+        """Outline the loop body into worker(env, tid, n) and hand it to the deploy runtime's
+        thread pool (vdla_parallel_for): thread tid runs the tid-th chunk of iterations."""
         if not isinstance(s.extent, E.Const):
             return self.serial_for(st, s)
         extent = s.extent.value
@@ -228,34 +231,29 @@ class LLVMCodegen:
         wname = f"{st.func.name}__par{self._par_count}"
         env_types = [PTR] * len(captured_bufs) + [value_type(v.dtype) for v in captured_vars]
         env_t = ir.LiteralStructType(env_types) if env_types else ir.LiteralStructType([I8])
-        task_t = ir.LiteralStructType([I64, I64, PTR])   # tid, nthreads, env
 
-        # worker
-        worker = ir.Function(self.module, ir.FunctionType(PTR, [PTR]), name=wname)
+        worker = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR, I64, I64]), name=wname)
         worker.linkage = "internal"
         wst = _Fn(worker)
-        wb = wst.b
         wst.in_parallel = True
-        task = worker.args[0]
-        tid = wb.load(wb.gep(task, [ir.Constant(I32, 0), ir.Constant(I32, 0)], source_etype=task_t), typ=I64)
-        nthr = wb.load(wb.gep(task, [ir.Constant(I32, 0), ir.Constant(I32, 1)], source_etype=task_t), typ=I64)
-        envp = wb.load(wb.gep(task, [ir.Constant(I32, 0), ir.Constant(I32, 2)], source_etype=task_t), typ=PTR)
+        wb = wst.b
+        envp, tid, nthr = worker.args
+
+        def field(k):
+            return wb.gep(envp, [ir.Constant(I32, 0), ir.Constant(I32, k)], source_etype=env_t)
         for k, buf in enumerate(captured_bufs):
-            wst.bufs[buf] = wb.load(wb.gep(envp, [ir.Constant(I32, 0), ir.Constant(I32, k)],
-                                           source_etype=env_t), typ=PTR)
+            wst.bufs[buf] = wb.load(field(k), typ=PTR)
         for k, v in enumerate(captured_vars):
             kk = k + len(captured_bufs)
-            wst.vars[v] = wb.load(wb.gep(envp, [ir.Constant(I32, 0), ir.Constant(I32, kk)],
-                                         source_etype=env_t), typ=env_types[kk])
+            wst.vars[v] = wb.load(field(kk), typ=env_types[kk])
         ext = ir.Constant(I64, extent)
         chunk = wb.sdiv(wb.add(ext, wb.sub(nthr, ir.Constant(I64, 1))), nthr)
         lo = wb.mul(tid, chunk)
         hi = wb.add(lo, chunk)
         hi = wb.select(wb.icmp_signed("<", hi, ext), hi, ext)
         self.serial_for(wst, s, lo, hi)
-        wb.ret(ir.Constant(PTR, None))
+        wb.ret_void()
 
-        # launcher, in the caller
         b = st.b
         env = self._entry_alloca(st, env_t, "env")
         for k, buf in enumerate(captured_bufs):
@@ -264,47 +262,11 @@ class LLVMCodegen:
             kk = k + len(captured_bufs)
             b.store(st.vars[v], b.gep(env, [ir.Constant(I32, 0), ir.Constant(I32, kk)], source_etype=env_t))
         want = b.sext(b.load(self._nthreads, typ=I32), I64)
+        cap = ir.Constant(I64, min(extent, MAX_THREADS))
         n = b.select(b.icmp_signed("<", want, ir.Constant(I64, 1)), ir.Constant(I64, 1), want)
-        n = b.select(b.icmp_signed(">", n, ir.Constant(I64, min(extent, MAX_THREADS))),
-                     ir.Constant(I64, min(extent, MAX_THREADS)), n)
-        tasks = self._entry_alloca(st, ir.ArrayType(task_t, MAX_THREADS), "tasks")
-        handles = self._entry_alloca(st, ir.ArrayType(self.ptr_int, MAX_THREADS), "threads")
-        create = self._extern("pthread_create", I32, [PTR, PTR, PTR, PTR])
-        join = self._extern("pthread_join", I32, [self.ptr_int, PTR])
-
-        def task_ptr(t):
-            return b.gep(tasks, [ir.Constant(I64, 0), t], source_etype=ir.ArrayType(task_t, MAX_THREADS))
-
-        def fill(t):
-            tp = task_ptr(t)
-            b.store(t, b.gep(tp, [ir.Constant(I32, 0), ir.Constant(I32, 0)], source_etype=task_t))
-            b.store(n, b.gep(tp, [ir.Constant(I32, 0), ir.Constant(I32, 1)], source_etype=task_t))
-            b.store(env, b.gep(tp, [ir.Constant(I32, 0), ir.Constant(I32, 2)], source_etype=task_t))
-            return tp
-
-        def handle_ptr(t):
-            return b.gep(handles, [ir.Constant(I64, 0), t], source_etype=ir.ArrayType(self.ptr_int, MAX_THREADS))
-
-        def counted(lo, hi, body):
-            pre = b.block
-            h = b.append_basic_block("thr_loop")
-            bb = b.append_basic_block("thr_body")
-            d = b.append_basic_block("thr_done")
-            b.branch(h)
-            b.position_at_end(h)
-            t = b.phi(I64)
-            t.add_incoming(lo, pre)
-            b.cbranch(b.icmp_signed("<", t, hi), bb, d)
-            b.position_at_end(bb)
-            body(t)
-            t.add_incoming(b.add(t, ir.Constant(I64, 1)), b.block)
-            b.branch(h)
-            b.position_at_end(d)
-
-        one = ir.Constant(I64, 1)
-        counted(one, n, lambda t: b.call(create, [handle_ptr(t), ir.Constant(PTR, None), worker, fill(t)]))
-        b.call(worker, [fill(ir.Constant(I64, 0))])
-        counted(one, n, lambda t: b.call(join, [b.load(handle_ptr(t), typ=self.ptr_int), ir.Constant(PTR, None)]))
+        n = b.select(b.icmp_signed(">", n, cap), cap, n)
+        launch = self._extern(PARALLEL_FOR, ir.VoidType(), [PTR, PTR, I64])
+        b.call(launch, [worker, env, n])
 
     def _entry_alloca(self, st, typ, name):
         eb = ir.IRBuilder(st.entry)

@@ -28,7 +28,7 @@ def test_cross_target_conv_object(triple, machine, elf_class):
     assert kern.target == triple
     assert elf_machine(kern.object_code) == machine
     assert kern.object_code[4] == elf_class
-    assert "pthread_create" not in kern.llvm_ir       # threads=1: no threading symbols needed
+    assert "vdla_parallel_for" not in kern.llvm_ir    # threads=1: no runtime symbols needed
     assert kern.arg_specs == [((1, 2, 10, 10, 8), "float32"), ((2, 2, 3, 3, 8, 8), "float32"),
                               ((1, 2, 10, 10, 8), "float32")]
 
@@ -38,10 +38,10 @@ def test_host_object_is_x86_64_and_uses_threads():
     target = Target.host(threads=2)
     kern = build(topi.schedule_for([y], target), [x, w, y], target, "conv")
     assert elf_machine(kern.object_code) == "x86_64"
-    assert "pthread_create" in kern.llvm_ir
+    assert "vdla_parallel_for" in kern.llvm_ir     # parallel loops go to the runtime's pool
     g = conv_group()
     small = build(topi.schedule_for([g[2]], target), list(g), target, "small")
-    assert "pthread_create" not in small.llvm_ir    # too little work: runs on the calling thread
+    assert "vdla_parallel_for" not in small.llvm_ir  # too little work: runs on the calling thread
 
 
 def _add_kernel(shape=(5, 7), dtype="float32", threads=2):

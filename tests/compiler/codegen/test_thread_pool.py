@@ -1,0 +1,66 @@
+"""The deploy runtime's thread pool as kernels use it: any thread count, concurrent callers,
+and a forked child (which has none of the parent's worker threads)."""
+import os
+import signal
+import threading
+
+import numpy as np
+
+from vdla.compiler import build, te
+from vdla.compiler.schedule import create_schedule
+from vdla.compiler.target import Target
+
+
+def parallel_kernel():
+    a = te.placeholder((64, 4096), "float32", "a")      # enough work to use the pool
+    b = te.compute(a.shape, lambda i, j: a[i, j] * 3.0 + 1.0, "b")
+    s = create_schedule(b)
+    s[b].parallel(s[b].op.axis[0])
+    kern = build(s, [a, b], Target.host(threads=2), "triple")
+    assert "vdla_parallel_for" in kern.llvm_ir
+    return kern.load()
+
+
+def test_thread_counts_and_concurrent_callers():
+    lib = parallel_kernel()
+    x = np.random.default_rng(0).standard_normal((64, 4096)).astype("float32")
+    want = x * 3 + 1
+    for n in (1, 2, 3, 5, 64, 100):
+        lib.set_num_threads(n)
+        out = np.zeros_like(x)
+        lib.run("triple", [x, out])
+        np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)  # FMA contraction
+    lib.set_num_threads(2)
+    errors = []
+
+    def caller():
+        for _ in range(20):
+            out = np.zeros_like(x)
+            lib.run("triple", [x, out])
+            if not np.allclose(out, want, rtol=1e-6, atol=1e-6):
+                errors.append("wrong result")
+    threads = [threading.Thread(target=caller) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a concurrent call hung"
+    assert errors == []
+
+
+def test_forked_child_runs_parallel_kernels():
+    lib = parallel_kernel()
+    x = np.ones((64, 4096), "float32")
+    out = np.zeros_like(x)
+    lib.run("triple", [x, out])          # the parent's workers exist now
+    pid = os.fork()
+    if pid == 0:                          # child: must not wait for the parent's threads
+        signal.alarm(20)
+        try:
+            out2 = np.zeros_like(x)
+            lib.run("triple", [x, out2])
+            os._exit(0 if np.all(out2 == 4.0) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"child status {status}"
