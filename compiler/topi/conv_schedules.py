@@ -112,9 +112,32 @@ def _schedule_nchw_conv(s, conv, out, conv_tensor, target):
     return {out, acc}
 
 
+def _schedule_dense(s, partial, red, out):
+    """One output element per iteration: its 16-lane partial sums stay in a register
+    (contiguous vector loads of x and of the weight row), then one horizontal sum."""
+    i, j = out.axis
+    f = out.fuse(i, j)
+    out.parallel(f)
+    for st in (partial, red):
+        if st is not out:
+            st.compute_at(out, f)
+            st.set_scope("local")
+    ko = partial.reduce_axis[0]
+    pm, pn, pl = partial.axis
+    partial.reorder(pm, pn, ko, pl)
+    partial.vectorize(pl)
+    return {partial, red, out}
+
+
 def try_schedule_anchor(s, outputs, target):
     """Schedule a recognized anchor and the output it feeds; return the stages handled
     (empty when the group is not one this module knows; the generic schedule applies)."""
+    partials = [st for st in s.stages if st.op.tag == tags.DENSE_PARTIAL]
+    if len(partials) == 1 and len(outputs) == 1:
+        reds = [st for st in s.stages if st.op.tag == tags.DENSE and st.reduce_axis]
+        out = s[outputs[0]]
+        if len(reds) == 1 and tuple(out.op.shape) == tuple(reds[0].op.shape):
+            return _schedule_dense(s, partials[0], reds[0], out)
     convs = [st for st in s.stages if st.op.tag in (tags.CONV2D_NCHWC, tags.DEPTHWISE_NCHWC,
                                                      tags.CONV2D_NCHW) and st.reduce_axis]
     if len(convs) != 1 or len(outputs) != 1:

@@ -10,16 +10,32 @@ from .elemwise import broadcast_shape
 from .transform import pad
 
 
+DENSE_LANES = 16
+
+
 def dense(x, weight, bias=None, out_dtype=None):
-    """x [M, K] @ weight[N, K]^T (+ bias [N]) -> [M, N] (ONNX Gemm with transB=1)."""
+    """x [M, K] @ weight[N, K]^T (+ bias [N]) -> [M, N] (ONNX Gemm with transB=1).
+
+    For float inputs with K a multiple of 16, the reduction is split in two stages so both
+    operands are read contiguously in vectors: partial[m, n, l] = sum over k = l (mod 16),
+    then out[m, n] = sum_l partial[m, n, l] (a "row-factored" reduction)."""
     m, k = x.shape
     n, k2 = weight.shape
     if k != k2:
         raise ValueError(f"dense: x {list(x.shape)} and weight {list(weight.shape)} disagree on K")
     acc = out_dtype or ("int32" if dt.is_int(x.dtype) else x.dtype)
-    r = te.reduce_axis((0, k), "k")
-    out = te.compute((m, n), lambda i, j: te.sum(te.cast(acc, x(i, r.var)) * te.cast(acc, weight(j, r.var)), axis=r),
-                     name="dense", tag=tags.DENSE)
+    L = DENSE_LANES
+    if dt.is_float(acc) and k % L == 0 and k >= 4 * L:
+        ko = te.reduce_axis((0, k // L), "ko")
+        partial = te.compute((m, n, L), lambda i, j, l: te.sum(
+            te.cast(acc, x(i, ko.var * L + l)) * te.cast(acc, weight(j, ko.var * L + l)), axis=ko),
+            name="dense_partial", tag=tags.DENSE_PARTIAL)
+        r = te.reduce_axis((0, L), "l")
+        out = te.compute((m, n), lambda i, j: te.sum(partial(i, j, r.var), axis=r), name="dense", tag=tags.DENSE)
+    else:
+        r = te.reduce_axis((0, k), "k")
+        out = te.compute((m, n), lambda i, j: te.sum(te.cast(acc, x(i, r.var)) * te.cast(acc, weight(j, r.var)),
+                                                     axis=r), name="dense", tag=tags.DENSE)
     if bias is not None:
         out = te.compute((m, n), lambda i, j: out(i, j) + bias(j), name="bias_add", tag=tags.BROADCAST)
     return out

@@ -6,6 +6,7 @@ CONV2D_NCHW = "conv2d_nchw"
 CONV2D_NCHWC = "conv2d_nchwc"
 DEPTHWISE_NCHWC = "depthwise_conv2d_nchwc"
 DENSE = "dense"
+DENSE_PARTIAL = "dense_partial"   # the vector-lane stage of a row-factored dense
 MATMUL = "matmul"
 POOL = "pool"
 SOFTMAX = "softmax"

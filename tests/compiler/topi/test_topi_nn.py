@@ -136,13 +136,15 @@ def test_global_pools(rng, compile_run):
                                xa.max(axis=(2, 3), keepdims=True))
 
 
-@pytest.mark.parametrize("m,k,n", [(1, 512, 1000), (7, 33, 19)])
-def test_dense(m, k, n, rng, compile_run):
+@pytest.mark.parametrize("m,k,n,bias", [(1, 512, 1000, True), (7, 33, 19, True), (4, 256, 9, False)])
+def test_dense(m, k, n, bias, rng, compile_run):
+    """K % 16 == 0 takes the two-stage (row-factored) form; the others the direct one."""
     x, w, b = te.placeholder((m, k), "float32", "x"), te.placeholder((n, k), "float32", "w"), \
         te.placeholder((n,), "float32", "b")
-    y = topi.dense(x, w, b)
+    y = topi.dense(x, w, b if bias else None)
     xa, wa, ba = (rng.standard_normal(t.shape).astype("float32") for t in (x, w, b))
-    np.testing.assert_allclose(compile_run(y, [x, w, b], [xa, wa, ba]), xa @ wa.T + ba, rtol=1e-4, atol=1e-4)
+    args, arrays = ([x, w, b], [xa, wa, ba]) if bias else ([x, w], [xa, wa])
+    np.testing.assert_allclose(compile_run(y, args, arrays), xa @ wa.T + (ba if bias else 0), rtol=1e-4, atol=1e-4)
 
 
 def test_matmul_batched_broadcast(rng, compile_run):
