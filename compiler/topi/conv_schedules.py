@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import tags
 
 MAX_REG_TILE = 14
+DW_INLINE_PAD = True
 
 
 def _row_tile(ow, limit=MAX_REG_TILE):
@@ -25,7 +26,9 @@ def _row_tile(ow, limit=MAX_REG_TILE):
 def _schedule_blocked_conv(s, conv, out, conv_tensor, target):
     depthwise = conv.op.tag == tags.DEPTHWISE_NCHWC
     # Materialize the padded input at the root: no conditions inside the micro-kernel.
-    for t in conv.op.input_tensors:
+    # (Depthwise convolutions read each input once per tap only: copying the input would
+    # double their memory traffic, so they read it through masked loads instead.)
+    for t in ([] if depthwise and DW_INLINE_PAD else conv.op.input_tensors):
         st = s[t]
         if st.op.tag == tags.INJECTIVE and st.attach == "inline" and not st.is_placeholder:
             st.compute_root()
