@@ -8,6 +8,7 @@ from vdla.compiler import build, te
 from vdla.compiler.build import lower
 from vdla.compiler.intrin import TensorizeError, cpu, vdla
 from vdla.compiler.schedule import create_schedule
+from vdla.compiler.tir import expr as E
 from vdla.compiler.tir import stmt as S
 from vdla.compiler.tir.functor import visit
 
@@ -161,3 +162,33 @@ def test_vdla_gemm_with_scopes_cache_and_vthreads():
 def te_vthread():
     from vdla.compiler.schedule import vthread
     return vthread("vt")
+
+
+@pytest.mark.parametrize("make,expected_op,expected_imm", [
+    (lambda acc: te.compute(acc.shape, lambda b, o: E.max_expr(acc[b, o], 0), "relu"), "max", 0),
+    (lambda acc: te.compute(acc.shape, lambda b, o: acc[b, o] // 8, "shr"), "shr", 3),
+])
+def test_vdla_alu_imm_matches_on_accumulator_tiles(make, expected_op, expected_imm):
+    acc_in = te.placeholder((2, 32), "int32", "acc_in")
+    y = make(acc_in)
+    s = create_schedule(y)
+    yl = s.cache_write(y, vdla.SCOPE_ACC)
+    al = s.cache_read(acc_in, vdla.SCOPE_ACC, [s[yl]])
+    b, o = s[y].op.axis
+    oo, oi = s[y].split(o, 16)
+    s[y].reorder(oo, b, oi)
+    s[yl].compute_at(s[y], oo)
+    s[al].compute_at(s[y], oo)
+    intrin = vdla.alu("max", 2, 16, imm=0) if expected_op == "max" else vdla.alu_shr(3, 2, 16)
+    s[yl].tensorize(s[yl].op.axis[0], intrin)
+    from vdla.compiler.schedule.lower import lower_schedule
+    func = lower_schedule(s, [acc_in, y], "alu")
+    found = []
+    visit(func.body, lambda n: found.append(n) if isinstance(n, S.IntrinsicStmt) else None)
+    assert len(found) == 1 and found[0].intrin_name == "vdla.alu"
+    assert found[0].attrs == {"op": expected_op, "imm": expected_imm}
+    # a different immediate is a different instruction: no match
+    s2_intrin = vdla.alu("max", 2, 16, imm=1) if expected_op == "max" else vdla.alu_shr(2, 2, 16)
+    s[yl].tensorize(s[yl].op.axis[0], s2_intrin)
+    with pytest.raises(TensorizeError, match="constant"):
+        lower_schedule(s, [acc_in, y], "alu")
