@@ -103,31 +103,45 @@ def padded_loads(config, rng):
     return img.case("padded INP/ACC/ACC_8BIT loads", insns), {out: expected}
 
 
-def gemm_with_bias(config, rng, m=4, k=3, n=3):
+def gemm_with_bias(config, rng, m=4, k=3, n=3, extremes=False):
     """C = bias + A @ B over a two-level loop nest (reduction innermost-but-one)."""
     blk, b = config.block, config.batch
     img = Image(config)
-    a = rng.integers(-128, 128, (m, k, b, blk), dtype=np.int8)        # INP elements m*k + kk
-    w = rng.integers(-128, 128, (n, k, blk, blk), dtype=np.int8)      # WGT elements n*k + kk, [out][in]
+    if extremes:   # the corners of int8 products (the GEMM packs two products per multiplier)
+        pick = np.array([-128, -127, -1, 0, 1, 126, 127], dtype=np.int8)
+        a = rng.choice(pick, (m, k, b, blk))
+        w = rng.choice(pick, (n, k, blk, blk))
+        a[0], w[0] = -128, -128
+    else:
+        a = rng.integers(-128, 128, (m, k, b, blk), dtype=np.int8)        # INP elements m*k + kk
+        w = rng.integers(-128, 128, (n, k, blk, blk), dtype=np.int8)      # WGT elements n*k + kk, [out][in]
     bias = rng.integers(-2**20, 2**20, (m, n, b, blk), dtype=np.int64).astype(np.int32)
     a_inp = img.place(a, config.inp_elem_bytes)
     a_wgt = img.place(w, config.wgt_elem_bytes)
     a_bias = img.place(bias, config.acc_elem_bytes)
-    uops = _uops(img, [Uop(nn, 0, nn * k) for nn in range(n)])
+    # micro-op n walks the accumulators for the ALU pass that exposes bits 8..15
+    uops = _uops(img, [Uop(nn, 0, nn * k) for nn in range(n)] + [Uop(0, 0, 0)])
     out = img.reserve(m * n * config.out_elem_bytes, config.out_elem_bytes)
+    shift = 8 if extremes else 0
     insns = [
         _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, 1, m * k, m * k),
         _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, n * k, n * k, push_next=True),
-        _load(MemType.UOP, 0, uops, 1, n, n),
+        _load(MemType.UOP, 0, uops, 1, n + 1, n + 1),
         _load(MemType.ACC, 0, a_bias // config.acc_elem_bytes, 1, m * n, m * n),
         GemmInsn(pop_prev=True, uop_begin=0, uop_end=n, iter_out=m, iter_in=k, dst_factor_out=n,
-                 dst_factor_in=0, src_factor_out=k, src_factor_in=1, wgt_factor_out=0, wgt_factor_in=1,
-                 push_next=True),
+                 dst_factor_in=0, src_factor_out=k, src_factor_in=1, wgt_factor_out=0, wgt_factor_in=1),
+        AluInsn(alu_opcode=AluOp.SHR, use_imm=True, imm=shift, uop_begin=n, uop_end=n + 1,
+                iter_out=m * n, iter_in=1, dst_factor_out=1, push_next=True),
         _store(0, out // config.out_elem_bytes, 1, m * n, m * n, pop_prev=True, push_prev=True),
         FinishInsn(pop_next=True),
     ]
     acc = bias.astype(np.int64) + np.einsum("mkbi,nkoi->mnbo", a.astype(np.int64), w.astype(np.int64))
-    return img.case("GEMM with bias, two loop levels", insns), {out: low_bytes(acc).reshape(-1)}
+    name = "GEMM with bias, two loop levels" + (", extreme operands, bits 8..15" if extremes else "")
+    return img.case(name, insns), {out: low_bytes(acc >> shift).reshape(-1)}
+
+
+def gemm_extreme_operands(config, rng):
+    return gemm_with_bias(config, rng, extremes=True)
 
 
 def alu_reference(op: AluOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -10,7 +10,8 @@ from vdla.hw import load_config
 from . import programs
 from .harness import compare_cases, problems, run_cases
 
-BUILDERS = [programs.padded_loads, programs.gemm_with_bias, programs.alu_ops, programs.long_rows,
+BUILDERS = [programs.padded_loads, programs.gemm_with_bias, programs.gemm_extreme_operands,
+            programs.alu_ops, programs.long_rows,
             programs.full_command_queue]
 
 

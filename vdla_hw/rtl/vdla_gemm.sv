@@ -140,11 +140,32 @@ module vdla_gemm (
   assign inp_raddr = x1[LOG_INP_DEPTH-1:0];
   assign wgt_raddr = w1[LOG_WGT_DEPTH-1:0];
 
-  // stage 2: products (weights are stored [out][in])
-  logic [BATCH*BLOCK*BLOCK*16-1:0] prod3;   // [b][o][k], 16 bit each
-  // stage 3: reduction
-  logic [BATCH*BLOCK*32-1:0] sum4;          // [b][o], 32 bit each
+  // stage 2: products (weights are stored [out][in]). inp[k]*w[o][k] and inp[k]*w[o+1][k]
+  // share the input operand, so one signed 8 x 25 multiply inp[k] * (w[o+1][k] * 2^16 +
+  // w[o][k]) yields both: half the multipliers (one DSP48E1 each; see README).
+  localparam int PAIRS = BLOCK / 2;
+  logic [BATCH*PAIRS*BLOCK*32-1:0] pair3;   // [b][q][k]: 32-bit packed product pair
+  generate
+    for (genvar b = 0; b < BATCH; b++) begin : g_b
+      for (genvar q = 0; q < PAIRS; q++) begin : g_q
+        for (genvar k = 0; k < BLOCK; k++) begin : g_k
+          logic signed [7:0] x, w_lo, w_hi;
+          logic signed [24:0] w_pair;   // w_hi * 2^16 + w_lo needs 25 bits (DSP48E1 A port)
+          logic signed [31:0] p;
+          assign x = inp_rdata[(b*BLOCK + k)*8 +: 8];
+          assign w_lo = wgt_rdata[((2*q)*BLOCK + k)*8 +: 8];
+          assign w_hi = wgt_rdata[((2*q + 1)*BLOCK + k)*8 +: 8];
+          assign w_pair = 25'(w_hi) * 25'sd65536 + 25'(w_lo);
+          assign p = x * w_pair;
+          always_ff @(posedge clk) pair3[((b*PAIRS + q)*BLOCK + k)*32 +: 32] <= p;
+        end
+      end
+    end
+  endgenerate
 
+  // stage 3: unpack (low half: x*w_lo as signed 16 bit; high half: the rest, +1 when the low
+  // product was negative) and reduce over BLOCK_IN
+  logic [BATCH*BLOCK*32-1:0] sum4;          // [b][o], 32 bit each
   always_ff @(posedge clk) begin
     v1 <= !rst && issue;
     off_dst1 <= dst_ij; off_src1 <= src_ij; off_wgt1 <= wgt_ij; r1 <= reset_mode;
@@ -152,16 +173,18 @@ module vdla_gemm (
     v3 <= !rst && v2; a3 <= a2; r3 <= r2;
     v4 <= !rst && v3; a4 <= a3; r4 <= r3;
     for (int b = 0; b < BATCH; b++)
-      for (int o = 0; o < BLOCK; o++)
-        for (int k = 0; k < BLOCK; k++)
-          prod3[((b*BLOCK + o)*BLOCK + k)*16 +: 16] <=
-              16'($signed(inp_rdata[(b*BLOCK + k)*8 +: 8]) * $signed(wgt_rdata[(o*BLOCK + k)*8 +: 8]));
-    for (int b = 0; b < BATCH; b++)
-      for (int o = 0; o < BLOCK; o++) begin
-        logic [31:0] s;
-        s = '0;
-        for (int k = 0; k < BLOCK; k++) s = s + 32'($signed(prod3[((b*BLOCK + o)*BLOCK + k)*16 +: 16]));
-        sum4[(b*BLOCK + o)*32 +: 32] <= s;
+      for (int q = 0; q < PAIRS; q++) begin
+        logic [31:0] s_lo, s_hi;
+        s_lo = '0;
+        s_hi = '0;
+        for (int k = 0; k < BLOCK; k++) begin
+          logic [31:0] p;
+          p = pair3[((b*PAIRS + q)*BLOCK + k)*32 +: 32];
+          s_lo = s_lo + 32'($signed(p[15:0]));
+          s_hi = s_hi + 32'($signed(p[31:16])) + 32'(p[15]);
+        end
+        sum4[(b*BLOCK + 2*q)*32 +: 32] <= s_lo;
+        sum4[(b*BLOCK + 2*q + 1)*32 +: 32] <= s_hi;
       end
   end
 
