@@ -15,7 +15,7 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import arith
 from ..tir.functor import transform, substitute, visit
-from .schedule import ScheduleError, Split, Fuse
+from .schedule import ScheduleError, Split
 
 
 class LoweringContext:
@@ -319,11 +319,6 @@ def _assemble(ctx, parts):
 
 def lower_schedule(sch, args, name="kernel") -> S.PrimFunc:
     ctx = LoweringContext(sch, args, name)
-    for st in sch.stages:
-        if st.is_placeholder and st.op not in ctx.buffers:
-            if any(rd.tensor.op is st.op for r in sch.stages if r.body is not None
-                   for rd in _reads(r.body)):
-                pass  # reported when a read is lowered (unless it was inlined away)
     infer_bounds(ctx)
     parts = []
     for st in sch.stages:

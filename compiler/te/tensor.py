@@ -1,8 +1,7 @@
 """Tensors and the operations that define them."""
 from __future__ import annotations
 
-from ..tir import dtype as dt
-from ..tir.expr import Var, Expr, TensorRead, to_expr, Const
+from ..tir.expr import Var, TensorRead
 
 
 class IterVar:

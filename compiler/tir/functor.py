@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from .expr import Node, Expr, Var
-from .stmt import Stmt
+from .expr import Node, Var
 
 
 def visit(node, fn):

@@ -5,7 +5,7 @@ import enum
 import math
 
 from . import dtype as dt
-from .expr import Node, Expr, Var, Const, to_expr
+from .expr import Node, Expr, Var, to_expr
 
 
 class Buffer:

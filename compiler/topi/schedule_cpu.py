@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from ..schedule import create_schedule
 from ..te.tensor import ComputeOp
-from . import tags
 
 
 def _lanes(target, dtype):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from .. import dtype as dt
 from .. import expr as E
-from ..functor import transform, uses_var, visit
-from ..stmt import For, ForKind, BufferStore, SeqStmt, IfThenElse, Allocate, Evaluate
+from ..functor import transform, uses_var
+from ..stmt import For, ForKind, BufferStore, SeqStmt, IfThenElse, Allocate
 from ..arith import simplify
 
 
