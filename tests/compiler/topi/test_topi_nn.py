@@ -195,3 +195,24 @@ def test_pool_nchwc_matches_nchw(kind, rng, compile_run):
     np.testing.assert_allclose(g.reshape(1, 32), xa.mean(axis=(2, 3)), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="unknown layout"):
         topi.max_pool2d(x, 3, layout="NHWC")
+
+
+def test_conv_group_shapes_schedule_for_must_handle(rng, compile_run):
+    """Groups off the fast path still compile and agree: two outputs (conv and relu(conv)),
+    a prime output width (no register-tile divisor), and an explicit pad before the conv."""
+    x = te.placeholder((1, 1, 17, 17, 8), "float32", "x")
+    w = te.placeholder((1, 1, 3, 3, 8, 8), "float32", "w")
+    conv = topi.conv2d_nchwc(x, w, strides=1, pads=1)
+    xa = rng.standard_normal(x.shape).astype("float32")
+    wa = rng.standard_normal(w.shape).astype("float32")
+    got_conv, got_relu = compile_run([conv, topi.relu(conv)], [x, w], [xa, wa])
+    x4 = xa.transpose(0, 1, 4, 2, 3).reshape(1, 8, 17, 17)
+    w4 = wa[0, 0].transpose(3, 2, 0, 1)                       # [oc, ic, kh, kw]
+    ref = ort_run("Conv", [x4, np.ascontiguousarray(w4)], pads=[1] * 4)
+    np.testing.assert_allclose(got_conv.transpose(0, 1, 4, 2, 3).reshape(ref.shape), ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_relu, np.maximum(got_conv, 0), rtol=1e-6)
+    padded = topi.pad(x, [0, 0, 1, 0, 0], [0, 0, 0, 1, 0], 0.0)
+    y = topi.conv2d_nchwc(padded, w, strides=2, pads=0)
+    got = compile_run(y, [x, w], [xa, wa])
+    ref2 = ort_run("Conv", [x4, np.ascontiguousarray(w4)], pads=[1, 0, 0, 1], strides=[2, 2])
+    np.testing.assert_allclose(got.transpose(0, 1, 4, 2, 3).reshape(ref2.shape), ref2, rtol=1e-4, atol=1e-4)
