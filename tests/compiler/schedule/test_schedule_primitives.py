@@ -245,3 +245,29 @@ def test_lowering_errors():
     s2 = create_schedule(d)
     with pytest.raises(ScheduleError, match="output D is not in args"):
         lower(s2, [a, b], "f")
+
+
+def test_bound_inference_through_stride_and_dilation(rng):
+    """A padded input computed per output row of a strided, dilated convolution: the region
+    is the rows that row needs (1 + (KH-1)*dilation), and the result is unchanged."""
+    from vdla.compiler import topi
+    x = te.placeholder((1, 2, 11, 9), "float32", "x")
+    w = te.placeholder((3, 2, 3, 3), "float32", "w")
+    y = topi.conv2d_nchw(x, w, strides=2, pads=2, dilations=2)
+    pad = y.op.input_tensors[0]
+    s = create_schedule(y)
+    n, oc, oh, ow = s[y].op.axis
+    s[pad].compute_at(s[y], oh)
+    func = lower(s, [x, w, y], "f", check=True)
+    assert ("pad_data", [1, 2, 5, 13], "global") in allocs(func)   # 5 rows, full padded width
+    xa = rng.standard_normal(x.shape).astype("float32")
+    wa = rng.standard_normal(w.shape).astype("float32")
+    out = np.zeros(y.shape, "float32")
+    build(s, [x, w, y], name="f").load().run("f", [xa, wa, out])
+    ref = np.zeros(y.shape, "float32")
+    xp = np.pad(xa, [(0, 0), (0, 0), (2, 2), (2, 2)])
+    for o in range(3):
+        for i in range(y.shape[2]):
+            for j in range(y.shape[3]):
+                ref[0, o, i, j] = (xp[0, :, 2 * i:2 * i + 5:2, 2 * j:2 * j + 5:2] * wa[o]).sum()
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
