@@ -14,6 +14,7 @@ from .graph.ir import Graph, Node
 from .lower_graph import NotLowerable
 
 _FLOAT = {"float32"}
+_KERNEL_DTYPES = {"float32", "int32", "int8", "uint8", "int64", "bool"}
 
 
 def _require(cond: bool, why: str) -> None:
@@ -38,13 +39,33 @@ def _conv(node: Node, ins, graph):
 
 
 def _gemm(node: Node, ins, graph):
+    """Any Gemm: the transposes are injective producers the schedule inlines; alpha and beta
+    scale in the epilogue (canonicalize_gemm has already folded them for constant weights)."""
     a = node.attrs
-    _require(not a.get("transA", 0) and a.get("transB", 0), "Gemm needs transA=0, transB=1 "
-             "(canonicalize_gemm transposes constant weights)")
-    _require(a.get("alpha", 1.0) == 1.0 and a.get("beta", 1.0) == 1.0, "Gemm alpha/beta != 1")
+    x, w = ins[0], ins[1]
+    if a.get("transA", 0):
+        x = topi.transpose(x, [1, 0])
+    if not a.get("transB", 0):
+        w = topi.transpose(w, [1, 0])
     bias = ins[2] if len(ins) > 2 else None
-    _require(bias is None or len(bias.shape) == 1, "Gemm bias must be 1-D")
-    return [topi.dense(ins[0], ins[1], bias)]
+    alpha, beta = a.get("alpha", 1.0), a.get("beta", 1.0)
+    if bias is not None and not isinstance(bias, te.Tensor):
+        bias = None if bias == 0 else bias  # a 0-d constant bias is a literal
+    # topi.dense reads bias[j] for every output column: only a full-length bias may go there
+    fold_bias = isinstance(bias, te.Tensor) and tuple(bias.shape) == (w.shape[0],) \
+        and alpha == 1.0 and beta == 1.0
+    y = topi.dense(x, w, bias if fold_bias else None)
+    if alpha != 1.0:
+        y = topi.multiply(y, float(alpha))
+    if bias is not None and not fold_bias:
+        y = topi.add(y, topi.multiply(bias, float(beta)) if beta != 1.0 and isinstance(bias, te.Tensor)
+                     else (bias * beta if not isinstance(bias, te.Tensor) else bias))
+    return [y]
+
+
+def _batch_norm(node: Node, ins, graph):
+    _require(all(isinstance(t, te.Tensor) for t in ins[:5]), "BatchNormalization with literal params")
+    return [topi.batch_norm_inference(*ins[:5], epsilon=node.attrs.get("epsilon", 1e-5), axis=1)]
 
 
 def _matmul(node: Node, ins, graph):
@@ -135,7 +156,7 @@ RULES = {
     "ConvNCHWc": _conv_nchwc,
     "LayoutPack": lambda n, ins, g: [topi.nchw_to_nchwc(ins[0], n.attrs["block"])],
     "LayoutUnpack": lambda n, ins, g: [topi.nchwc_to_nchw(ins[0])],
-    "Conv": _conv, "Gemm": _gemm, "MatMul": _matmul,
+    "Conv": _conv, "Gemm": _gemm, "BatchNormalization": _batch_norm, "MatMul": _matmul,
     "MaxPool": _pool, "AveragePool": _pool,
     "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,
     "Softmax": _softmax, "ReduceMean": _reduce_mean,
@@ -146,6 +167,8 @@ RULES = {
     "LeakyRelu": lambda n, ins, g: [topi.leaky_relu(ins[0], n.attrs.get("alpha", 0.01))],
     "HardSigmoid": lambda n, ins, g: [topi.hard_sigmoid(ins[0], n.attrs.get("alpha", 0.2),
                                                         n.attrs.get("beta", 0.5))],
+    "Cast": lambda n, ins, g: (_require(n.attrs["to"] in _KERNEL_DTYPES and ins[0].dtype != "bool",
+                                        f"Cast to {n.attrs['to']}") or [topi.cast(ins[0], n.attrs["to"])]),
     "Pad": _pad, "Slice": _slice, "Split": _split,
     "Transpose": lambda n, ins, g: [topi.transpose(ins[0], n.attrs.get("perm"))],
     "Concat": lambda n, ins, g: [topi.concat([t for t in ins if t is not None],
@@ -159,9 +182,10 @@ def group_to_te(graph: Graph, node: Node, args: list[str]):
     placeholders = []
     for i, name in enumerate(args[:len(args) - len([o for o in node.outputs if o])]):
         t = graph.types[name]
-        _require(t.dtype in ("float32", "int32", "int8", "uint8", "int64", "bool"),
+        _require(t.dtype in _KERNEL_DTYPES,
                  f"dtype {t.dtype} has no kernels")
         _require(len(t.shape) >= 1, "0-d runtime tensors have no kernels")
+        _require(t.size > 0, "empty tensors need no kernel")
         env[name] = te.placeholder(t.shape, t.dtype, name=f"arg{i}")
         placeholders.append(env[name])
     for name in (n for inner in body for n in inner.inputs if n):
@@ -182,6 +206,7 @@ def group_to_te(graph: Graph, node: Node, args: list[str]):
             _require(tuple(t.shape) == want.shape and t.dtype == want.dtype,
                      f"{inner.op} kernel gives {t.dtype}{list(t.shape)}, graph has {want}")
             env[name] = t
+    _require(all(graph.types[o].size > 0 for o in node.outputs if o), "empty tensors need no kernel")
     outputs = [env[o] for o in node.outputs if o]
     return placeholders + outputs, outputs
 

@@ -12,6 +12,7 @@ PIPELINE = (
     ("absorb_constant_operands", passes.absorb_constant_operands),
     ("remove_identities", passes.remove_identities),
     ("fold_batch_norm", passes.fold_batch_norm),
+    ("canonicalize_gemm", passes.canonicalize_gemm),   # dense form: B [N, K], alpha/beta folded
     ("eliminate_dead_code", passes.eliminate_dead_code),
     ("infer_types", passes.infer_types),
     ("pack_conv_layout", passes.pack_conv_layout),     # NCHWc: a channel block per vector

@@ -5,9 +5,9 @@ UnsupportedModelError (an unsupported dtype such as float16, or an attribute val
 not implement) is skipped with that message as the reason; anything else must match the
 onnx reference outputs within the test's own tolerances.
 
-VDLA_ONNX_KERNELS=1 runs them with compiled kernels (slower: one compile per test);
-by default the executor runs numpy host steps, which checks the frontend, passes, memory
-plan and executor semantics.
+By default every test compiles kernels with the tensor compiler (ops it has no kernel for
+run as numpy host steps); VDLA_ONNX_KERNELS=0 runs every op as a host step, which checks the
+frontend, passes, memory plan and executor alone.
 """
 import os
 
@@ -19,7 +19,7 @@ from onnx.backend.test.runner import Runner
 from vdla.compiler.frontend import SUPPORTED_OPS, UnsupportedModelError
 from vdla.compiler.onnx_backend import VdlaBackend, VdlaHostBackend
 
-KERNELS = os.environ.get("VDLA_ONNX_KERNELS", "0") == "1"
+KERNELS = os.environ.get("VDLA_ONNX_KERNELS", "1") == "1"
 BACKEND = VdlaBackend if KERNELS else VdlaHostBackend
 
 

@@ -3,9 +3,10 @@ from .batch_norm import fold_batch_norm
 from .constants import absorb_constant_operands, fold_constants
 from .dead_code import eliminate_dead_code, remove_identities
 from .fusion import fuse_operators
+from .gemm import canonicalize_gemm
 from .infer_types import infer_types
 from .layout import pack_conv_layout
 from .memory_plan import plan_memory
 
-__all__ = ["absorb_constant_operands", "eliminate_dead_code", "fold_batch_norm", "fold_constants",
+__all__ = ["absorb_constant_operands", "canonicalize_gemm", "eliminate_dead_code", "fold_batch_norm", "fold_constants",
            "fuse_operators", "infer_types", "pack_conv_layout", "plan_memory", "remove_identities"]
