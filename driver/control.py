@@ -61,13 +61,15 @@ class LaunchCounters:
         """The counters in the shape of the simulator's SimStats.to_dict()."""
         c = self.counters
         per = lambda prefix: {m: c[f"{prefix}_{m.upper()}"] for m in regmap.MODULES}  # noqa: E731
+        loads = {name[len("LOAD_BYTES_"):]: value for name, value in c.items() if name.startswith("LOAD_BYTES_")}
         return {"cycles": self.cycles, "busy_cycles": per("BUSY"),
                 "token_stall_cycles": per("TOKEN_STALL"), "fetch_stall_cycles": per("FETCH_STALL"),
+                "load_bytes": loads, "store_bytes": c["STORE_BYTES"],
                 "gemm_uops": c["GEMM_UOPS"], "alu_uops": c["ALU_UOPS"],
                 "gemm_utilization": c["GEMM_UOPS"] / self.cycles if self.cycles else 0.0}
 
 
-COUNTER_REGISTERS = tuple(r.name for r in regmap.REGISTERS if r.offset >= regmap.OFFSET["BUSY_LOAD"])
+COUNTER_REGISTERS = regmap.COUNTERS
 
 
 def launch_sequence(config, insn_addr: int, insn_count: int, max_cycles: int | None = None):

@@ -61,7 +61,17 @@ REGISTERS = (
     Register("FETCH_STALL_STORE", 0x40, "ro", "cycles store idled waiting for its next instruction"),
     Register("GEMM_UOPS", 0x44, "ro", "GEMM micro-ops executed (reset micro-ops excluded)"),
     Register("ALU_UOPS", 0x48, "ro", "ALU micro-ops executed (reset micro-ops excluded)"),
+    Register("LOAD_BYTES_UOP", 0x4C, "ro", "DRAM bytes loaded as micro-ops (padding excluded)"),
+    Register("LOAD_BYTES_WGT", 0x50, "ro", "DRAM bytes loaded into WGT"),
+    Register("LOAD_BYTES_INP", 0x54, "ro", "DRAM bytes loaded into INP"),
+    Register("LOAD_BYTES_ACC", 0x58, "ro", "DRAM bytes loaded into ACC as int32"),
+    Register("LOAD_BYTES_ACC_8BIT", 0x5C, "ro", "DRAM bytes loaded into ACC as int8"),
+    Register("STORE_BYTES", 0x60, "ro", "DRAM bytes stored from OUT"),
 )
+# Every register from BUSY_LOAD on is a 32-bit counter, contiguous, in this order: the RTL
+# reads counter k at BUSY_LOAD + 4k.
+COUNTERS = tuple(r.name for r in REGISTERS if r.offset >= 0x20)
+assert [r.offset for r in REGISTERS if r.offset >= 0x20] == [0x20 + 4 * k for k in range(len(COUNTERS))]
 
 BY_NAME = {r.name: r for r in REGISTERS}
 OFFSET = {r.name: r.offset for r in REGISTERS}

@@ -10,7 +10,8 @@ from vdla.driver.devices.rtl_bench import run_jobs
 from vdla.hw.isa import Module
 from vdla.simulator import Simulator
 
-STAT_KEYS = ("busy_cycles", "token_stall_cycles", "fetch_stall_cycles", "gemm_uops", "alu_uops")
+STAT_KEYS = ("busy_cycles", "token_stall_cycles", "fetch_stall_cycles", "gemm_uops", "alu_uops",
+             "load_bytes", "store_bytes")
 
 
 @dataclass

@@ -56,6 +56,9 @@ module vdla_compute (
   output logic [31:0]              fetch_stall_cycles,
   output logic [31:0]              gemm_uops,
   output logic [31:0]              alu_uops,
+  output logic [31:0]              uop_bytes,     // DRAM bytes loaded (padding excluded)
+  output logic [31:0]              acc_bytes,
+  output logic [31:0]              acc8_bytes,
   // AXI4 read channels
   output logic                     ar_valid,
   input  logic                     ar_ready,
@@ -230,13 +233,26 @@ module vdla_compute (
 
   assign err_range = g_err || a_err || (acc_dma && !dma_acc_ok) || |uop_bad;
 
+  logic [31:0] uop_lanes;   // micro-ops of this beat that belong to the load
+  always_comb begin
+    uop_lanes = '0;
+    for (int b = 0; b < UOPS_PER_BEAT; b++) uop_lanes = uop_lanes + 32'(uop_wbe[b] || uop_bad[b]);
+  end
   always_ff @(posedge clk) begin
     if (clear_stats) begin
       gemm_uops <= '0;
       alu_uops <= '0;
+      uop_bytes <= '0;
+      acc_bytes <= '0;
+      acc8_bytes <= '0;
     end else begin
       if (g_cnt) gemm_uops <= gemm_uops + 1;
       if (a_cnt) alu_uops <= alu_uops + 1;
+      uop_bytes <= uop_bytes + (uop_lanes << 2);
+      if (acc_dma && !wr_pad) begin
+        if (acc8) acc8_bytes <= acc8_bytes + 32'(BUS_BYTES);
+        else acc_bytes <= acc_bytes + 32'(BUS_BYTES);
+      end
     end
   end
 

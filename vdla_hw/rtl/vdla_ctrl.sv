@@ -35,7 +35,7 @@ module vdla_ctrl (
   output logic [31:0]              insn_count,
   input  logic                     finish_done,
   input  logic [5:0]               err_set,
-  input  logic [11*32-1:0]         counters   // BUSY_LOAD .. ALU_UOPS in regmap order, 32 bit each
+  input  logic [NUM_COUNTERS*32-1:0] counters   // regmap.COUNTERS order, 32 bit each
 );
   logic [31:0] cycles;
   logic [5:0] err_cause;
@@ -88,18 +88,13 @@ module vdla_ctrl (
       REG_INSN_COUNT: rd = insn_count;
       REG_CYCLES: rd = cycles;
       REG_ERROR_CAUSE: rd = 32'(err_cause);
-      REG_BUSY_LOAD: rd = counters[0*32 +: 32];
-      REG_BUSY_COMPUTE: rd = counters[1*32 +: 32];
-      REG_BUSY_STORE: rd = counters[2*32 +: 32];
-      REG_TOKEN_STALL_LOAD: rd = counters[3*32 +: 32];
-      REG_TOKEN_STALL_COMPUTE: rd = counters[4*32 +: 32];
-      REG_TOKEN_STALL_STORE: rd = counters[5*32 +: 32];
-      REG_FETCH_STALL_LOAD: rd = counters[6*32 +: 32];
-      REG_FETCH_STALL_COMPUTE: rd = counters[7*32 +: 32];
-      REG_FETCH_STALL_STORE: rd = counters[8*32 +: 32];
-      REG_GEMM_UOPS: rd = counters[9*32 +: 32];
-      REG_ALU_UOPS: rd = counters[10*32 +: 32];
-      default: rd = 32'd0;
+      default: begin
+        // counter k sits at BUSY_LOAD + 4k
+        logic [REG_ADDR_BITS-1:0] k;
+        k = (s_araddr - REG_BUSY_LOAD) >> 2;
+        rd = s_araddr >= REG_BUSY_LOAD && k < REG_ADDR_BITS'(NUM_COUNTERS) && s_araddr[1:0] == 2'b00
+             ? counters[32*k +: 32] : 32'd0;
+      end
     endcase
   end
 

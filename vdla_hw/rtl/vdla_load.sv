@@ -36,6 +36,8 @@ module vdla_load (
   output logic [31:0]              busy_cycles,
   output logic [31:0]              token_stall_cycles,
   output logic [31:0]              fetch_stall_cycles,
+  output logic [31:0]              inp_bytes,      // DRAM bytes loaded (padding excluded)
+  output logic [31:0]              wgt_bytes,
   // AXI4 read channels
   output logic                     ar_valid,
   input  logic                     ar_ready,
@@ -101,6 +103,16 @@ module vdla_load (
   assign wgt_wdata = wr_pad ? '0 : {WGT_BEATS{wr_data}};
   assign inp_wbe = wr_pad ? '1 : INP_BEATS'(1) << wr_beat;
   assign wgt_wbe = wr_pad ? '1 : WGT_BEATS'(1) << wr_beat;
+
+  always_ff @(posedge clk) begin
+    if (clear_stats) begin
+      inp_bytes <= '0;
+      wgt_bytes <= '0;
+    end else if (wr_en && !wr_pad) begin
+      if (is_wgt) wgt_bytes <= wgt_bytes + 32'(BUS_BYTES);
+      else inp_bytes <= inp_bytes + 32'(BUS_BYTES);
+    end
+  end
 
   vdla_perf u_perf (
     .clk, .clear(clear_stats), .running, .busy, .head_valid(q_valid),

@@ -28,6 +28,7 @@ module vdla_store (
   output logic [31:0]              busy_cycles,
   output logic [31:0]              token_stall_cycles,
   output logic [31:0]              fetch_stall_cycles,
+  output logic [31:0]              store_bytes,
   // AXI4 write channels
   output logic                     aw_valid,
   input  logic                     aw_ready,
@@ -76,6 +77,11 @@ module vdla_store (
     .range_error(err_range), .dram_error(err_dram), .out_re, .out_raddr, .out_rdata,
     .aw_valid, .aw_ready, .aw_addr, .aw_len, .w_valid, .w_ready, .w_data, .w_last,
     .b_valid, .b_resp, .b_ready);
+
+  always_ff @(posedge clk) begin
+    if (clear_stats) store_bytes <= '0;
+    else if (w_valid && w_ready) store_bytes <= store_bytes + 32'(BUS_BYTES);
+  end
 
   vdla_perf u_perf (
     .clk, .clear(clear_stats), .running, .busy, .head_valid(q_valid),

@@ -86,7 +86,7 @@ module vdla_top (
   logic launch, running, done, finish_done;
   logic [31:0] insn_addr, insn_count;
   logic [5:0] err_set;
-  logic [11*32-1:0] counters;
+  logic [NUM_COUNTERS*32-1:0] counters;
   vdla_ctrl u_ctrl (
     .clk, .rst,
     .s_awvalid(s_axil_awvalid), .s_awready(s_axil_awready), .s_awaddr(s_axil_awaddr),
@@ -184,12 +184,13 @@ module vdla_top (
   logic load_busy, store_busy, compute_busy;
   logic [10:0] errs;
   logic [31:0] l_busy, l_tok, l_fetch, c_busy, c_tok, c_fetch, s_busy, s_tok, s_fetch, gemm_uops, alu_uops;
+  logic [31:0] inp_bytes, wgt_bytes, uop_bytes, acc_bytes, acc8_bytes, store_bytes;
   vdla_load u_load (
     .clk, .rst, .running, .clear_stats(launch), .q_valid(lq_valid), .q_insn(lq_insn), .q_pop(lq_pop),
     .c2l_avail, .c2l_pop, .l2c_push,
     .inp_we, .inp_wbe, .inp_waddr, .inp_wdata, .wgt_we, .wgt_wbe, .wgt_waddr, .wgt_wdata,
     .busy(load_busy), .err_flag(errs[0]), .err_range(errs[1]), .err_dram(errs[2]),
-    .busy_cycles(l_busy), .token_stall_cycles(l_tok), .fetch_stall_cycles(l_fetch),
+    .busy_cycles(l_busy), .token_stall_cycles(l_tok), .fetch_stall_cycles(l_fetch), .inp_bytes, .wgt_bytes,
     .ar_valid(m_load_arvalid), .ar_ready(m_load_arready), .ar_addr(m_load_araddr), .ar_len(m_load_arlen),
     .r_valid(m_load_rvalid), .r_data(m_load_rdata), .r_resp(m_load_rresp), .r_ready(m_load_rready));
   vdla_compute u_compute (
@@ -201,14 +202,14 @@ module vdla_top (
     .out_we, .out_waddr, .out_wdata,
     .busy(compute_busy), .err_decode(errs[3]), .err_range(errs[4]), .err_dram(errs[5]),
     .busy_cycles(c_busy), .token_stall_cycles(c_tok), .fetch_stall_cycles(c_fetch),
-    .gemm_uops, .alu_uops,
+    .gemm_uops, .alu_uops, .uop_bytes, .acc_bytes, .acc8_bytes,
     .ar_valid(m_comp_arvalid), .ar_ready(m_comp_arready), .ar_addr(m_comp_araddr), .ar_len(m_comp_arlen),
     .r_valid(m_comp_rvalid), .r_data(m_comp_rdata), .r_resp(m_comp_rresp), .r_ready(m_comp_rready));
   vdla_store u_store (
     .clk, .rst, .running, .clear_stats(launch), .q_valid(sq_valid), .q_insn(sq_insn), .q_pop(sq_pop),
     .c2s_avail, .c2s_pop, .s2c_push, .out_re, .out_raddr, .out_rdata,
     .busy(store_busy), .err_flag(errs[6]), .err_decode(errs[7]), .err_range(errs[8]), .err_dram(errs[9]),
-    .busy_cycles(s_busy), .token_stall_cycles(s_tok), .fetch_stall_cycles(s_fetch),
+    .busy_cycles(s_busy), .token_stall_cycles(s_tok), .fetch_stall_cycles(s_fetch), .store_bytes,
     .aw_valid(m_store_awvalid), .aw_ready(m_store_awready), .aw_addr(m_store_awaddr), .aw_len(m_store_awlen),
     .w_valid(m_store_wvalid), .w_ready(m_store_wready), .w_data(m_store_wdata), .w_last(m_store_wlast),
     .b_valid(m_store_bvalid), .b_resp(m_store_bresp), .b_ready(m_store_bready));
@@ -227,5 +228,7 @@ module vdla_top (
     err_set[ERR_TOKEN_OVERFLOW_BIT] = l2c_ovf || c2l_ovf || c2s_ovf || s2c_ovf;
     err_set[ERR_FINISH_STATE_BIT] = errs[10];
   end
-  assign counters = {alu_uops, gemm_uops, s_fetch, c_fetch, l_fetch, s_tok, c_tok, l_tok, s_busy, c_busy, l_busy};
+  // regmap.COUNTERS order, counter 0 in the low bits
+  assign counters = {store_bytes, acc8_bytes, acc_bytes, inp_bytes, wgt_bytes, uop_bytes, alu_uops, gemm_uops,
+                     s_fetch, c_fetch, l_fetch, s_tok, c_tok, l_tok, s_busy, c_busy, l_busy};
 endmodule
