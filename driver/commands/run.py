@@ -17,6 +17,7 @@ def add_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs")
     p.add_argument("--repeat", type=int, default=1, help="runs to time (median is printed)")
     p.add_argument("--profile", action="store_true", help="print per-step timing")
+    p.add_argument("--threads", type=int, default=None, help="threads for parallel kernel loops")
     p.add_argument("--hw-config", default=None, help="check the artifact was built for this config")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -38,7 +39,7 @@ def run(args) -> int:
     if args.hw_config:
         from vdla.hw import load_config
         hw = load_config(args.hw_config)
-    executor = Executor(args.artifact, hw_config=hw)
+    executor = Executor(args.artifact, hw_config=hw, threads=args.threads)
     plan = executor.artifact.plan
     given = {}
     for item in args.input:

@@ -147,3 +147,22 @@ def test_nchwc_host_ops_round_trip_and_convolve_like_nchw(rng):
     want = nn.conv(x, w, None, attrs)
     (got,) = layout.OPS["ConvNCHWc"]([layout.pack(x, 8), layout.pack_weight(w, 8, 16, False)], attrs)
     np.testing.assert_allclose(layout.unpack(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_canonicalize_gemm_folds_transpose_alpha_beta(rng):
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    b = rng.standard_normal((6, 5)).astype(np.float32)  # [K, N]: transB=0
+    c = rng.standard_normal((1, 5)).astype(np.float32)
+    node = helper.make_node("Gemm", ["x", "b", "c"], ["y"], alpha=0.5, beta=2.0)
+    graph = helper.make_graph([node], "t", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])],
+                              initializer=[numpy_helper.from_array(b, "b"), numpy_helper.from_array(c, "c")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    g = optimize(import_onnx(m), stop_after="canonicalize_gemm")
+    gemm = g.nodes[0]
+    assert gemm.attrs == {"transA": 0, "transB": 1}
+    assert g.types[gemm.inputs[1]].shape == (5, 6) and g.types[gemm.inputs[2]].shape == (5,)
+    x = rng.standard_normal((3, 6)).astype(np.float32)
+    want = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-5, atol=1e-5)
