@@ -478,6 +478,15 @@ class LLVMCodegen:
         simple = {"exp": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt", "fabs": "llvm.fabs",
                   "floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.roundeven",
                   "fma": "llvm.fma", "pow": "llvm.pow", "tanh": "llvm.tanh"}
+        if e.name == "reinterpret":     # same bits, another type (e.g. 4 x int8 -> int32)
+            v = b.bitcast(args[0], scalar_type(e.dtype) if dt.lanes(e.dtype) == 1 else value_type(e.dtype))
+            return self.widen(st, v, e.dtype)
+        if e.name.startswith("llvm."):  # a target instruction, called as its LLVM intrinsic
+            args = [self.narrow(st, a, x.dtype) if dt.lanes(x.dtype) == 1 else a for a, x in zip(args, e.args)]
+            ret = value_type(e.dtype)
+            if e.name not in self.module.globals:
+                ir.Function(self.module, ir.FunctionType(ret, [a.type for a in args]), name=e.name)
+            return b.call(self.module.globals[e.name], args)
         if not dt.is_float(e.dtype):
             raise CodegenError(f"math function {e.name} needs a float argument, got {e.dtype}")
         if e.name in simple:

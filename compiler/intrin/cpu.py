@@ -38,3 +38,31 @@ def vec_fma(k=1, lanes=16, dtype="float32", out_scopes=("local", "global")):
         scopes={"c": tuple(out_scopes)},
         strides={"b": (None, 1), "c": (1,)},
         doc="c[0:lanes] += a[k] * b[k, 0:lanes] for each k (broadcast FMA)")
+
+
+def int8_dot_16x4(out_scopes=("local", "global")):
+    """x86 AVX-512 VNNI `vpdpbusd`: c[o] (+)= sum_{k<4} int32(a[k]) * int32(b[o, k]) for 16
+    int32 lanes o, a uint8 (4 bytes broadcast to every lane), b int8 ([16][4], 64 bytes)."""
+    a = te.placeholder((4,), "uint8", "a")
+    b = te.placeholder((16, 4), "int8", "b")
+    r = te.reduce_axis((0, 4), "k")
+    c = te.compute((16,), lambda o: te.sum(te.cast("int32", a[r.var]) * te.cast("int32", b[o, r.var]), axis=r),
+                   name="c")
+    one = E.Const(1, "int32")
+
+    def emit(ins, out, accumulate):
+        va, vb = ins
+        a32 = E.Call("reinterpret", [E.BufferLoad(va.buffer, [E.Ramp(va.flat(0), one, 4)])], "int32")
+        b32 = E.Call("reinterpret", [E.BufferLoad(vb.buffer, [E.Ramp(vb.flat(0, 0), one, 64)])], "int32x16")
+        dst = [E.Ramp(out.flat(0), one, 16)]
+        acc = E.BufferLoad(out.buffer, dst) if accumulate else E.Broadcast(E.Const(0, "int32"), 16)
+        dot = E.Call("llvm.x86.avx512.vpdpbusd.512", [acc, E.Broadcast(a32, 16), b32], "int32x16")
+        return S.AttrStmt("tensorized", None, "vpdpbusd", S.BufferStore(out.buffer, dot, dst))
+
+    return declare_intrin("x86_vpdpbusd_16x4", c, emit, scopes={"c": tuple(out_scopes)},
+                          strides={"a": (1,), "b": (4, 1), "c": (1,)},
+                          doc="AVX-512 VNNI u8 x s8 -> s32 4-way dot product, 16 lanes")
+
+
+def has_vnni(target) -> bool:
+    return target is not None and "+avx512vnni" in (target.features or "")

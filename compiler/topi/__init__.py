@@ -8,7 +8,8 @@ from .elemwise import (add, subtract, multiply, divide, maximum, minimum, power,
 from .transform import (pad, reshape, flatten, transpose, concat, strided_slice, split,
                         nchw_to_nchwc, nchwc_to_nchw, squeeze, expand_dims)
 from .conv import (conv2d_nchw, conv2d_nchwc, depthwise_conv2d_nchwc, pack_weight_nchwc,
-                   pack_depthwise_weight_nchwc, conv2d_int8)
+                   pack_depthwise_weight_nchwc, conv2d_int8,
+                   conv2d_nchwc_int8, pack_weight_nchwc_int8)
 from .nn import (dense, matmul, max_pool2d, avg_pool2d, global_avg_pool2d, global_max_pool2d,
                  softmax, batch_norm_inference)
 from .reduce import reduce_sum, reduce_mean, reduce_max, reduce_min

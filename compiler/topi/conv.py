@@ -135,6 +135,44 @@ def pack_depthwise_weight_nchwc(weight, cb):
                       name="pack_dw_weight", tag=tags.INJECTIVE)
 
 
+def conv2d_nchwc_int8(data, weight, strides=1, pads=0, dilations=1):
+    """uint8 activations x int8 weights -> int32, blocked for 4-way int8 dot products:
+    data [N, C/cb, H, W, cb] uint8, weight [OC/16, C/cb, KH, KW, cb/4, 16, 4] int8
+    (4 consecutive input channels innermost) -> [N, OC/16, OH, OW, 16] int32."""
+    n, cbo, h, w, cb = data.shape
+    obo, cbo2, kh, kw, cq, ob, four = weight.shape
+    if data.dtype != "uint8" or weight.dtype != "int8":
+        raise TypeError(f"conv2d_nchwc_int8: expected uint8 data and int8 weights, got {data.dtype}, {weight.dtype}")
+    if (cbo2, cq * 4, four, ob) != (cbo, cb, 4, 16):
+        raise ValueError(f"conv2d_nchwc_int8: weight {list(weight.shape)} does not match data {list(data.shape)}; "
+                         f"expected [OC/16, {cbo}, KH, KW, {cb // 4}, 16, 4]")
+    sh, sw = _pair(strides)
+    dh, dw = _pair(dilations)
+    pt, pl, pb, pr = _pads(pads)
+    oh, ow = out_size(h, kh, sh, pt, pb, dh), out_size(w, kw, sw, pl, pr, dw)
+    padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], 0, name="pad_data")
+    ico = te.reduce_axis((0, cbo), "ico")
+    icq = te.reduce_axis((0, cq), "icq")
+    ic4 = te.reduce_axis((0, 4), "ic4")
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+
+    def f(b, oco, y, x, oci):
+        a = padded(b, ico.var, y * sh + ry.var * dh, x * sw + rx.var * dw, icq.var * 4 + ic4.var)
+        wv = weight(oco, ico.var, ry.var, rx.var, icq.var, oci, ic4.var)
+        return te.sum(te.cast("int32", a) * te.cast("int32", wv), axis=[ico, ry, rx, icq, ic4])
+    return te.compute((n, obo, oh, ow, 16), f, name="conv2d_nchwc_int8", tag=tags.CONV2D_NCHWC_INT8,
+                      attrs={"strides": (sh, sw)})
+
+
+def pack_weight_nchwc_int8(weight, cb):
+    """[OC, C, KH, KW] int8 -> [OC/16, C/cb, KH, KW, cb/4, 16, 4] (for conv2d_nchwc_int8)."""
+    oc, c, kh, kw = weight.shape
+    return te.compute((oc // 16, c // cb, kh, kw, cb // 4, 16, 4),
+                      lambda o, i, y, x, q, oi, k: weight(o * 16 + oi, i * cb + q * 4 + k, y, x),
+                      name="pack_weight_int8", tag=tags.INJECTIVE)
+
+
 def conv2d_int8(data, weight, strides=1, pads=0, dilations=1, groups=1):
     """int8 x int8 -> int32 NCHW convolution (layers that fall back from the accelerator)."""
     if data.dtype not in ("int8", "uint8") or weight.dtype not in ("int8", "uint8"):

@@ -51,6 +51,16 @@ def _schedule_blocked_conv(s, conv, out, conv_tensor, target):
         ry, rx = acc.reduce_axis
         acc.reorder(an, aoco, aoh, ry, rx, aow, aoci)
         acc.unroll(rx)
+    elif conv.op.tag == tags.CONV2D_NCHWC_INT8:
+        ico, ry, rx, icq, ic4 = acc.reduce_axis
+        acc.reorder(an, aoco, aoh, ico, ry, rx, icq, aow, aoci, ic4)
+        acc.unroll(aow)
+        from ..intrin.cpu import has_vnni, int8_dot_16x4
+        if has_vnni(target):
+            acc.tensorize(aoci, int8_dot_16x4())    # one vpdpbusd per output pixel and 4 channels
+        else:
+            acc.vectorize(aoci)
+        return {out, acc}
     else:
         ico, ry, rx, ici = acc.reduce_axis
         acc.reorder(an, aoco, aoh, ico, ry, rx, ici, aow, aoci)
@@ -142,7 +152,8 @@ def try_schedule_anchor(s, outputs, target):
         if len(reds) == 1 and tuple(out.op.shape) == tuple(reds[0].op.shape):
             return _schedule_dense(s, partials[0], reds[0], out)
     convs = [st for st in s.stages if st.op.tag in (tags.CONV2D_NCHWC, tags.DEPTHWISE_NCHWC,
-                                                     tags.CONV2D_NCHW) and st.reduce_axis]
+                                                     tags.CONV2D_NCHWC_INT8, tags.CONV2D_NCHW)
+             and st.reduce_axis]
     if len(convs) != 1 or len(outputs) != 1:
         return set()
     conv = convs[0]

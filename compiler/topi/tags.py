@@ -4,6 +4,7 @@ BROADCAST = "broadcast"      # numpy broadcasting of several inputs
 INJECTIVE = "injective"      # each output element reads inputs at computed indices (reshape, pad..)
 CONV2D_NCHW = "conv2d_nchw"
 CONV2D_NCHWC = "conv2d_nchwc"
+CONV2D_NCHWC_INT8 = "conv2d_nchwc_int8"
 DEPTHWISE_NCHWC = "depthwise_conv2d_nchwc"
 DENSE = "dense"
 DENSE_PARTIAL = "dense_partial"   # the vector-lane stage of a row-factored dense

@@ -192,3 +192,16 @@ def test_vdla_alu_imm_matches_on_accumulator_tiles(make, expected_op, expected_i
     s[yl].tensorize(s[yl].op.axis[0], s2_intrin)
     with pytest.raises(TensorizeError, match="constant"):
         lower_schedule(s, [acc_in, y], "alu")
+
+
+def test_vnni_requires_unsigned_activations():
+    """vpdpbusd multiplies unsigned by signed bytes: signed activations do not match."""
+    a = te.placeholder((8,), "int8", "A")
+    b = te.placeholder((16, 8), "int8", "B")
+    k = te.reduce_axis((0, 8), "k")
+    c = te.compute((16,), lambda o: te.sum(te.cast("int32", a[k.var]) * te.cast("int32", b[o, k.var]), axis=k), "C")
+    s = create_schedule(c)
+    ko, ki = s[c].split(s[c].op.reduce_axis[0], 4)
+    s[c].reorder(ko, s[c].op.axis[0], ki)
+    s[c].tensorize(s[c].op.axis[0], cpu.int8_dot_16x4())
+    _expect(s, [a, b, c], "dtype constraint: operand a is uint8 but the stage reads A of int8")

@@ -216,3 +216,38 @@ def test_conv_group_shapes_schedule_for_must_handle(rng, compile_run):
     got = compile_run(y, [x, w], [xa, wa])
     ref2 = ort_run("Conv", [x4, np.ascontiguousarray(w4)], pads=[1, 0, 0, 1], strides=[2, 2])
     np.testing.assert_allclose(got.transpose(0, 1, 4, 2, 3).reshape(ref2.shape), ref2, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("vnni", [True, False])
+@pytest.mark.parametrize("c,h,w,oc,k,stride,pad", [(32, 9, 11, 32, 3, 1, 1), (16, 8, 7, 16, 1, 2, 0)])
+def test_conv2d_nchwc_int8(vnni, c, h, w, oc, k, stride, pad, rng):
+    """uint8 x int8 -> int32, exact; with VNNI the inner product is one vpdpbusd per pixel."""
+    from vdla.compiler import build
+    from vdla.compiler.target import Target
+    host = Target.host(threads=2)
+    if vnni and "+avx512vnni" not in host.features:
+        pytest.skip("host has no AVX-512 VNNI")
+    target = host if vnni else Target(host.triple, host.cpu, host.features.replace("+avx512vnni", "-avx512vnni"), 2)
+    x = te.placeholder((1, c // 16, h, w, 16), "uint8", "x")
+    wt = te.placeholder((oc, c, k, k), "int8", "w")
+    wp = te.placeholder((oc // 16, c // 16, k, k, 4, 16, 4), "int8", "wp")
+    y = topi.conv2d_nchwc_int8(x, wp, strides=stride, pads=pad)
+    kern = build(topi.schedule_for([y], target), [x, wp, y], target, "q")
+    assert ("vpdpbusd" in kern.llvm_ir) == vnni
+    xa = rng.integers(0, 256, x.shape).astype("uint8")
+    wa = rng.integers(-128, 128, wt.shape).astype("int8")
+    wpa = np.ascontiguousarray(wa.reshape(oc // 16, 16, c // 16, 4, 4, k, k).transpose(0, 2, 5, 6, 3, 1, 4))
+    out = np.zeros(y.shape, "int32")
+    kern.load().run("q", [xa, wpa, out])
+    x4 = xa.transpose(0, 1, 4, 2, 3).reshape(1, c, h, w).astype("float32")
+    ref = ort_run("Conv", [x4, wa.astype("float32")], strides=[stride] * 2, pads=[pad] * 4)
+    n_, ob, oh, ow, b = out.shape
+    np.testing.assert_array_equal(out.transpose(0, 1, 4, 2, 3).reshape(ref.shape), ref.astype(np.int64))
+
+
+def test_pack_weight_nchwc_int8(rng, compile_run):
+    wt = te.placeholder((32, 16, 3, 3), "int8", "w")
+    wa = rng.integers(-128, 128, wt.shape).astype("int8")
+    got = compile_run(topi.pack_weight_nchwc_int8(wt, 16), [wt], [wa])
+    assert got.shape == (2, 1, 3, 3, 4, 16, 4)
+    assert got[1, 0, 2, 1, 3, 5, 2] == wa[16 + 5, 3 * 4 + 2, 2, 1]
