@@ -14,10 +14,11 @@ from .harness import Case, compare_cases
 
 SMALL = {"LOG_BATCH": 1, "LOG_BLOCK": 3, "LOG_UOP_BUFF_SIZE": 12, "LOG_INP_BUFF_SIZE": 12,
          "LOG_WGT_BUFF_SIZE": 13, "LOG_ACC_BUFF_SIZE": 13}
-CONFIGS = {"pynq": "pynq", "small": SMALL}
+CONFIGS = {"pynq": "pynq", "small": SMALL, "ultra96": "ultra96"}
 CHUNK = 50
-# 4 x 50 seeds on the default config, 1 x 50 on a BATCH 2 / BLOCK 8 / small-SRAM instance
-CASES = [("pynq", c) for c in range(4)] + [("small", 0)]
+# 4 x 50 seeds on the default config, 50 on a BATCH 2 / BLOCK 8 / small-SRAM instance and 50
+# on the 128-bit-bus Ultra96 config (one beat per instruction / input element, 4 micro-ops a beat)
+CASES = [("pynq", c) for c in range(4)] + [("small", 0), ("ultra96", 0)]
 
 
 def random_cases(config, seeds) -> list[Case]:
