@@ -6,9 +6,13 @@ activations into (packing is done once per network, so it is not timed here); on
 runs its own Conv on NCHW (it reorders internally, and that is part of its time). Both
 results are checked against each other before timing.
 
-Usage: python benchmarks/ops_cpu.py [--json] [--repeat N] [--quick]
+The int8 section (skip with --no-int8) runs the ResNet shapes as uint8 x int8 convolutions
+requantized to uint8: ours (conv2d_nchwc_int8 + requantize in one kernel, AVX-512 VNNI where
+the host has it) against onnxruntime's QLinearConv; its geomean is reported separately.
+
+Usage: python benchmarks/ops_cpu.py [--json] [--repeat N] [--quick] [--no-int8]
 With --json the last line is one JSON object: per case ours_ms, ort_ms, ratio, and
-geomean_ratio_vs_ort (ours / ort; below 1 means we are faster).
+geomean_ratio_vs_ort (fp32 cases; ours / ort; below 1 means we are faster).
 """
 from __future__ import annotations
 
@@ -78,6 +82,67 @@ def our_kernel(c, h, w, oc, k, stride, pad, depthwise, threads):
     return lib, y.shape
 
 
+X_SCALE, W_SCALE, Y_SCALE, Y_ZP = 0.02, 0.01, 0.5, 7
+
+
+def ort_qlinear_session(threads, wa):
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+    inits = [numpy_helper.from_array(wa, "w"),
+             numpy_helper.from_array(np.array(X_SCALE, "float32"), "xs"),
+             numpy_helper.from_array(np.array(0, "uint8"), "xz"),
+             numpy_helper.from_array(np.array(W_SCALE, "float32"), "ws"),
+             numpy_helper.from_array(np.array(0, "int8"), "wz"),
+             numpy_helper.from_array(np.array(Y_SCALE, "float32"), "ys"),
+             numpy_helper.from_array(np.array(Y_ZP, "uint8"), "yz")]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], pads=[1] * 4)
+    g = helper.make_graph([node], "qconv", [helper.make_tensor_value_info("x", TensorProto.UINT8, None)],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], initializer=inits)
+    model = helper.make_model(g, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
+    opts = onnxruntime.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
+def our_int8_kernel(c, h, w, oc, threads):
+    from vdla.compiler import build, te, topi
+    from vdla.compiler.target import Target
+    target = Target.host(threads=threads)
+    x = te.placeholder((1, c // BLOCK, h, w, BLOCK), "uint8", "x")
+    wt = te.placeholder((oc // 16, c // BLOCK, 3, 3, BLOCK // 4, 16, 4), "int8", "w")
+    y = topi.requantize(topi.conv2d_nchwc_int8(x, wt, strides=1, pads=1), X_SCALE * W_SCALE, Y_SCALE, Y_ZP, "uint8")
+    s = topi.schedule_for([y], target)
+    return build(s, [x, wt, y], target, "qconv").load(), y.shape
+
+
+def int8_rows(cases, threads_list, repeat, rng):
+    rows = []
+    for name, c, h, w, oc, k, stride, pad, dw in cases:
+        if dw or k != 3 or stride != 1:
+            continue
+        xa = rng.integers(0, 256, (1, c, h, w)).astype("uint8")
+        wa = rng.integers(-128, 128, (oc, c, k, k)).astype("int8")
+        xp = pack_x(xa)
+        wp = np.ascontiguousarray(wa.reshape(oc // 16, 16, c // BLOCK, BLOCK // 4, 4, k, k).transpose(0, 2, 5, 6, 3, 1, 4))
+        for threads in threads_list:
+            lib, yshape = our_int8_kernel(c, h, w, oc, threads)
+            ya = np.zeros(yshape, "uint8")
+            sess = ort_qlinear_session(threads, wa)
+            ref = sess.run(None, {"x": xa})[0]
+            lib.run("qconv", [xp, wp, ya])
+            diff = int(np.abs(unpack_y(ya).astype(np.int32) - ref.astype(np.int32)).max())
+            if diff > 1:    # rounding of exact ties may differ by one step
+                raise SystemExit(f"int8 {name}: our result differs from onnxruntime QLinearConv by {diff}")
+            ours = median_ms(lambda: lib.run("qconv", [xp, wp, ya]), repeat)
+            ort = median_ms(lambda: sess.run(None, {"x": xa}), repeat)
+            rows.append({"case": name + "_int8", "threads": threads, "ours_ms": round(ours, 4),
+                         "ort_ms": round(ort, 4), "ratio": round(ours / ort, 4)})
+            print(f"{name + '_int8':28s} threads={threads}  ours {ours:8.3f} ms  ort(QLinearConv) {ort:8.3f} ms  "
+                  f"ratio {ours / ort:.3f}", flush=True)
+    return rows
+
+
 def pack_x(xa):
     n, c, h, w = xa.shape
     return np.ascontiguousarray(xa.reshape(n, c // BLOCK, BLOCK, h, w).transpose(0, 1, 3, 4, 2))
@@ -101,6 +166,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--quick", action="store_true", help="first ResNet and first MobileNet case only")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--no-int8", action="store_true", help="skip the int8 (QLinearConv) section")
     args = ap.parse_args(argv)
     cases = [CASES[0], CASES[5]] if args.quick else CASES
     rng = np.random.default_rng(0)
@@ -137,8 +203,13 @@ def main(argv=None):
         "geomean_ratio_vs_ort_resnet": geo([r for r in rows if r["case"].startswith("resnet")]),
         "geomean_ratio_vs_ort_depthwise": geo([r for r in rows if r["case"].startswith("mbv2")]),
     }
+    if not args.no_int8:
+        qrows = int8_rows(cases, args.threads, args.repeat, rng)
+        summary["int8_cases"] = qrows
+        summary["int8_geomean_ratio_vs_ort_qlinearconv"] = geo(qrows)
     print(f"geomean ratio (ours/ort): {summary['geomean_ratio_vs_ort']}  by threads "
-          f"{summary['geomean_ratio_vs_ort_by_threads']}")
+          f"{summary['geomean_ratio_vs_ort_by_threads']}"
+          + (f"  int8 vs QLinearConv {summary.get('int8_geomean_ratio_vs_ort_qlinearconv')}" if not args.no_int8 else ""))
     if args.json:
         print(json.dumps(summary))
     return 0
