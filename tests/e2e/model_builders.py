@@ -15,8 +15,9 @@ OPSET = 17
 
 
 class ModelBuilder:
-    def __init__(self, name: str, seed: int = 0):
+    def __init__(self, name: str, seed: int = 0, opset: int = OPSET):
         self.name = name
+        self.opset = opset
         self.rng = np.random.default_rng(seed)
         self.nodes: list[onnx.NodeProto] = []
         self.inits: list[onnx.TensorProto] = []
@@ -80,7 +81,7 @@ class ModelBuilder:
             [helper.make_tensor_value_info(x, TensorProto.FLOAT, list(shape))],
             [helper.make_tensor_value_info(out, TensorProto.FLOAT, list(out_shape))],
             initializer=self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
                                   ir_version=9)
         onnx.checker.check_model(model)
         return model
@@ -125,15 +126,23 @@ def mobilenetv2(batch: int = 1, image: int = 224, classes: int = 1000, seed: int
     return b.model("input", (batch, 3, image, image), out, (batch, classes))
 
 
-def small_cnn(batch: int = 2, image: int = 32, classes: int = 10, seed: int = 0) -> onnx.ModelProto:
+def small_cnn(batch: int = 2, image: int = 32, classes: int = 10, seed: int = 0,
+              opset: int = OPSET) -> onnx.ModelProto:
     """A compact net touching many supported ops: BN not after a conv, LeakyRelu, HardSwish,
     Sigmoid gating, Concat/Split, Slice, Pad, Transpose, AveragePool, MatMul, Softmax."""
-    b = ModelBuilder("small_cnn", seed)
+    b = ModelBuilder("small_cnn", seed, opset)
     y = b.node("LeakyRelu", [b.conv("input", 3, 16, 3, bias=True)], alpha=0.1)
     y = b.node("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
     y = b.bn(y, 16)
-    left, right = b.node("Split", [y, b.const("split", np.array([8, 8], np.int64))], n_out=2, axis=1)
-    left = b.node("HardSwish", [b.conv(left, 8, 8, 3)])
+    if opset < 13:  # split sizes moved from an attribute to an input in opset 13
+        left, right = b.node("Split", [y], n_out=2, axis=1, split=[8, 8])
+    else:
+        left, right = b.node("Split", [y, b.const("split", np.array([8, 8], np.int64))], n_out=2, axis=1)
+    left = b.conv(left, 8, 8, 3)
+    if opset < 14:  # HardSwish arrived in opset 14; exporters wrote x * HardSigmoid(x) before
+        left = b.node("Mul", [left, b.node("HardSigmoid", [left], alpha=1 / 6, beta=0.5)])
+    else:
+        left = b.node("HardSwish", [left])
     gate = b.node("Sigmoid", [b.conv(right, 8, 8, 1, bias=True)])
     y = b.node("Concat", [left, b.node("Mul", [right, gate])], axis=1)
     y = b.node("Pad", [y, b.const("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))], mode="reflect")
@@ -143,7 +152,10 @@ def small_cnn(batch: int = 2, image: int = 32, classes: int = 10, seed: int = 0)
                          b.const("axes", np.array([2, 3], np.int64))])
     y = b.node("Tanh", [b.conv(y, 16, 24, 3, stride=2, bias=True)])
     y = b.node("Transpose", [y], perm=[0, 2, 3, 1])  # NHWC
-    y = b.node("ReduceMean", [y], axes=[1, 2], keepdims=0)
+    if opset < 18:  # reduction axes moved from an attribute to an input in opset 18
+        y = b.node("ReduceMean", [y], axes=[1, 2], keepdims=0)
+    else:
+        y = b.node("ReduceMean", [y, b.const("axes", np.array([1, 2], np.int64))], keepdims=0)
     w = b.rng.standard_normal((24, classes)).astype(np.float32) / np.sqrt(24)
     y = b.node("Div", [b.node("MatMul", [y, b.const("mm_w", w)]),
                        b.const("temp", np.array(2.0, np.float32))])

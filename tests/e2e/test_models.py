@@ -32,6 +32,16 @@ def test_model_matches_onnxruntime(name, use_kernels, rng):
         assert kinds.count("kernel") > kinds.count("host"), artifact.header["compile"]["host_reasons"]
 
 
+@pytest.mark.parametrize("opset", [11, 13, 18, 21])
+def test_small_cnn_across_opsets(opset, rng):
+    model = builders.small_cnn(opset=opset)
+    artifact = compile_model(model, kernels=False)
+    x = rng.standard_normal((2, 3, 32, 32)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})[0]
+    got = Executor(artifact).run({"input": x})[artifact.plan["outputs"][0]["name"]]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def _quantized_cnn():
     """A pre-quantized model as quantization tools export it: QuantizeLinear, QLinearConv
     (per-channel weight scales, int32 bias), DequantizeLinear, then a float head."""
