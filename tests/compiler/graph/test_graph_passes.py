@@ -166,3 +166,34 @@ def test_canonicalize_gemm_folds_transpose_alpha_beta(rng):
     x = rng.standard_normal((3, 6)).astype(np.float32)
     want = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
     np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-5, atol=1e-5)
+
+
+def _single(nodes, inputs, outputs, inits=()):
+    from onnx import helper
+    graph = helper.make_graph(nodes, "t", inputs, outputs, initializer=list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+def test_runtime_shape_operand_is_a_clear_error():
+    from onnx import TensorProto, helper
+    from vdla.compiler.graph import GraphError
+    m = _single([helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape0")],
+                [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                 helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])])
+    with pytest.raises(GraphError, match=r"'reshape0' \(Reshape\): input 1 \(shape\) = 's' must be a compile-time constant"):
+        optimize(import_onnx(m))
+
+
+def test_elementwise_chain_without_an_anchor_fuses(rng):
+    from onnx import TensorProto, helper, numpy_helper
+    nodes = [helper.make_node("Sigmoid", ["x"], ["a"]), helper.make_node("Mul", ["a", "x"], ["b"]),
+             helper.make_node("Add", ["b", "c"], ["y"]), helper.make_node("Transpose", ["y"], ["z"])]
+    m = _single(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 5])],
+                [helper.make_tensor_value_info("z", TensorProto.FLOAT, [5, 4])],
+                [numpy_helper.from_array(np.float32(1.5), "c")])
+    g = optimize(import_onnx(m))
+    assert [n.attrs.get("pattern", n.op) for n in g.nodes] == ["Sigmoid+Mul+Add", "Transpose"]
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    want = (x / (1 + np.exp(-x)) + np.float32(1.5)).T
+    np.testing.assert_allclose(run_reference(g, {"x": x})["z"], want, rtol=1e-6, atol=1e-6)
