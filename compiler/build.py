@@ -15,6 +15,7 @@ def cpu_passes():
         ("simplify", T.simplify_func),
         ("lower_virtual_threads", T.lower_virtual_threads),
         ("unroll_loops", T.unroll_loops),
+        ("partition_loops", T.partition_loops),
         ("flatten_buffers", T.flatten_buffers),
         ("simplify_flat", T.simplify_func),
         ("vectorize_loops", T.vectorize_loops),

@@ -4,3 +4,4 @@ from .vectorize import vectorize_loops
 from .unroll import unroll_loops
 from .vthread import lower_virtual_threads
 from .simplify import simplify_func
+from .partition import partition_loops

@@ -1,0 +1,84 @@
+"""partition_loops: split a serial loop where the bounds checks inside it stop being needed.
+
+A split that does not divide its axis leaves a guard `if outer*f + inner < n` around the
+body. For every outer iteration but the last the guard always holds, so the loop is split
+into [0, k), where the (later) simplifier proves the guards true and removes them (the body
+then vectorizes and needs no branches), and [k, extent), which keeps them. Only guards that
+mention the loop variable count; the tail is not partitioned again.
+"""
+from __future__ import annotations
+
+from .. import expr as E
+from ..arith import prove
+from ..functor import map_children, substitute, visit
+from ..stmt import For, ForKind, IfThenElse, seq
+
+
+def _conjuncts(c):
+    if isinstance(c, E.And):
+        return _conjuncts(c.a) + _conjuncts(c.b)
+    return [c]
+
+
+def _guards_on(body, var):
+    """The conjuncts of guard conditions that mention var."""
+    from ..functor import uses_var
+    conds = []
+
+    def f(n):
+        if isinstance(n, IfThenElse):
+            conds.extend(c for c in _conjuncts(n.cond) if uses_var(c, var))
+    visit(body, f)
+    return conds
+
+
+def _inner_ranges(body):
+    out = {}
+
+    def f(n):
+        if isinstance(n, For) and isinstance(n.extent, E.Const) and isinstance(n.min, E.Const):
+            out[n.var] = (n.min.value, n.min.value + n.extent.value - 1)
+    visit(body, f)
+    return out
+
+
+def _clean_prefix(conds, var, ranges, extent):
+    """The largest k such that every guard holds whenever var < k (guards are monotone in the
+    loop variable for the splits lowering produces; the result is re-proved)."""
+    def holds(k):
+        r = dict(ranges)
+        r[var] = (0, k - 1)
+        return all(prove(c, r) is True for c in conds)
+    lo, hi = 0, extent
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if holds(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo if lo == 0 or holds(lo) else 0
+
+
+def partition_loops(func):
+    def rec(s, ranges):
+        if isinstance(s, For):
+            inner = dict(ranges)
+            if isinstance(s.min, E.Const) and isinstance(s.extent, E.Const):
+                inner[s.var] = (s.min.value, s.min.value + s.extent.value - 1)
+            if (s.kind is ForKind.SERIAL and E.is_const(s.min, 0) and isinstance(s.extent, E.Const)
+                    and s.extent.value > 1):
+                conds = _guards_on(s.body, s.var)
+                if conds:
+                    body_ranges = {**ranges, **_inner_ranges(s.body)}
+                    k = _clean_prefix(conds, s.var, body_ranges, s.extent.value)
+                    if 0 < k < s.extent.value:
+                        head = For(s.var, 0, k, s.kind, rec(s.body, {**inner, s.var: (0, k - 1)}), s.annotations)
+                        tail_var = E.Var(s.var.name, s.var.dtype)
+                        tail = For(tail_var, k, s.extent.value - k, s.kind,
+                                   substitute(s.body, {s.var: tail_var}), s.annotations)
+                        return seq(head, tail)
+            return map_children(s, lambda c: rec(c, inner))
+        if isinstance(s, E.Expr):
+            return s
+        return map_children(s, lambda c: rec(c, ranges))
+    return func.with_body(rec(func.body, {}))
