@@ -152,7 +152,28 @@ def _conv_nchwc(node: Node, ins, graph):
     return [fn(ins[0], ins[1], strides=a["strides"], pads=a["pads"], dilations=a["dilations"])]
 
 
+def _scalar_quant_params(node: Node, ins):
+    scale = ins[1]
+    zero = ins[2] if len(ins) > 2 and ins[2] is not None else 0
+    _require(not isinstance(scale, te.Tensor) and not isinstance(zero, te.Tensor),
+             f"{node.op} with per-axis or runtime scale/zero point")
+    return float(scale), zero
+
+
+def _quantize(node: Node, ins, graph):
+    scale, zero = _scalar_quant_params(node, ins)
+    _require(ins[0].dtype in _FLOAT, f"QuantizeLinear of {ins[0].dtype}")
+    return [topi.quantize(ins[0], scale, zero, graph.types[node.outputs[0]].dtype)]
+
+
+def _dequantize(node: Node, ins, graph):
+    scale, zero = _scalar_quant_params(node, ins)
+    _require(ins[0].dtype in ("int8", "uint8"), f"DequantizeLinear of {ins[0].dtype}")
+    return [topi.dequantize(ins[0], scale, zero, graph.types[node.outputs[0]].dtype)]
+
+
 RULES = {
+    "QuantizeLinear": _quantize, "DequantizeLinear": _dequantize,
     "ConvNCHWc": _conv_nchwc,
     "LayoutPack": lambda n, ins, g: [topi.nchw_to_nchwc(ins[0], n.attrs["block"])],
     "LayoutUnpack": lambda n, ins, g: [topi.nchwc_to_nchw(ins[0])],

@@ -111,29 +111,25 @@ class _Packer:
             if value.size == 1:
                 return name
             c = shape[1] * shape[4]
-            if value.ndim <= 4 and value.size == c and value.shape[-2:] in ((1, 1),) and \
-                    value.reshape(-1).shape[0] == c:
+            if value.shape in ((c, 1, 1), (1, c, 1, 1)):  # per channel: broadcasts along C
                 return self.constant(f"{name}@c{block}", value.reshape(1, c // block, 1, 1, block))
         return None
 
     def elementwise(self, node: Node) -> bool:
-        x = node.inputs[0]
-        if x not in self.packed or len(node.outputs) != 1:
+        lead = next((n for n in node.inputs if n in self.packed), None)
+        if lead is None or len(node.outputs) != 1:
             return False
-        packed_x, block = self.packed[x]
-        shape = self.g.types[packed_x].shape
-        ins = [packed_x]
-        for other in node.inputs[1:]:
-            if not other:
-                ins.append("")
-                continue
-            p = self._packed_operand(other, block, shape)
+        packed_lead, block = self.packed[lead]
+        shape = self.g.types[packed_lead].shape
+        y = node.outputs[0]
+        if self.g.types[y].shape != self.g.types[lead].shape:
+            return False  # the op broadcasts the packed tensor up: not a per-element map of it
+        ins = []
+        for name in node.inputs:
+            p = self._packed_operand(name, block, shape) if name else ""
             if p is None:
                 return False
             ins.append(p)
-        y = node.outputs[0]
-        if self.g.types[y].shape != self.g.types[x].shape:
-            return False
         out = self.new_tensor(f"{y}@c{block}", TensorType(shape, self.g.types[y].dtype))
         self.nodes.append(Node(node.op, node.name, ins, [out], dict(node.attrs)))
         self.packed[y] = (out, block)

@@ -197,3 +197,24 @@ def test_elementwise_chain_without_an_anchor_fuses(rng):
     x = rng.standard_normal((4, 5)).astype(np.float32)
     want = (x / (1 + np.exp(-x)) + np.float32(1.5)).T
     np.testing.assert_allclose(run_reference(g, {"x": x})["z"], want, rtol=1e-6, atol=1e-6)
+
+
+def test_layout_keeps_numpy_broadcasting_of_constants(rng):
+    """A (C,1,1,1) constant broadcasts along N, not C: it must not be packed as per-channel;
+    a packed tensor as the second operand stays packed."""
+    from onnx import TensorProto, helper, numpy_helper
+    w = rng.standard_normal((16, 16, 1, 1)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(
+        rng.standard_normal((16, 1, 1)).astype(np.float32), "per_c"),
+        numpy_helper.from_array(rng.standard_normal((2, 1, 1, 1)).astype(np.float32), "per_n")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("Sub", ["per_c", "c"], ["d"]),
+             helper.make_node("Mul", ["d", "per_n"], ["y"])]
+    m = _single(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 5, 5])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16, 5, 5])], inits)
+    g = optimize(import_onnx(m), fuse=False)
+    sub = next(n for n in g.nodes if n.op == "Sub")
+    assert len(g.types[sub.inputs[1]].shape) == 5  # packed operand in second position
+    x = rng.standard_normal((2, 16, 5, 5)).astype(np.float32)
+    want = run_reference(import_onnx(m), {"x": x})["y"]
+    np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-5, atol=1e-5)
