@@ -16,11 +16,13 @@ DW_INLINE_PAD = True
 
 
 def _row_tile(ow, limit=MAX_REG_TILE):
-    """The largest divisor of the output width up to `limit` (no tail, no guards)."""
+    """Output pixels per register tile: the largest divisor of the width up to `limit` (no
+    tail) unless that is small, then `limit` with a tail tile (partition_loops keeps the
+    bounds checks out of the full tiles)."""
     for t in range(min(ow, limit), 0, -1):
         if ow % t == 0:
-            return t
-    return 1
+            return t if t >= limit // 2 else min(ow, limit)
+    return min(ow, limit)
 
 
 def _schedule_blocked_conv(s, conv, out, conv_tensor, target):
