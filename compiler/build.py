@@ -23,12 +23,13 @@ def cpu_passes():
     ]
 
 
-def lower(schedule, args, name="kernel", check=False):
-    """The loop IR of a kernel after the CPU passes (check=True verifies after every pass)."""
+def lower(schedule, args, name="kernel", check=False, passes=None):
+    """The loop IR of a kernel after `passes` (default: the CPU passes); check=True verifies
+    the IR after every pass. An accelerator backend passes its own list."""
     func = lower_schedule(schedule, args, name)
     if check:
         verify(func, stage="lower_schedule")
-    for pass_name, fn in cpu_passes():
+    for pass_name, fn in (cpu_passes() if passes is None else passes):
         func = fn(func)
         if check:
             verify(func, stage=pass_name)

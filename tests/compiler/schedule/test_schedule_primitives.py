@@ -273,3 +273,16 @@ def test_bound_inference_through_stride_and_dilation(rng):
             for j in range(y.shape[3]):
                 ref[0, o, i, j] = (xp[0, :, 2 * i:2 * i + 5:2, 2 * j:2 * j + 5:2] * wa[o]).sum()
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_pragma_becomes_a_loop_annotation():
+    """Backends find loops by pragma (e.g. a copy into an accelerator scope marked for DMA)."""
+    from vdla.compiler.schedule.lower import lower_schedule
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    bl = s.cache_read(b, "local", [s[c]])
+    s[bl].pragma(s[bl].op.axis[0], "dma_copy")
+    func = lower_schedule(s, [a, b, d], "f")
+    found = []
+    visit(func.body, lambda n: found.append(n.var.name) if isinstance(n, S.For) and n.annotations.get("dma_copy") else None)
+    assert found == ["i0"]
