@@ -165,6 +165,16 @@ def _input_type(value: onnx.ValueInfoProto, overrides: dict) -> TensorType:
     return TensorType(shape, dtype)
 
 
+def _upgrade(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
+    """Older models go through onnx's own version converter to opset MIN_OPSET."""
+    from onnx import version_converter
+    try:
+        return version_converter.convert_version(model, MIN_OPSET)
+    except Exception as exc:
+        raise UnsupportedModelError(f"model opset {opset} is below {MIN_OPSET} and onnx's version "
+                                    f"converter could not upgrade it: {exc}") from exc
+
+
 def load_onnx(path: str | os.PathLike) -> onnx.ModelProto:
     """Load a model file and its external data (resolved next to the file)."""
     return onnx.load(os.fspath(path), load_external_data=True)
@@ -177,6 +187,9 @@ def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict |
     if not isinstance(model, onnx.ModelProto):
         model = load_onnx(model)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if 7 <= opset < MIN_OPSET:
+        model = _upgrade(model, opset)
+        opset = MIN_OPSET
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise UnsupportedModelError(f"model opset {opset} is outside the supported range "
                                     f"{MIN_OPSET}..{MAX_OPSET}")

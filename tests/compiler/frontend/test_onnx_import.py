@@ -42,9 +42,22 @@ def test_training_mode_batch_norm_is_rejected():
 
 
 def test_opset_out_of_range():
-    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])], opset=9)
-    with pytest.raises(UnsupportedModelError, match="opset 9 is outside"):
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])], opset=6)
+    with pytest.raises(UnsupportedModelError, match="opset 6 is outside"):
         import_onnx(m)
+
+
+def test_old_opsets_are_upgraded(rng):
+    import onnxruntime as ort
+    # opset 9: Clip bounds are attributes, Softmax flattens to 2-D
+    nodes = [helper.make_node("Clip", ["x"], ["c"], min=-0.5, max=0.5),
+             helper.make_node("Softmax", ["c"], ["y"], axis=1)]
+    m = _model(nodes, [_vi("x", [2, 3, 4])], [_vi("y", [2, 3, 4])], opset=9)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    want = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
+    g = import_onnx(m)
+    assert g.opset == 11
+    np.testing.assert_allclose(run_reference(optimize(g), {"x": x})["y"], want, rtol=1e-5, atol=1e-6)
 
 
 def test_symbolic_dims_need_an_input_shape():
