@@ -245,3 +245,31 @@ def full_command_queue(config, rng):
     insns += [_load(MemType.INP, 0, a_inp // config.inp_elem_bytes, 1, 2, 2, push_next=True),
               FinishInsn(pop_prev=True)]
     return img.case("full command queue", insns), {}
+
+
+def page_crossing(config, rng):
+    """Input rows, output rows and the instruction stream straddle 4 KiB boundaries, which
+    AXI4 bursts may not cross: the DMA and fetch split them (the memory model fails any
+    burst that crosses) without changing the timing."""
+    img = Image(config, size=1 << 16)
+    n = 8
+    inp = rng.integers(-128, 128, (n, config.batch, config.block), dtype=np.int8)
+    eye = np.eye(config.block, dtype=np.int8)
+    img.top = 0x2000 - 4 * config.inp_elem_bytes
+    a_inp = img.place(inp, config.inp_elem_bytes)
+    a_wgt = img.place(eye, config.wgt_elem_bytes)
+    u = _uops(img, [Uop(0, 0, 0)])
+    img.top = 0x3000 - 3 * config.out_elem_bytes
+    out = img.reserve(n * config.out_elem_bytes, config.out_elem_bytes)
+    loop = dict(uop_begin=0, uop_end=1, iter_out=n, iter_in=1, dst_factor_out=1, src_factor_out=1)
+    insns = [
+        _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, 1, n, n),
+        _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, 1, 1, push_next=True),
+        _load(MemType.UOP, 0, u, 1, 1, 1),
+        GemmInsn(reset=True, **loop),
+        GemmInsn(pop_prev=True, push_next=True, **loop),
+        _store(0, out // config.out_elem_bytes, 1, n, n, pop_prev=True, push_prev=True),
+        FinishInsn(pop_next=True),
+    ]
+    img.top = 0x4000 - 3 * 16      # the first fetch burst crosses into the next page
+    return img.case("4 KiB page crossings", insns), {out: inp.view(np.uint8).reshape(-1)}

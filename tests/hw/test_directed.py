@@ -11,7 +11,7 @@ from . import programs
 from .harness import compare_cases, problems, run_cases
 
 BUILDERS = [programs.padded_loads, programs.gemm_with_bias, programs.gemm_extreme_operands,
-            programs.alu_ops, programs.long_rows,
+            programs.alu_ops, programs.long_rows, programs.page_crossing,
             programs.full_command_queue]
 
 

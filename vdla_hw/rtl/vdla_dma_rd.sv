@@ -87,7 +87,9 @@ module vdla_dma_rd (
   assign ar_valid = state == S_READ && ar_beats_left != 0;
   assign ar_fire = ar_valid && ar_ready;
   assign ar_addr = ar_next_addr;
-  assign ar_len = ar_beats_left > 32'd256 ? 8'd255 : 8'(ar_beats_left - 1);
+  logic [31:0] ar_beats;
+  vdla_burst_len u_ar_len (.addr(ar_next_addr), .beats_left(ar_beats_left), .beats(ar_beats));
+  assign ar_len = 8'(ar_beats - 1);
   assign r_ready = 1'b1;
   assign beat_fire = state == S_READ && r_valid;
   assign read_last_beat = beat_fire && beat == row_beats - 1;
@@ -159,8 +161,8 @@ module vdla_dma_rd (
         end
       end
       if (ar_fire) begin
-        ar_beats_left <= ar_beats_left > 32'd256 ? ar_beats_left - 32'd256 : 32'd0;
-        ar_next_addr <= ar_next_addr + 32'(256 * BUS_BYTES);
+        ar_beats_left <= ar_beats_left - ar_beats;
+        ar_next_addr <= ar_next_addr + (ar_beats << LOG_BUS_BYTES);
       end
       if (beat_fire) beat <= beat + 1;
       if (read_last_beat) begin

@@ -42,10 +42,9 @@ module vdla_dma_wr (
   logic [15:0] y_size, x_size, x_stride;
   logic [31:0] dram_base;
   logic [31:0] setup_left, row, ptr, row_addr, beat, aw_beats_left, aw_next_addr, bursts, b_seen;
-  logic [31:0] row_beats, row_bursts, row_step;
+  logic [31:0] row_beats, row_step, w_addr, w_burst_left;
 
   assign row_beats = 32'(x_size) << LOG_OUT_BEATS;
-  assign row_bursts = (row_beats + 32'd255) >> 8;
   assign row_step = 32'(x_stride) << LOG_OUT_ELEM_BYTES;
   assign busy = state != S_IDLE;
 
@@ -56,17 +55,21 @@ module vdla_dma_wr (
   assign w_valid = state == S_WRITE;
   assign w_fire = w_valid && w_ready;
   assign w_data = out_rdata[lane * BUS_BITS +: BUS_BITS];
-  assign w_last = (beat & 32'd255) == 32'd255 || beat == row_beats - 1;
+  // the W side splits the row into the same bursts as the AW side, in order
+  logic [31:0] w_burst, aw_beats;
+  vdla_burst_len u_w_len (.addr(w_addr), .beats_left(row_beats - beat), .beats(w_burst));
+  vdla_burst_len u_aw_len (.addr(aw_next_addr), .beats_left(aw_beats_left), .beats(aw_beats));
+  assign w_last = w_burst_left == 0 ? w_burst == 1 : w_burst_left == 1;
   assign lane_last = lane == 32'(OUT_BEATS - 1);
   assign row_sent = w_fire && beat == row_beats - 1;
 
   assign aw_valid = state == S_WRITE && aw_beats_left != 0;
   assign aw_addr = aw_next_addr;
-  assign aw_len = aw_beats_left > 32'd256 ? 8'd255 : 8'(aw_beats_left - 1);
+  assign aw_len = 8'(aw_beats - 1);
 
   assign b_ready = 1'b1;
   assign b_fire = b_valid && (state == S_WRITE || state == S_WRESP);
-  assign row_done = state == S_WRESP && b_fire && b_seen + 1 == bursts;
+  assign row_done = state == S_WRESP && b_fire && b_seen + 1 == bursts && aw_beats_left == 0;
   assign dram_error = b_fire && b_resp != 2'b00;
 
   // read the element the next beat needs: the first of a row one cycle before the row
@@ -97,26 +100,34 @@ module vdla_dma_wr (
         setup_left <= setup_left - 1;
         row_addr <= dram_base << LOG_OUT_ELEM_BYTES;
         aw_next_addr <= dram_base << LOG_OUT_ELEM_BYTES;
+        w_addr <= dram_base << LOG_OUT_ELEM_BYTES;
       end
       if (prefetch) ptr <= ptr + 1;
       if (b_fire) b_seen <= b_seen + 1;
       if (setup_end || row_done) begin
         beat <= '0;
         b_seen <= '0;
-        bursts <= row_bursts;
+        bursts <= '0;
+        w_burst_left <= '0;
         aw_beats_left <= row_beats;
       end
       if (setup_end) state <= y_size == 0 ? S_IDLE : S_WRITE;
-      if (w_fire) beat <= beat + 1;
+      if (w_fire) begin
+        beat <= beat + 1;
+        w_addr <= w_addr + 32'(BUS_BYTES);
+        w_burst_left <= (w_burst_left == 0 ? w_burst : w_burst_left) - 1;
+      end
       if (row_sent) state <= S_WRESP;
       if (aw_valid && aw_ready) begin
-        aw_beats_left <= aw_beats_left > 32'd256 ? aw_beats_left - 32'd256 : 32'd0;
-        aw_next_addr <= aw_next_addr + 32'(256 * BUS_BYTES);
+        aw_beats_left <= aw_beats_left - aw_beats;
+        aw_next_addr <= aw_next_addr + (aw_beats << LOG_BUS_BYTES);
+        bursts <= bursts + 1;
       end
       if (row_done) begin
         row <= row + 1;
         row_addr <= row_addr + row_step;
         aw_next_addr <= row_addr + row_step;
+        w_addr <= row_addr + row_step;
         state <= last ? S_IDLE : S_WRITE;
       end
     end

@@ -36,18 +36,25 @@ module vdla_fetch (
   output logic                r_ready
 );
   localparam int KW = FETCH_BURST_INSNS > 1 ? $clog2(FETCH_BURST_INSNS) : 1;
-  typedef enum logic [1:0] {F_IDLE, F_REQ, F_WAIT, F_DISP} state_t;
+  // F_WAIT: the burst's AXI requests go out (from its first cycle; more than one only at a
+  // 4 KiB boundary) and its beats come in; F_DISP: dispatch from the burst buffer
+  typedef enum logic [1:0] {F_IDLE, F_WAIT, F_DISP} state_t;
   state_t state;
   logic [127:0] burst_buf [FETCH_BURST_INSNS];
-  logic [31:0] base, count, fetched, beat, burst_beats;
+  logic [31:0] base, count, fetched, beat, burst_beats, ar_left, ar_next;
   logic [KW-1:0] k;
-  logic [31:0] burst_insns, left;
 
-  assign left = count - fetched;
-  assign burst_insns = left > 32'(FETCH_BURST_INSNS) ? 32'(FETCH_BURST_INSNS) : left;
-  assign ar_valid = state == F_REQ;
-  assign ar_addr = base + (fetched << 4);
-  assign ar_len = 8'((burst_insns << LOG_INSN_BEATS) - 1);
+  // the next burst, set up in the cycle that ends the previous one (or at launch)
+  logic [31:0] next_fetched, next_left, next_insns;
+  assign next_fetched = launch ? 32'd0 : fetched + 1;
+  assign next_left = (launch ? insn_count : count) - next_fetched;
+  assign next_insns = next_left > 32'(FETCH_BURST_INSNS) ? 32'(FETCH_BURST_INSNS) : next_left;
+
+  logic [31:0] ar_beats;
+  vdla_burst_len u_len (.addr(ar_next), .beats_left(ar_left), .beats(ar_beats));
+  assign ar_valid = state == F_WAIT && ar_left != 0;
+  assign ar_addr = ar_next;
+  assign ar_len = 8'(ar_beats - 1);
   assign r_ready = 1'b1;
   assign dram_error = state == F_WAIT && r_valid && r_resp != 2'b00;
 
@@ -71,33 +78,48 @@ module vdla_fetch (
       burst_buf[beat >> LOG_INSN_BEATS][(beat & 32'(INSN_BEATS - 1)) * BUS_BITS +: BUS_BITS] <= r_data;
     if (rst || halt) begin
       state <= F_IDLE;
-    end else if (launch) begin
-      base <= insn_addr;
-      count <= insn_count;
-      fetched <= '0;
-      state <= insn_count == 0 ? F_IDLE : F_REQ;
     end else begin
+      logic start_burst;
+      start_burst = launch;
+      if (launch) begin
+        base <= insn_addr;
+        count <= insn_count;
+        fetched <= '0;
+      end
       unique case (state)
-        F_REQ: if (ar_ready) begin
-          state <= F_WAIT;
-          beat <= '0;
-          burst_beats <= burst_insns << LOG_INSN_BEATS;
-        end
-        F_WAIT: if (r_valid) begin
-          beat <= beat + 1;
-          if (beat == burst_beats - 1) begin
-            state <= F_DISP;
-            k <= '0;
+        F_WAIT: begin
+          if (ar_valid && ar_ready) begin
+            ar_left <= ar_left - ar_beats;
+            ar_next <= ar_next + (ar_beats << LOG_BUS_BYTES);
+          end
+          if (r_valid) begin
+            beat <= beat + 1;
+            if (beat == burst_beats - 1) begin
+              state <= F_DISP;
+              k <= '0;
+            end
           end
         end
         F_DISP: if (disp) begin
           k <= k + 1'b1;
           fetched <= fetched + 1;
-          if (32'(k) == (burst_beats >> LOG_INSN_BEATS) - 1)
-            state <= fetched + 1 == count ? F_IDLE : F_REQ;
+          if (32'(k) == (burst_beats >> LOG_INSN_BEATS) - 1) begin
+            if (fetched + 1 == count) state <= F_IDLE;
+            else start_burst = 1'b1;
+          end
         end
         default: ;
       endcase
+      if (start_burst) begin
+        if (next_left == 0) state <= F_IDLE;
+        else begin
+          state <= F_WAIT;
+          beat <= '0;
+          burst_beats <= next_insns << LOG_INSN_BEATS;
+          ar_left <= next_insns << LOG_INSN_BEATS;
+          ar_next <= (launch ? insn_addr : base) + (next_fetched << 4);
+        end
+      end
     end
   end
 endmodule

@@ -4,7 +4,8 @@ The model of vdla_hw/timing.py: a read request accepted in cycle c returns its f
 in cycle c + dram_read_latency and then one bus word per cycle (requests of one master
 are served in order, back to back); a write burst's response comes dram_write_latency
 cycles after its last data beat. The memory is always ready (AR, AW, W). Accesses outside
-the DRAM image are answered with SLVERR, which the RTL turns into its DRAM error bit.
+the DRAM image are answered with SLVERR, which the RTL turns into its DRAM error bit. A
+burst that crosses a 4 KiB boundary (illegal in AXI4) fails the simulation.
 
 Signals are sampled and driven at the falling edge: what the RTL shows in cycle c is read
 mid-cycle, and what the model drives is seen by the RTL at the rising edge ending cycle c.
@@ -61,6 +62,11 @@ class AxiMemory:
         self.cycle = 0
         self.reads = self.writes = 0   # beats served, for statistics
 
+    def _check_burst(self, kind: str, addr: int, beats: int) -> None:
+        if addr % self.bus or (addr % 4096) + beats * self.bus > 4096:
+            raise AssertionError(f"cycle {self.cycle}: {kind} burst of {beats} beats at 0x{addr:x} is unaligned "
+                                 "or crosses a 4 KiB boundary (AXI4 forbids it)")
+
     def _beat(self, addr: int) -> tuple[int, int]:
         if addr < 0 or addr + self.bus > self.dram.size:
             return 0, SLVERR
@@ -88,8 +94,9 @@ class AxiMemory:
             for bit, port in enumerate(self.ports):
                 if req >> bit & 1:
                     first = max(c + self.read_latency, port.free_at)
-                    beats = int(port.arlen.value) + 1
-                    port.bursts.append([first, int(port.araddr.value), beats, 0])
+                    beats, addr = int(port.arlen.value) + 1, int(port.araddr.value)
+                    self._check_burst(READ_PORTS[bit], addr, beats)
+                    port.bursts.append([first, addr, beats, 0])
                     port.free_at = first + beats
                 if port.bursts and port.bursts[0][0] + port.bursts[0][3] <= c:
                     burst = port.bursts[0]
@@ -108,7 +115,9 @@ class AxiMemory:
                     port.rlast.value = 0
                     port.driving = False
             if req & AW_BIT:
-                self.aw.append([int(dut.m_store_awaddr.value), int(dut.m_store_awlen.value) + 1, 0, False])
+                addr, beats = int(dut.m_store_awaddr.value), int(dut.m_store_awlen.value) + 1
+                self._check_burst("store", addr, beats)
+                self.aw.append([addr, beats, 0, False])
             if req & W_BIT:
                 if not self.aw:
                     raise AssertionError(f"cycle {c}: store W beat without a write address")
