@@ -155,7 +155,7 @@ module vdla_gemm (
           assign x = inp_rdata[(b*BLOCK + k)*8 +: 8];
           assign w_lo = wgt_rdata[((2*q)*BLOCK + k)*8 +: 8];
           assign w_hi = wgt_rdata[((2*q + 1)*BLOCK + k)*8 +: 8];
-          assign w_pair = 25'(w_hi) * 25'sd65536 + 25'(w_lo);
+          assign w_pair = 25'($signed({w_hi, 16'd0})) + 25'(w_lo);
           assign p = x * w_pair;
           always_ff @(posedge clk) pair3[((b*PAIRS + q)*BLOCK + k)*32 +: 32] <= p;
         end
