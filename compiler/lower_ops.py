@@ -172,7 +172,24 @@ def _dequantize(node: Node, ins, graph):
     return [topi.dequantize(ins[0], scale, zero, graph.types[node.outputs[0]].dtype)]
 
 
+def _qconv_int8(node: Node, ins, graph):
+    a = node.attrs
+    p = a["pads"]
+    x = topi.pad(ins[0], [0, 0, p[0], p[1], 0], [0, 0, p[2], p[3], 0], a.get("pad_value", 0))
+    return [topi.conv2d_nchwc_int8(x, ins[1], strides=a["strides"], pads=0, dilations=a["dilations"])]
+
+
+def _requantize_channels(node: Node, ins, graph):
+    """saturate(round((acc + correction) * multiplier) + zero_point), in float32."""
+    acc, correction, multiplier = ins[:3]
+    info = np.iinfo(node.attrs["dtype"])
+    scaled = topi.multiply(topi.cast(topi.add(acc, correction), "float32"), multiplier)
+    y = topi.add(topi.round(scaled), float(node.attrs.get("zero_point", 0)))
+    return [topi.cast(topi.clip(y, float(info.min), float(info.max)), node.attrs["dtype"])]
+
+
 RULES = {
+    "QConvNCHWcInt8": _qconv_int8, "RequantizeChannels": _requantize_channels,
     "QuantizeLinear": _quantize, "DequantizeLinear": _dequantize,
     "ConvNCHWc": _conv_nchwc,
     "LayoutPack": lambda n, ins, g: [topi.nchw_to_nchwc(ins[0], n.attrs["block"])],

@@ -213,6 +213,13 @@ def infer_node(graph: Graph, node: Node) -> list[TensorType]:
             sizes = [pool_output_size(x.shape[2 + i], w6[2 + i], a["strides"][i], a["pads"][i],
                                       a["pads"][2 + i], a["dilations"][i]) for i in range(2)]
             return [TensorType((x.shape[0], w6[0], *sizes, w6[-1]), x.dtype)]
+        if op == "QConvNCHWcInt8":
+            w7, a = ins[1].shape, node.attrs
+            sizes = [pool_output_size(x.shape[2 + i], w7[2 + i], a["strides"][i], a["pads"][i],
+                                      a["pads"][2 + i], a["dilations"][i]) for i in range(2)]
+            return [TensorType((x.shape[0], w7[0], *sizes, w7[5]), "int32")]
+        if op == "RequantizeChannels":
+            return [TensorType(x.shape, node.attrs["dtype"])]
         if op == "Fused":
             return [graph.types[o] for o in node.outputs]
     except GraphError:

@@ -16,6 +16,7 @@ PIPELINE = (
     ("eliminate_dead_code", passes.eliminate_dead_code),
     ("infer_types", passes.infer_types),
     ("pack_conv_layout", passes.pack_conv_layout),     # NCHWc: a channel block per vector
+    ("pack_quantized_conv", passes.pack_quantized_conv),  # QLinearConv -> uint8 x int8 NCHWc
     ("eliminate_dead_code_after_layout", passes.eliminate_dead_code),
     ("fuse_operators", passes.fuse_operators),
     ("plan_memory", passes.plan_memory),
@@ -28,7 +29,7 @@ def optimize(graph: Graph, stop_after: str | None = None, fuse: bool = True,
     graph = graph.copy()
     log = []
     for name, fn in PIPELINE:
-        if (name == "fuse_operators" and not fuse) or (name == "pack_conv_layout" and not layout):
+        if (name == "fuse_operators" and not fuse) or (name in ("pack_conv_layout", "pack_quantized_conv") and not layout):
             continue
         start = time.perf_counter()
         graph = fn(graph)

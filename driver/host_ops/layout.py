@@ -47,3 +47,43 @@ OPS = {
     "LayoutUnpack": lambda inputs, attrs: [unpack(inputs[0])],
     "ConvNCHWc": _conv_nchwc,
 }
+
+
+def pack_weight_int8(w: np.ndarray, cb: int) -> np.ndarray:
+    """OIHW int8 -> [O/16, I/cb, KH, KW, cb/4, 16, 4]: four input channels innermost, the
+    operand layout of a 4-way uint8 x int8 dot product (VNNI vpdpbusd)."""
+    o, i, kh, kw = w.shape
+    return np.asarray(w.reshape(o // 16, 16, i // cb, cb // 4, 4, kh, kw).transpose(0, 2, 5, 6, 3, 1, 4),
+                      order="C")
+
+
+def unpack_weight_int8(w7: np.ndarray) -> np.ndarray:
+    oo, io, kh, kw, cq, ob, four = w7.shape
+    return np.asarray(w7.transpose(0, 5, 1, 4, 6, 2, 3), order="C").reshape(oo * ob, io * cq * four, kh, kw)
+
+
+def _qconv_nchwc_int8(inputs, attrs):
+    """int32 accumulators of a uint8 x int8 convolution whose padding holds `pad_value`."""
+    x, w7 = inputs[0], inputs[1]
+    xs = unpack(x).astype(np.int64)
+    pads = attrs["pads"]
+    xs = np.pad(xs, [(0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])],
+                constant_values=attrs.get("pad_value", 0))
+    acc = conv(xs, unpack_weight_int8(w7).astype(np.int64), None,
+               {**attrs, "pads": [0, 0, 0, 0], "group": 1}, acc_dtype=np.int64)
+    return [pack(acc.astype(np.int32), w7.shape[5])]
+
+
+def _requantize_channels(inputs, attrs):
+    """saturate(round((acc + correction) * multiplier) + zero_point), in float32 like the kernel."""
+    acc, correction, multiplier = inputs[:3]
+    scaled = (acc + correction).astype(np.float32) * multiplier.astype(np.float32)
+    info = np.iinfo(attrs["dtype"])
+    out = np.rint(scaled) + np.float32(attrs.get("zero_point", 0))
+    return [np.clip(out, info.min, info.max).astype(attrs["dtype"])]
+
+
+OPS.update({
+    "QConvNCHWcInt8": _qconv_nchwc_int8,
+    "RequantizeChannels": _requantize_channels,
+})

@@ -42,30 +42,36 @@ def test_small_cnn_across_opsets(opset, rng):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def _quantized_cnn():
+def _quantized_cnn(cin: int = 3, cout: int = 8):
     """A pre-quantized model as quantization tools export it: QuantizeLinear, QLinearConv
     (per-channel weight scales, int32 bias), DequantizeLinear, then a float head."""
     from onnx import TensorProto, helper, numpy_helper
     r = np.random.default_rng(7)
-    w = r.integers(-100, 100, (8, 3, 3, 3)).astype(np.int8)
+    w = r.integers(-100, 100, (cout, cin, 3, 3)).astype(np.int8)
     inits = [numpy_helper.from_array(v, n) for n, v in [
         ("xs", np.float32(0.02)), ("xz", np.uint8(128)), ("w", w),
-        ("ws", (r.uniform(0.001, 0.004, 8)).astype(np.float32)), ("wz", np.zeros(8, np.int8)),
-        ("ys", np.float32(0.05)), ("yz", np.uint8(10)), ("b", r.integers(-500, 500, 8).astype(np.int32))]]
+        ("ws", (r.uniform(0.001, 0.004, cout) / np.sqrt(cin / 3)).astype(np.float32)),
+        ("wz", np.zeros(cout, np.int8)), ("ys", np.float32(0.05)), ("yz", np.uint8(10)),
+        ("b", r.integers(-500, 500, cout).astype(np.int32))]]
     nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
              helper.make_node("QLinearConv", ["xq", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["yq"],
                               pads=[1, 1, 1, 1], strides=[2, 2]),
              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["yf"]),
              helper.make_node("Relu", ["yf"], ["y"])]
-    graph = helper.make_graph(nodes, "qcnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 8])], initializer=inits)
+    graph = helper.make_graph(nodes, "qcnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, 8, 8])],
+                              initializer=inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=9)
 
 
-def test_prequantized_model_matches_onnxruntime(use_kernels, rng):
-    model = _quantized_cnn()
+@pytest.mark.parametrize("channels", [(3, 8), (16, 32)], ids=["generic", "int8_nchwc"])
+def test_prequantized_model_matches_onnxruntime(channels, use_kernels, rng):
+    model = _quantized_cnn(*channels)
     artifact = compile_model(model, kernels=use_kernels)
-    x = rng.uniform(-2, 2, (1, 3, 16, 16)).astype(np.float32)
+    ops = [s["op"] for s in artifact.plan["steps"]]
+    # 16 -> 32 channels qualify for the uint8 x int8 blocked convolution
+    assert any("QConvNCHWcInt8" in op for op in ops) == (channels == (16, 32))
+    x = rng.uniform(-2, 2, (1, channels[0], 16, 16)).astype(np.float32)
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
     got = Executor(artifact).run({"x": x})["y"]
     # integer requantization: exact up to one quantization step where rounding ties differ

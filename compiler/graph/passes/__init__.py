@@ -7,6 +7,7 @@ from .gemm import canonicalize_gemm
 from .infer_types import infer_types
 from .layout import pack_conv_layout
 from .memory_plan import plan_memory
+from .quantized_conv import pack_quantized_conv
 
 __all__ = ["absorb_constant_operands", "canonicalize_gemm", "eliminate_dead_code", "fold_batch_norm", "fold_constants",
-           "fuse_operators", "infer_types", "pack_conv_layout", "plan_memory", "remove_identities"]
+           "fuse_operators", "infer_types", "pack_conv_layout", "pack_quantized_conv", "plan_memory", "remove_identities"]

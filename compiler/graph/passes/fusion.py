@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from ..ir import Graph, Node
 
-ANCHORS = {"Conv", "ConvNCHWc", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool",
+ANCHORS = {"Conv", "ConvNCHWc", "QConvNCHWcInt8", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool",
            "GlobalAveragePool", "GlobalMaxPool", "Softmax", "ReduceMean", "QLinearConv",
            "QLinearMatMul"}
 ELEMENTWISE = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp",
-               "Add", "Sub", "Mul", "Div", "QuantizeLinear", "DequantizeLinear", "Cast"}
+               "Add", "Sub", "Mul", "Div", "QuantizeLinear", "DequantizeLinear", "Cast", "RequantizeChannels"}
 
 
 def _extends(graph: Graph, consumers: dict, tail: str, nxt: Node, position: dict) -> bool:

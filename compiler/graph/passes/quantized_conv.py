@@ -1,0 +1,94 @@
+"""Pass: QLinearConv -> an int8 convolution in the blocked layout plus a per-channel requantize.
+
+With uint8 activations, int8 weights of zero point 0 (symmetric, as quantizers emit them) and
+per-tensor input/output scales, ONNX QLinearConv is
+
+    y = saturate(round((sum((x - xz) * w) + B) * xs * ws[oc] / ys) + yz)
+
+Padding with xz instead of 0 makes every window term (x - xz) * w, so the sum is
+sum(x_padded * w) - xz * sum(w[oc]): an unsigned x signed dot product (the VNNI instruction's
+operand types) plus a per-channel constant folded into the bias. The input is packed to
+NCHWc (channel blocks of a multiple of 4), weights to [O/16, I/cb, KH, KW, cb/4, 16, 4] at
+compile time, and the result unpacked to NCHW for whatever follows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from vdla.driver.host_ops.layout import pack_weight_int8
+
+from ..ir import Graph, Node, TensorType
+
+
+def _scalar(graph: Graph, name: str):
+    if not name or name not in graph.constants or graph.constants[name].size != 1:
+        return None
+    return graph.constants[name].reshape(()).item()
+
+
+class _Rewriter:
+    def __init__(self, graph: Graph):
+        self.g = graph
+
+    def tensor(self, stem: str, t: TensorType) -> str:
+        name = stem
+        while name in self.g.types:
+            name += "'"
+        self.g.types[name] = t
+        return name
+
+    def constant(self, stem: str, value: np.ndarray) -> str:
+        name = self.tensor(stem, TensorType.of(value))
+        self.g.constants[name] = value
+        return name
+
+    def rewrite(self, node: Node) -> list[Node] | None:
+        g, a = self.g, node.attrs
+        ins = list(node.inputs) + [""] * (9 - len(node.inputs))
+        x, xs, xz, w, ws, wz, ys, yz, bias = ins
+        xt, yt = g.types[x], g.types[node.outputs[0]]
+        scalars = [_scalar(g, n) for n in (xs, xz, ys, yz)]
+        if (len(xt.shape) != 4 or xt.dtype != "uint8" or yt.dtype not in ("uint8", "int8")
+                or a.get("group", 1) != 1 or w not in g.constants or ws not in g.constants
+                or any(v is None for v in scalars) or (bias and bias not in g.constants)
+                or (wz and (wz not in g.constants or g.constants[wz].any()))):
+            return None
+        weight = g.constants[w]
+        oc, c = weight.shape[:2]
+        cb = next((b for b in (16, 8, 4) if c % b == 0), None)
+        if weight.dtype != np.int8 or cb is None or oc % 16:
+            return None
+        x_scale, x_zero, y_scale, y_zero = scalars
+        w_scale = np.broadcast_to(g.constants[ws].astype(np.float64).reshape(-1), (oc,))
+        b = g.constants[bias].astype(np.int64) if bias else np.zeros(oc, np.int64)
+        correction = b - int(x_zero) * weight.astype(np.int64).reshape(oc, -1).sum(axis=1)
+        multiplier = (np.float64(x_scale) * w_scale / np.float64(y_scale)).astype(np.float32)
+        shape5 = (1, oc // 16, 1, 1, 16)
+        n, _, h, wd = xt.shape
+        y = node.outputs[0]
+        packed_x = self.tensor(f"{x}@c{cb}", TensorType((n, c // cb, h, wd, cb), "uint8"))
+        acc_t = yt.shape[:1] + (oc // 16,) + yt.shape[2:] + (16,)
+        acc = self.tensor(f"{y}@acc", TensorType(acc_t, "int32"))
+        packed_y = self.tensor(f"{y}@c16", TensorType(acc_t, yt.dtype))
+        return [
+            Node("LayoutPack", f"pack:{x}", [x], [packed_x], {"block": cb}),
+            Node("QConvNCHWcInt8", node.name,
+                 [packed_x, self.constant(f"{w}@int8c", pack_weight_int8(weight, cb))], [acc],
+                 {"strides": a["strides"], "pads": a["pads"], "dilations": a["dilations"],
+                  "pad_value": int(x_zero)}),
+            Node("RequantizeChannels", f"{node.name}.requantize",
+                 [acc, self.constant(f"{y}@corr", correction.astype(np.int32).reshape(shape5)),
+                  self.constant(f"{y}@mult", multiplier.reshape(shape5))], [packed_y],
+                 {"zero_point": int(y_zero), "dtype": yt.dtype}),
+            Node("LayoutUnpack", f"unpack:{y}", [packed_y], [y]),
+        ]
+
+
+def pack_quantized_conv(graph: Graph) -> Graph:
+    rewriter = _Rewriter(graph)
+    nodes = []
+    for node in graph.nodes:
+        replacement = rewriter.rewrite(node) if node.op == "QLinearConv" else None
+        nodes.extend(replacement or [node])
+    graph.nodes = nodes
+    return graph
