@@ -23,7 +23,9 @@ def run(args) -> int:
     plan = h["plan"]
     print(f"model {plan['name']}  (artifact format {h['format_version']}, created {h.get('created', '?')})")
     print("  versions: " + ", ".join(f"{k} {v}" for k, v in h["versions"].items()))
-    print(f"  target: {json.dumps(h['target'], sort_keys=True)}")
+    t = h["target"]
+    print(f"  target: {t.get('kind')} {t.get('triple', '(no kernels)')} cpu {t.get('cpu', '-')}, "
+          f"{len(t.get('features', []))} CPU features required, {t.get('threads', '-')} threads")
     print(f"  hardware config: {h['hardware'] or 'none'}")
     for spec in plan["inputs"]:
         print(f"  input  {spec['name']}: {spec['dtype']}{spec['shape']}")
@@ -32,8 +34,8 @@ def run(args) -> int:
     kinds = Counter(s["kind"] for s in plan["steps"])
     print(f"  steps: {len(plan['steps'])} ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})")
     for triple, entry in h["kernels"].items():
-        print(f"  kernels for {triple}: {len(entry['names'])} functions, "
-              f"{h['object_files'][triple]['nbytes']} bytes of object code")
+        code = sum(e["nbytes"] for k, e in h["object_files"].items() if k.startswith(triple + "/"))
+        print(f"  kernels for {triple}: {len(entry['names'])} functions, {code} bytes of object code")
     nparams = sum(e["nbytes"] for e in h["params"].values())
     print(f"  parameters: {len(h['params'])} tensors, {nparams} bytes")
     print(f"  memory plan: arena {plan['arena_bytes']} B vs one buffer per tensor "
