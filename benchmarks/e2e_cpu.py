@@ -29,15 +29,19 @@ def _builders():
     return module
 
 
-def _median_ms(fn, repeat: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
+def _interleaved_median_ms(fns, repeat: int, warmup: int = 2) -> list[float]:
+    """Median time of each function, alternating them run by run so that load from other
+    processes on a shared machine falls on all of them alike."""
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times = [[] for _ in fns]
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+        for fn, bucket in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            bucket.append(time.perf_counter() - start)
+    return [statistics.median(t) * 1e3 for t in times]
 
 
 def bench_model(name: str, model, repeat: int) -> dict:
@@ -53,7 +57,6 @@ def bench_model(name: str, model, repeat: int) -> dict:
     row = {"model": name, "compile_s": round(compile_s, 2), "kernel_steps": kinds.count("kernel"),
            "host_steps": kinds.count("host"), "arena_bytes": artifact.plan["arena_bytes"],
            "naive_bytes": artifact.plan["naive_bytes"]}
-    reference = None
     for threads in (1, 2):
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
@@ -62,10 +65,12 @@ def bench_model(name: str, model, repeat: int) -> dict:
                                        providers=["CPUExecutionProvider"])
         feeds = {spec["name"]: x}
         reference = session.run(None, feeds)[0]
-        row[f"ort_ms_{threads}t"] = round(_median_ms(lambda: session.run(None, feeds), repeat), 3)
         executor = Executor(artifact, threads=threads)
         ours = executor.run(feeds)[artifact.plan["outputs"][0]["name"]]
-        row[f"vdla_ms_{threads}t"] = round(_median_ms(lambda: executor.run(feeds), repeat), 3)
+        ort_ms, vdla_ms = _interleaved_median_ms(
+            [lambda: session.run(None, feeds), lambda: executor.run(feeds)], repeat)
+        row[f"ort_ms_{threads}t"] = round(ort_ms, 3)
+        row[f"vdla_ms_{threads}t"] = round(vdla_ms, 3)
         row[f"max_abs_err_{threads}t"] = float(np.abs(ours - reference).max())
         row[f"ratio_{threads}t"] = round(row[f"vdla_ms_{threads}t"] / row[f"ort_ms_{threads}t"], 3)
     return row
