@@ -73,21 +73,27 @@ def _matmul(node: Node, ins, graph):
     return [topi.matmul(ins[0], ins[1])]
 
 
+def _layout(node: Node) -> str:
+    return "NCHWc" if node.op.endswith("NCHWc") else "NCHW"
+
+
 def _pool(node: Node, ins, graph):
-    a, x = node.attrs, ins[0]
-    _require(len(x.shape) == 4, "only 2-D pooling has kernels")
-    if node.op == "MaxPool":
+    a, x, layout = node.attrs, ins[0], _layout(node)
+    _require(len(x.shape) == (5 if layout == "NCHWc" else 4), "only 2-D pooling has kernels")
+    if node.op.startswith("MaxPool"):
         return [topi.max_pool2d(x, a["kernel_shape"], a["strides"], a["pads"], a["dilations"],
-                                bool(a.get("ceil_mode", 0)))]
+                                bool(a.get("ceil_mode", 0)), layout=layout)]
     _require(all(d == 1 for d in a["dilations"]), "dilated AveragePool")
     return [topi.avg_pool2d(x, a["kernel_shape"], a["strides"], a["pads"],
-                            bool(a.get("count_include_pad", 0)), bool(a.get("ceil_mode", 0)))]
+                            bool(a.get("count_include_pad", 0)), bool(a.get("ceil_mode", 0)),
+                            layout=layout)]
 
 
 def _global_pool(node: Node, ins, graph):
-    _require(len(ins[0].shape) == 4, "only 2-D global pooling has kernels")
-    fn = topi.global_avg_pool2d if node.op == "GlobalAveragePool" else topi.global_max_pool2d
-    return [fn(ins[0])]
+    layout = _layout(node)
+    _require(len(ins[0].shape) == (5 if layout == "NCHWc" else 4), "only 2-D global pooling has kernels")
+    fn = topi.global_avg_pool2d if node.op.startswith("GlobalAverage") else topi.global_max_pool2d
+    return [fn(ins[0], layout=layout)]
 
 
 def _softmax(node: Node, ins, graph):
@@ -197,6 +203,8 @@ RULES = {
     "Conv": _conv, "Gemm": _gemm, "BatchNormalization": _batch_norm, "MatMul": _matmul,
     "MaxPool": _pool, "AveragePool": _pool,
     "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,
+    "MaxPoolNCHWc": _pool, "AveragePoolNCHWc": _pool,
+    "GlobalAveragePoolNCHWc": _global_pool, "GlobalMaxPoolNCHWc": _global_pool,
     "Softmax": _softmax, "ReduceMean": _reduce_mean,
     "Add": _binary(topi.add), "Sub": _binary(topi.subtract), "Mul": _binary(topi.multiply),
     "Div": _binary(topi.divide),

@@ -213,6 +213,14 @@ def infer_node(graph: Graph, node: Node) -> list[TensorType]:
             sizes = [pool_output_size(x.shape[2 + i], w6[2 + i], a["strides"][i], a["pads"][i],
                                       a["pads"][2 + i], a["dilations"][i]) for i in range(2)]
             return [TensorType((x.shape[0], w6[0], *sizes, w6[-1]), x.dtype)]
+        if op.endswith("NCHWc") and op[:-5] in ("MaxPool", "AveragePool", "GlobalAveragePool",
+                                                "GlobalMaxPool"):
+            n, cb, h, w, b = x.shape
+            plain = TensorType((n, cb * b, h, w), x.dtype)
+            if op.startswith("Global"):
+                return [TensorType((n, cb, 1, 1, b), x.dtype)]
+            out = _pool_shape(node, plain)
+            return [TensorType((n, cb, *out.shape[2:], b), x.dtype)]
         if op == "QConvNCHWcInt8":
             w7, a = ins[1].shape, node.attrs
             sizes = [pool_output_size(x.shape[2 + i], w7[2 + i], a["strides"][i], a["pads"][i],

@@ -83,6 +83,17 @@ def _requantize_channels(inputs, attrs):
     return [np.clip(out, info.min, info.max).astype(attrs["dtype"])]
 
 
+def _packed_pool(base: str):
+    def run(inputs, attrs):
+        from . import nn
+        (y,) = nn.OPS[base]([unpack(inputs[0])], attrs)
+        return [pack(y, inputs[0].shape[-1])]
+    return run
+
+
+POOLS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
+
+OPS.update({f"{base}NCHWc": _packed_pool(base) for base in POOLS})
 OPS.update({
     "QConvNCHWcInt8": _qconv_nchwc_int8,
     "RequantizeChannels": _requantize_channels,

@@ -77,3 +77,27 @@ def test_prequantized_model_matches_onnxruntime(channels, use_kernels, rng):
     # integer requantization: exact up to one quantization step where rounding ties differ
     assert np.abs(got - want).max() <= 0.05 + 1e-6
     assert np.mean(got == want) > 0.99
+
+
+@pytest.mark.parametrize("pool", [
+    dict(op_type="AveragePool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+    dict(op_type="AveragePool", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+    dict(op_type="MaxPool", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1, dilations=[1, 1]),
+    dict(op_type="GlobalMaxPool"),
+], ids=["avg_pad", "avg_ceil", "max_ceil", "global_max"])
+def test_pooling_after_a_convolution_runs_packed(pool, use_kernels, rng):
+    """Pooling on the blocked layout (the convolution's output stays NCHWc)."""
+    b = builders.ModelBuilder("pool")
+    y = b.node("Relu", [b.conv("input", 8, 16, 3, bias=True)])
+    pool = dict(pool)
+    op = pool.pop("op_type")
+    y = b.node(op, [y], **pool)
+    out_shape = ort.InferenceSession(
+        b.model("input", (1, 8, 15, 15), y, (1, 16, 1, 1)).SerializeToString()).get_outputs()[0].shape
+    model = b.model("input", (1, 8, 15, 15), y, tuple(out_shape))
+    artifact = compile_model(model, kernels=use_kernels)
+    assert any(s["op"].startswith(op + "NCHWc") for s in artifact.plan["steps"])
+    x = rng.standard_normal((1, 8, 15, 15)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})[0]
+    got = Executor(artifact).run({"input": x})[y]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -12,7 +12,8 @@ from ..ir import Graph, Node
 
 ANCHORS = {"Conv", "ConvNCHWc", "QConvNCHWcInt8", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool",
            "GlobalAveragePool", "GlobalMaxPool", "Softmax", "ReduceMean", "QLinearConv",
-           "QLinearMatMul"}
+           "QLinearMatMul", "MaxPoolNCHWc", "AveragePoolNCHWc", "GlobalAveragePoolNCHWc",
+           "GlobalMaxPoolNCHWc"}
 ELEMENTWISE = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp",
                "Add", "Sub", "Mul", "Div", "QuantizeLinear", "DequantizeLinear", "Cast", "RequantizeChannels"}
 

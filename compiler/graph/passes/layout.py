@@ -19,6 +19,7 @@ from ..ir import Graph, Node, TensorType
 
 _UNARY = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp"}
 _BINARY = {"Add", "Sub", "Mul", "Div"}
+_POOLS = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
 
 
 def _block(channels: int) -> int:
@@ -135,9 +136,25 @@ class _Packer:
         self.packed[y] = (out, block)
         return True
 
+    def pool(self, node: Node) -> bool:
+        """Pooling works on each channel alone, so it runs in the blocked layout as well."""
+        x = node.inputs[0]
+        if x not in self.packed or len([o for o in node.outputs if o]) != 1:
+            return False
+        packed_x, block = self.packed[x]
+        y = node.outputs[0]
+        n, c, *spatial = self.g.types[y].shape
+        out = self.new_tensor(f"{y}@c{block}", TensorType((n, c // block, *spatial, block),
+                                                          self.g.types[y].dtype))
+        self.nodes.append(Node(f"{node.op}NCHWc", node.name, [packed_x], [out], dict(node.attrs)))
+        self.packed[y] = (out, block)
+        return True
+
     def run(self) -> Graph:
         for node in self.g.nodes:
             if node.op == "Conv" and self.conv(node):
+                continue
+            if node.op in _POOLS and self.pool(node):
                 continue
             if (node.op in _UNARY or node.op in _BINARY) and self.elementwise(node):
                 continue
