@@ -221,6 +221,18 @@ def baseline_path(config) -> Path:
     return BASELINE_DIR / f"baseline_{config.target}.json"
 
 
+def _git_head() -> str | None:
+    """The commit the synthesized RTL came from (uncommitted RTL changes are flagged '+dirty')."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
+                              text=True, timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", str(RTL_DIR)], cwd=HERE,
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (head + ("+dirty" if dirty else "")) or None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vdla.hw.synth", description=__doc__.split("\n")[0])
     parser.add_argument("--config", default=None, help="preset name or JSON file (default: pynq)")
@@ -251,6 +263,7 @@ def main(argv=None) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         keep = {k: result[k] for k in ("config", "target", "top", "lut", "ff", "dsp", "bram36", "fits_xc7z020",
                                        "lut_logic", "lut_memory", "cells", "yosys_seconds", "tool")}
+        keep["rtl_commit"] = _git_head()
         path.write_text(json.dumps(keep, indent=1, sort_keys=True) + "\n")
         print(f"baseline written to {os.path.relpath(path)}", file=sys.stderr)
     if args.json:

@@ -2,7 +2,7 @@
 
 vdla_hw/synth/baseline_<target>.json (pynq: the default config) holds the figures of the last accepted synthesis
 (`python -m vdla.hw.synth --write-baseline` writes it). This test synthesizes the RTL again
-(one Yosys run of about 4 minutes: a single test function, so a CI run, xdist or not,
+(one Yosys run of about 3-4 minutes on the CI machine: a single test function, so a CI run, xdist or not,
 synthesizes once; the result is cached in pytest's cache under a hash of the sources, the
 generated package, the flow and the Yosys version, so a rerun without RTL changes is free) and fails
 if a figure grows beyond the tolerance below. Yosys is deterministic for the same sources, so
