@@ -158,3 +158,25 @@ def test_cli_reports_a_damaged_artifact_in_one_line(tmp_path, capsys):
     (tmp_path / "bad.vdla").write_bytes(b"VDLAART\0" + bytes(5))
     assert main(["info", str(tmp_path / "bad.vdla")]) == 1
     assert "truncated" in capsys.readouterr().err
+
+
+def test_cli_symbolic_batch_external_data_and_hw_config(tmp_path, capsys):
+    import onnx
+    from vdla.driver.cli import main
+    model = builders.small_cnn()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    model.graph.output[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.weights",
+              size_threshold=0)
+    out = str(tmp_path / "m.vdla")
+    assert main(["compile", str(tmp_path / "m.onnx"), "-o", out, "--no-kernels"]) == 1
+    assert "symbolic" in capsys.readouterr().err
+    assert main(["compile", str(tmp_path / "m.onnx"), "-o", out, "--no-kernels",
+                 "--input-shape", "input=3,3,32,32", "--hw-config", "pynq"]) == 0
+    assert main(["run", out, "--hw-config", "pynq"]) == 0  # random inputs by default
+    assert "float32[3, 10]" in capsys.readouterr().out
+    other = tmp_path / "other.json"
+    from vdla.hw import load_config
+    other.write_text(json.dumps({**load_config("pynq").to_dict(), "LOG_BLOCK": 5}))
+    assert main(["run", out, "--hw-config", str(other)]) == 1
+    assert "hardware config mismatch" in capsys.readouterr().err
