@@ -19,13 +19,14 @@ def _hardware(hw_config):
 def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict | None = None,
                   constant_inputs: dict | None = None, kernels: bool = True, threads: int | None = None,
                   log=None):
-    """Compile an ONNX model (ModelProto or path) into an Artifact.
+    """Compile an ONNX model (ModelProto or path) into an Artifact for `target`: "cpu" (this
+    machine) or an LLVM triple (cross-compiled kernels, run on that machine).
 
     kernels=False keeps every op a host (numpy) step: useful as a baseline and for checking
     the frontend and passes without the tensor compiler."""
-    if target != "cpu":
-        raise ValueError(f"target {target!r} is not supported by the graph compiler yet; "
-                         "supported: cpu")
+    if target not in ("cpu", "host") and target.count("-") < 2:
+        raise ValueError(f"target {target!r} is not supported by the graph compiler; supported: "
+                         "cpu (this machine) or an LLVM triple such as aarch64-linux-gnu")
     start = time.perf_counter()
     graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
     graph = optimize(graph)
@@ -34,7 +35,10 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
     if kernels:
         from .lower_graph import lower_graph
         from .target import Target
-        tgt = Target.host() if threads is None else Target.host(threads=threads)
+        if target in ("cpu", "host"):
+            tgt = Target.host() if threads is None else Target.host(threads=threads)
+        else:  # cross-compile: kernels for another CPU (a board's ARM cores)
+            tgt = Target(target, threads=threads)
         kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log)
         target_info.update({"triple": tgt.triple, "cpu": getattr(tgt, "cpu", ""),
                             "features": _feature_list(getattr(tgt, "features", "")),

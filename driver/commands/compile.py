@@ -15,7 +15,8 @@ def add_parser(sub):
     p = sub.add_parser("compile", help="compile an ONNX model into a .vdla artifact")
     p.add_argument("model", help="ONNX model file (external data is read next to it)")
     p.add_argument("-o", "--output", required=True, help="artifact file to write")
-    p.add_argument("--target", default="cpu", help="compilation target (cpu)")
+    p.add_argument("--target", default="cpu",
+                   help="cpu (this machine) or an LLVM triple to cross-compile for, e.g. aarch64-linux-gnu")
     p.add_argument("--hw-config", default=None,
                    help="hardware config (preset name or JSON) recorded and checked at load")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
