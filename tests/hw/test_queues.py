@@ -16,7 +16,7 @@ def _passed(results_xml) -> tuple[int, int]:
     return get_results(results_xml)
 
 
-@pytest.mark.parametrize("depth,delay", [(4, 1), (3, 0), (5, 3)])
+@pytest.mark.parametrize("depth,delay", [(4, 1), (5, 3)])
 def test_token_queue(depth, delay, tmp_path):
     build_dir = build_block("vdla_token_queue", ["vdla_token_queue.sv"], {"DEPTH": depth, "DELAY": delay})
     results = run(build_dir, "hw.bench_queues", {"QUEUE_DEPTH": str(depth), "QUEUE_DELAY": str(delay), "PYTHONPATH": _PYTHONPATH},
@@ -25,7 +25,7 @@ def test_token_queue(depth, delay, tmp_path):
     assert tests == 1 and failed == 0, (tmp_path / "sim.log").read_text()[-3000:]
 
 
-@pytest.mark.parametrize("depth", [3, 4])
+@pytest.mark.parametrize("depth", [3])
 def test_cmd_fifo(depth, tmp_path):
     build_dir = build_block("vdla_cmd_fifo", ["vdla_cmd_fifo.sv"], {"DEPTH": depth, "WIDTH": 128})
     results = run(build_dir, "hw.bench_queues", {"QUEUE_DEPTH": str(depth), "PYTHONPATH": _PYTHONPATH}, tmp_path,

