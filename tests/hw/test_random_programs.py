@@ -14,11 +14,17 @@ from .harness import Case, compare_cases
 
 SMALL = {"LOG_BATCH": 1, "LOG_BLOCK": 3, "LOG_UOP_BUFF_SIZE": 12, "LOG_INP_BUFF_SIZE": 12,
          "LOG_WGT_BUFF_SIZE": 13, "LOG_ACC_BUFF_SIZE": 13}
-CONFIGS = {"pynq": "pynq", "small": SMALL, "ultra96": "ultra96"}
+# Every timing parameter moved: the RTL is generated from them, so it must follow.
+RETIMED = {"timing": dict(dram_read_latency=7, dram_write_latency=3, fetch_burst_insns=5, cmd_queue_depth=3,
+                          token_delay=2, dma_setup_cycles=3, gemm_setup_cycles=3, gemm_pipeline_depth=6,
+                          alu_setup_cycles=4, alu_pipeline_depth=2, alu_tensor_cycles_per_uop=3,
+                          alu_imm_cycles_per_uop=2, nop_cycles=2, finish_cycles=3)}
+CONFIGS = {"pynq": "pynq", "small": SMALL, "ultra96": "ultra96", "retimed": RETIMED}
 CHUNK = 50
-# 4 x 50 seeds on the default config, 50 on a BATCH 2 / BLOCK 8 / small-SRAM instance and 50
-# on the 128-bit-bus Ultra96 config (one beat per instruction / input element, 4 micro-ops a beat)
-CASES = [("pynq", c) for c in range(4)] + [("small", 0), ("ultra96", 0)]
+# 4 x 50 seeds on the default config, 50 on a BATCH 2 / BLOCK 8 / small-SRAM instance, 50 on
+# the 128-bit-bus Ultra96 config (one beat per instruction / input element, 4 micro-ops a
+# beat) and 50 with every timing parameter changed
+CASES = [("pynq", c) for c in range(4)] + [("small", 0), ("ultra96", 0), ("retimed", 0)]
 
 
 def random_cases(config, seeds) -> list[Case]:
