@@ -1,0 +1,39 @@
+"""`python -m vdla.hw.rtl.sim {lint,build,package} [--config NAME_OR_JSON]`
+
+lint     Verilator -Wall lint of the whole RTL for the config (exit 1 on any warning)
+build    build (or find in the cache) the Verilator simulation; prints its directory
+package  print the generated vdla_pkg.sv
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vdla.hw.rtl.sim", description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("lint", "build", "package"))
+    parser.add_argument("--config", default=None, help="preset name or JSON file (default: pynq)")
+    args = parser.parse_args(argv)
+    from vdla.hw import load_config
+    config = load_config(args.config)
+    if args.action == "package":
+        from vdla.hw.rtl_params import package_text
+        print(package_text(config), end="")
+        return 0
+    from .build import build, lint
+    if args.action == "build":
+        print(build(config))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="vdla-lint-") as tmp:
+        lines = lint(config, tmp)
+    for line in lines:
+        print(line)
+    print(f"verilator lint of {config.name} ({config.target}): "
+          + (f"{len(lines)} message(s)" if lines else "clean"))
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
