@@ -63,7 +63,7 @@ def random_programs(config, count: int, workdir: str) -> dict:
         cycles += sim_cycles
     return dict(programs=count, data_mismatches=len(data_bad), cycle_mismatches=len(cycle_bad),
                 cycle_max_rel_err=rel_err, rtl_cycles_per_s=cycles / rtl_s, sim_cycles_per_s=cycles / sim_s,
-                rtl_startup_s=max(process_s - rtl_s, 0.0) , cycles=cycles, details=(data_bad + cycle_bad)[:5])
+                rtl_startup_s=max(process_s - rtl_s, 0.0), cycles=cycles, details=(data_bad + cycle_bad)[:5])
 
 
 def conv_layer(config) -> dict:

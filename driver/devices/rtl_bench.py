@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+CLOCK_NS = 10   # simulation time only: cycles are what the benches compare
+
 
 async def run_control(sequence, axil, dut):
     """Asynchronous executor of a vdla.driver.control sequence over the AXI-lite master."""
@@ -81,6 +83,7 @@ def _cocotb_test():
     @cocotb.test()
     async def run_launches(dut):
         from cocotb.clock import Clock
+        from cocotb.simtime import convert
 
         from vdla.hw.config import HwConfig
         from vdla.hw.rtl.sim.axi_lite import AxiLiteMaster
@@ -92,10 +95,8 @@ def _cocotb_test():
         with open(os.environ["VDLA_RTL_JOB"]) as f:
             job = json.load(f)
         config = HwConfig.from_dict(job["config"])
-        clock = Clock(dut.clk, 10, unit="ns")
-        clock.start()
-        from cocotb.simtime import convert
-        period = int(convert(10, "ns", to="step"))
+        Clock(dut.clk, CLOCK_NS, unit="ns").start()
+        period = int(convert(CLOCK_NS, "ns", to="step"))
         dut.rst.value = 1
         dut.sim_clear.value = 0
         axil = AxiLiteMaster(dut)
