@@ -27,6 +27,8 @@ def _streams(config):
                            FinishInsn(pop_next=True)], regmap.ERR_DECODE),
         "gemm_index": ([GemmInsn(uop_begin=0, uop_end=1, iter_out=3, dst_factor_out=config.acc_depth - 1),
                         FinishInsn()], regmap.ERR_SRAM_RANGE),
+        "uop_range": ([GemmInsn(uop_begin=0, uop_end=config.uop_depth + 1), FinishInsn()], regmap.ERR_SRAM_RANGE),
+        "uop_reversed": ([GemmInsn(uop_begin=5, uop_end=2), FinishInsn()], regmap.ERR_SRAM_RANGE),
         "token_left": ([_inp(config, x_size=0, push_next=True), FinishInsn()], regmap.ERR_FINISH_STATE),
         "deadlock": ([FinishInsn(pop_prev=True)], None),
     }
@@ -42,12 +44,13 @@ def records(tmp_path_factory):
         path = work / f"{name}.bin"
         case.dram.tofile(path)
         launches[name] = {"dram": str(path), "insn_addr": case.insn_addr, "insn_count": case.insn_count,
-                          "max_cycles": 2000}
+                          "max_cycles": 2000 if name == "deadlock" else 50_000}
     results = run_jobs(config, list(launches.values()), str(work / "sim"))
     return dict(zip(launches, results))
 
 
-@pytest.mark.parametrize("name", ["sram_range", "dram_range", "store_not_out", "gemm_index", "token_left"])
+@pytest.mark.parametrize("name", ["sram_range", "dram_range", "store_not_out", "gemm_index", "uop_range",
+                                  "uop_reversed", "token_left"])
 def test_rtl_flags_what_the_simulator_rejects(records, name):
     config = load_config("pynq")
     insns, cause = _streams(config)[name]

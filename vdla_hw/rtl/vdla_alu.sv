@@ -134,7 +134,11 @@ module vdla_alu (
   assign d1 = 32'(uop_rdata[UOP_DST_LSB +: UOP_DST_W]) + off_dst1;
   assign s1 = 32'(uop_rdata[UOP_SRC_LSB +: UOP_SRC_W]) + off_src1;
   assign bad1 = d1 >= 32'(ACC_DEPTH) || (!reset_mode && !use_imm && s1 >= 32'(ACC_DEPTH));
-  assign err_range = v1 && bad1;
+  // a micro-op range past the micro-op SRAM (or reversed) is an error too, as in the simulator
+  logic bad_range;
+  assign bad_range = start && (32'(insn[ALU_UOP_END_LSB +: ALU_UOP_END_W]) > 32'(UOP_DEPTH)
+                               || 32'(insn[ALU_UOP_BEGIN_LSB +: ALU_UOP_BEGIN_W]) > 32'(insn[ALU_UOP_END_LSB +: ALU_UOP_END_W]));
+  assign err_range = (v1 && bad1) || bad_range;
 
   logic tensor2;
   assign tensor2 = v2 && !use_imm && !reset_mode;

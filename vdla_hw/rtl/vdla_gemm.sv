@@ -134,7 +134,11 @@ module vdla_gemm (
   assign x1 = 32'(uop_rdata[UOP_SRC_LSB +: UOP_SRC_W]) + off_src1;
   assign w1 = 32'(uop_rdata[UOP_WGT_LSB +: UOP_WGT_W]) + off_wgt1;
   assign bad1 = a1 >= 32'(ACC_DEPTH) || (!r1 && (x1 >= 32'(INP_DEPTH) || w1 >= 32'(WGT_DEPTH)));
-  assign err_range = v1 && bad1;
+  // a micro-op range past the micro-op SRAM (or reversed) is an error too, as in the simulator
+  logic bad_range;
+  assign bad_range = start && (32'(insn[GEMM_UOP_END_LSB +: GEMM_UOP_END_W]) > 32'(UOP_DEPTH)
+                               || 32'(insn[GEMM_UOP_BEGIN_LSB +: GEMM_UOP_BEGIN_W]) > 32'(insn[GEMM_UOP_END_LSB +: GEMM_UOP_END_W]));
+  assign err_range = (v1 && bad1) || bad_range;
   assign inp_re = v1 && !r1;
   assign wgt_re = v1 && !r1;
   assign inp_raddr = x1[LOG_INP_DEPTH-1:0];
