@@ -37,8 +37,8 @@ def check_supported(config) -> None:
         problems.append("dispatch_delay must be 1 (the command queue is a plain registered FIFO)")
     if t.dma_setup_cycles < 2:
         problems.append("dma_setup_cycles must be >= 2 (decode + first OUT read of a store)")
-    if t.gemm_setup_cycles < 1 or t.alu_setup_cycles < 1:
-        problems.append("gemm/alu setup cycles must be >= 1 (the accept cycle)")
+    if t.gemm_setup_cycles < 2 or t.alu_setup_cycles < 2:
+        problems.append("gemm/alu setup cycles must be >= 2 (accept + decode of the loop fields)")
     if t.gemm_pipeline_depth < 4:
         problems.append("gemm_pipeline_depth must be >= 4 (uop read, operand read, multiply, accumulate)")
     if t.alu_pipeline_depth < 2:

@@ -19,3 +19,13 @@ def test_unsupported_configs_are_refused_with_the_reason():
     wide = load_config({"bus_width_bits": 256})   # 16-byte INP elements on a 32-byte bus
     with pytest.raises(ValueError, match="not a multiple of the bus width"):
         check_supported(wide)
+
+
+def test_timing_values_below_the_pipeline_are_refused():
+    from vdla.hw import Timing
+    for key, value, reason in (("gemm_pipeline_depth", 3, "gemm_pipeline_depth"), ("gemm_setup_cycles", 1, "setup"),
+                               ("dispatch_delay", 2, "dispatch_delay"), ("acc_raw_min_distance", 1, "forward")):
+        doc = load_config("pynq").to_dict()
+        doc["timing"] = {**Timing().to_dict(), key: value}
+        with pytest.raises(ValueError, match=reason):
+            check_supported(load_config(doc))
