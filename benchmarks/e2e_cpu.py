@@ -11,12 +11,13 @@ import argparse
 import importlib.util
 import json
 import pathlib
-import statistics
 import sys
 import time
 
 import numpy as np
-import onnxruntime as ort
+
+from interleave import interleaved_median_ms
+from ort_peer import ort_session
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -27,21 +28,6 @@ def _builders():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _interleaved_median_ms(fns, repeat: int, warmup: int = 2) -> list[float]:
-    """Median time of each function, alternating them run by run so that load from other
-    processes on a shared machine falls on all of them alike."""
-    for fn in fns:
-        for _ in range(warmup):
-            fn()
-    times = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, bucket in zip(fns, times):
-            start = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - start)
-    return [statistics.median(t) * 1e3 for t in times]
 
 
 def bench_model(name: str, model, repeat: int) -> dict:
@@ -58,16 +44,12 @@ def bench_model(name: str, model, repeat: int) -> dict:
            "host_steps": kinds.count("host"), "arena_bytes": artifact.plan["arena_bytes"],
            "naive_bytes": artifact.plan["naive_bytes"]}
     for threads in (1, 2):
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        session = ort.InferenceSession(model.SerializeToString(), options,
-                                       providers=["CPUExecutionProvider"])
+        session = ort_session(model, threads)
         feeds = {spec["name"]: x}
         reference = session.run(None, feeds)[0]
         executor = Executor(artifact, threads=threads)
         ours = executor.run(feeds)[artifact.plan["outputs"][0]["name"]]
-        ort_ms, vdla_ms = _interleaved_median_ms(
+        ort_ms, vdla_ms = interleaved_median_ms(
             [lambda: session.run(None, feeds), lambda: executor.run(feeds)], repeat)
         row[f"ort_ms_{threads}t"] = round(ort_ms, 3)
         row[f"vdla_ms_{threads}t"] = round(vdla_ms, 3)

@@ -19,9 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
 
 import numpy as np
+
+from interleave import interleaved_median_ms
+from ort_peer import ort_session
 
 BLOCK = 16
 
@@ -38,21 +40,7 @@ CASES = [
 ]
 
 
-def median_ms(fn, repeat, min_time=0.2):
-    fn()
-    times = []
-    t_end = time.perf_counter() + min_time
-    while len(times) < repeat or time.perf_counter() < t_end:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-        if len(times) >= 20 * repeat:
-            break
-    return float(np.median(times) * 1e3)
-
-
-def ort_session(c, oc, k, stride, pad, depthwise, threads, wa):
-    import onnxruntime
+def ort_conv_session(c, oc, k, stride, pad, depthwise, threads, wa):
     from onnx import TensorProto, helper, numpy_helper
     node = helper.make_node("Conv", ["x", "w"], ["y"], strides=[stride] * 2, pads=[pad] * 4,
                             group=c if depthwise else 1)
@@ -60,10 +48,7 @@ def ort_session(c, oc, k, stride, pad, depthwise, threads, wa):
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                           initializer=[numpy_helper.from_array(wa, "w")])
     model = helper.make_model(g, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
-    opts = onnxruntime.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return ort_session(model, threads)
 
 
 def our_kernel(c, h, w, oc, k, stride, pad, depthwise, threads):
@@ -86,7 +71,6 @@ X_SCALE, W_SCALE, Y_SCALE, Y_ZP = 0.02, 0.01, 0.5, 7
 
 
 def ort_qlinear_session(threads, wa):
-    import onnxruntime
     from onnx import TensorProto, helper, numpy_helper
     inits = [numpy_helper.from_array(wa, "w"),
              numpy_helper.from_array(np.array(X_SCALE, "float32"), "xs"),
@@ -99,10 +83,7 @@ def ort_qlinear_session(threads, wa):
     g = helper.make_graph([node], "qconv", [helper.make_tensor_value_info("x", TensorProto.UINT8, None)],
                           [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], initializer=inits)
     model = helper.make_model(g, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
-    opts = onnxruntime.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return ort_session(model, threads)
 
 
 def our_int8_kernel(c, h, w, oc, threads):
@@ -134,8 +115,8 @@ def int8_rows(cases, threads_list, repeat, rng):
             diff = int(np.abs(unpack_y(ya).astype(np.int32) - ref.astype(np.int32)).max())
             if diff > 1:    # rounding of exact ties may differ by one step
                 raise SystemExit(f"int8 {name}: our result differs from onnxruntime QLinearConv by {diff}")
-            ours = median_ms(lambda: lib.run("qconv", [xp, wp, ya]), repeat)
-            ort = median_ms(lambda: sess.run(None, {"x": xa}), repeat)
+            ours, ort = interleaved_median_ms([lambda: lib.run("qconv", [xp, wp, ya]),
+                                               lambda: sess.run(None, {"x": xa})], repeat, min_time=0.4)
             rows.append({"case": name + "_int8", "threads": threads, "ours_ms": round(ours, 4),
                          "ort_ms": round(ort, 4), "ratio": round(ours / ort, 4)})
             print(f"{name + '_int8':28s} threads={threads}  ours {ours:8.3f} ms  ort(QLinearConv) {ort:8.3f} ms  "
@@ -178,14 +159,14 @@ def main(argv=None):
         for threads in args.threads:
             lib, yshape = our_kernel(c, h, w, oc, k, stride, pad, dw, threads)
             ya = np.zeros(yshape, "float32")
-            sess = ort_session(c, oc, k, stride, pad, dw, threads, wa)
+            sess = ort_conv_session(c, oc, k, stride, pad, dw, threads, wa)
             ref = sess.run(None, {"x": xa})[0]
             lib.run("conv", [xp, wp, ya])
             err = float(np.abs(unpack_y(ya) - ref).max())
             if err > 1e-3 * max(1.0, float(np.abs(ref).max())):
                 raise SystemExit(f"{name}: our result differs from onnxruntime by {err}")
-            ours = median_ms(lambda: lib.run("conv", [xp, wp, ya]), args.repeat)
-            ort = median_ms(lambda: sess.run(None, {"x": xa}), args.repeat)
+            ours, ort = interleaved_median_ms([lambda: lib.run("conv", [xp, wp, ya]),
+                                               lambda: sess.run(None, {"x": xa})], args.repeat, min_time=0.4)
             flops = 2.0 * oc * (1 if dw else c) * k * k * yshape[2] * yshape[3]
             rows.append({"case": name, "threads": threads, "ours_ms": round(ours, 4), "ort_ms": round(ort, 4),
                          "ratio": round(ours / ort, 4), "ours_gflops": round(flops / ours / 1e6, 2)})

@@ -30,9 +30,11 @@ I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
 MAX_THREADS = 64
 PARALLEL_FOR = "vdla_parallel_for"   # the deploy runtime's thread pool (driver/thread_pool.py)
-# Below this many (estimated) stores a parallel loop runs on the calling thread: starting and
-# joining a thread costs tens of microseconds, more than such a loop takes.
-PARALLEL_MIN_WORK = 250_000
+# Below this many (estimated) stores a parallel loop runs on the calling thread. Measured on
+# the Zen 4 hosts, a unit of the estimate is 0.3-0.45 ns of serial time (vector stores count
+# once), so 50k is about 20 us: a call into the warm (spinning) pool costs a few us, a call
+# that must wake a sleeping worker about 45 us.
+PARALLEL_MIN_WORK = 50_000
 FAST = ("contract",)
 
 

@@ -1,14 +1,19 @@
 """The deploy runtime's thread pool as kernels use it: any thread count, concurrent callers,
-and a forked child (which has none of the parent's worker threads)."""
+waits that end spinning and waits that end asleep, a forked child (which has none of the
+parent's worker threads), and the pool's code for the boards' CPUs."""
 import os
 import signal
 import threading
+import time
 
+import llvmlite.binding as llvm
 import numpy as np
+import pytest
 
 from vdla.compiler import build, te
 from vdla.compiler.schedule import create_schedule
 from vdla.compiler.target import Target
+from vdla.driver import thread_pool
 
 
 def parallel_kernel():
@@ -64,3 +69,31 @@ def test_forked_child_runs_parallel_kernels():
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"child status {status}"
+
+
+def test_back_to_back_calls_and_calls_after_the_workers_slept():
+    """Calls in quick succession find the worker spinning; calls after a pause longer than
+    the spin find it asleep on the condition variable. Both must join with every chunk done."""
+    lib = parallel_kernel()
+    lib.set_num_threads(2)
+    rng = np.random.default_rng(1)
+    for pause in [0.0] * 50 + [0.005] * 5:
+        x = rng.standard_normal((64, 4096)).astype("float32")
+        out = np.zeros_like(x)
+        time.sleep(pause)
+        lib.run("triple", [x, out])
+        np.testing.assert_allclose(out, x * 3 + 1, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("triple,bits,hint", [
+    ("x86_64-unknown-linux-gnu", 64, "pause"),
+    ("armv7a-linux-gnueabihf", 32, "yield"),     # PYNQ-Z1/Z2: the pool is built there at load
+    ("aarch64-linux-gnu", 64, "yield"),          # Ultra96, ZCU104
+])
+def test_pool_compiles_for_each_board_with_its_spin_hint(triple, bits, hint):
+    mod = llvm.parse_assembly(thread_pool._build_ir(bits, triple.split("-")[0]))
+    mod.triple = triple
+    mod.verify()
+    asm = Target(triple).target_machine().emit_assembly(mod)
+    assert f"{thread_pool.SYMBOL}:" in asm
+    assert hint in asm.split()
