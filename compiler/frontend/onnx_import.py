@@ -177,7 +177,13 @@ def _upgrade(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
 
 def load_onnx(path: str | os.PathLike) -> onnx.ModelProto:
     """Load a model file and its external data (resolved next to the file)."""
-    return onnx.load(os.fspath(path), load_external_data=True)
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such model file")
+    try:
+        return onnx.load(path, load_external_data=True)
+    except Exception as exc:  # protobuf's DecodeError and friends name no file
+        raise UnsupportedModelError(f"{path} is not a readable ONNX model: {exc}") from exc
 
 
 def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict | None = None,

@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 import pytest
+from onnx import numpy_helper
 from onnx.backend.test.loader import load_model_tests
 from onnx.backend.test.runner import Runner
 
@@ -35,16 +36,18 @@ def _selected():
 CASES = _selected()
 
 
+def _array(value):
+    """A test's input or expected output: a TensorProto or already an array."""
+    return numpy_helper.to_array(value) if hasattr(value, "SerializeToString") else np.asarray(value)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_onnx_node(case):
     try:
         rep = BACKEND.prepare(case.model)
         for inputs, ref_outputs in case.data_sets:
-            inputs = [np.asarray(i) if not hasattr(i, "SerializeToString") else
-                      __import__("onnx").numpy_helper.to_array(i) for i in inputs]
-            outputs = rep.run(inputs)
-            ref = [np.asarray(r) if not hasattr(r, "SerializeToString") else
-                   __import__("onnx").numpy_helper.to_array(r) for r in ref_outputs]
+            outputs = rep.run([_array(i) for i in inputs])
+            ref = [_array(r) for r in ref_outputs]
             Runner.assert_similar_outputs(ref, list(outputs), rtol=case.rtol, atol=case.atol)
     except UnsupportedModelError as why:
         pytest.skip(f"unsupported: {why}")

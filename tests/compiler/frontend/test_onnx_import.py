@@ -97,3 +97,12 @@ def test_softmax_before_opset_13_flattens_to_2d(rng):
     want = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
     got = run_reference(optimize(import_onnx(m)), {"x": x})["y"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_file_that_is_not_onnx_and_a_missing_file_are_named(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a protobuf \xff\xff\xff")
+    with pytest.raises(UnsupportedModelError, match=r"bad\.onnx is not a readable ONNX model"):
+        import_onnx(bad)
+    with pytest.raises(FileNotFoundError, match=r"missing\.onnx: no such model file"):
+        import_onnx(tmp_path / "missing.onnx")

@@ -1,6 +1,6 @@
 """The `vdla` command line.
 
-Each subcommand lives in its own module under vdla.driver.commands and registers itself
+Each subcommand lives in its own module under vdla.driver.cli.commands and registers itself
 with `add_parser(subparsers)` / `run(args)`. Commands that need the compiler (compile,
 tune) import it lazily inside `run`, so the deploy runtime never pulls the compiler in.
 """
