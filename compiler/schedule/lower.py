@@ -246,7 +246,10 @@ def stage_nest(ctx, st):
     buf = ctx.buffers[st.op]
     idx = [rel[iv] for iv in st.axis]
     rootmap = {iv.var: v for iv, v in roots.items()}
-    body = substitute(lower_reads(ctx, ctx.expanded[st]), rootmap)
+    # Root values first, region offsets second: a producer's region min is written in leaf
+    # vars, and an axis that was never split has the same var as leaf (relative) and as root
+    # (absolute), so subtracting first would cancel the wrong terms.
+    body = lower_reads(ctx, substitute(ctx.expanded[st], rootmap))
     data_g, red_g = _guards(ctx, st, roots, rel)
     leaves, ext = st.leaf_iter_vars, ctx.leaf_ext[st]
 

@@ -121,6 +121,17 @@ def sched_cache_read_write(s, a, b, c, d):
     return [("i", 19, "serial"), ("j.o", 2, "serial")]
 
 
+def sched_nested_compute_at(s, a, b, c, d):
+    """C computed per 4-row tile of D (its region starts at a loop-dependent row), and C's
+    register tile computed inside C: the inner stage's region min is written in C's unsplit
+    row var, which is also C's absolute row index (a lowering once mixed the two up)."""
+    cl = s.cache_write(c, "local")
+    io, ii = s[d].split(s[d].op.axis[0], 4)
+    s[c].compute_at(s[d], io)
+    s[cl].compute_at(s[c], s[c].op.axis[1])
+    return [("i.o", 5, "serial")]
+
+
 def sched_vthread(s, a, b, c, d):
     i, j = s[d].op.axis
     vo, vi = s[d].split(i, nparts=2)
@@ -129,7 +140,8 @@ def sched_vthread(s, a, b, c, d):
 
 
 SCHEDULES = [sched_default, sched_split_tail, sched_tile_reorder_reduce, sched_fuse_parallel,
-             sched_vectorize_unroll, sched_compute_at_local, sched_cache_read_write, sched_vthread]
+             sched_vectorize_unroll, sched_compute_at_local, sched_cache_read_write,
+             sched_nested_compute_at, sched_vthread]
 
 
 @pytest.mark.parametrize("sched", SCHEDULES, ids=lambda f: f.__name__)
