@@ -15,6 +15,8 @@ def cpu_passes():
         ("simplify", T.simplify_func),
         ("lower_virtual_threads", T.lower_virtual_threads),
         ("unroll_loops", T.unroll_loops),
+        ("simplify_unrolled", T.simplify_func),   # fold selects on the unrolled constants, so
+                                                 # flatten_buffers indexes no dead branches
         ("partition_loops", T.partition_loops),
         ("flatten_buffers", T.flatten_buffers),
         ("simplify_flat", T.simplify_func),

@@ -158,6 +158,10 @@ def _conv_nchwc(node: Node, ins, graph):
     return [fn(ins[0], ins[1], strides=a["strides"], pads=a["pads"], dilations=a["dilations"])]
 
 
+def _conv_winograd_nchwc(node: Node, ins, graph):
+    return [topi.conv2d_nchwc_winograd(ins[0], ins[1], pads=node.attrs["pads"])]
+
+
 def _scalar_quant_params(node: Node, ins):
     scale = ins[1]
     zero = ins[2] if len(ins) > 2 and ins[2] is not None else 0
@@ -197,7 +201,7 @@ def _requantize_channels(node: Node, ins, graph):
 RULES = {
     "QConvNCHWcInt8": _qconv_int8, "RequantizeChannels": _requantize_channels,
     "QuantizeLinear": _quantize, "DequantizeLinear": _dequantize,
-    "ConvNCHWc": _conv_nchwc,
+    "ConvNCHWc": _conv_nchwc, "ConvWinogradNCHWc": _conv_winograd_nchwc,
     "LayoutPack": lambda n, ins, g: [topi.nchw_to_nchwc(ins[0], n.attrs["block"])],
     "LayoutUnpack": lambda n, ins, g: [topi.nchwc_to_nchw(ins[0])],
     "Conv": _conv, "Gemm": _gemm, "BatchNormalization": _batch_norm, "MatMul": _matmul,

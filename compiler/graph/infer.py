@@ -213,6 +213,10 @@ def infer_node(graph: Graph, node: Node) -> list[TensorType]:
             sizes = [pool_output_size(x.shape[2 + i], w6[2 + i], a["strides"][i], a["pads"][i],
                                       a["pads"][2 + i], a["dilations"][i]) for i in range(2)]
             return [TensorType((x.shape[0], w6[0], *sizes, w6[-1]), x.dtype)]
+        if op == "ConvWinogradNCHWc":   # weight [4, 4, O/ob, I/cb, cb, ob]: a 3x3 filter, stride 1
+            u, p = ins[1].shape, node.attrs["pads"]
+            sizes = [x.shape[2 + i] + p[i] + p[2 + i] - 2 for i in range(2)]
+            return [TensorType((x.shape[0], u[2], *sizes, u[-1]), x.dtype)]
         if op.endswith("NCHWc") and op[:-5] in ("MaxPool", "AveragePool", "GlobalAveragePool",
                                                 "GlobalMaxPool"):
             n, cb, h, w, b = x.shape

@@ -12,6 +12,7 @@ from .conv import (conv2d_nchw, conv2d_nchwc, depthwise_conv2d_nchwc, pack_weigh
                    conv2d_nchwc_int8, pack_weight_nchwc_int8)
 from .nn import (dense, matmul, max_pool2d, avg_pool2d, global_avg_pool2d, global_max_pool2d,
                  softmax, batch_norm_inference)
+from .winograd import conv2d_nchwc_winograd
 from .reduce import reduce_sum, reduce_mean, reduce_max, reduce_min
 from .quant import quantize, dequantize, requantize
 from .schedule_cpu import schedule_for, generic_schedule

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import elementwise, layout, nn, quant, shape
+from . import elementwise, layout, nn, quant, shape, winograd
 
 OPS: dict = {}
-for _module in (elementwise, layout, nn, quant, shape):
+for _module in (elementwise, layout, nn, quant, shape, winograd):
     OPS.update(_module.OPS)
 
 

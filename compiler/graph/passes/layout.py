@@ -3,7 +3,8 @@
 A block of b channels is one vector register, so convolutions in [N, C/b, H, W, b] keep b
 output channels per FMA (vdla.compiler.topi's fast conv schedules want this layout). The pass
 rewrites each eligible 2-D float convolution (dense or depthwise, with constant weights) into
-ConvNCHWc with weights packed at compile time, and keeps its consumers packed as long as they
+ConvNCHWc with weights packed at compile time (3x3 stride-1 ones into ConvWinogradNCHWc, with
+their weights Winograd-transformed at compile time), and keeps its consumers packed as long as they
 are elementwise (bias, residual add, activations; per-channel constants are packed too).
 A tensor is unpacked (LayoutUnpack, under its original name) just before the first consumer
 that needs NCHW, and packed (LayoutPack) before a convolution whose input is NCHW; tensors
@@ -14,12 +15,23 @@ from __future__ import annotations
 import numpy as np
 
 from vdla.driver.host_ops.layout import pack_weight
+from vdla.driver.host_ops.winograd import transform_weight
 
 from ..ir import Graph, Node, TensorType
 
 _UNARY = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp"}
 _BINARY = {"Add", "Sub", "Mul", "Div"}
 _POOLS = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
+# Narrower 3x3 convolutions spend too much of a Winograd kernel in its transforms.
+WINOGRAD_MIN_CHANNELS = 32
+
+
+def _winograd_fits(attrs: dict, weight_shape: tuple, cb: int, ob: int) -> bool:
+    """A 3x3, stride-1, undilated convolution with wide enough channel blocks and counts."""
+    m, c, kh, kw = weight_shape
+    return ((kh, kw) == (3, 3) and tuple(attrs["strides"]) == (1, 1)
+            and tuple(attrs["dilations"]) == (1, 1) and min(cb, ob) >= 8
+            and min(c, m) >= WINOGRAD_MIN_CHANNELS)
 
 
 def _block(channels: int) -> int:
@@ -83,16 +95,20 @@ class _Packer:
         ob = cb if depthwise else _block(m)
         if c % cb or m % ob:
             return False
-        w6 = pack_weight(g.constants[w], cb, ob, depthwise)
         xp = self.need_packed(x, cb)
         out_t = g.types[node.outputs[0]]
         packed_t = TensorType((out_t.shape[0], m // ob, *out_t.shape[2:], ob), out_t.dtype)
-        attrs = {"strides": a["strides"], "pads": a["pads"], "dilations": a["dilations"],
-                 "depthwise": depthwise}
         y = node.outputs[0]
         conv_out = self.new_tensor(f"{y}@c{ob}", packed_t)
-        self.nodes.append(Node("ConvNCHWc", node.name, [xp, self.constant(f"{w}@c{ob}", w6)],
-                               [conv_out], attrs))
+        if not depthwise and _winograd_fits(a, g.types[w].shape, cb, ob):
+            u = self.constant(f"{w}@winograd{ob}", transform_weight(g.constants[w], cb, ob))
+            self.nodes.append(Node("ConvWinogradNCHWc", node.name, [xp, u], [conv_out],
+                                   {"pads": a["pads"]}))
+        else:
+            w6 = self.constant(f"{w}@c{ob}", pack_weight(g.constants[w], cb, ob, depthwise))
+            attrs = {"strides": a["strides"], "pads": a["pads"], "dilations": a["dilations"],
+                     "depthwise": depthwise}
+            self.nodes.append(Node("ConvNCHWc", node.name, [xp, w6], [conv_out], attrs))
         if bias:
             b5 = g.constants[bias].reshape(1, m // ob, 1, 1, ob)
             biased = self.new_tensor(f"{y}@c{ob}+b", packed_t)

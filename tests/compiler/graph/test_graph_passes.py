@@ -75,8 +75,9 @@ def test_resnet_fuses_conv_bias_residual_and_relu(resnet):
     assert patterns[0] == "Conv+Relu"
     assert "Gemm" in patterns
     packed = [n.attrs.get("pattern", n.op) for n in optimize(resnet).nodes]
-    # in NCHWc the bias is an explicit Add: conv, bias, residual and relu are one kernel
-    assert packed.count("ConvNCHWc+Add+Add+Relu") == 8
+    # in NCHWc the bias is an explicit Add: conv, bias, residual and relu are one kernel; the
+    # residual branch ends in a 3x3 stride-1 conv, which runs as Winograd F(2x2, 3x3)
+    assert packed.count("ConvWinogradNCHWc+Add+Add+Relu") == 8
 
 
 def test_layout_packs_whole_conv_chains(resnet):
@@ -88,7 +89,7 @@ def test_layout_packs_whole_conv_chains(resnet):
     assert "MaxPoolNCHWc" in ops and "GlobalAveragePoolNCHWc" in ops
     for node in g.nodes:
         for inner in node.body or [node]:
-            if inner.op == "ConvNCHWc":
+            if inner.op in ("ConvNCHWc", "ConvWinogradNCHWc"):
                 assert len(g.types[inner.inputs[0]].shape) == 5
 
 
@@ -219,3 +220,31 @@ def test_layout_keeps_numpy_broadcasting_of_constants(rng):
     x = rng.standard_normal((2, 16, 5, 5)).astype(np.float32)
     want = run_reference(import_onnx(m), {"x": x})["y"]
     np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-5, atol=1e-5)
+
+
+def test_layout_runs_wide_3x3_stride_1_convs_as_winograd(rng):
+    """Only 3x3, stride-1, undilated, dense convolutions of at least 32 channels become
+    ConvWinogradNCHWc; the rest stay ConvNCHWc. Results agree with the unoptimized graph."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def conv(name, x, y, oc, ic, k, **attrs):
+        w = (rng.standard_normal((oc, ic // attrs.get("group", 1), k, k)) * 0.2).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, name))
+        return helper.make_node("Conv", [x, name], [y], name=name, **attrs)
+    inits = []
+    nodes = [conv("wide", "x", "a", 32, 32, 3, pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["b"]),
+             conv("dilated", "b", "c", 32, 32, 3, pads=[2, 2, 2, 2], dilations=[2, 2]),
+             conv("depthwise", "c", "d", 32, 32, 3, pads=[1, 1, 1, 1], group=32),
+             conv("strided", "d", "e", 32, 32, 3, pads=[1, 1, 1, 1], strides=[2, 2]),
+             conv("pointwise", "e", "f", 16, 32, 1),
+             conv("narrow", "f", "y", 16, 16, 3, pads=[0, 1, 2, 1])]
+    m = _single(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 20, 18])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    g = optimize(import_onnx(m), fuse=False)
+    kinds = {n.name: n.op for n in g.nodes if n.op.startswith("Conv")}
+    assert kinds == {"wide": "ConvWinogradNCHWc", "dilated": "ConvNCHWc", "depthwise": "ConvNCHWc",
+                     "strided": "ConvNCHWc", "pointwise": "ConvNCHWc", "narrow": "ConvNCHWc"}
+    x = rng.standard_normal((1, 32, 20, 18)).astype(np.float32)
+    want = run_reference(import_onnx(m), {"x": x})["y"]
+    np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-4, atol=1e-4)

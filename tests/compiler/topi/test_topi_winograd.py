@@ -1,0 +1,60 @@
+"""Winograd F(2x2, 3x3) convolution (kernel and numpy semantics) against onnxruntime's Conv."""
+import numpy as np
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from vdla.compiler import te, topi
+from vdla.driver.host_ops.layout import pack, unpack
+from vdla.driver.host_ops.winograd import conv_winograd_nchwc, transform_weight
+
+
+def ort_conv(x, w, b, pads):
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=list(pads))
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(g, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
+    return onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+
+
+CASES = [
+    # N, C, H, W, OC, pads [t, l, b, r], block
+    (1, 32, 9, 11, 48, (1, 1, 1, 1), 16),     # 5x6 tiles: the whole-image schedule
+    (2, 32, 20, 15, 32, (1, 0, 2, 1), 16),    # 21x14 output (odd rows): per row of tiles
+    (1, 16, 12, 12, 24, (0, 0, 0, 0), 8),     # 8-lane blocks, an odd number of output blocks
+    (1, 64, 30, 30, 64, (1, 1, 1, 1), 16),    # 15 tiles a row: a register tile plus a tail
+    (1, 32, 3, 4, 32, (0, 0, 0, 0), 16),      # one output row, an odd output width
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,oc,pads,block", CASES)
+def test_winograd_kernel_and_semantics_match_onnxruntime(n, c, h, w, oc, pads, block, rng,
+                                                         compile_run):
+    xa = rng.standard_normal((n, c, h, w)).astype("float32")
+    wa = (rng.standard_normal((oc, c, 3, 3)) * 0.2).astype("float32")
+    ba = rng.standard_normal(oc).astype("float32")
+    ref = ort_conv(xa, wa, ba, pads)
+    tol = dict(rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
+    xp, u = pack(xa, block), transform_weight(wa, block, block)
+    x = te.placeholder(xp.shape, "float32", "x")
+    ut = te.placeholder(u.shape, "float32", "u")
+    bt = te.placeholder((1, oc // block, 1, 1, block), "float32", "b")
+    y = topi.relu(topi.add(topi.conv2d_nchwc_winograd(x, ut, pads=pads), bt))   # with an epilogue
+    got = compile_run(y, [x, ut, bt], [xp, u, pack(ba.reshape(1, oc, 1, 1), block)])
+    np.testing.assert_allclose(unpack(got), np.maximum(ref, 0), **tol)
+    semantics = conv_winograd_nchwc(xp, u, pads) + pack(ba.reshape(1, oc, 1, 1), block)
+    np.testing.assert_allclose(unpack(semantics), ref, **tol)
+
+
+def test_transform_and_operator_reject_what_they_cannot_do(rng):
+    with pytest.raises(ValueError, match="expected a 3x3 filter, got 5x5"):
+        transform_weight(np.zeros((16, 16, 5, 5), "float32"), 16, 16)
+    with pytest.raises(ValueError, match="not multiples of the blocks"):
+        transform_weight(np.zeros((24, 16, 3, 3), "float32"), 16, 16)
+    x = te.placeholder((1, 2, 8, 8, 16), "float32", "x")
+    with pytest.raises(ValueError, match=r"expected \[4, 4, OC/ob, 2, 16, ob\]"):
+        topi.conv2d_nchwc_winograd(x, te.placeholder((4, 4, 1, 1, 16, 16), "float32", "u"))
+    with pytest.raises(TypeError, match="float32 only"):
+        topi.conv2d_nchwc_winograd(te.placeholder((1, 2, 8, 8, 16), "int8", "q"),
+                                   te.placeholder((4, 4, 1, 2, 16, 16), "int8", "v"))
