@@ -47,6 +47,18 @@ def test_winograd_kernel_and_semantics_match_onnxruntime(n, c, h, w, oc, pads, b
     np.testing.assert_allclose(unpack(semantics), ref, **tol)
 
 
+@pytest.mark.parametrize("h,w", [(8, 8), (16, 20)])    # whole-image and per-row schedules
+def test_winograd_kernel_as_the_group_output(h, w, rng, compile_run):
+    """No epilogue: the output transform itself is the scheduled output stage."""
+    xa = rng.standard_normal((1, 32, h, w)).astype("float32")
+    wa = (rng.standard_normal((16, 32, 3, 3)) * 0.2).astype("float32")
+    ref = ort_conv(xa, wa, np.zeros(16, "float32"), (1, 1, 1, 1))
+    xp, u = pack(xa, 16), transform_weight(wa, 16, 16)
+    x, ut = te.placeholder(xp.shape, "float32", "x"), te.placeholder(u.shape, "float32", "u")
+    got = compile_run(topi.conv2d_nchwc_winograd(x, ut, pads=1), [x, ut], [xp, u])
+    np.testing.assert_allclose(unpack(got), ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
+
+
 def test_transform_and_operator_reject_what_they_cannot_do(rng):
     with pytest.raises(ValueError, match="expected a 3x3 filter, got 5x5"):
         transform_weight(np.zeros((16, 16, 5, 5), "float32"), 16, 16)
