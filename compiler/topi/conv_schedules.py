@@ -1,4 +1,5 @@
-"""CPU schedules for the blocked convolutions (conv2d_nchwc, depthwise_conv2d_nchwc).
+"""CPU schedules for the blocked convolutions (conv2d_nchwc, depthwise_conv2d_nchwc, and the
+three stages of conv2d_nchwc_winograd, whose GEMM uses the same micro-kernel).
 
 The micro-kernel: for one output row segment of `owt` pixels and one block of `ob` output
 channels, keep owt x ob accumulators in registers (a "local" buffer that LLVM promotes),
@@ -13,7 +14,10 @@ from . import tags
 
 MAX_REG_TILE = 14
 MIN_ACCUMULATORS = 8    # FMA latency (4) x FMA ports (2) on the hosts we tune for
-WINOGRAD_WHOLE_IMAGE_TILES = 32   # 7x7 outputs (16 tiles): 1.27x with, 0.92x without; 14x14 (49): 2.04x without, 1.85x with
+# Winograd: images of at most this many output tiles get the whole-image schedule (measured
+# vs the direct conv: 7x7 outputs, 16 tiles, 1.27x with it, 0.92x without; 14x14, 49 tiles,
+# 2.04x without, 1.85x with).
+WINOGRAD_WHOLE_IMAGE_TILES = 32
 DW_INLINE_PAD = True
 
 

@@ -3,8 +3,8 @@
 A fused group has at most one anchor (a reduction: conv, dense/matmul, pooling, softmax,
 reduce) with chains of injective ops before and/or after it. The default:
 - injective intermediates are inlined into their readers;
-- a conv2d_nchwc anchor gets the blocked micro-kernel schedule (conv_nchwc.py) computed at
-  the tiles of the group's output;
+- a convolution anchor gets its schedule from conv_schedules.py (the blocked micro-kernel
+  computed at the tiles of the group's output; Winograd's three stages);
 - every other remaining stage gets a generic nest: outer data axes fused and parallel, the
   innermost data axis split by the vector width and vectorized, reductions in between.
 """
