@@ -103,6 +103,20 @@ def _build_ir(ptr_bits: int, arch: str = "x86_64") -> str:
         b.cbranch(b.icmp_signed("<", k1, ir.Constant(i32, SPIN_ROUNDS)), head, miss)
         return hit, miss
 
+    def wait_locked(b, cv, ready, name):
+        """Emit, with the mutex held: until ready(b) -> (i1, value) holds, cond_wait on cv.
+        Returns the value of the check that passed; the builder continues after the loop."""
+        head, sleep, done = (b.append_basic_block(f"{name}_{x}") for x in ("check", "wait", "done"))
+        b.branch(head)
+        b.position_at_end(head)
+        ok, value = ready(b)
+        b.cbranch(ok, done, sleep)
+        b.position_at_end(sleep)
+        b.call(wait, [cv, mutex])
+        b.branch(head)
+        b.position_at_end(done)
+        return value
+
     task_t = ir.FunctionType(void, [ptr, i64, i64])
     # a pointer typed with the function type: llvmlite reads an indirect callee's signature
     # from it (it still prints as an opaque "ptr")
@@ -131,17 +145,11 @@ def _build_ir(ptr_bits: int, arch: str = "x86_64") -> str:
         b.branch(locked)
     b.position_at_end(locked)
     b.call(lock, [mutex])
-    check = b.append_basic_block("check")
-    waitb = b.append_basic_block("wait")
-    run = b.append_basic_block("run")
-    b.branch(check)
-    b.position_at_end(check)
-    cur = b.load(gen, typ=i64)
-    b.cbranch(b.icmp_unsigned("==", cur, seen), waitb, run)
-    b.position_at_end(waitb)
-    b.call(wait, [work_cv, mutex])
-    b.branch(check)
-    b.position_at_end(run)
+
+    def new_generation(b):
+        cur = b.load(gen, typ=i64)
+        return b.icmp_unsigned("!=", cur, seen), cur
+    cur = wait_locked(b, work_cv, new_generation, "work")
     n = b.load(ntasks, typ=i64)
     mine = b.append_basic_block("mine")
     skip = b.append_basic_block("skip")
@@ -223,16 +231,8 @@ def _build_ir(ptr_bits: int, arch: str = "x86_64") -> str:
     b.ret_void()
     b.position_at_end(slow)
     b.call(lock, [mutex])
-    wh = b.append_basic_block("join_head")
-    wb = b.append_basic_block("join_wait")
-    wd = b.append_basic_block("join_done")
-    b.branch(wh)
-    b.position_at_end(wh)
-    b.cbranch(b.icmp_signed(">", b.load(pending, typ=i64), ir.Constant(i64, 0)), wb, wd)
-    b.position_at_end(wb)
-    b.call(wait, [done_cv, mutex])
-    b.branch(wh)
-    b.position_at_end(wd)
+    wait_locked(b, done_cv, lambda b: (b.icmp_signed(
+        "<=", b.load(pending, typ=i64), ir.Constant(i64, 0)), None), "join_locked")
     b.call(unlock, [mutex])
     b.call(unlock, [launch])
     b.ret_void()
