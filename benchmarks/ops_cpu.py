@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from interleave import interleaved_median_ms
+from vdla.compiler.graph.passes.layout import winograd_fits
 from vdla.driver.host_ops.winograd import transform_weight
 from ort_peer import ort_session
 
@@ -79,10 +80,6 @@ def our_winograd_kernel(c, h, w, oc, pad, threads):
     u = te.placeholder((4, 4, oc // BLOCK, c // BLOCK, BLOCK, BLOCK), "float32", "u")
     y = topi.conv2d_nchwc_winograd(x, u, pads=pad)
     return build(topi.schedule_for([y], target), [x, u, y], target, "winograd").load()
-
-
-def winograd_fits(k, stride, depthwise):
-    return k == 3 and stride == 1 and not depthwise
 
 
 X_SCALE, W_SCALE, Y_SCALE, Y_ZP = 0.02, 0.01, 0.5, 7
@@ -180,7 +177,7 @@ def main(argv=None):
             sess = ort_conv_session(c, oc, k, stride, pad, dw, threads, wa)
             ref = sess.run(None, {"x": xa})[0]
             runs = {"direct": lambda: lib.run("conv", [xp, wp, ya])}
-            if winograd_fits(k, stride, dw):
+            if not dw and winograd_fits({"strides": [stride] * 2, "dilations": [1, 1]}, wa.shape, BLOCK, BLOCK):
                 wlib = our_winograd_kernel(c, h, w, oc, pad, threads)
                 up = transform_weight(wa, BLOCK, BLOCK)
                 runs["winograd"] = lambda: wlib.run("winograd", [xp, up, ya])
@@ -191,10 +188,8 @@ def main(argv=None):
                 if not err <= 1e-3 * max(1.0, float(np.abs(ref).max())):
                     raise SystemExit(f"{name}: our {kernel} result differs from onnxruntime by {err}")
             chosen = "winograd" if "winograd" in runs else "direct"
-            times = interleaved_median_ms([runs[chosen], runs["direct"], lambda: sess.run(None, {"x": xa})]
-                                          if chosen != "direct" else
-                                          [runs["direct"], lambda: sess.run(None, {"x": xa})],
-                                          args.repeat, min_time=0.4)
+            contestants = list(runs.values())[::-1] + [lambda: sess.run(None, {"x": xa})]  # chosen first
+            times = interleaved_median_ms(contestants, args.repeat, min_time=0.4)
             ours, ort = times[0], times[-1]
             flops = 2.0 * oc * (1 if dw else c) * k * k * yshape[2] * yshape[3]
             rows.append({"case": name, "threads": threads, "kernel": chosen, "ours_ms": round(ours, 4),

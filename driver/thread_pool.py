@@ -4,7 +4,8 @@ worker threads (started on first use; between calls they spin briefly, then slee
 condition variable).
 
 Kernels compiled with Target.threads > 1 call this symbol for their parallel loops; it is
-machine code built here, once per process, from LLVM IR (pthread mutex/condvar calls only),
+machine code built here, once per process, from LLVM IR (pthread calls, atomics and the
+CPU's spin-wait hint),
 and registered with LLVM so every kernel object loaded afterwards links against it. Reusing
 threads saves the tens of microseconds a pthread_create/join pair costs on every call.
 

@@ -13,7 +13,7 @@ the simplifier leaves the plain sums and differences (no multiplies by 0 or 1).
 """
 from __future__ import annotations
 
-from vdla.driver.host_ops.winograd import ALPHA, AT, BT, TILE, tiles
+from vdla.driver.host_ops.winograd import ALPHA, AT, BT, TILE, padded_size, tiles
 
 from .. import te
 from . import tags
@@ -61,9 +61,9 @@ def conv2d_nchwc_winograd(data, u, pads=0):
     if oh <= 0 or ow <= 0:
         raise ValueError(f"conv2d_nchwc_winograd: output would be {oh}x{ow}")
     th, tw = tiles(oh), tiles(ow)
-    # whole tiles: pad the bottom/right to 2 * tiles + 2 rows/columns (at least the model's pads)
-    d = pad(data, [0, 0, pt, pl, 0], [0, 0, TILE * th + 2 - h - pt, TILE * tw + 2 - w - pl, 0], 0,
-            name="pad_data")
+    # whole tiles: pad the bottom/right out to what the last tiles read (at least the model's pads)
+    d = pad(data, [0, 0, pt, pl, 0], [0, 0, padded_size(th) - h - pt, padded_size(tw) - w - pl, 0],
+            0, name="pad_data")
     v = te.compute((n, cbo, th, ALPHA, ALPHA, tw, cb),
                    lambda b, c, ty, e, v_, tx, ci: _apply_row(BT, e, lambda r: _apply_row(
                        BT, v_, lambda s: d(b, c, TILE * ty + r, TILE * tx + s, ci))),

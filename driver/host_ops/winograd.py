@@ -35,24 +35,29 @@ def tiles(out_size: int) -> int:
     return (out_size + TILE - 1) // TILE
 
 
+def padded_size(n_tiles: int) -> int:
+    """Input rows (or columns) that n_tiles output tiles read: patches of ALPHA at stride TILE."""
+    return TILE * n_tiles + ALPHA - TILE
+
+
 def conv_winograd_nchwc(x: np.ndarray, u: np.ndarray, pads) -> np.ndarray:
     """x [N, C/cb, H, W, cb], u = transform_weight(...) -> [N, O/ob, OH, OW, ob] (stride 1)."""
     n, cbo, h, w, cb = x.shape
     pt, pl, pb, pr = pads
     oh, ow = h + pt + pb - 2, w + pl + pr - 2
     th, tw = tiles(oh), tiles(ow)
-    d = np.zeros((n, cbo, 2 * th + 2, 2 * tw + 2, cb), np.float64)
-    rows, cols = min(h, 2 * th + 2 - pt), min(w, 2 * tw + 2 - pl)
+    d = np.zeros((n, cbo, padded_size(th), padded_size(tw), cb), np.float64)
+    rows, cols = min(h, padded_size(th) - pt), min(w, padded_size(tw) - pl)
     d[:, :, pt:pt + rows, pl:pl + cols] = x[:, :, :rows, :cols]
-    # 4x4 patches at stride 2: [n, c, th, tw, r, s, ci]
+    # ALPHA x ALPHA patches at stride TILE: [n, c, th, tw, r, s, ci]
     sn, sc, sh, sw, si = d.strides
     patches = np.lib.stride_tricks.as_strided(
-        d, (n, cbo, th, tw, ALPHA, ALPHA, cb), (sn, sc, 2 * sh, 2 * sw, sh, sw, si))
+        d, (n, cbo, th, tw, ALPHA, ALPHA, cb), (sn, sc, TILE * sh, TILE * sw, sh, sw, si))
     v = np.einsum("er,nctyrsi,us->nctyeui", BT, patches, BT)
     m = np.einsum("nctyeui,euocij->notyeuj", v, u.astype(np.float64))
     y = np.einsum("ae,notyeuj,bu->notaybj", AT, m, AT)
     obo, ob = u.shape[2], u.shape[5]
-    y = y.reshape(n, obo, 2 * th, 2 * tw, ob)[:, :, :oh, :ow]
+    y = y.reshape(n, obo, TILE * th, TILE * tw, ob)[:, :, :oh, :ow]
     return np.ascontiguousarray(y.astype(x.dtype))
 
 

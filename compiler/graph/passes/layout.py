@@ -26,7 +26,7 @@ _POOLS = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
 WINOGRAD_MIN_CHANNELS = 32
 
 
-def _winograd_fits(attrs: dict, weight_shape: tuple, cb: int, ob: int) -> bool:
+def winograd_fits(attrs: dict, weight_shape: tuple, cb: int, ob: int) -> bool:
     """A 3x3, stride-1, undilated convolution with wide enough channel blocks and counts."""
     m, c, kh, kw = weight_shape
     return ((kh, kw) == (3, 3) and tuple(attrs["strides"]) == (1, 1)
@@ -100,7 +100,7 @@ class _Packer:
         packed_t = TensorType((out_t.shape[0], m // ob, *out_t.shape[2:], ob), out_t.dtype)
         y = node.outputs[0]
         conv_out = self.new_tensor(f"{y}@c{ob}", packed_t)
-        if not depthwise and _winograd_fits(a, g.types[w].shape, cb, ob):
+        if not depthwise and winograd_fits(a, g.types[w].shape, cb, ob):
             u = self.constant(f"{w}@winograd{ob}", transform_weight(g.constants[w], cb, ob))
             self.nodes.append(Node("ConvWinogradNCHWc", node.name, [xp, u], [conv_out],
                                    {"pads": a["pads"]}))
