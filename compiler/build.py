@@ -70,3 +70,24 @@ def build(schedule, args, target=None, name="kernel", check=False) -> CompiledKe
     obj = emit_object(mod, target)
     specs = [(tuple(b.shape), b.dtype) for b in func.params]
     return CompiledKernel(name, target.triple, obj, str(mod), specs, repr(func))
+
+
+def vdla_passes(config):
+    """The loop-IR passes for the VDLA accelerator, in order; emit_program follows them."""
+    from .codegen import vdla as V
+    return [
+        ("alias_alu_results", V.alias_alu_results),
+        ("inject_dma", V.inject_dma(config)),
+        ("inject_acc_reset", V.inject_acc_reset(config)),
+        ("fold_uop_kernels", V.fold_uop_kernels(config)),
+        ("interleave_virtual_threads", V.interleave_virtual_threads),
+        ("check_storage", V.check_storage(config)),
+    ]
+
+
+def build_vdla(schedule, args, config, name="kernel", check=False):
+    """Compile `schedule` for the VDLA accelerator of `config` into a KernelProgram (the
+    runtime calls vdla.driver replays); `args` are its buffers in order."""
+    from .codegen.vdla import emit_program
+    func = lower(schedule, args, name, check=check, passes=vdla_passes(config))
+    return emit_program(config, func)

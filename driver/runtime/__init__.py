@@ -6,7 +6,9 @@ from .insn_queue import Stage, check_token_balance
 from .race_check import Race, find_races
 from .uop_cache import UopSramCache
 from .uop_kernel import KernelMode, LoopLevel, UopKernel
+from .program import KernelProgram, ProgramParam, ProgramRunner, run_program
 
 __all__ = ["CommandQueue", "DEFAULT_TIMEOUT_CYCLES", "DependenceError", "KernelError",
            "RuntimeStreamError", "Stage", "check_token_balance", "Race", "find_races", "UopSramCache",
-           "KernelMode", "LoopLevel", "UopKernel"]
+           "KernelMode", "LoopLevel", "UopKernel", "KernelProgram", "ProgramParam", "ProgramRunner",
+           "run_program"]

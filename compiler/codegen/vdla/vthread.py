@@ -1,0 +1,48 @@
+"""interleave_virtual_threads: a virtual-thread loop becomes interleaved instruction streams.
+
+The thread loop is pushed inward through loops, sequences and allocations until it wraps
+single statements (a DMA or micro-op node), so the statement of thread 0 is followed by
+the same statement of thread 1: loads of one thread come before the computation of the
+other in program order, and emit's dependence analysis lets them overlap. Accelerator
+buffers allocated inside the thread loop are replicated, one copy per thread
+(AttrStmt "vdla.replicate" with the thread variable and count)."""
+from __future__ import annotations
+
+from ...tir import stmt as S
+from ...tir.functor import uses_var
+from .errors import VdlaLoweringError
+from .walk import rewrite
+
+
+def interleave_virtual_threads(func):
+    def visit(stmt):
+        if isinstance(stmt, S.For) and stmt.kind is S.ForKind.VTHREAD:
+            body = rewrite(stmt.body, visit)        # inner thread loops first
+            return _push(body, stmt.var, int(stmt.extent.value))
+        return None
+    return func.with_body(rewrite(func.body, visit))
+
+
+def _leaf(stmt, var, n):
+    return S.For(var, 0, n, S.ForKind.UNROLLED, stmt, {"vdla.thread": True})
+
+
+def _push(stmt, var, n):
+    if isinstance(stmt, S.SeqStmt):
+        return S.seq(*(_push(s, var, n) for s in stmt.seq))
+    if isinstance(stmt, S.For) and not stmt.annotations.get("vdla.thread"):
+        if uses_var(stmt.extent, var) or uses_var(stmt.min, var):
+            raise VdlaLoweringError(f"loop {stmt.var.name} has bounds that depend on virtual thread {var.name}")
+        return S.For(stmt.var, stmt.min, stmt.extent, stmt.kind, _push(stmt.body, var, n), stmt.annotations)
+    if isinstance(stmt, S.Allocate):
+        if not stmt.buffer.scope.startswith("vdla."):
+            raise VdlaLoweringError(f"buffer {stmt.buffer.name} in scope {stmt.buffer.scope} inside a virtual "
+                                    "thread; VDLA kernels allocate only accelerator scopes")
+        return S.AttrStmt("vdla.replicate", stmt.buffer, (var, n),
+                          S.Allocate(stmt.buffer, _push(stmt.body, var, n)))
+    if isinstance(stmt, S.AttrStmt):
+        return S.AttrStmt(stmt.key, stmt.node, stmt.value, _push(stmt.body, var, n))
+    if isinstance(stmt, S.IfThenElse) and not uses_var(stmt.cond, var):
+        return S.IfThenElse(stmt.cond, _push(stmt.then_case, var, n),
+                            None if stmt.else_case is None else _push(stmt.else_case, var, n))
+    return _leaf(stmt, var, n)

@@ -1,0 +1,58 @@
+"""One call from a layer description to a compiled VDLA kernel: placeholders in the SPEC §7
+layouts, the operator and its epilogue, the schedule (given knobs or the default), and
+build_vdla. The program's buffers are, in order: x, w, [bias], [residual], y."""
+from __future__ import annotations
+
+from ... import te
+from ...build import build_vdla
+from .epilogue import Epilogue, apply_epilogue
+from .ops import conv2d, dense, depthwise_conv2d
+from .plan import ConvLayer, DenseLayer, default_conv_knobs, default_dense_knobs
+from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
+
+
+def _ceil(a, b):
+    return -(-a // b)
+
+
+def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: ConvKnobs | None = None,
+                   name: str = "conv2d"):
+    """-> (KernelProgram, ConvKnobs)."""
+    ep = ep or Epilogue()
+    knobs = knobs or default_conv_knobs(config, layer, ep)
+    B, L = config.batch, config.block
+    x = te.placeholder((layer.n, layer.c, layer.h, layer.w, B, L), "int8", "x")
+    if layer.depthwise:
+        w = te.placeholder((layer.c, layer.kh, layer.kw, L, L), "int8", "w")
+    else:
+        w = te.placeholder((layer.o, layer.c, layer.kh, layer.kw, L, L), "int8", "w")
+    oh, ow = layer.out_h, layer.out_w
+    out_hw = (_ceil(oh, knobs.tile_h) * knobs.tile_h, _ceil(ow, knobs.tile_w) * knobs.tile_w)
+    strides = (layer.stride, layer.stride)
+    op = depthwise_conv2d if layer.depthwise else conv2d
+    acc = op(x, w, strides, layer.pads, out_hw, name="conv")
+    bias = te.placeholder((layer.o, B, L), "int32", "bias") if ep.bias else None
+    out_shape = (layer.n, layer.o, oh, ow, B, L)
+    res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
+    stages, res32, out = apply_epilogue(acc, ep, out_shape, bias, res, name="y")
+    x_src = acc.op.input_tensors[0]
+    s = schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs, depthwise=layer.depthwise)
+    args = [x, w] + ([bias] if bias is not None else []) + ([res] if res is not None else []) + [out]
+    return build_vdla(s, args, config, name), knobs
+
+
+def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: DenseKnobs | None = None,
+                  name: str = "dense"):
+    ep = ep or Epilogue()
+    knobs = knobs or default_dense_knobs(config, layer, ep)
+    B, L = config.batch, config.block
+    x = te.placeholder((layer.m, layer.k, B, L), "int8", "x")
+    w = te.placeholder((layer.n, layer.k, L, L), "int8", "w")
+    acc = dense(x, w, name="dense")
+    bias = te.placeholder((layer.n, B, L), "int32", "bias") if ep.bias else None
+    out_shape = (layer.m, layer.n, B, L)
+    res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
+    stages, res32, out = apply_epilogue(acc, ep, out_shape, bias, res, name="y")
+    s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs)
+    args = [x, w] + ([bias] if bias is not None else []) + ([res] if res is not None else []) + [out]
+    return build_vdla(s, args, config, name), knobs

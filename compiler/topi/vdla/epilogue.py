@@ -1,0 +1,84 @@
+"""ALU epilogues of a GEMM-shaped operator: bias add, requantization (multiply, rounding
+add, arithmetic shift right), residual add, clip/ReLU, then the int8 output the STORE
+writes. Each step is one elementwise stage on the accumulators, marked with the ALU
+operation that computes it (attrs "vdla.alu" = (op, immediate or None)).
+
+Order: acc + bias -> * mul -> + 2^(shift-1) (round) -> >> shift -> + residual -> max(lo) ->
+min(hi) -> int8. The STORE truncates, so the clip bounds must lie in int8."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ... import te
+from ...tir import expr as E
+from ..transform import pad
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    bias: bool = False          # + bias (O/L, B, L) int32, broadcast over pixels
+    mul: int | None = None      # * immediate (16-bit signed)
+    shift: int = 0              # arithmetic shift right (floor division by 2^shift)
+    round: bool = False         # add 2^(shift-1) first: round half up
+    residual: bool = False      # + int8 tensor of the output's layout (sign-extended on load)
+    lo: int | None = -128       # clip below (0: ReLU)
+    hi: int | None = 127        # clip above
+
+    def __post_init__(self):
+        if not 0 <= self.shift <= 31:
+            raise ValueError(f"epilogue shift {self.shift} outside 0..31")
+        for name in ("mul", "lo", "hi"):
+            v = getattr(self, name)
+            if v is not None and not -(1 << 15) <= v < (1 << 15):
+                raise ValueError(f"epilogue {name} {v} does not fit the ALU's 16-bit immediate")
+        if self.round and self.shift and (1 << (self.shift - 1)) >= (1 << 15):
+            raise ValueError(f"epilogue rounding constant 2^{self.shift - 1} does not fit the ALU immediate")
+        for name in ("lo", "hi"):
+            v = getattr(self, name)
+            if v is not None and not -128 <= v <= 127:
+                raise ValueError(f"epilogue clip {name}={v} is outside int8: the STORE keeps the low 8 bits")
+
+
+def _alu(shape, f, name, op, imm):
+    return te.compute(shape, f, name=name, attrs={"vdla.alu": (op, imm)})
+
+
+def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name="out"):
+    """-> (ALU stages in order, residual load stage or None, int8 output of out_shape)."""
+    stages = []
+    t = acc
+    shape = acc.shape
+    ndim = len(shape)
+    if ep.bias:
+        b = bias
+
+        def add_bias(*i, t=t, b=b):
+            return t(*i) + b[i[1], i[-2], i[-1]]
+        t = _alu(shape, add_bias, f"{name}.bias", "add", None)
+        stages.append(t)
+    if ep.mul is not None:
+        t = _alu(shape, lambda *i, t=t: t(*i) * E.Const(ep.mul, "int32"), f"{name}.mul", "mul", ep.mul)
+        stages.append(t)
+    if ep.shift:
+        if ep.round:
+            r = 1 << (ep.shift - 1)
+            t = _alu(shape, lambda *i, t=t: t(*i) + E.Const(r, "int32"), f"{name}.round", "add", r)
+            stages.append(t)
+        t = _alu(shape, lambda *i, t=t: t(*i) // (1 << ep.shift), f"{name}.shr", "shr", ep.shift)
+        stages.append(t)
+    res32 = None
+    if ep.residual:
+        res = residual
+        if tuple(res.shape) != tuple(shape):
+            res = pad(res, [0] * ndim, [a - b for a, b in zip(shape, res.shape)], 0, name=f"{name}.res.pad")
+        res32 = te.compute(shape, lambda *i, res=res: te.cast("int32", res(*i)), name=f"{name}.res")
+        t = _alu(shape, lambda *i, t=t: t(*i) + res32(*i), f"{name}.residual", "add", None)
+        stages.append(t)
+    if ep.lo is not None:
+        t = _alu(shape, lambda *i, t=t: te.maximum(t(*i), E.Const(ep.lo, "int32")), f"{name}.max", "max", ep.lo)
+        stages.append(t)
+    if ep.hi is not None:
+        t = _alu(shape, lambda *i, t=t: te.minimum(t(*i), E.Const(ep.hi, "int32")), f"{name}.min", "min", ep.hi)
+        stages.append(t)
+    out = te.compute(out_shape, lambda *i, t=t: te.cast("int8", t(*i)), name=name)
+    return stages, res32, out

@@ -1,0 +1,87 @@
+"""The GEMM-shaped VDLA operators as tensor expressions (int8 x int8 -> int32).
+
+Layouts (SPEC §7, B = BATCH, L = BLOCK): activations (N/B, C/L, H, W, B, L), conv weights
+(O/L, C/L, KH, KW, L, L), depthwise weights (C/L, KH, KW, L, L) holding each channel's
+taps on the diagonal of its block, dense weights (N/L, K/L, L, L).
+
+`out_hw` lets a schedule compute a taller/wider output than the layer has (tiles that do
+not divide the image): the extra rows and columns read zero padding and are never stored.
+"""
+from __future__ import annotations
+
+from ... import te
+from ..transform import pad
+
+
+def _i32(v):
+    return te.cast("int32", v)
+
+
+def _padded_input(x, kh, kw, strides, pads, out_hw, name):
+    _, _, h, w, _, _ = x.shape
+    sh, sw = strides
+    pt, pl, pb, pr = pads
+    oh, ow = out_hw
+    # rows/columns the over-computed output reaches beyond the bottom/right padding
+    extra_h = max(0, (oh - 1) * sh + kh - (h + pt + pb))
+    extra_w = max(0, (ow - 1) * sw + kw - (w + pl + pr))
+    return pad(x, [0, 0, pt, pl, 0, 0], [0, 0, pb + extra_h, pr + extra_w, 0, 0], 0, name=name)
+
+
+def conv_out_hw(h, w, kh, kw, strides, pads):
+    sh, sw = strides
+    pt, pl, pb, pr = pads
+    return (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
+
+
+def conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="conv"):
+    nb, cb, h, wd, batch, block = x.shape
+    ob, cb2, kh, kw, bo, bi = w.shape
+    if cb2 != cb or bi != block or bo != block:
+        raise ValueError(f"vdla conv2d: weight {list(w.shape)} does not fit input {list(x.shape)}")
+    out_hw = out_hw or conv_out_hw(h, wd, kh, kw, strides, pads)
+    xp = _padded_input(x, kh, kw, strides, pads, out_hw, name + ".pad")
+    sh, sw = strides
+    ic = te.reduce_axis((0, cb), "ic")
+    ky = te.reduce_axis((0, kh), "ky")
+    kx = te.reduce_axis((0, kw), "kx")
+    k = te.reduce_axis((0, block), "k")
+    return te.compute(
+        (nb, ob, out_hw[0], out_hw[1], batch, block),
+        lambda n, o, i, j, b, c: te.sum(
+            _i32(xp[n, ic.var, i * sh + ky.var, j * sw + kx.var, b, k.var]) * _i32(w[o, ic.var, ky.var, kx.var, c, k.var]),
+            axis=[ic, ky, kx, k]), name=name)
+
+
+def depthwise_conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="dwconv"):
+    """Channel block o of the output reads only channel block o of the input; the GEMM
+    multiplies by a diagonal weight block (one useful MAC in BLOCK, but one micro-op per tap
+    and pixel, where the ALU would need a multiply and an add of two cycles each)."""
+    nb, cb, h, wd, batch, block = x.shape
+    cb2, kh, kw, bo, bi = w.shape
+    if cb2 != cb or bo != block or bi != block:
+        raise ValueError(f"vdla depthwise_conv2d: weight {list(w.shape)} does not fit input {list(x.shape)}")
+    out_hw = out_hw or conv_out_hw(h, wd, kh, kw, strides, pads)
+    xp = _padded_input(x, kh, kw, strides, pads, out_hw, name + ".pad")
+    sh, sw = strides
+    ky = te.reduce_axis((0, kh), "ky")
+    kx = te.reduce_axis((0, kw), "kx")
+    k = te.reduce_axis((0, block), "k")
+    return te.compute(
+        (nb, cb, out_hw[0], out_hw[1], batch, block),
+        lambda n, o, i, j, b, c: te.sum(
+            _i32(xp[n, o, i * sh + ky.var, j * sw + kx.var, b, k.var]) * _i32(w[o, ky.var, kx.var, c, k.var]),
+            axis=[ky, kx, k]), name=name)
+
+
+def dense(x, w, name="dense"):
+    """x (M/B, K/L, B, L) . w (N/L, K/L, L, L) -> (M/B, N/L, B, L) int32."""
+    mb, kb, batch, block = x.shape
+    nb, kb2, bo, bi = w.shape
+    if kb2 != kb or bi != block or bo != block:
+        raise ValueError(f"vdla dense: weight {list(w.shape)} does not fit input {list(x.shape)}")
+    r = te.reduce_axis((0, kb), "kb")
+    k = te.reduce_axis((0, block), "k")
+    return te.compute((mb, nb, batch, block),
+                      lambda m, n, b, c: te.sum(_i32(x[m, r.var, b, k.var]) * _i32(w[n, r.var, c, k.var]),
+                                                axis=[r, k]), name=name)

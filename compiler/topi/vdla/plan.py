@@ -1,0 +1,172 @@
+"""Layer descriptions and the default choice of schedule knobs.
+
+The default is the candidate with the fewest estimated cycles among those whose buffers
+fit the SRAMs: per tile, GEMM micro-op steps, DMA cycles (vdla.hw.timing's costs: read
+latency per row, bus beats, padding) and stores; with two virtual threads a tile costs the
+slowest of its load, compute and store streams, with one their sum. Tiles need not divide
+the image (the extra rows are computed from padding and not stored), but over-computed
+work counts in the estimate."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .epilogue import Epilogue
+from .schedule import ConvKnobs, DenseKnobs
+
+
+@dataclass(frozen=True)
+class ConvLayer:
+    """A conv in SPEC §7 element units: n batch blocks, c/o channel blocks, h/w pixels."""
+    n: int
+    c: int
+    h: int
+    w: int
+    o: int
+    kh: int = 3
+    kw: int = 3
+    stride: int = 1
+    pads: tuple = (1, 1, 1, 1)      # top, left, bottom, right
+    depthwise: bool = False
+
+    @property
+    def out_h(self) -> int:
+        return (self.h + self.pads[0] + self.pads[2] - self.kh) // self.stride + 1
+
+    @property
+    def out_w(self) -> int:
+        return (self.w + self.pads[1] + self.pads[3] - self.kw) // self.stride + 1
+
+    def macs(self, config) -> int:
+        """Useful multiply-accumulates (a depthwise block does BLOCK of its BLOCK^2)."""
+        per = 1 if self.depthwise else self.c * config.block
+        return (self.n * config.batch * self.o * config.block * self.out_h * self.out_w
+                * per * self.kh * self.kw)
+
+    def gemm_bound(self, config) -> int:
+        """Cycles at one micro-op per cycle doing only useful micro-ops."""
+        per = 1 if self.depthwise else self.c
+        return self.n * self.o * self.out_h * self.out_w * per * self.kh * self.kw
+
+
+@dataclass(frozen=True)
+class DenseLayer:
+    m: int        # rows in BATCH units
+    k: int        # reduction in blocks
+    n: int        # outputs in blocks
+
+    def gemm_bound(self, config) -> int:
+        return self.m * self.k * self.n
+
+
+def _divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _ceil(a, b):
+    return -(-a // b)
+
+
+def _load_cycles(config, rows, row_elems, elem_bytes, pad_elems=0):
+    t = config.timing
+    return t.dma_setup_cycles + pad_elems + rows * (t.dram_read_latency + _ceil(row_elems * elem_bytes, config.bus_bytes))
+
+
+def conv_fits(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> bool:
+    ep = ep or Epilogue()
+    t = k.vthreads
+    chunk = 1 if layer.depthwise else (k.ic_chunk or layer.c)
+    rows = (k.tile_h - 1) * layer.stride + layer.kh
+    cols = (k.tile_w - 1) * layer.stride + layer.kw
+    inp = chunk * rows * cols * t
+    resident = not layer.depthwise and chunk == layer.c
+    wslots = t if (not resident or k.vthread_axis == "oc") else 1
+    wgt = k.tile_oc * (1 if layer.depthwise else chunk) * layer.kh * layer.kw * wslots
+    tile = k.tile_oc * k.tile_h * k.tile_w
+    acc = tile * t * (2 if ep.residual else 1) + (k.tile_oc * (t if k.vthread_axis == "oc" else 1) if ep.bias else 0)
+    uops_ok = k.tile_h * k.tile_w > 1 or k.tile_oc > 1
+    if layer.o % k.tile_oc or (not layer.depthwise and layer.c % chunk):
+        return False
+    if k.vthreads > 1:
+        n_tiles = layer.o // k.tile_oc if k.vthread_axis == "oc" else _ceil(layer.out_h, k.tile_h)
+        if n_tiles % k.vthreads:
+            return False
+    bottom = (_ceil(layer.out_h, k.tile_h) * k.tile_h - 1) * layer.stride + layer.kh - layer.h - layer.pads[0]
+    right = (_ceil(layer.out_w, k.tile_w) * k.tile_w - 1) * layer.stride + layer.kw - layer.w - layer.pads[1]
+    return (inp <= config.inp_depth and wgt <= config.wgt_depth and acc <= config.acc_depth and uops_ok
+            and max(bottom, right, *layer.pads) <= 15)
+
+
+def conv_cost(config, layer: ConvLayer, k: ConvKnobs) -> float:
+    chunk = 1 if layer.depthwise else (k.ic_chunk or layer.c)
+    chunks = 1 if layer.depthwise else layer.c // chunk
+    rows = (k.tile_h - 1) * layer.stride + layer.kh
+    cols = (k.tile_w - 1) * layer.stride + layer.kw
+    h_tiles, w_tiles = _ceil(layer.out_h, k.tile_h), _ceil(layer.out_w, k.tile_w)
+    oc_tiles = layer.o // k.tile_oc
+    taps = layer.kh * layer.kw
+    ib, wb = config.batch * config.block, config.block * config.block * config.wgt_bits // 8
+    gemm = k.tile_oc * chunk * taps * k.tile_h * k.tile_w + 10
+    load_in = chunk * _load_cycles(config, rows, cols, ib)
+    wgt_elems = k.tile_oc * (1 if layer.depthwise else chunk) * taps
+    load_w = _load_cycles(config, 1, wgt_elems, wb)
+    resident = not layer.depthwise and chunks == 1
+    store = k.tile_oc * _load_cycles(config, 1, k.tile_h * k.tile_w, ib)
+    per_tile = []
+    for _ in range(1):
+        lw = load_w / (h_tiles * w_tiles) if resident else load_w
+        load = load_in + lw
+        if k.vthreads > 1:
+            per_tile.append(chunks * max(gemm, load) + store / 2 + 40)
+        else:
+            per_tile.append(chunks * (gemm + load) + store + 40)
+    return layer.n * oc_tiles * h_tiles * w_tiles * per_tile[0]
+
+
+def default_conv_knobs(config, layer: ConvLayer, ep: Epilogue | None = None) -> ConvKnobs:
+    best = None
+    chunks = [1] if layer.depthwise else _divisors(layer.c)
+    widths = sorted({layer.out_w, *[d for d in _divisors(layer.out_w)], *range(1, min(layer.out_w, 16) + 1)})
+    for vt in (2, 1):
+        for axis in (("oc", "h") if vt > 1 else ("oc",)):
+            for toc in _divisors(layer.o):
+                for chunk in chunks:
+                    for tw in widths:
+                        for th in range(1, layer.out_h + 1):
+                            k = ConvKnobs(toc, th, tw, 0 if chunk == layer.c else chunk, vt, axis)
+                            if not conv_fits(config, layer, k, ep):
+                                continue
+                            cost = conv_cost(config, layer, k)
+                            if best is None or cost < best[0]:
+                                best = (cost, k)
+    if best is None:
+        raise ValueError(f"no VDLA tiling of {layer} fits the {config.name} SRAMs (input {config.inp_depth}, "
+                         f"weight {config.wgt_depth}, accumulator {config.acc_depth} elements)")
+    return best[1]
+
+
+def default_dense_knobs(config, layer: DenseLayer, ep: Epilogue | None = None) -> DenseKnobs:
+    best = None
+    for vt in (2, 1):
+        for tn in _divisors(layer.n):
+            if (layer.n // tn) % vt:
+                continue
+            for tm in _divisors(layer.m):
+                if tm * tn < 2:
+                    continue
+                for kc in _divisors(layer.k):
+                    inp, wgt, acc = tm * kc * vt, tn * kc * vt, tm * tn * vt * 2 + tn * vt
+                    if inp > config.inp_depth or wgt > config.wgt_depth or acc > config.acc_depth:
+                        continue
+                    if tm * tn > config.uop_depth // 4:
+                        continue
+                    chunks = layer.k // kc
+                    gemm = tm * tn * kc + 10
+                    load = _load_cycles(config, 1, tm * kc, config.batch * config.block) + _load_cycles(
+                        config, 1, tn * kc, config.block * config.block)
+                    per = chunks * (max(gemm, load) if vt > 1 else gemm + load) + 40
+                    cost = (layer.m // tm) * (layer.n // tn) * per
+                    if best is None or cost < best[0]:
+                        best = (cost, DenseKnobs(tm, tn, 0 if kc == layer.k else kc, vt))
+    if best is None:
+        raise ValueError(f"no VDLA tiling of {layer} fits the {config.name} SRAMs")
+    return best[1]

@@ -1,0 +1,160 @@
+"""Schedules of the VDLA operators: tiles in the accelerator's scopes, tensorized with the
+intrinsics declared for the config (vdla.compiler.intrin.vdla), virtual threads bound.
+
+Conv (and depthwise conv): the output is tiled into tile_oc channel blocks x tile_h rows x
+tile_w columns; per tile the accumulators (vdla.acc) are reset once, then for each chunk
+of ic_chunk input channel blocks the input window (vdla.inp, padding by the DMA) and the
+weights (vdla.wgt) are loaded and one GEMM runs over (oc, ic, ky, kx, h, w); the
+accumulators stay resident across chunks. The ALU epilogue runs on the tile, which is then
+stored. With all input channels in one chunk the weights of an output-channel tile are
+loaded once and reused by every spatial tile. `vthreads` = 2 binds the outer tile loop
+(`vthread_axis` "oc" or "h") to two virtual threads: the SRAM buffers are doubled and the
+threads' instructions interleave, so loads of one overlap the GEMMs of the other.
+
+Dense: the output is tiled into tile_m x tile_n blocks, the reduction into k_chunk blocks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...intrin import vdla as intrin
+from ...schedule import create_schedule, vthread
+
+
+@dataclass(frozen=True)
+class ConvKnobs:
+    tile_oc: int
+    tile_h: int
+    tile_w: int
+    ic_chunk: int = 0          # 0: all input channel blocks at once (depthwise: ignored)
+    vthreads: int = 2
+    vthread_axis: str = "oc"   # "oc" or "h"
+
+    def __post_init__(self):
+        if self.vthreads not in (1, 2, 3, 4):
+            raise ValueError(f"vthreads must be 1..4, got {self.vthreads}")
+        if self.vthread_axis not in ("oc", "h"):
+            raise ValueError(f"vthread_axis must be 'oc' or 'h', got {self.vthread_axis!r}")
+        for k in ("tile_oc", "tile_h", "tile_w"):
+            if getattr(self, k) < 1:
+                raise ValueError(f"{k} must be at least 1, got {getattr(self, k)}")
+
+
+@dataclass(frozen=True)
+class DenseKnobs:
+    tile_m: int
+    tile_n: int
+    k_chunk: int = 0           # 0: the whole reduction at once
+    vthreads: int = 2
+
+
+def _gemm_intrin(config):
+    return intrin.gemm(config.batch, config.block, config.block)
+
+
+def _alu_intrin(config, stage):
+    op, imm = stage.op.attrs["vdla.alu"]
+    if op == "shr":
+        return intrin.alu_shr(imm, config.batch, config.block)
+    return intrin.alu(op, config.batch, config.block, imm=imm)
+
+
+def _source(s, t):
+    """The tensor a cache_read should copy: a padding stage is inlined into the copy (the DMA
+    writes its zeros); a placeholder is copied as it is."""
+    if not s[t].is_placeholder:
+        s[t].compute_inline()
+    return t
+
+
+def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach):
+    for st in stages:
+        s[st].set_scope(intrin.SCOPE_ACC)
+        s[st].compute_at(*acc_attach)
+    if res32 is not None:
+        s[res32].set_scope(intrin.SCOPE_ACC)
+        s[res32].compute_at(*acc_attach)
+        for t in res32.op.input_tensors:
+            _source(s, t)
+    if bias_src is not None:
+        reader = next(st for st in stages if st.op.name.endswith(".bias"))
+        bl = s.cache_read(bias_src, intrin.SCOPE_ACC, [s[reader]])
+        s[bl].compute_at(*bias_attach)
+    for st in stages:
+        s[st].tensorize(s[st].op.axis[-2], _alu_intrin(config, st))
+
+
+def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: ConvKnobs, depthwise=False):
+    """out: the int8 output; acc: the conv stage; stages: its ALU epilogue; x_src: the
+    (padded) input the conv reads; w: weights; bias: bias placeholder or None."""
+    s = create_schedule(out)
+    s[acc].set_scope(intrin.SCOPE_ACC)
+    xl = s.cache_read(x_src, intrin.SCOPE_INP, [s[acc]])
+    _source(s, x_src)
+    wl = s.cache_read(w, intrin.SCOPE_WGT, [s[acc]])
+    n, o, h, ww, b, c = s[out].op.axis
+    oo, oi = s[out].split(o, knobs.tile_oc)
+    ho, hi = s[out].split(h, knobs.tile_h)
+    wo, wi = s[out].split(ww, knobs.tile_w)
+    order = [n, oo, ho, wo, oi, hi, wi, b, c]
+    vt = None
+    if knobs.vthreads > 1:
+        if knobs.vthread_axis == "oc":
+            vt, oo = s[out].split(oo, nparts=knobs.vthreads)
+            order = [n, vt, oo, ho, wo, oi, hi, wi, b, c]
+        else:
+            vt, ho = s[out].split(ho, nparts=knobs.vthreads)
+            order = [n, oo, vt, ho, wo, oi, hi, wi, b, c]
+        s[out].bind(vt, vthread("vt"))
+    s[out].reorder(*order)
+    s[acc].compute_at(s[out], wo)
+    _epilogue(s, config, out, stages, res32, bias, (s[out], wo), (s[out], oo))
+
+    an, ao, ah, aw, ab, ac = s[acc].op.axis
+    if depthwise:
+        ky, kx, k = s[acc].op.reduce_axis
+        s[acc].reorder(an, ao, ky, kx, ah, aw, ab, ac, k)
+        s[xl].compute_at(s[acc], an)
+        s[wl].compute_at(s[acc], an)
+    else:
+        ic, ky, kx, k = s[acc].op.reduce_axis
+        chunk = knobs.ic_chunk or ic.extent
+        ico, ici = s[acc].split(ic, chunk)
+        if knobs.tile_h * knobs.tile_w > 1:
+            s[acc].reorder(ico, an, ao, ici, ky, kx, ah, aw, ab, ac, k)
+        else:   # one pixel: walk output channels innermost so consecutive micro-ops differ
+            s[acc].reorder(ico, an, ici, ky, kx, ah, aw, ao, ab, ac, k)
+        s[xl].compute_at(s[acc], ico)
+        if chunk == ic.extent:
+            s[wl].compute_at(s[out], oo)       # weights resident across the spatial tiles
+        else:
+            s[wl].compute_at(s[acc], ico)
+    s[acc].tensorize(ab, _gemm_intrin(config))
+    return s
+
+
+def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnobs):
+    s = create_schedule(out)
+    s[acc].set_scope(intrin.SCOPE_ACC)
+    xl = s.cache_read(x, intrin.SCOPE_INP, [s[acc]])
+    wl = s.cache_read(w, intrin.SCOPE_WGT, [s[acc]])
+    m, n, b, c = s[out].op.axis
+    mo, mi = s[out].split(m, knobs.tile_m)
+    no, ni = s[out].split(n, knobs.tile_n)
+    order = [mo, no, mi, ni, b, c]
+    if knobs.vthreads > 1:
+        vt, no = s[out].split(no, nparts=knobs.vthreads)
+        order = [vt, mo, no, mi, ni, b, c]
+        s[out].bind(vt, vthread("vt"))
+    s[out].reorder(*order)
+    s[acc].compute_at(s[out], no)
+    _epilogue(s, config, out, stages, res32, bias, (s[out], no), (s[out], no))
+    am, an, ab, ac = s[acc].op.axis
+    kb, k = s[acc].op.reduce_axis
+    chunk = knobs.k_chunk or kb.extent
+    ko, ki = s[acc].split(kb, chunk)
+    s[acc].reorder(ko, ki, am, an, ab, ac, k)
+    s[xl].compute_at(s[acc], ko)
+    s[wl].compute_at(s[acc], ko)
+    s[acc].tensorize(ab, _gemm_intrin(config))
+    return s

@@ -1,0 +1,117 @@
+"""Compiled VDLA conv2d / depthwise conv2d against numpy, bit for bit, on the simulator:
+random shapes with odd sizes and channel counts that are not multiples of BLOCK, strides 1
+and 2, kernels 1x1 to 5x5, padding, every epilogue step, the pynq config and two others."""
+import numpy as np
+import pytest
+
+from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, Epilogue, compile_conv2d
+from vdla.driver.devices import SimulatorDevice
+from vdla.driver.runtime import run_program
+from vdla.hw import HwConfig, load_config
+
+from vdla_reference import (conv_nchw, depthwise_nchw, epilogue, pack_activation, pack_bias, pack_conv_weight,
+                        pack_depthwise_weight, unpack_activation)
+
+SMALL_BLOCK = {"LOG_BATCH": 1, "LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 13, "LOG_WGT_BUFF_SIZE": 14,
+               "LOG_ACC_BUFF_SIZE": 14, "LOG_UOP_BUFF_SIZE": 13}
+BIG_BLOCK = {"LOG_BLOCK": 5, "LOG_INP_BUFF_SIZE": 15, "LOG_WGT_BUFF_SIZE": 18, "LOG_ACC_BUFF_SIZE": 17}
+CONFIGS = {"pynq": load_config("pynq"), "b2x8": HwConfig.from_dict(SMALL_BLOCK),
+           "b1x32": HwConfig.from_dict(BIG_BLOCK)}
+
+
+def run_conv(config, x, w, stride, pads, ep, depthwise=False, knobs=None, bias=None, residual=None):
+    """Compile and run; returns (NCHW int8 output, program, launch result)."""
+    B, L = config.batch, config.block
+    n, c, h, wd = x.shape
+    o = c if depthwise else w.shape[0]
+    kh, kw = w.shape[2:]
+    xp = pack_activation(x, B, L)
+    layer = ConvLayer(xp.shape[0], xp.shape[1], h, wd, -(-o // L), kh, kw, stride, tuple(pads), depthwise)
+    prog, knobs = compile_conv2d(config, layer, ep, knobs)
+    wp = pack_depthwise_weight(w, L) if depthwise else pack_conv_weight(w, L)
+    inputs = [xp, wp]
+    if ep.bias:
+        inputs.append(pack_bias(bias, B, L))
+    if ep.residual:
+        inputs.append(pack_activation(residual, B, L))
+    dev = SimulatorDevice(config, dram_bytes=1 << 24)
+    raw, result = run_program(dev, prog, inputs, check_races=True)
+    out_shape = (layer.n, layer.o, layer.out_h, layer.out_w, B, L)
+    y = unpack_activation(raw.view(np.int8).reshape(out_shape), n, o)
+    return y, prog, result
+
+
+def reference(x, w, stride, pads, ep, depthwise=False, bias=None, residual=None):
+    acc = depthwise_nchw(x, w, stride, pads) if depthwise else conv_nchw(x, w, stride, pads)
+    return epilogue(acc, ep, bias, residual)
+
+
+def random_case(rng, config, c, o, h, w, k, depthwise=False):
+    x = rng.integers(-128, 128, (config.batch if config.batch > 1 else 1, c, h, w), dtype=np.int8)
+    wt = rng.integers(-128, 128, (c if depthwise else o, 1 if depthwise else c, k, k), dtype=np.int8)
+    bias = rng.integers(-3000, 3000, (c if depthwise else o,), dtype=np.int32)
+    return x, wt, bias
+
+
+CASES = [
+    # (c, o, h, w, k, stride, pads)
+    (16, 16, 6, 6, 3, 1, (1, 1, 1, 1)),
+    (20, 12, 9, 10, 3, 1, (1, 1, 1, 1)),       # channels not multiples of BLOCK, odd sizes
+    (35, 40, 7, 7, 1, 1, (0, 0, 0, 0)),        # 1x1
+    (24, 33, 11, 13, 3, 2, (1, 1, 1, 1)),      # stride 2, odd
+    (8, 16, 9, 9, 5, 1, (2, 2, 2, 2)),         # 5x5
+    (16, 32, 10, 8, 1, 2, (0, 0, 0, 0)),       # 1x1 stride 2 (ResNet downsample)
+    (3, 16, 13, 13, 3, 2, (0, 1, 1, 0)),       # asymmetric pads, 3 input channels
+]
+
+
+@pytest.mark.parametrize("cfg", list(CONFIGS))
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "c{}o{}_{}x{}_k{}s{}".format(*c[:6]))
+def test_conv_matches_numpy(cfg, case, rng):
+    config = CONFIGS[cfg]
+    c, o, h, w, k, stride, pads = case
+    x, wt, bias = random_case(rng, config, c, o, h, w, k)
+    ep = Epilogue(bias=True, shift=9, round=True, lo=0)
+    y, prog, _ = run_conv(config, x, wt, stride, pads, ep, bias=bias)
+    np.testing.assert_array_equal(y, reference(x, wt, stride, pads, ep, bias=bias))
+
+
+@pytest.mark.parametrize("ep", [
+    Epilogue(lo=None, hi=None),                                  # raw truncation of the accumulator
+    Epilogue(shift=8),                                           # requant: shift + clip
+    Epilogue(mul=77, shift=14, round=True, lo=-20, hi=100),      # fixed-point multiply, clip
+    Epilogue(bias=True, shift=9, residual=True, lo=0),           # ResNet block tail: bias, residual, ReLU
+], ids=["truncate", "shift", "mul_round_clip", "bias_residual_relu"])
+def test_conv_epilogues(ep, rng):
+    config = CONFIGS["pynq"]
+    x, wt, bias = random_case(rng, config, 32, 32, 8, 8, 3)
+    res = rng.integers(-128, 128, (1, 32, 8, 8), dtype=np.int8)
+    y, _, _ = run_conv(config, x, wt, 1, (1, 1, 1, 1), ep, bias=bias, residual=res)
+    np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, bias=bias, residual=res))
+
+
+@pytest.mark.parametrize("knobs", [
+    ConvKnobs(tile_oc=1, tile_h=3, tile_w=5, ic_chunk=1, vthreads=2, vthread_axis="oc"),   # chunked input channels
+    ConvKnobs(tile_oc=2, tile_h=4, tile_w=7, ic_chunk=0, vthreads=2, vthread_axis="h"),
+    ConvKnobs(tile_oc=2, tile_h=1, tile_w=1, ic_chunk=1, vthreads=1),                      # one pixel per tile
+    ConvKnobs(tile_oc=2, tile_h=5, tile_w=3, ic_chunk=1, vthreads=1),                      # tiles overhang
+], ids=["chunked_vt_oc", "resident_vt_h", "pixel", "overhang"])
+def test_conv_knobs(knobs, rng):
+    config = CONFIGS["pynq"]
+    x, wt, bias = random_case(rng, config, 40, 32, 7, 7, 3)
+    ep = Epilogue(bias=True, shift=10)
+    y, _, _ = run_conv(config, x, wt, 1, (1, 1, 1, 1), ep, knobs=knobs, bias=bias)
+    np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, bias=bias))
+
+
+@pytest.mark.parametrize("cfg", list(CONFIGS))
+@pytest.mark.parametrize("case", [(32, 12, 12, 3, 1), (20, 9, 7, 3, 2), (16, 8, 8, 5, 1)],
+                         ids=lambda c: "c{}_{}x{}_k{}s{}".format(*c))
+def test_depthwise_matches_numpy(cfg, case, rng):
+    config = CONFIGS[cfg]
+    c, h, w, k, stride = case
+    p = k // 2
+    x, wt, bias = random_case(rng, config, c, c, h, w, k, depthwise=True)
+    ep = Epilogue(bias=True, shift=5, lo=0)
+    y, _, _ = run_conv(config, x, wt, stride, (p, p, p, p), ep, depthwise=True, bias=bias)
+    np.testing.assert_array_equal(y, reference(x, wt, stride, (p, p, p, p), ep, depthwise=True, bias=bias))
