@@ -40,11 +40,18 @@ class Op:
 def emit_program(config, func) -> KernelProgram:
     em = _Emitter(config, func)
     em.stmt(func.body, {})
+    em.flush_resets()
     params = []
     for i, b in enumerate(func.params):
         params.append(ProgramParam(b.name, b.size() * _dtype_bytes(b.dtype), em.param_elem.get(i, 1)))
     calls = insert_dependence_tokens(em.ops)
     return KernelProgram(func.name, config.hash, params, em.kernels, calls)
+
+
+def _touches(a: Op, b: Op) -> bool:
+    def overlap(xs, ys):
+        return any(m == m2 and lo < hi2 and lo2 < hi for m, lo, hi in xs for m2, lo2, hi2 in ys)
+    return overlap(a.writes, b.reads + b.writes) or overlap(a.reads, b.writes)
 
 
 def _dtype_bytes(dtype: str) -> int:
@@ -67,8 +74,27 @@ class _Emitter:
         self.place = {}          # Buffer -> (base, elems, thread var or None)
         self.replicas = {}       # Buffer -> (thread var, count)
         self.ops: list[Op] = []
+        self.pending_resets: list[Op] = []
         self.kernels: list[UopKernel] = []
         self._kernel_index = {}
+
+    # ---- the operation list ------------------------------------------------------------------
+    def add(self, op: Op, reset: bool = False):
+        """Append op. An accumulator reset is held back until the first operation that touches
+        its accumulators: in between, compute can work for the other virtual thread while
+        the store module drains this thread's previous tile (which the reset must wait for)."""
+        keep = []
+        for r in self.pending_resets:
+            if _touches(op, r):
+                self.ops.append(r)
+            else:
+                keep.append(r)
+        self.pending_resets = keep
+        (self.pending_resets if reset else self.ops).append(op)
+
+    def flush_resets(self):
+        self.ops += self.pending_resets
+        self.pending_resets = []
 
     # ---- statements -------------------------------------------------------------------------
     def stmt(self, s, env):
@@ -195,7 +221,7 @@ class _Emitter:
                     max(y_stride, x_hi - x_lo), *pads)
             mem = SCOPE_MEM[node.sram.scope]
             stage = Stage.LOAD if node.mem_type in (MemType.INP, MemType.WGT) else Stage.COMPUTE
-            self.ops.append(Op(stage, call, writes=[(mem, sram0, sram0 + rows * cols)]))
+            self.add(Op(stage, call, writes=[(mem, sram0, sram0 + rows * cols)]))
             return
         # store: OUT rows are read back to back, so a trimmed row is stored on its own
         rows = [(y_lo, y_hi)] if (x_lo, x_hi) == (0, x_ext) else [(r, r + 1) for r in range(y_lo, y_hi)]
@@ -204,7 +230,7 @@ class _Emitter:
             sram0 = si.value(pos)
             n = (x_hi - x_lo) * (r1 - r0)
             call = ("store", sram0, param, di.value(pos), x_hi - x_lo, r1 - r0, max(y_stride, x_hi - x_lo))
-            self.ops.append(Op(Stage.STORE, call, reads=[("acc", sram0, sram0 + n)]))
+            self.add(Op(Stage.STORE, call, reads=[("acc", sram0, sram0 + n)]))
 
     # ---- micro-op kernels -------------------------------------------------------------------
     def uops(self, nest, env):
@@ -255,4 +281,5 @@ class _Emitter:
             reads = [("inp", *span("src", src)), ("wgt", *span("wgt", wgt))]
         elif nest.mode == "alu":
             reads = [acc] + ([("acc", *span("src", src))] if nest.imm is None else [])
-        self.ops.append(Op(Stage.COMPUTE, ("gemm" if nest.mode == "gemm" else "alu", index), reads, writes))
+        self.add(Op(Stage.COMPUTE, ("gemm" if nest.mode == "gemm" else "alu", index), reads, writes),
+                 reset=nest.reset)

@@ -1,12 +1,17 @@
 """interleave_virtual_threads: a virtual-thread loop becomes interleaved instruction streams.
 
 The thread loop is pushed inward through loops, sequences and allocations until it wraps
-single statements (a DMA or micro-op node), so the statement of thread 0 is followed by
-the same statement of thread 1: loads of one thread come before the computation of the
-other in program order, and emit's dependence analysis lets them overlap. Accelerator
+runs of statements of one pipeline stage (consecutive DMA loads, consecutive GEMM/ALU
+nodes, consecutive stores): thread 0's run is followed by thread 1's, so loads of one
+thread come before the computation of the other in program order, and emit's dependence
+analysis lets them overlap. A run stays together per thread because the modules execute
+in order: interleaving thread 0's input load with thread 1's would make thread 0's weight
+load wait behind thread 1's slot becoming free. Accelerator
 buffers allocated inside the thread loop are replicated, one copy per thread
 (AttrStmt "vdla.replicate" with the thread variable and count)."""
 from __future__ import annotations
+
+from vdla.hw import MemType
 
 from ...tir import stmt as S
 from ...tir.functor import uses_var
@@ -27,9 +32,33 @@ def _leaf(stmt, var, n):
     return S.For(var, 0, n, S.ForKind.UNROLLED, stmt, {"vdla.thread": True})
 
 
+def stage_of(stmt):
+    """"load", "compute" or "store" for a DMA or micro-op node, else None."""
+    if isinstance(stmt, S.IntrinsicStmt) and stmt.intrin_name == "vdla.uops":
+        return "compute"
+    if isinstance(stmt, S.IntrinsicStmt) and stmt.intrin_name == "vdla.dma":
+        node = stmt.attrs["node"]
+        if node.kind == "store":
+            return "store"
+        return "load" if node.mem_type in (MemType.INP, MemType.WGT) else "compute"
+    return None
+
+
 def _push(stmt, var, n):
     if isinstance(stmt, S.SeqStmt):
-        return S.seq(*(_push(s, var, n) for s in stmt.seq))
+        out, run = [], []
+        for s in stmt.seq:
+            st = stage_of(s)
+            if run and st != stage_of(run[-1]):
+                out.append(_leaf(S.seq(*run), var, n))
+                run = []
+            if st is None:
+                out.append(_push(s, var, n))
+            else:
+                run.append(s)
+        if run:
+            out.append(_leaf(S.seq(*run), var, n))
+        return S.seq(*out)
     if isinstance(stmt, S.For) and not stmt.annotations.get("vdla.thread"):
         if uses_var(stmt.extent, var) or uses_var(stmt.min, var):
             raise VdlaLoweringError(f"loop {stmt.var.name} has bounds that depend on virtual thread {var.name}")

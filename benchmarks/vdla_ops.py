@@ -1,0 +1,103 @@
+"""The distinct ResNet-18 conv layers after the stem, compiled by the VDLA backend of the
+compiler, on the cycle-exact simulator: per layer cycles, GEMM utilization, the physical
+bound (MACs / (BATCH x BLOCK x BLOCK) cycles) and today's hand-written program side by
+side, each output checked against numpy.
+
+Last line with --json: one JSON object with network_cycles, bound_cycles, ratio_to_bound,
+util, min_layer_util (3x3 layers), mismatches, compile_s, sim_cycles_per_s, and the
+hand-written programs' handwritten_cycles.
+
+    python benchmarks/vdla_ops.py [--config pynq] [--json] [--no-handwritten]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d
+from vdla.driver.devices import SimulatorDevice
+from vdla.driver.programs import Requant, run_conv2d
+from vdla.driver.programs.layout import pack_activation, pack_conv_weight, unpack_activation
+from vdla.driver.runtime import run_program
+
+from resnet18_convs import LAYERS
+
+
+def numpy_conv(x, w, stride, pad, shift):
+    """int8 conv, arithmetic shift, clip to int8 (NCHW, the oracle)."""
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    k = w.shape[2]
+    win = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(2, 3))[:, :, ::stride, ::stride]
+    acc = np.einsum("nchwij,ocij->nohw", win, w.astype(np.int64)).astype(np.int32).astype(np.int64)
+    return np.clip(acc >> shift, -128, 127).astype(np.int8)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
+    ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
+    ap.add_argument("--no-handwritten", action="store_true", help="skip the hand-written programs")
+    args = ap.parse_args(argv)
+    device = SimulatorDevice(args.config, dram_bytes=1 << 26)
+    cfg = device.config
+    rng = np.random.default_rng(0)
+    net = bound = gemm = hand = 0
+    compile_s = sim_s = 0.0
+    simulated = 0
+    mismatches = 0
+    min_util = 1.0
+    print(f"ResNet-18 conv layers (batch 1) compiled for {cfg.name} @ {cfg.clock_mhz} MHz")
+    print(f"{'layer':<26}{'x':>3}{'cycles':>12}{'bound':>11}{'ratio':>7}{'util':>7}{'hand-written':>14}"
+          f"{'vs hand':>8}  knobs")
+    for name, c, hw, o, k, stride, pad, repeat in LAYERS:
+        x = rng.integers(-128, 128, (1, c, hw, hw), dtype=np.int8)
+        w = rng.integers(-128, 128, (o, c, k, k), dtype=np.int8)
+        shift = max(int(np.log2(74.0 * 74.0 * np.sqrt(c * k * k) / 64.0)), 0)
+        layer = ConvLayer(1, -(-c // cfg.block), hw, hw, -(-o // cfg.block), k, k, stride, (pad,) * 4)
+        t0 = time.perf_counter()
+        prog, knobs = compile_conv2d(cfg, layer, Epilogue(shift=shift))
+        compile_s += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        raw, result = run_program(device, prog, [pack_activation(x, cfg.batch, cfg.block), pack_conv_weight(w, cfg.block)])
+        sim_s += time.perf_counter() - t0
+        simulated += result.cycles
+        out_shape = (1, layer.o, layer.out_h, layer.out_w, cfg.batch, cfg.block)
+        y = unpack_activation(raw.view(np.int8).reshape(out_shape), 1, o)
+        if not np.array_equal(y, numpy_conv(x, w, stride, pad, shift)):
+            mismatches += 1
+            print(f"ERROR: {name} differs from numpy", file=sys.stderr)
+        b = layer.gemm_bound(cfg)
+        util = result.stats["gemm_uops"] / result.cycles
+        if k == 3:
+            min_util = min(min_util, util)
+        hand_cycles = 0
+        if not args.no_handwritten:
+            _, hres = run_conv2d(device, x, w, stride, pad, virtual_threads=2, requant=Requant(shift=shift))
+            hand_cycles = hres.cycles
+            hand += repeat * hand_cycles
+        net += repeat * result.cycles
+        bound += repeat * b
+        gemm += repeat * result.stats["gemm_uops"]
+        kn = (f"oc{knobs.tile_oc} h{knobs.tile_h} w{knobs.tile_w} ic{knobs.ic_chunk or layer.c} "
+              f"vt{knobs.vthreads}{knobs.vthread_axis if knobs.vthreads > 1 else ''}")
+        print(f"{name:<26}{repeat:>3}{result.cycles:>12,}{b:>11,}{result.cycles / b:>7.2f}{util:>7.1%}"
+              f"{hand_cycles:>14,}{(hand_cycles / result.cycles if hand_cycles else 0):>8.2f}  {kn}")
+    rate = simulated / sim_s
+    print(f"{'network':<29}{net:>12,}{bound:>11,}{net / bound:>7.2f}{gemm / net:>7.1%}{hand:>14,}"
+          f"{(hand / net if hand else 0):>8.2f}")
+    print(f"compile {compile_s:.2f} s for {len(LAYERS)} layers; simulator {rate / 1e6:.2f} M cycles/s; "
+          f"{mismatches} mismatches against numpy")
+    if args.json:
+        print(json.dumps({"network_cycles": net, "bound_cycles": bound, "ratio_to_bound": round(net / bound, 4),
+                          "util": round(gemm / net, 4), "min_layer_util": round(min_util, 4),
+                          "mismatches": mismatches, "compile_s": round(compile_s, 3),
+                          "sim_cycles_per_s": round(rate), "handwritten_cycles": hand}))
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
