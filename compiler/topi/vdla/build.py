@@ -7,7 +7,7 @@ from ... import te
 from ...build import build_vdla
 from .epilogue import Epilogue, apply_epilogue
 from .ops import conv2d, dense, depthwise_conv2d
-from .plan import ConvLayer, DenseLayer, default_conv_knobs, default_dense_knobs
+from .plan import ConvLayer, DenseLayer, conv_knob_problem, default_conv_knobs, default_dense_knobs
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
 
 
@@ -20,6 +20,9 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     """-> (KernelProgram, ConvKnobs)."""
     ep = ep or Epilogue()
     knobs = knobs or default_conv_knobs(config, layer, ep)
+    problem = conv_knob_problem(config, layer, knobs, ep)
+    if problem:
+        raise ValueError(f"{name}: schedule {knobs} does not fit {layer} on {config.name}: {problem}")
     B, L = config.batch, config.block
     x = te.placeholder((layer.n, layer.c, layer.h, layer.w, B, L), "int8", "x")
     if layer.depthwise:
@@ -27,7 +30,8 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     else:
         w = te.placeholder((layer.o, layer.c, layer.kh, layer.kw, L, L), "int8", "w")
     oh, ow = layer.out_h, layer.out_w
-    out_hw = (_ceil(oh, knobs.tile_h) * knobs.tile_h, _ceil(ow, knobs.tile_w) * knobs.tile_w)
+    h_mult = knobs.tile_h * (knobs.vthreads if knobs.vthreads > 1 and knobs.vthread_axis == "h" else 1)
+    out_hw = (_ceil(oh, h_mult) * h_mult, _ceil(ow, knobs.tile_w) * knobs.tile_w)
     strides = (layer.stride, layer.stride)
     op = depthwise_conv2d if layer.depthwise else conv2d
     acc = op(x, w, strides, layer.pads, out_hw, name="conv")

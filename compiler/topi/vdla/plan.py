@@ -71,55 +71,66 @@ def _load_cycles(config, rows, row_elems, elem_bytes, pad_elems=0):
     return t.dma_setup_cycles + pad_elems + rows * (t.dram_read_latency + _ceil(row_elems * elem_bytes, config.bus_bytes))
 
 
-def conv_fits(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> bool:
+def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> str | None:
+    """Why `k` cannot schedule `layer` on `config` (the first reason), or None."""
     ep = ep or Epilogue()
     t = k.vthreads
     chunk = 1 if layer.depthwise else (k.ic_chunk or layer.c)
+    if layer.o % k.tile_oc:
+        return f"tile_oc={k.tile_oc} does not divide the {layer.o} output channel blocks"
+    if not layer.depthwise and layer.c % chunk:
+        return f"ic_chunk={chunk} does not divide the {layer.c} input channel blocks"
+    if k.vthreads > 1 and k.vthread_axis == "oc" and (layer.o // k.tile_oc) % k.vthreads:
+        return (f"{layer.o // k.tile_oc} output channel tiles cannot be shared by {k.vthreads} virtual threads; "
+                "use vthread_axis='h' or another tile_oc")
+    if k.tile_h * k.tile_w == 1 and k.tile_oc == 1:
+        return ("a tile of one pixel and one channel block updates the same accumulator on consecutive "
+                "micro-ops (timing.acc_raw_min_distance); use a larger tile")
     rows = (k.tile_h - 1) * layer.stride + layer.kh
     cols = (k.tile_w - 1) * layer.stride + layer.kw
-    inp = chunk * rows * cols * t
     resident = not layer.depthwise and chunk == layer.c
     wslots = t if (not resident or k.vthread_axis == "oc") else 1
-    wgt = k.tile_oc * (1 if layer.depthwise else chunk) * layer.kh * layer.kw * wslots
-    tile = k.tile_oc * k.tile_h * k.tile_w
-    acc = tile * t * (2 if ep.residual else 1) + (k.tile_oc * (t if k.vthread_axis == "oc" else 1) if ep.bias else 0)
-    uops_ok = k.tile_h * k.tile_w > 1 or k.tile_oc > 1
-    if layer.o % k.tile_oc or (not layer.depthwise and layer.c % chunk):
-        return False
-    if k.vthreads > 1:
-        n_tiles = layer.o // k.tile_oc if k.vthread_axis == "oc" else _ceil(layer.out_h, k.tile_h)
-        if n_tiles % k.vthreads:
-            return False
-    bottom = (_ceil(layer.out_h, k.tile_h) * k.tile_h - 1) * layer.stride + layer.kh - layer.h - layer.pads[0]
+    need = {"input": (chunk * rows * cols * t, config.inp_depth),
+            "weight": (k.tile_oc * (1 if layer.depthwise else chunk) * layer.kh * layer.kw * wslots, config.wgt_depth),
+            "accumulator": (k.tile_oc * k.tile_h * k.tile_w * t * (2 if ep.residual else 1)
+                            + (k.tile_oc * (t if k.vthread_axis == "oc" else 1) if ep.bias else 0), config.acc_depth)}
+    for name, (used, depth) in need.items():
+        if used > depth:
+            return f"the tiles need {used} {name} SRAM elements but there are {depth}"
+    h_mult = k.tile_h * (k.vthreads if k.vthreads > 1 and k.vthread_axis == "h" else 1)
+    bottom = (_ceil(layer.out_h, h_mult) * h_mult - 1) * layer.stride + layer.kh - layer.h - layer.pads[0]
     right = (_ceil(layer.out_w, k.tile_w) * k.tile_w - 1) * layer.stride + layer.kw - layer.w - layer.pads[1]
-    return (inp <= config.inp_depth and wgt <= config.wgt_depth and acc <= config.acc_depth and uops_ok
-            and max(bottom, right, *layer.pads) <= 15)
+    if max(bottom, right, *layer.pads) > 15:
+        return (f"the input window reaches {max(bottom, right, *layer.pads)} elements past the image, more than "
+                "the DMA's 15-element padding")
+    return None
 
 
-def conv_cost(config, layer: ConvLayer, k: ConvKnobs) -> float:
+def conv_fits(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> bool:
+    return conv_knob_problem(config, layer, k, ep) is None
+
+
+def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> float:
     chunk = 1 if layer.depthwise else (k.ic_chunk or layer.c)
     chunks = 1 if layer.depthwise else layer.c // chunk
     rows = (k.tile_h - 1) * layer.stride + layer.kh
     cols = (k.tile_w - 1) * layer.stride + layer.kw
-    h_tiles, w_tiles = _ceil(layer.out_h, k.tile_h), _ceil(layer.out_w, k.tile_w)
+    h_mult = k.tile_h * (k.vthreads if k.vthreads > 1 and k.vthread_axis == "h" else 1)
+    h_tiles, w_tiles = _ceil(layer.out_h, h_mult) * h_mult // k.tile_h, _ceil(layer.out_w, k.tile_w)
     oc_tiles = layer.o // k.tile_oc
     taps = layer.kh * layer.kw
     ib, wb = config.batch * config.block, config.block * config.block * config.wgt_bits // 8
     gemm = k.tile_oc * chunk * taps * k.tile_h * k.tile_w + 10
     load_in = chunk * _load_cycles(config, rows, cols, ib)
-    wgt_elems = k.tile_oc * (1 if layer.depthwise else chunk) * taps
-    load_w = _load_cycles(config, 1, wgt_elems, wb)
+    load_w = _load_cycles(config, 1, k.tile_oc * (1 if layer.depthwise else chunk) * taps, wb)
     resident = not layer.depthwise and chunks == 1
     store = k.tile_oc * _load_cycles(config, 1, k.tile_h * k.tile_w, ib)
-    per_tile = []
-    for _ in range(1):
-        lw = load_w / (h_tiles * w_tiles) if resident else load_w
-        load = load_in + lw
-        if k.vthreads > 1:
-            per_tile.append(chunks * max(gemm, load) + store / 2 + 40)
-        else:
-            per_tile.append(chunks * (gemm + load) + store + 40)
-    return layer.n * oc_tiles * h_tiles * w_tiles * per_tile[0]
+    load = load_in + (load_w / (h_tiles * w_tiles) if resident else load_w)
+    if k.vthreads > 1:
+        per_tile = chunks * max(gemm, load) + store / 2 + 40
+    else:
+        per_tile = chunks * (gemm + load) + store + 40
+    return layer.n * oc_tiles * h_tiles * w_tiles * per_tile
 
 
 def default_conv_knobs(config, layer: ConvLayer, ep: Epilogue | None = None) -> ConvKnobs:
@@ -135,7 +146,7 @@ def default_conv_knobs(config, layer: ConvLayer, ep: Epilogue | None = None) -> 
                             k = ConvKnobs(toc, th, tw, 0 if chunk == layer.c else chunk, vt, axis)
                             if not conv_fits(config, layer, k, ep):
                                 continue
-                            cost = conv_cost(config, layer, k)
+                            cost = conv_cost(config, layer, k, ep)
                             if best is None or cost < best[0]:
                                 best = (cost, k)
     if best is None:
