@@ -1,6 +1,6 @@
 """The RTL under Verilator against the cycle-exact simulator: agreement and speed.
 
-Runs `--programs` seeded random programs (vdla.simulator.random_program) and a 3x3 conv
+Runs `--programs` seeded random programs (vdla.simulator.random_program) and a compiled 3x3 conv
 layer through the runtime on both. Every program's DRAM image after the run is compared
 byte for byte and its cycle count (the RTL's CYCLES register against the simulator's
 cycles); speed is simulated accelerator cycles per wall-clock second of each, side by side
@@ -22,10 +22,12 @@ import time
 
 import numpy as np
 
+from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, Epilogue, compile_conv2d
 from vdla.driver.devices.rtl import RtlDevice
 from vdla.driver.devices.rtl_bench import run_jobs
 from vdla.driver.devices.simulator import SimulatorDevice
-from vdla.driver.programs import Requant, run_conv2d
+from vdla.driver.runtime import run_program
+from vdla.driver.runtime.layout import pack_activation, pack_conv_weight
 from vdla.hw import load_config
 from vdla.hw.rtl.sim.build import build
 from vdla.simulator import Simulator
@@ -70,12 +72,15 @@ def conv_layer(config) -> dict:
     rng = np.random.default_rng(0)
     x = rng.integers(-128, 128, (1, 32, 14, 14), dtype=np.int8)
     w = rng.integers(-128, 128, (32, 32, 3, 3), dtype=np.int8)
-    req = Requant(shift=9)
+    cfg = load_config(config)
+    layer = ConvLayer(1, -(-32 // cfg.block), 14, 14, -(-32 // cfg.block))
+    prog, _ = compile_conv2d(cfg, layer, Epilogue(shift=9), ConvKnobs(1, 4, 14, 0, 2, "oc"))
+    inputs = [pack_activation(x, cfg.batch, cfg.block), pack_conv_weight(w, cfg.block)]
     out = {}
     for name, make in (("rtl", RtlDevice), ("sim", SimulatorDevice)):
         with make(config) as device:
             t0 = time.perf_counter()
-            y, result = run_conv2d(device, x, w, pad=1, virtual_threads=2, tile_h=4, requant=req)
+            y, result = run_program(device, prog, inputs)
             wall = time.perf_counter() - t0
             if name == "rtl":
                 wall = device.last_record["wall_s"]

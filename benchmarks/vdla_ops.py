@@ -18,22 +18,12 @@ import time
 
 import numpy as np
 
+from handwritten import Requant, run_conv2d
+from resnet18_convs import LAYERS, numpy_conv
 from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d
 from vdla.driver.devices import SimulatorDevice
-from vdla.driver.programs import Requant, run_conv2d
-from vdla.driver.programs.layout import pack_activation, pack_conv_weight, unpack_activation
 from vdla.driver.runtime import run_program
-
-from resnet18_convs import LAYERS
-
-
-def numpy_conv(x, w, stride, pad, shift):
-    """int8 conv, arithmetic shift, clip to int8 (NCHW, the oracle)."""
-    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    k = w.shape[2]
-    win = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(2, 3))[:, :, ::stride, ::stride]
-    acc = np.einsum("nchwij,ocij->nohw", win, w.astype(np.int64)).astype(np.int32).astype(np.int64)
-    return np.clip(acc >> shift, -128, 127).astype(np.int8)
+from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation
 
 
 def main(argv=None) -> int:

@@ -1,5 +1,6 @@
 """The instruction-stream runtime (SPEC §6): command queue, micro-op kernels and their cache,
-dependence tokens, synchronize. Compiled VDLA kernels and vdla.driver.programs target it."""
+dependence tokens, synchronize; the KernelProgram format of compiled VDLA kernels and its replay;
+the SPEC §7 DRAM layouts (layout.py)."""
 from .command_queue import DEFAULT_TIMEOUT_CYCLES, CommandQueue
 from .errors import DependenceError, KernelError, RuntimeStreamError
 from .insn_queue import Stage, check_token_balance

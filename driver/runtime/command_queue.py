@@ -1,7 +1,7 @@
 """CommandQueue: assembles one instruction stream for concrete device buffers and launches it.
 
-This is the instruction-stream JIT of SPEC §6 that compiled VDLA kernels (and the
-hand-written programs in vdla.driver.programs) call:
+This is the instruction-stream JIT of SPEC §6; a compiled VDLA kernel (KernelProgram,
+program.py) is a recorded sequence of these calls:
 
     cq = CommandQueue(device)
     cq.load_2d(MemType.INP, sram_index, buf, elem_offset, x_size, y_size, x_stride, x_pad=(1, 1))

@@ -41,6 +41,7 @@ class KernelProgram:
     params: list[ProgramParam]
     kernels: list[UopKernel] = field(default_factory=list)
     calls: list[tuple] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)     # what the compiler chose (schedule knobs, ...), JSON-able
 
     # ---- replay ---------------------------------------------------------------------------
     def replay(self, cq, buffers) -> None:
@@ -88,7 +89,7 @@ class KernelProgram:
         return {"format": FORMAT, "name": self.name, "config_hash": self.config_hash,
                 "params": [[p.name, p.nbytes, p.elem_bytes] for p in self.params],
                 "kernels": [_kernel_to_list(k) for k in self.kernels],
-                "calls": [list(c) for c in self.calls]}
+                "calls": [list(c) for c in self.calls], "meta": self.meta}
 
     @classmethod
     def from_dict(cls, doc: dict) -> "KernelProgram":
@@ -96,7 +97,7 @@ class KernelProgram:
             raise RuntimeStreamError(f"not a VDLA kernel program (format {doc.get('format')!r}, "
                                      f"expected {FORMAT!r})")
         prog = cls(doc["name"], doc["config_hash"], [ProgramParam(*p) for p in doc["params"]],
-                   [_kernel_from_list(k) for k in doc["kernels"]], [])
+                   [_kernel_from_list(k) for k in doc["kernels"]], [], dict(doc.get("meta", {})))
         for i, c in enumerate(doc["calls"]):
             if not c or c[0] not in _ARITY or len(c) != _ARITY[c[0]]:
                 raise RuntimeStreamError(f"kernel program {prog.name}: call {i} {c!r} is malformed")

@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 from vdla.driver.devices import SimulatorDevice
-from vdla.driver.programs import Requant, conv2d_reference, matmul_reference, run_conv2d, run_matmul
+from vdla.compiler.topi.vdla import ConvKnobs, DenseKnobs, Epilogue
 from vdla.simulator.reference import reference_run
+
+from vdla_kernels import conv_reference, dense_reference, run_conv, run_dense
 
 
 class ReferenceCheckedDevice(SimulatorDevice):
@@ -23,10 +25,10 @@ def test_small_conv_and_matmul_agree_with_reference(rng, virtual_threads):
     dev = ReferenceCheckedDevice(dram_bytes=1 << 20)
     x = rng.integers(-128, 128, (1, 16, 5, 4), dtype=np.int8)
     w = rng.integers(-128, 128, (32, 16, 3, 3), dtype=np.int8)
-    req = Requant(mul=5, shift=10, lo=-50, hi=60)
-    y, _ = run_conv2d(dev, x, w, virtual_threads=virtual_threads, tile_h=2, tile_oc=1, requant=req)
-    np.testing.assert_array_equal(y, conv2d_reference(x, w, requant=req))
+    ep = Epilogue(mul=5, shift=10, lo=-50, hi=60)
+    y, _, _ = run_conv(dev, x, w, ep=ep, knobs=ConvKnobs(1, 2, 4, 0, virtual_threads, "oc"))
+    np.testing.assert_array_equal(y, conv_reference(x, w, ep=ep))
     a = rng.integers(-128, 128, (6, 32), dtype=np.int8)
-    b = rng.integers(-128, 128, (32, 48), dtype=np.int8)
-    c, _ = run_matmul(dev, a, b, tile_m=2, tile_n=2, virtual_threads=virtual_threads)
-    np.testing.assert_array_equal(c, matmul_reference(a, b))
+    b = rng.integers(-128, 128, (32, 64), dtype=np.int8)
+    c, _, _ = run_dense(dev, a, b, knobs=DenseKnobs(2, 1, 1, virtual_threads))
+    np.testing.assert_array_equal(c, dense_reference(a, b))

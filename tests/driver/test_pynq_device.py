@@ -9,10 +9,11 @@ from vdla.driver.board import load_manifest
 from vdla.driver.control import ConfigMismatch, HardwareError
 from vdla.driver.device import DeviceError
 from vdla.driver.devices.pynq import PynqDevice
-from vdla.driver.programs.matmul import matmul_reference, run_matmul
+from vdla.compiler.topi.vdla import Epilogue
 from vdla.hw import FinishInsn, GemmInsn, load_config
 
 from fake_pynq import Board  # tests/driver is on sys.path (pytest rootdir-relative import)
+from vdla_kernels import dense_reference, run_dense
 
 
 def test_manifests_match_their_configs():
@@ -28,8 +29,8 @@ def test_matmul_on_the_board_matches_numpy_and_the_simulator(rng):
     dev = PynqDevice("pynq", program=False, pynq_module=board)
     a = rng.integers(-128, 128, size=(32, 64), dtype=np.int8)
     b = rng.integers(-128, 128, size=(64, 48), dtype=np.int8)
-    c, result = run_matmul(dev, a, b)
-    np.testing.assert_array_equal(c, matmul_reference(a, b))
+    c, result, _ = run_dense(dev, a, b, Epilogue(lo=None, hi=None))
+    np.testing.assert_array_equal(c, dense_reference(a, b, Epilogue(lo=None, hi=None)))
     assert board.launches == 1
     # the counters come back through the registers; they equal a direct simulator run's
     assert result.cycles > 0 and result.stats["gemm_uops"] == (32 * 64 * 48) // 256
@@ -97,6 +98,6 @@ def test_non_coherent_board_flushes_before_launch(tmp_path, rng):
     dev = PynqDevice(str(manifest), program=False, pynq_module=board)
     a = rng.integers(-128, 128, size=(16, 16), dtype=np.int8)
     b = rng.integers(-128, 128, size=(16, 16), dtype=np.int8)
-    c, _ = run_matmul(dev, a, b)
-    np.testing.assert_array_equal(c, matmul_reference(a, b))
+    c, _, _ = run_dense(dev, a, b)
+    np.testing.assert_array_equal(c, dense_reference(a, b))
     assert board.flushes == 1

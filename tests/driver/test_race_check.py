@@ -1,10 +1,12 @@
-"""The timing-free race check: hand programs are race-free, dropped tokens are caught."""
+"""The timing-free race check: compiled kernels are race-free, dropped tokens are caught."""
 import numpy as np
 import pytest
 
-from vdla.driver.programs import Requant, run_conv2d, run_matmul
-from vdla.driver.runtime import CommandQueue, DependenceError, Stage, UopKernel
+from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, Epilogue, compile_conv2d
+from vdla.driver.runtime import CommandQueue, DependenceError, KernelProgram, Stage, UopKernel
 from vdla.hw import MemType, Uop
+
+from vdla_kernels import run_conv, run_dense
 
 
 def _int8(rng, *shape):
@@ -12,14 +14,11 @@ def _int8(rng, *shape):
 
 
 @pytest.mark.parametrize("virtual_threads", [1, 2])
-def test_hand_programs_are_race_free(device, rng, virtual_threads):
-    cq = CommandQueue(device)
-    run_conv2d(device, _int8(rng, 2, 32, 10, 10), _int8(rng, 48, 32, 3, 3), virtual_threads=virtual_threads,
-               tile_h=3, tile_oc=1, requant=Requant(shift=9), cq=cq)
-    cq.check_races(cq.last_stream)
-    run_matmul(device, _int8(rng, 40, 64), _int8(rng, 64, 48), tile_m=8, tile_n=2,
-               virtual_threads=virtual_threads, cq=cq)
-    cq.check_races(cq.last_stream)
+def test_compiled_kernels_are_race_free(device, rng, virtual_threads):
+    run_conv(device, _int8(rng, 1, 32, 10, 10), _int8(rng, 48, 32, 3, 3), ep=Epilogue(shift=9),
+             knobs=ConvKnobs(1, 3, 10, 1, virtual_threads, "h"), check_races=True)
+    run_dense(device, _int8(rng, 40, 64), _int8(rng, 64, 64), knobs=DenseKnobs(8, 1, 2, virtual_threads),
+              check_races=True)
 
 
 def test_reloading_an_input_without_waiting_for_compute_is_a_race(device):
@@ -36,20 +35,16 @@ def test_reloading_an_input_without_waiting_for_compute_is_a_race(device):
         cq.synchronize(check_races=True)
 
 
-class _NoComputeToLoadTokens(CommandQueue):
-    """A broken schedule: loads never wait for compute to release an SRAM slot."""
-
-    def dep_push(self, src, dst):
-        if (src, dst) != (Stage.COMPUTE, Stage.LOAD):
-            super().dep_push(src, dst)
-
-    def dep_pop(self, src, dst):
-        if (src, dst) != (Stage.COMPUTE, Stage.LOAD):
-            super().dep_pop(src, dst)
-
-
-def test_double_buffering_without_its_tokens_is_caught(device, rng):
-    cq = _NoComputeToLoadTokens(device)
+def test_double_buffering_without_its_tokens_is_caught(device):
+    """A compiled kernel with its compute->load tokens removed: loads no longer wait for
+    compute to release an SRAM slot, and the race check says so."""
+    prog, _ = compile_conv2d(device.config, ConvLayer(1, 1, 12, 8, 1), Epilogue(shift=8),
+                             ConvKnobs(1, 2, 8, 0, 2, "h"))
+    doc = prog.to_dict()
+    doc["calls"] = [c for c in doc["calls"] if c[0] not in ("push", "pop") or tuple(c[1:]) != (1, 0)]
+    broken = KernelProgram.from_dict(doc)
+    bufs = [device.alloc(p.nbytes, align=max(64, p.elem_bytes)) for p in prog.params]
+    cq = CommandQueue(device)
+    broken.replay(cq, bufs)
     with pytest.raises(DependenceError, match="data races between modules"):
-        run_conv2d(device, _int8(rng, 1, 16, 12, 8), _int8(rng, 16, 16, 3, 3), virtual_threads=2,
-                   tile_h=2, cq=cq, check_races=True)
+        cq.synchronize(check_races=True)

@@ -5,7 +5,7 @@ import numpy as np
 from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, Epilogue, compile_conv2d
 from vdla.driver.devices.rtl import RtlDevice
 from vdla.driver.devices.simulator import SimulatorDevice
-from vdla.driver.programs.layout import pack_activation, pack_conv_weight, unpack_activation
+from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation
 from vdla.driver.runtime import run_program
 
 from .harness import STAT_KEYS

@@ -1,12 +1,14 @@
-"""The simulator tests' programs, through the runtime, on the RTL device: DRAM results
-bit-identical to the simulator device (and to numpy), cycle counter equal to the
-simulator's cycle count, counters equal to its statistics."""
+"""Compiled kernels, through the runtime, on the RTL device: DRAM results bit-identical to
+the simulator device (and to numpy), cycle counter equal to the simulator's cycle count,
+counters equal to its statistics."""
 import numpy as np
 import pytest
 
 from vdla.driver.devices.rtl import RtlDevice
 from vdla.driver.devices.simulator import SimulatorDevice
-from vdla.driver.programs import Requant, conv2d_reference, matmul_reference, run_conv2d, run_matmul
+from vdla.compiler.topi.vdla import ConvKnobs, DenseKnobs, Epilogue
+
+from vdla_kernels import conv_reference, dense_reference, run_conv, run_dense
 
 from .harness import STAT_KEYS
 
@@ -32,23 +34,24 @@ def _check(rtl, sim, want):
 
 @pytest.mark.parametrize("virtual_threads", [1, 2])
 def test_matmul(virtual_threads, rng):
-    a, b = _int8(rng, 24, 64), _int8(rng, 64, 40)
-    rtl, sim = _both(lambda d: run_matmul(d, a, b, tile_m=8, tile_n=2, virtual_threads=virtual_threads))
-    _check(rtl, sim, matmul_reference(a, b))
+    a, b = _int8(rng, 24, 64), _int8(rng, 64, 64)
+    ep = Epilogue(lo=None, hi=None)
+    rtl, sim = _both(lambda d: run_dense(d, a, b, ep, DenseKnobs(8, 2, 2, virtual_threads))[:2])
+    _check(rtl, sim, dense_reference(a, b, ep))
 
 
 def test_matmul_with_alu_requantization(rng):
     a, b = _int8(rng, 16, 48), _int8(rng, 48, 32)
-    req = Requant(mul=3, shift=9, lo=-100, hi=100)
-    rtl, sim = _both(lambda d: run_matmul(d, a, b, tile_m=8, tile_n=2, virtual_threads=2, requant=req))
-    _check(rtl, sim, matmul_reference(a, b, requant=req))
+    ep = Epilogue(mul=3, shift=9, lo=-100, hi=100)
+    rtl, sim = _both(lambda d: run_dense(d, a, b, ep, DenseKnobs(8, 1, 0, 2))[:2])
+    _check(rtl, sim, dense_reference(a, b, ep))
 
 
 def test_padded_3x3_conv_two_virtual_threads(rng):
     x, w = _int8(rng, 1, 16, 8, 8), _int8(rng, 32, 16, 3, 3)
-    req = Requant(shift=8)
-    rtl, sim = _both(lambda d: run_conv2d(d, x, w, pad=1, virtual_threads=2, tile_h=4, requant=req))
-    _check(rtl, sim, conv2d_reference(x, w, pad=1, requant=req))
+    ep = Epilogue(shift=8)
+    rtl, sim = _both(lambda d: run_conv(d, x, w, 1, 1, ep, ConvKnobs(1, 4, 8, 0, 2, "h"))[:2])
+    _check(rtl, sim, conv_reference(x, w, 1, 1, ep))
 
 
 def test_rtl_device_is_a_device_and_reports_hardware_errors(tmp_path):

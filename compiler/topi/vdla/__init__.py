@@ -6,7 +6,9 @@ from .epilogue import Epilogue, apply_epilogue
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
 from .plan import ConvLayer, DenseLayer, default_conv_knobs, default_dense_knobs
 from .build import compile_conv2d, compile_dense
+from .run import pack_bias, pack_depthwise_weight, run_conv, run_dense
 
 __all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", "ConvKnobs", "DenseKnobs",
            "schedule_conv2d", "schedule_dense", "ConvLayer", "DenseLayer", "default_conv_knobs",
-           "default_dense_knobs", "compile_conv2d", "compile_dense"]
+           "default_dense_knobs", "compile_conv2d", "compile_dense", "pack_bias", "pack_depthwise_weight", "run_conv",
+           "run_dense"]

@@ -3,12 +3,20 @@ layouts, the operator and its epilogue, the schedule (given knobs or the default
 build_vdla. The program's buffers are, in order: x, w, [bias], [residual], y."""
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+
 from ... import te
 from ...build import build_vdla
 from .epilogue import Epilogue, apply_epilogue
 from .ops import conv2d, dense, depthwise_conv2d
 from .plan import ConvLayer, DenseLayer, conv_knob_problem, default_conv_knobs, default_dense_knobs
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
+
+
+def _meta(op, knobs, layer, ep) -> dict:
+    """What was compiled, in JSON terms (tuples become lists), for `vdla info` and tuners."""
+    return json.loads(json.dumps({"op": op, "knobs": asdict(knobs), "layer": asdict(layer), "epilogue": asdict(ep)}))
 
 
 def _ceil(a, b):
@@ -42,13 +50,20 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     x_src = acc.op.input_tensors[0]
     s = schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs, depthwise=layer.depthwise)
     args = [x, w] + ([bias] if bias is not None else []) + ([res] if res is not None else []) + [out]
-    return build_vdla(s, args, config, name), knobs
+    prog = build_vdla(s, args, config, name)
+    prog.meta.update(_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep))
+    return prog, knobs
 
 
 def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: DenseKnobs | None = None,
                   name: str = "dense"):
     ep = ep or Epilogue()
     knobs = knobs or default_dense_knobs(config, layer, ep)
+    k_chunk = knobs.k_chunk or layer.k
+    for what, whole, part in (("tile_m", layer.m, knobs.tile_m), ("tile_n", layer.n, knobs.tile_n),
+                              ("k_chunk", layer.k, k_chunk), ("vthreads", layer.n // knobs.tile_n, knobs.vthreads)):
+        if whole % part:
+            raise ValueError(f"{name}: schedule {knobs} does not fit {layer}: {what}={part} does not divide {whole}")
     B, L = config.batch, config.block
     x = te.placeholder((layer.m, layer.k, B, L), "int8", "x")
     w = te.placeholder((layer.n, layer.k, L, L), "int8", "w")
@@ -59,4 +74,6 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     stages, res32, out = apply_epilogue(acc, ep, out_shape, bias, res, name="y")
     s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs)
     args = [x, w] + ([bias] if bias is not None else []) + ([res] if res is not None else []) + [out]
-    return build_vdla(s, args, config, name), knobs
+    prog = build_vdla(s, args, config, name)
+    prog.meta.update(_meta("dense", knobs, layer, ep))
+    return prog, knobs

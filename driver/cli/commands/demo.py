@@ -1,13 +1,15 @@
-"""`vdla demo`: run a ResNet-18 conv layer and a blocked matmul on the simulated accelerator,
-check them against numpy and report cycles, GEMM utilization and wall time."""
+"""`vdla demo`: compile a ResNet-18 conv layer and a matmul for the accelerator, run them on
+the simulated accelerator (or the RTL, or a board), check them against numpy and report
+cycles, GEMM utilization and wall time. Like `vdla compile`, it reaches into the compiler
+lazily: loading and running kernels needs vdla.driver alone."""
 from __future__ import annotations
 
 import time
 
 
 def add_parser(sub):
-    p = sub.add_parser("demo", help="run a conv layer and a matmul on the simulator device, "
-                                    "checked against numpy")
+    p = sub.add_parser("demo", help="compile a conv layer and a matmul for VDLA and run them on the simulator "
+                                    "device, checked against numpy")
     p.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
     p.add_argument("--workload", choices=("conv", "matmul", "all"), default="all")
     p.add_argument("--device", choices=("sim", "rtl", "pynq"), default="sim",
@@ -20,51 +22,83 @@ def add_parser(sub):
     return p
 
 
-def _report(name: str, ok: bool, result, macs: int, config, wall: float) -> None:
+def _report(name: str, ok: bool, result, macs: int, config, compile_s: float, wall: float) -> None:
     seconds = result.cycles / (config.clock_mhz * 1e6)
     gops = 2 * macs / seconds / 1e9
     print(f"{name:<40} {'OK ' if ok else 'MISMATCH'} {result.cycles:>9} cycles "
           f"({seconds * 1e3:.2f} ms at {config.clock_mhz} MHz, {gops:.1f} GOPS), "
-          f"GEMM utilization {result.gemm_utilization:.1%}, wall {wall:.2f} s")
+          f"GEMM utilization {result.gemm_utilization:.1%}, compile {compile_s:.2f} s, run {wall:.2f} s")
+
+
+def _conv_oracle(x, w, shift):
+    import numpy as np
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
+    acc = np.einsum("nchwij,ocij->nohw", win, w.astype(np.int64)).astype(np.int32).astype(np.int64)
+    return np.clip(acc >> shift, -128, 127).astype(np.int8)
 
 
 def run(args) -> int:
+    from dataclasses import replace
+
     import numpy as np
 
+    from vdla.compiler.topi.vdla import (ConvLayer, DenseLayer, Epilogue, compile_conv2d, compile_dense,
+                                         default_conv_knobs, default_dense_knobs)
     from vdla.driver.devices import open_device
-    from vdla.driver.programs import (conv2d_reference, matmul_reference, run_conv2d, run_matmul)
-    from vdla.driver.programs.workloads import RESNET18_C2, random_conv_layer, random_matmul
+    from vdla.driver.runtime import run_program
+    from vdla.driver.runtime.layout import (pack_activation, pack_conv_weight, pack_matrix_lhs, pack_matrix_rhs,
+                                            unpack_activation, unpack_matrix)
 
     if args.trace and args.device != "sim":
         raise ValueError("--trace needs the simulator device (--device sim)")
     options = {"trace": True} if args.trace else {}
     device = open_device(args.device, args.config, **options)
     cfg = device.config
+    B, L = cfg.batch, cfg.block
+    rng = np.random.default_rng(0)
     print(f"device: {device} (peak {cfg.peak_gops:.1f} GOPS), {args.virtual_threads} virtual thread(s); "
-          "streams are race-checked before launch and results compared with numpy")
+          "kernels compiled for it, streams race-checked before launch, results compared with numpy")
     ok = True
     if args.workload in ("conv", "all"):
-        x, w, req = random_conv_layer(0, **RESNET18_C2)
-        start = time.perf_counter()
-        y, result = run_conv2d(device, x, w, pad=1, virtual_threads=args.virtual_threads,
-                               tile_h=2, requant=req, check_races=True)
-        wall = time.perf_counter() - start
-        good = bool(np.array_equal(y, conv2d_reference(x, w, pad=1, requant=req)))
+        x = rng.integers(-128, 128, (1, 64, 56, 56), dtype=np.int8)
+        w = rng.integers(-128, 128, (64, 64, 3, 3), dtype=np.int8)
+        ep = Epilogue(shift=11)
+        layer = ConvLayer(1, -(-64 // L), 56, 56, -(-64 // L))
+        t0 = time.perf_counter()
+        knobs = replace(default_conv_knobs(cfg, layer, ep), vthreads=args.virtual_threads)
+        prog, _ = compile_conv2d(cfg, layer, ep, knobs)
+        t1 = time.perf_counter()
+        raw, result = run_program(device, prog, [pack_activation(x, B, L), pack_conv_weight(w, L)], check_races=True)
+        wall = time.perf_counter() - t1
+        y = unpack_activation(raw.view(np.int8).reshape(1, layer.o, 56, 56, B, L), 1, 64)
+        good = bool(np.array_equal(y, _conv_oracle(x, w, 11)))
         ok &= good
-        _report("conv 1x64x56x56, 64x3x3, pad 1 (+requant)", good, result,
-                64 * 64 * 56 * 56 * 9, cfg, wall)
+        _report("conv 1x64x56x56, 64x3x3, pad 1 (+requant)", good, result, 64 * 64 * 56 * 56 * 9, cfg, t1 - t0, wall)
+        print(f"  schedule: {knobs.tile_oc} channel blocks x {knobs.tile_h} x {knobs.tile_w} pixels per tile, "
+              f"input channels in chunks of {knobs.ic_chunk or layer.c}, {prog.count('load')} loads, "
+              f"{prog.count('gemm')} GEMMs, {prog.count('alu')} ALU ops, {prog.count('store')} stores")
         if args.trace:
             device.last_result.write_chrome_trace(args.trace)
             print(f"trace written to {args.trace} (open in ui.perfetto.dev)")
     if args.workload in ("matmul", "all"):
-        a, b = random_matmul(0, 64, 512, 512)
-        start = time.perf_counter()
-        c, result = run_matmul(device, a, b, tile_m=16, tile_n=8, virtual_threads=args.virtual_threads,
-                               check_races=True)
-        wall = time.perf_counter() - start
-        good = bool(np.array_equal(c, matmul_reference(a, b)))
+        a = rng.integers(-128, 128, (64, 512), dtype=np.int8)
+        b = rng.integers(-128, 128, (512, 512), dtype=np.int8)
+        ep = Epilogue(lo=None, hi=None)          # the low 8 bits of the int32 result
+        layer = DenseLayer(-(-64 // B), -(-512 // L), -(-512 // L))
+        t0 = time.perf_counter()
+        knobs = default_dense_knobs(cfg, layer, ep)
+        if args.virtual_threads == 1:
+            knobs = replace(knobs, vthreads=1)
+        prog, _ = compile_dense(cfg, layer, ep, knobs)
+        t1 = time.perf_counter()
+        raw, result = run_program(device, prog, [pack_matrix_lhs(a, B, L), pack_matrix_rhs(b, L)], check_races=True)
+        wall = time.perf_counter() - t1
+        c = unpack_matrix(raw.view(np.int8).reshape(layer.m, layer.n, B, L), 64, 512)
+        want = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32).astype(np.int8)
+        good = bool(np.array_equal(c, want))
         ok &= good
-        _report("matmul 64x512 @ 512x512 (int8 out)", good, result, 64 * 512 * 512, cfg, wall)
+        _report("matmul 64x512 @ 512x512 (int8 out)", good, result, 64 * 512 * 512, cfg, t1 - t0, wall)
     if not ok:
         print("demo: results differ from numpy")
     return 0 if ok else 1

@@ -4,13 +4,11 @@ and 2, kernels 1x1 to 5x5, padding, every epilogue step, the pynq config and two
 import numpy as np
 import pytest
 
-from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, Epilogue, compile_conv2d
+from vdla.compiler.topi.vdla import ConvKnobs, Epilogue
 from vdla.driver.devices import SimulatorDevice
-from vdla.driver.runtime import run_program
 from vdla.hw import HwConfig, load_config
 
-from vdla_reference import (conv_nchw, depthwise_nchw, epilogue, pack_activation, pack_bias, pack_conv_weight,
-                        pack_depthwise_weight, unpack_activation)
+from vdla_kernels import conv_reference, run_conv
 
 SMALL_BLOCK = {"LOG_BATCH": 1, "LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 13, "LOG_WGT_BUFF_SIZE": 14,
                "LOG_ACC_BUFF_SIZE": 14, "LOG_UOP_BUFF_SIZE": 13}
@@ -19,31 +17,13 @@ CONFIGS = {"pynq": load_config("pynq"), "b2x8": HwConfig.from_dict(SMALL_BLOCK),
            "b1x32": HwConfig.from_dict(BIG_BLOCK)}
 
 
-def run_conv(config, x, w, stride, pads, ep, depthwise=False, knobs=None, bias=None, residual=None):
-    """Compile and run; returns (NCHW int8 output, program, launch result)."""
-    B, L = config.batch, config.block
-    n, c, h, wd = x.shape
-    o = c if depthwise else w.shape[0]
-    kh, kw = w.shape[2:]
-    xp = pack_activation(x, B, L)
-    layer = ConvLayer(xp.shape[0], xp.shape[1], h, wd, -(-o // L), kh, kw, stride, tuple(pads), depthwise)
-    prog, knobs = compile_conv2d(config, layer, ep, knobs)
-    wp = pack_depthwise_weight(w, L) if depthwise else pack_conv_weight(w, L)
-    inputs = [xp, wp]
-    if ep.bias:
-        inputs.append(pack_bias(bias, B, L))
-    if ep.residual:
-        inputs.append(pack_activation(residual, B, L))
+def _conv(config, x, w, stride, pads, ep, depthwise=False, knobs=None, bias=None, residual=None):
     dev = SimulatorDevice(config, dram_bytes=1 << 24)
-    raw, result = run_program(dev, prog, inputs, check_races=True)
-    out_shape = (layer.n, layer.o, layer.out_h, layer.out_w, B, L)
-    y = unpack_activation(raw.view(np.int8).reshape(out_shape), n, o)
-    return y, prog, result
+    return run_conv(dev, x, w, stride, pads, ep, knobs, bias, residual, depthwise, check_races=True)
 
 
 def reference(x, w, stride, pads, ep, depthwise=False, bias=None, residual=None):
-    acc = depthwise_nchw(x, w, stride, pads) if depthwise else conv_nchw(x, w, stride, pads)
-    return epilogue(acc, ep, bias, residual)
+    return conv_reference(x, w, stride, pads, ep, bias, residual, depthwise)
 
 
 def random_case(rng, config, c, o, h, w, k, depthwise=False):
@@ -72,7 +52,7 @@ def test_conv_matches_numpy(cfg, case, rng):
     c, o, h, w, k, stride, pads = case
     x, wt, bias = random_case(rng, config, c, o, h, w, k)
     ep = Epilogue(bias=True, shift=9, round=True, lo=0)
-    y, prog, _ = run_conv(config, x, wt, stride, pads, ep, bias=bias)
+    y, _, prog = _conv(config, x, wt, stride, pads, ep, bias=bias)
     np.testing.assert_array_equal(y, reference(x, wt, stride, pads, ep, bias=bias))
 
 
@@ -86,7 +66,7 @@ def test_conv_epilogues(ep, rng):
     config = CONFIGS["pynq"]
     x, wt, bias = random_case(rng, config, 32, 32, 8, 8, 3)
     res = rng.integers(-128, 128, (1, 32, 8, 8), dtype=np.int8)
-    y, _, _ = run_conv(config, x, wt, 1, (1, 1, 1, 1), ep, bias=bias, residual=res)
+    y, _, _ = _conv(config, x, wt, 1, (1, 1, 1, 1), ep, bias=bias, residual=res)
     np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, bias=bias, residual=res))
 
 
@@ -100,7 +80,7 @@ def test_conv_knobs(knobs, rng):
     config = CONFIGS["pynq"]
     x, wt, bias = random_case(rng, config, 40, 32, 7, 7, 3)
     ep = Epilogue(bias=True, shift=10)
-    y, _, _ = run_conv(config, x, wt, 1, (1, 1, 1, 1), ep, knobs=knobs, bias=bias)
+    y, _, _ = _conv(config, x, wt, 1, (1, 1, 1, 1), ep, knobs=knobs, bias=bias)
     np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, bias=bias))
 
 
@@ -113,5 +93,5 @@ def test_depthwise_matches_numpy(cfg, case, rng):
     p = k // 2
     x, wt, bias = random_case(rng, config, c, c, h, w, k, depthwise=True)
     ep = Epilogue(bias=True, shift=5, lo=0)
-    y, _, _ = run_conv(config, x, wt, stride, (p, p, p, p), ep, depthwise=True, bias=bias)
+    y, _, _ = _conv(config, x, wt, stride, (p, p, p, p), ep, depthwise=True, bias=bias)
     np.testing.assert_array_equal(y, reference(x, wt, stride, (p, p, p, p), ep, depthwise=True, bias=bias))

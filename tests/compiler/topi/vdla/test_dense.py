@@ -3,27 +3,16 @@ BLOCK, reduction chunks, epilogues, three configs."""
 import numpy as np
 import pytest
 
-from vdla.compiler.topi.vdla import DenseKnobs, DenseLayer, Epilogue, compile_dense
+from vdla.compiler.topi.vdla import DenseKnobs, Epilogue
 from vdla.driver.devices import SimulatorDevice
-from vdla.driver.programs.layout import pack_matrix_lhs, pack_matrix_rhs, unpack_matrix
-from vdla.driver.runtime import run_program
 
 from test_conv import CONFIGS
-from vdla_reference import epilogue, pack_bias, wrap32
+from vdla_kernels import dense_reference, run_dense as run_dense_on, wrap32
 
 
 def run_dense(config, a, b, ep, knobs=None, bias=None, residual=None):
-    B, L = config.batch, config.block
-    ap, bp = pack_matrix_lhs(a, B, L), pack_matrix_rhs(b, L)
-    layer = DenseLayer(ap.shape[0], ap.shape[1], bp.shape[0])
-    prog, knobs = compile_dense(config, layer, ep, knobs)
-    inputs = [ap, bp]
-    if ep.bias:
-        inputs.append(pack_bias(bias, B, L))
-    if ep.residual:
-        inputs.append(pack_matrix_lhs(residual, B, L))
-    raw, _ = run_program(SimulatorDevice(config, dram_bytes=1 << 23), prog, inputs, check_races=True)
-    return unpack_matrix(raw.view(np.int8).reshape(layer.m, layer.n, B, L), a.shape[0], b.shape[1])
+    dev = SimulatorDevice(config, dram_bytes=1 << 23)
+    return run_dense_on(dev, a, b, ep, knobs, bias, residual, check_races=True)[0]
 
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
@@ -36,8 +25,7 @@ def test_dense_matches_numpy(cfg, m, k, n, rng):
     res = rng.integers(-128, 128, (m, n), dtype=np.int8)
     ep = Epilogue(bias=True, mul=3, shift=10, round=True, residual=True, lo=-100, hi=120)
     y = run_dense(config, a, b, ep, bias=bias, residual=res)
-    acc = wrap32(a.astype(np.int64) @ b.astype(np.int64))
-    np.testing.assert_array_equal(y, epilogue(acc, ep, bias, res, channel_axis=1))
+    np.testing.assert_array_equal(y, dense_reference(a, b, ep, bias, res))
 
 
 def test_dense_reduction_chunks(rng):

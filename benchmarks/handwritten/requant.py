@@ -11,7 +11,7 @@ import numpy as np
 
 from vdla.hw import AluOp, Uop
 
-from ..runtime import LoopLevel, UopKernel
+from vdla.driver.runtime import LoopLevel, UopKernel
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ import numpy as np
 
 from vdla.hw import MemType, Uop
 
-from ..runtime import CommandQueue, LoopLevel, UopKernel
-from .layout import pack_activation, pack_conv_weight, unpack_activation
+from vdla.driver.runtime import CommandQueue, LoopLevel, UopKernel
+from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation
+
 from .pipeline import emit_pipelined
 from .requant import Requant, emit_requant, requant_reference
 

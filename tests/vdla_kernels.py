@@ -1,10 +1,10 @@
-"""numpy oracles for the VDLA operators, in plain NCHW / OIHW / (M, K) terms, and the SPEC §7
-packing the tests use to hand them to a kernel. Written from the SPEC's semantics: int32
-accumulation that wraps, ALU ops on int32 (MUL keeps the low 32 bits, SHR floors), the
-STORE's int8 truncation."""
+"""numpy oracles for the compiled VDLA kernels, in plain NCHW / OIHW / (M, K) terms, written
+from the SPEC's semantics: int32 accumulation that wraps, ALU ops on int32 (MUL keeps the
+low 32 bits, SHR floors), the STORE's int8 truncation. run_conv / run_dense (the code under
+test) come from vdla.compiler.topi.vdla."""
 import numpy as np
 
-from vdla.driver.programs.layout import pack_activation, pack_conv_weight, unpack_activation
+from vdla.compiler.topi.vdla import Epilogue, run_conv, run_dense  # noqa: F401  (re-exported for tests)
 
 
 def wrap32(x):
@@ -50,22 +50,11 @@ def epilogue(acc, ep, bias=None, residual=None, channel_axis=1):
     return x.astype(np.int32).astype(np.int8)
 
 
-def pack_bias(bias, batch, block):
-    o = -(-bias.shape[0] // block) * block
-    b = np.zeros(o, np.int32)
-    b[:bias.shape[0]] = bias
-    return np.ascontiguousarray(np.broadcast_to(b.reshape(-1, 1, block), (o // block, batch, block)))
+def conv_reference(x, w, stride=1, pad=1, ep=None, bias=None, residual=None, depthwise=False):
+    pads = pad if isinstance(pad, tuple) else (pad,) * 4
+    acc = depthwise_nchw(x, w, stride, pads) if depthwise else conv_nchw(x, w, stride, pads)
+    return epilogue(acc, ep or Epilogue(), bias, residual)
 
 
-def pack_depthwise_weight(w, block):
-    """(C, 1, KH, KW) -> (C/L, KH, KW, L, L) with each channel's taps on its block's diagonal."""
-    c, _, kh, kw = w.shape
-    cb = -(-c // block)
-    out = np.zeros((cb, kh, kw, block, block), np.int8)
-    for ch in range(c):
-        out[ch // block, :, :, ch % block, ch % block] = w[ch, 0]
-    return out
-
-
-__all__ = ["wrap32", "conv_nchw", "depthwise_nchw", "epilogue", "pack_bias", "pack_depthwise_weight",
-           "pack_activation", "pack_conv_weight", "unpack_activation"]
+def dense_reference(a, b, ep=None, bias=None, residual=None):
+    return epilogue(wrap32(a.astype(np.int64) @ b.astype(np.int64)), ep or Epilogue(), bias, residual)

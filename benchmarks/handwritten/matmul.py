@@ -17,8 +17,9 @@ import numpy as np
 
 from vdla.hw import MemType, Uop
 
-from ..runtime import CommandQueue, LoopLevel, UopKernel
-from .layout import pack_matrix_lhs, pack_matrix_rhs, unpack_matrix
+from vdla.driver.runtime import CommandQueue, LoopLevel, UopKernel
+from vdla.driver.runtime.layout import pack_matrix_lhs, pack_matrix_rhs, unpack_matrix
+
 from .pipeline import emit_pipelined
 from .requant import Requant, emit_requant, requant_reference
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..runtime import Stage
+from vdla.driver.runtime import Stage
 
 
 def emit_pipelined(cq, iterations: int, virtual_threads: int,

@@ -1,0 +1,73 @@
+"""Run a compiled VDLA operator on host arrays: pack the operands into the SPEC §7 layouts,
+compile (default or given knobs), run on a device through the runtime, unpack the result.
+For tests, benchmarks, `vdla demo` and a tuner's measurements."""
+from __future__ import annotations
+
+import numpy as np
+
+from vdla.driver.runtime import run_program
+from vdla.driver.runtime.layout import (pack_activation, pack_conv_weight, pack_matrix_lhs, pack_matrix_rhs,
+                                        unpack_activation, unpack_matrix)
+
+from .build import compile_conv2d, compile_dense
+from .epilogue import Epilogue
+from .plan import ConvLayer, DenseLayer
+
+
+def pack_bias(bias, batch, block):
+    o = -(-bias.shape[0] // block) * block
+    b = np.zeros(o, np.int32)
+    b[:bias.shape[0]] = bias
+    return np.ascontiguousarray(np.broadcast_to(b.reshape(-1, 1, block), (o // block, batch, block)))
+
+
+def pack_depthwise_weight(w, block):
+    """(C, 1, KH, KW) -> (C/L, KH, KW, L, L) with each channel's taps on its block's diagonal."""
+    c, _, kh, kw = w.shape
+    cb = -(-c // block)
+    out = np.zeros((cb, kh, kw, block, block), np.int8)
+    for ch in range(c):
+        out[ch // block, :, :, ch % block, ch % block] = w[ch, 0]
+    return out
+
+
+def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, residual=None, depthwise=False,
+             check_races=False, runner=None):
+    """Compile and run a conv of x (N, C, H, W) int8 with w (O, C, KH, KW) (depthwise: (C, 1, KH, KW)).
+    Returns (y (N, O, OH, OW) int8, LaunchResult, KernelProgram)."""
+    config = device.config
+    ep = ep or Epilogue()
+    B, L = config.batch, config.block
+    pads = pad if isinstance(pad, tuple) else (pad,) * 4
+    n, c, h, wd = x.shape
+    o = c if depthwise else w.shape[0]
+    kh, kw = w.shape[2:]
+    xp = pack_activation(x, B, L)
+    layer = ConvLayer(xp.shape[0], xp.shape[1], h, wd, -(-o // L), kh, kw, stride, pads, depthwise)
+    prog, knobs = compile_conv2d(config, layer, ep, knobs)
+    inputs = [xp, pack_depthwise_weight(w, L) if depthwise else pack_conv_weight(w, L)]
+    if ep.bias:
+        inputs.append(pack_bias(bias, B, L))
+    if ep.residual:
+        inputs.append(pack_activation(residual, B, L))
+    raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
+    out_shape = (layer.n, layer.o, layer.out_h, layer.out_w, B, L)
+    return unpack_activation(raw.view(np.int8).reshape(out_shape), n, o), result, prog
+
+
+def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check_races=False, runner=None):
+    """Compile and run a (M, K) int8 @ b (K, N) int8. Returns (c (M, N) int8, LaunchResult, KernelProgram)."""
+    config = device.config
+    ep = ep or Epilogue()
+    B, L = config.batch, config.block
+    ap, bp = pack_matrix_lhs(a, B, L), pack_matrix_rhs(b, L)
+    layer = DenseLayer(ap.shape[0], ap.shape[1], bp.shape[0])
+    prog, _ = compile_dense(config, layer, ep, knobs)
+    inputs = [ap, bp]
+    if ep.bias:
+        inputs.append(pack_bias(bias, B, L))
+    if ep.residual:
+        inputs.append(pack_matrix_lhs(residual, B, L))
+    raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
+    c = unpack_matrix(raw.view(np.int8).reshape(layer.m, layer.n, B, L), a.shape[0], b.shape[1])
+    return c, result, prog
