@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from ..tir import arith
 from ..tir import expr as E
-from ..tir.functor import substitute
+from ..tir.functor import free_vars, substitute
+from .declaration import BufferRegion
 
 
 class TensorizeError(ValueError):
@@ -71,7 +72,6 @@ def _affine(e, region_vars, st, intrin, what):
         if atom in coeffs:
             coeffs[atom] += c
         else:
-            from ..tir.functor import free_vars
             if free_vars(atom) & set(region_vars):
                 _fail(st, intrin, f"access {what} is not affine in the tensorized loops ({atom!r})")
             base[key] = [atom, c]
@@ -92,7 +92,6 @@ def _flat_access(buf, indices, region_vars, st, intrin, what):
 
 def _operand_view(intrin, st, operand, decl_indices, axis_for_var, buf, base, coeffs, what):
     """Check one operand pairing and build its BufferRegion."""
-    from .declaration import BufferRegion
     used_decl = set()
     strides = []
     for d, di in enumerate(decl_indices):
@@ -124,8 +123,11 @@ def _operand_view(intrin, st, operand, decl_indices, axis_for_var, buf, base, co
     return BufferRegion(operand.name, buf, base, tuple(strides), tuple(operand.shape))
 
 
-def emit_tensorized(ctx, st, tens_pos, roots, rel, accumulate):
-    from ..schedule.lower import lower_reads
+def emit_tensorized(ctx, st, tens_pos, roots, rel, accumulate, lower_reads, guards):
+    """The intrinsic statement for stage `st` tensorized at leaf position tens_pos.
+    The lowering passes what only it knows: `lower_reads(ctx, expr)` turns tensor reads into
+    buffer loads with region-relative indices, `guards` are the bounds checks the region
+    would need (data, reduction); tensorize imports nothing from the lowering."""
     iv_t, intrin = st.tensorize_at
     leaves = st.leaf_iter_vars[tens_pos:]
     ext = ctx.leaf_ext[st]
@@ -144,8 +146,7 @@ def emit_tensorized(ctx, st, tens_pos, roots, rel, accumulate):
                               f"axis {dv.name} has extent {dv.extent}")
         axis_for_var[dv.var] = lv.var
     region_vars = [lv.var for lv in leaves]
-    from ..schedule.lower import _guards
-    data_g, red_g = _guards(ctx, st, roots, rel)
+    data_g, red_g = guards
     if data_g or red_g:
         _fail(st, intrin, f"shape constraint: the tensorized tile does not divide the tensor "
                           f"(a bounds check {E.all_of(*(data_g + red_g))!r} would be needed); choose "

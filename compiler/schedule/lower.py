@@ -15,6 +15,7 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import arith
 from ..tir.functor import transform, substitute, visit
+from ..intrin.tensorize import emit_tensorized
 from .schedule import ScheduleError, Split
 
 
@@ -294,9 +295,9 @@ def stage_nest(ctx, st):
         if pos == len(leaves):
             parts.append(("stmt", update))
         elif tens_pos is not None and pos == tens_pos:
-            from ..intrin.tensorize import emit_tensorized
             accumulate = init is not None and first_red < tens_pos
-            parts.append(("stmt", emit_tensorized(ctx, st, tens_pos, roots, rel, accumulate)))
+            parts.append(("stmt", emit_tensorized(ctx, st, tens_pos, roots, rel, accumulate, lower_reads,
+                                                  (data_g, red_g))))
         else:
             parts.append(("stmt", make_for(leaves[pos], content(pos + 1))))
         return _assemble(ctx, parts)
