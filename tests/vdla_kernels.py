@@ -4,7 +4,7 @@ low 32 bits, SHR floors), the STORE's int8 truncation. run_conv / run_dense (the
 test) come from vdla.compiler.topi.vdla."""
 import numpy as np
 
-from vdla.compiler.topi.vdla import Epilogue, run_conv, run_dense  # noqa: F401  (re-exported for tests)
+from vdla.compiler.topi.vdla import Epilogue, run_conv, run_dense, run_pool  # noqa: F401  (re-exported for tests)
 
 
 def wrap32(x):
@@ -58,3 +58,16 @@ def conv_reference(x, w, stride=1, pad=1, ep=None, bias=None, residual=None, dep
 
 def dense_reference(a, b, ep=None, bias=None, residual=None):
     return epilogue(wrap32(a.astype(np.int64) @ b.astype(np.int64)), ep or Epilogue(), bias, residual)
+
+
+def pool_reference(x, kernel, stride, pad, mode, ep=None):
+    """Pooling of the zero-padded input: max, or the window sum through the epilogue."""
+    pads = pad if isinstance(pad, tuple) else (pad,) * 4
+    pt, pl, pb, pr = pads
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, kernel, axis=(2, 3))[:, :, ::stride, ::stride]
+    if mode == "max":
+        acc = win.max(axis=(-1, -2))
+    else:
+        acc = win.sum(axis=(-1, -2))
+    return epilogue(acc, ep or Epilogue(lo=None, hi=None), None, None)

@@ -42,12 +42,14 @@ def inject_dma(config):
 
 
 def _strip_load(value):
-    """(BufferLoad, cast-from dtype or None, select condition or None) or None."""
-    cond = None
+    """(BufferLoad, cast-from dtype or None, select condition or None) or None; the cast may
+    sit inside or outside the select."""
+    cond = cast_from = None
+    if isinstance(value, E.Cast):
+        cast_from, value = value.value.dtype, value.value
     if isinstance(value, E.Select) and E.is_const(value.f, 0):
         cond, value = value.cond, value.t
-    cast_from = None
-    if isinstance(value, E.Cast):
+    if cast_from is None and isinstance(value, E.Cast):
         cast_from, value = value.value.dtype, value.value
     if isinstance(value, E.BufferLoad):
         return value, cast_from, cond

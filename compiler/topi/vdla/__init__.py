@@ -1,14 +1,16 @@
-"""Operators for the VDLA accelerator: int8 tensor expressions in the SPEC §7 blocked layouts,
-their ALU epilogues, and schedules that place tiles in the accelerator's scopes, tensorize
-with the declared intrinsics and bind virtual threads (compiled by build.build_vdla)."""
+"""Operators for the VDLA accelerator: int8 tensor expressions in the SPEC §7 blocked layouts
+(conv2d, depthwise conv2d, dense on the GEMM core; max/sum pooling on the ALU), their ALU
+epilogues, and schedules that place tiles in the accelerator's scopes, tensorize with the
+declared intrinsics and bind virtual threads (compiled by build.build_vdla)."""
 from .ops import conv2d, dense, depthwise_conv2d
 from .epilogue import Epilogue, apply_epilogue
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
 from .plan import ConvLayer, DenseLayer, default_conv_knobs, default_dense_knobs
 from .build import compile_conv2d, compile_dense
-from .run import pack_bias, pack_depthwise_weight, run_conv, run_dense
+from .pool import PoolKnobs, PoolLayer, compile_pool2d, default_pool_knobs
+from .run import pack_bias, pack_depthwise_weight, run_conv, run_dense, run_pool
 
 __all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", "ConvKnobs", "DenseKnobs",
            "schedule_conv2d", "schedule_dense", "ConvLayer", "DenseLayer", "default_conv_knobs",
            "default_dense_knobs", "compile_conv2d", "compile_dense", "pack_bias", "pack_depthwise_weight", "run_conv",
-           "run_dense"]
+           "run_dense", "PoolKnobs", "PoolLayer", "compile_pool2d", "default_pool_knobs", "run_pool"]

@@ -12,6 +12,7 @@ from vdla.driver.runtime.layout import (pack_activation, pack_conv_weight, pack_
 from .build import compile_conv2d, compile_dense
 from .epilogue import Epilogue
 from .plan import ConvLayer, DenseLayer
+from .pool import PoolLayer, compile_pool2d
 
 
 def pack_bias(bias, batch, block):
@@ -71,3 +72,19 @@ def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     c = unpack_matrix(raw.view(np.int8).reshape(layer.m, layer.n, B, L), a.shape[0], b.shape[1])
     return c, result, prog
+
+
+def run_pool(device, x, kernel, stride=1, pad=0, mode="max", ep=None, knobs=None, check_races=False, runner=None):
+    """Compile and run pooling of x (N, C, H, W) int8 over a kernel (KH, KW) window ("max", or
+    "sum" with the epilogue's mul/shift for an average). Returns (y int8 NCHW, LaunchResult,
+    KernelProgram)."""
+    config = device.config
+    B, L = config.batch, config.block
+    pads = pad if isinstance(pad, tuple) else (pad,) * 4
+    n, c, h, w = x.shape
+    xp = pack_activation(x, B, L)
+    layer = PoolLayer(xp.shape[0], xp.shape[1], h, w, kernel[0], kernel[1], stride, pads, mode)
+    prog, _ = compile_pool2d(config, layer, ep, knobs)
+    raw, result = run_program(device, prog, [xp], check_races=check_races, runner=runner)
+    out_shape = (layer.n, layer.c, layer.out_h, layer.out_w, B, L)
+    return unpack_activation(raw.view(np.int8).reshape(out_shape), n, c), result, prog

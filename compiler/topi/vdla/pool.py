@@ -1,0 +1,163 @@
+"""Pooling on the VDLA tensor ALU: max pooling and the window sum behind average and global
+average pooling, int8 in the SPEC §7 activation layout.
+
+The ALU has no reduction over a window, so the taps are a chain of elementwise stages on the
+output tile: the accumulators are reset, the first tap is added, every further tap is a MAX
+(or ADD) with a tensor operand, all in place. The input window is loaded into the
+accumulator SRAM with LOAD ACC_8BIT (sign-extended int8); its padding is the DMA's zeros, so
+max pooling here means max pooling of the zero-padded input (equal to -inf padding for
+non-negative inputs, e.g. after a ReLU; with padding 0 the question does not arise).
+Average pooling is the window sum times `mul` >> `shift` (with rounding), the fixed-point
+form of 1/(KH*KW); it is exact for power-of-two windows (mul 1, shift log2).
+Each tap costs two ALU cycles per output element (two accumulator reads).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from ... import te
+from ...build import build_vdla
+from ...intrin import vdla as intrin
+from ...schedule import create_schedule, vthread
+from .epilogue import Epilogue, apply_epilogue
+from .ops import _padded_input, conv_out_hw
+
+
+@dataclass(frozen=True)
+class PoolLayer:
+    n: int
+    c: int              # channel blocks
+    h: int
+    w: int
+    kh: int
+    kw: int
+    stride: int = 1
+    pads: tuple = (0, 0, 0, 0)
+    mode: str = "max"   # "max" or "sum" (average / global average: sum + epilogue mul/shift)
+
+    @property
+    def out_h(self) -> int:
+        return (self.h + self.pads[0] + self.pads[2] - self.kh) // self.stride + 1
+
+    @property
+    def out_w(self) -> int:
+        return (self.w + self.pads[1] + self.pads[3] - self.kw) // self.stride + 1
+
+
+@dataclass(frozen=True)
+class PoolKnobs:
+    tile_c: int
+    tile_h: int
+    tile_w: int
+    vthreads: int = 2
+
+
+def pool_chain(x, layer: PoolLayer, out_hw):
+    """-> (reset stage, input window stage (int32), tap stages in order)."""
+    nb, cb, h, w, batch, block = x.shape
+    s = layer.stride
+    xp = _padded_input(x, layer.kh, layer.kw, (s, s), layer.pads, out_hw, "pool.pad")
+    xa = te.compute(xp.shape, lambda *i: te.cast("int32", xp(*i)), name="pool.window")
+    shape = (nb, cb, out_hw[0], out_hw[1], batch, block)
+    zero = te.compute(shape, lambda *i: te.const(0, "int32"), name="pool.init")
+    taps = [(ky, kx) for ky in range(layer.kh) for kx in range(layer.kw)]
+    stages, t = [], zero
+    for k, (ky, kx) in enumerate(taps):
+        op = "add" if k == 0 or layer.mode == "sum" else "max"
+        t = te.compute(shape, _tap(t, xa, s, ky, kx, op), name=f"pool.tap{k}", attrs={"vdla.alu": (op, None)})
+        stages.append(t)
+    return zero, xa, stages
+
+
+def _tap(t, xa, s, ky, kx, op):
+    def f(n, c, i, j, b, l):
+        tap = xa[n, c, i * s + ky, j * s + kx, b, l]
+        return t[n, c, i, j, b, l] + tap if op == "add" else te.maximum(t[n, c, i, j, b, l], tap)
+    return f
+
+
+def _problem(config, layer: PoolLayer, k: PoolKnobs) -> str | None:
+    if layer.c % k.tile_c:
+        return f"tile_c={k.tile_c} does not divide the {layer.c} channel blocks"
+    if k.vthreads > 1 and (layer.c // k.tile_c) % k.vthreads:
+        return f"{layer.c // k.tile_c} channel tiles cannot be shared by {k.vthreads} virtual threads"
+    rows = (k.tile_h - 1) * layer.stride + layer.kh
+    cols = (k.tile_w - 1) * layer.stride + layer.kw
+    need = (k.tile_c * (rows * cols + k.tile_h * k.tile_w)) * k.vthreads
+    if need > config.acc_depth:
+        return f"the tiles need {need} accumulator SRAM elements but there are {config.acc_depth}"
+    over_h = -(-layer.out_h // k.tile_h) * k.tile_h
+    over_w = -(-layer.out_w // k.tile_w) * k.tile_w
+    bottom = (over_h - 1) * layer.stride + layer.kh - layer.h - layer.pads[0]
+    right = (over_w - 1) * layer.stride + layer.kw - layer.w - layer.pads[1]
+    if max(bottom, right, *layer.pads) > 15:
+        return "the input window reaches more than the DMA's 15-element padding past the image"
+    return None
+
+
+def default_pool_knobs(config, layer: PoolLayer) -> PoolKnobs:
+    """The largest tiles that fit (fewest instructions and DMA rows), two virtual threads
+    over channel tiles when the channel tiles pair up."""
+    best = None
+    for vt in (2, 1):
+        for tc in (d for d in range(1, layer.c + 1) if layer.c % d == 0):
+            for th in range(1, layer.out_h + 1):
+                for tw in sorted({layer.out_w, *range(1, min(layer.out_w, 16) + 1)}):
+                    k = PoolKnobs(tc, th, tw, vt)
+                    if _problem(config, layer, k):
+                        continue
+                    tiles = (layer.c // tc) * -(-layer.out_h // th) * -(-layer.out_w // tw)
+                    waste = tc * th * tw * tiles
+                    score = (tiles * (40 + 16 * layer.kh * layer.kw), waste, -vt)
+                    if best is None or score < best[0]:
+                        best = (score, k)
+        if best is not None:
+            break
+    if best is None:
+        raise ValueError(f"no VDLA tiling of {layer} fits the {config.name} accumulator SRAM")
+    return best[1]
+
+
+def compile_pool2d(config, layer: PoolLayer, ep: Epilogue | None = None, knobs: PoolKnobs | None = None,
+                   name: str = "pool2d"):
+    """-> (KernelProgram, PoolKnobs); buffers x, y."""
+    if layer.mode not in ("max", "sum"):
+        raise ValueError(f"{name}: pooling mode {layer.mode!r}; expected 'max' or 'sum'")
+    ep = ep or Epilogue(lo=None, hi=None)
+    if ep.bias or ep.residual:
+        raise ValueError(f"{name}: a pooling epilogue has no bias or residual operand")
+    knobs = knobs or default_pool_knobs(config, layer)
+    problem = _problem(config, layer, knobs)
+    if problem:
+        raise ValueError(f"{name}: schedule {knobs} does not fit {layer} on {config.name}: {problem}")
+    B, L = config.batch, config.block
+    x = te.placeholder((layer.n, layer.c, layer.h, layer.w, B, L), "int8", "x")
+    out_hw = (-(-layer.out_h // knobs.tile_h) * knobs.tile_h, -(-layer.out_w // knobs.tile_w) * knobs.tile_w)
+    zero, xa, taps = pool_chain(x, layer, out_hw)
+    stages, _, out = apply_epilogue(taps[-1], ep, (layer.n, layer.c, layer.out_h, layer.out_w, B, L), name="y")
+    s = create_schedule(out)
+    n, c, h, w, b, l = s[out].op.axis
+    co, ci = s[out].split(c, knobs.tile_c)
+    ho, hi = s[out].split(h, knobs.tile_h)
+    wo, wi = s[out].split(w, knobs.tile_w)
+    order = [n, co, ho, wo, ci, hi, wi, b, l]
+    if knobs.vthreads > 1:
+        vt, co = s[out].split(co, nparts=knobs.vthreads)
+        order = [n, vt, co, ho, wo, ci, hi, wi, b, l]
+        s[out].bind(vt, vthread("vt"))
+    s[out].reorder(*order)
+    for t in xa.op.input_tensors:
+        if not s[t].is_placeholder:
+            s[t].compute_inline()
+    for st in [xa, zero, *taps, *stages]:
+        s[st].set_scope(intrin.SCOPE_ACC)
+        s[st].compute_at(s[out], wo)
+    for st in [*taps, *stages]:
+        op, imm = st.op.attrs["vdla.alu"]
+        decl = intrin.alu_shr(imm, B, L) if op == "shr" else intrin.alu(op, B, L, imm=imm)
+        s[st].tensorize(s[st].op.axis[-2], decl)
+    prog = build_vdla(s, [x, out], config, name)
+    prog.meta.update(json.loads(json.dumps({"op": f"pool2d.{layer.mode}", "knobs": asdict(knobs),
+                                            "layer": asdict(layer), "epilogue": asdict(ep)})))
+    return prog, knobs
