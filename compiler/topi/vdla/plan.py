@@ -172,8 +172,9 @@ def default_dense_knobs(config, layer: DenseLayer, ep: Epilogue | None = None) -
                         continue
                     chunks = layer.k // kc
                     gemm = tm * tn * kc + 10
-                    load = _load_cycles(config, 1, tm * kc, config.batch * config.block) + _load_cycles(
-                        config, 1, tn * kc, config.block * config.block)
+                    # one DMA row per matrix row (input) / output block (weights), kc elements each
+                    load = _load_cycles(config, tm, kc, config.batch * config.block) + _load_cycles(
+                        config, tn, kc, config.block * config.block)
                     per = chunks * (max(gemm, load) if vt > 1 else gemm + load) + 40
                     cost = (layer.m // tm) * (layer.n // tn) * per
                     if best is None or cost < best[0]:
