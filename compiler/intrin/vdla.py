@@ -1,9 +1,13 @@
 """VDLA accelerator intrinsics, declared for tensorize (emitted as IntrinsicStmt; the VDLA
-backend turns them into GEMM instructions and micro-ops).
+backend, compiler/codegen/vdla, turns them into GEMM/ALU instructions and micro-ops).
 
-gemm(batch, block_in, block_out): acc[b, o] += sum_i int32(inp[b, i]) * int32(wgt[o, i]),
-operands in the accelerator's on-chip buffers (scopes vdla.inp, vdla.wgt, vdla.acc), each
-tile contiguous (the on-chip buffers hold whole tiles).
+Every shape and dtype comes from the hardware config (vdla.hw): BATCH rows, BLOCK input and
+output lanes, the input/weight/accumulator widths.
+
+gemm(config): acc[b, o] += sum_i acc_t(inp[b, i]) * acc_t(wgt[o, i]), operands in the
+accelerator's on-chip buffers (scopes vdla.inp, vdla.wgt, vdla.acc), each tile contiguous
+(the on-chip buffers hold whole elements).
+alu(op, config, imm) / alu_shr(shift, config): one accumulator element, lane-wise.
 """
 from __future__ import annotations
 
@@ -15,12 +19,18 @@ from .declaration import declare_intrin
 SCOPE_INP, SCOPE_WGT, SCOPE_ACC = "vdla.inp", "vdla.wgt", "vdla.acc"
 
 
-def gemm(batch=1, block_in=16, block_out=16):
-    inp = te.placeholder((batch, block_in), "int8", "inp")
-    wgt = te.placeholder((block_out, block_in), "int8", "wgt")
+def _dtypes(config):
+    return f"int{config.inp_bits}", f"int{config.wgt_bits}", f"int{config.acc_bits}"
+
+
+def gemm(config):
+    batch, block_in, block_out = config.batch, config.block, config.block
+    inp_t, wgt_t, acc_t = _dtypes(config)
+    inp = te.placeholder((batch, block_in), inp_t, "inp")
+    wgt = te.placeholder((block_out, block_in), wgt_t, "wgt")
     k = te.reduce_axis((0, block_in), "k")
     acc = te.compute((batch, block_out), lambda b, o: te.sum(
-        te.cast("int32", inp[b, k.var]) * te.cast("int32", wgt[o, k.var]), axis=k), name="acc")
+        te.cast(acc_t, inp[b, k.var]) * te.cast(acc_t, wgt[o, k.var]), axis=k), name="acc")
 
     def emit(ins, out, accumulate):
         return S.IntrinsicStmt("vdla.gemm", [_view(r) for r in ins] + [_view(out)],
@@ -45,32 +55,34 @@ ALU_OPS = {
 }
 
 
-def alu(op, batch=1, block_out=16, imm=None):
-    """VDLA ALU on an accumulator tile: dst[b, o] = op(src[b, o], imm or other[b, o]),
-    int32 lane-wise in scope vdla.acc (SPEC: MIN, MAX, ADD, MUL; SHR is `alu_shr`).
+def alu(op, config, imm=None):
+    """VDLA ALU on an accumulator element: dst[b, o] = op(src[b, o], imm or other[b, o]),
+    lane-wise in scope vdla.acc (SPEC: MIN, MAX, ADD, MUL; SHR is `alu_shr`).
     With `imm` the declaration holds that constant, so a stage matches only the same value."""
     if op not in ALU_OPS:
         raise ValueError(f"VDLA ALU op {op!r}: expected one of {sorted(ALU_OPS)} (or alu_shr)")
-    src = te.placeholder((batch, block_out), "int32", "src")
+    batch, block_out, acc_t = config.batch, config.block, _dtypes(config)[2]
+    src = te.placeholder((batch, block_out), acc_t, "src")
     if imm is None:
-        other = te.placeholder((batch, block_out), "int32", "other")
+        other = te.placeholder((batch, block_out), acc_t, "other")
         dst = te.compute((batch, block_out), lambda b, o: ALU_OPS[op](src[b, o], other[b, o]), name="dst")
     else:
-        dst = te.compute((batch, block_out), lambda b, o: ALU_OPS[op](src[b, o], E.Const(int(imm), "int32")),
+        dst = te.compute((batch, block_out), lambda b, o: ALU_OPS[op](src[b, o], E.Const(int(imm), acc_t)),
                          name="dst")
-    return _declare_alu(f"vdla_alu_{op}" + ("" if imm is None else f"_imm{imm}"), dst, op, imm, batch, block_out)
+    return _declare_alu(f"vdla_alu_{op}" + ("" if imm is None else f"_imm{imm}"), dst, op, imm, block_out)
 
 
-def alu_shr(shift, batch=1, block_out=16):
+def alu_shr(shift, config):
     """Arithmetic shift right by a positive immediate, i.e. floor division by 2**shift."""
-    if not 0 < shift < 32:
-        raise ValueError(f"alu_shr: shift {shift} outside 1..31")
-    src = te.placeholder((batch, block_out), "int32", "src")
+    if not 0 < shift < config.acc_bits:
+        raise ValueError(f"alu_shr: shift {shift} outside 1..{config.acc_bits - 1}")
+    batch, block_out, acc_t = config.batch, config.block, _dtypes(config)[2]
+    src = te.placeholder((batch, block_out), acc_t, "src")
     dst = te.compute((batch, block_out), lambda b, o: src[b, o] // (1 << shift), name="dst")
-    return _declare_alu(f"vdla_alu_shr_imm{shift}", dst, "shr", shift, batch, block_out)
+    return _declare_alu(f"vdla_alu_shr_imm{shift}", dst, "shr", shift, block_out)
 
 
-def _declare_alu(name, dst, op, imm, batch, block_out):
+def _declare_alu(name, dst, op, imm, block_out):
     def emit(ins, out, accumulate):
         return S.IntrinsicStmt("vdla.alu", [_view(r) for r in ins] + [_view(out)],
                                {"op": op, "imm": imm})

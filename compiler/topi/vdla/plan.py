@@ -89,11 +89,12 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     rows = (k.tile_h - 1) * layer.stride + layer.kh
     cols = (k.tile_w - 1) * layer.stride + layer.kw
     resident = not layer.depthwise and chunk == layer.c
-    wslots = t if (not resident or k.vthread_axis == "oc") else 1
+    shared = k.vthread_axis == "h" and k.order == "oc_outer"    # weights/bias allocated outside the threads
+    wslots = 1 if resident and shared else t
     need = {"input": (chunk * rows * cols * t, config.inp_depth),
             "weight": (k.tile_oc * (1 if layer.depthwise else chunk) * layer.kh * layer.kw * wslots, config.wgt_depth),
             "accumulator": (k.tile_oc * k.tile_h * k.tile_w * t * (2 if ep.residual else 1)
-                            + (k.tile_oc * (t if k.vthread_axis == "oc" else 1) if ep.bias else 0), config.acc_depth)}
+                            + (k.tile_oc * (1 if shared else t) if ep.bias else 0), config.acc_depth)}
     for name, (used, depth) in need.items():
         if used > depth:
             return f"the tiles need {used} {name} SRAM elements but there are {depth}"

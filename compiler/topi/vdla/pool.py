@@ -155,7 +155,7 @@ def compile_pool2d(config, layer: PoolLayer, ep: Epilogue | None = None, knobs: 
         s[st].compute_at(s[out], wo)
     for st in [*taps, *stages]:
         op, imm = st.op.attrs["vdla.alu"]
-        decl = intrin.alu_shr(imm, B, L) if op == "shr" else intrin.alu(op, B, L, imm=imm)
+        decl = intrin.alu_shr(imm, config) if op == "shr" else intrin.alu(op, config, imm=imm)
         s[st].tensorize(s[st].op.axis[-2], decl)
     prog = build_vdla(s, [x, out], config, name)
     prog.meta.update(json.loads(json.dumps({"op": f"pool2d.{layer.mode}", "knobs": asdict(knobs),

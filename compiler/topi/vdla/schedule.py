@@ -29,8 +29,11 @@ class ConvKnobs:
     ic_chunk: int = 0          # 0: all input channel blocks at once (depthwise: ignored)
     vthreads: int = 2
     vthread_axis: str = "oc"   # "oc" or "h"
+    order: str = "oc_outer"    # tile loops: output-channel tiles outside the spatial ones, or "pixel_outer"
 
     def __post_init__(self):
+        if self.order not in ("oc_outer", "pixel_outer"):
+            raise ValueError(f"order must be 'oc_outer' or 'pixel_outer', got {self.order!r}")
         if self.vthreads not in (1, 2, 3, 4):
             raise ValueError(f"vthreads must be 1..4, got {self.vthreads}")
         if self.vthread_axis not in ("oc", "h"):
@@ -49,14 +52,14 @@ class DenseKnobs:
 
 
 def _gemm_intrin(config):
-    return intrin.gemm(config.batch, config.block, config.block)
+    return intrin.gemm(config)
 
 
 def _alu_intrin(config, stage):
     op, imm = stage.op.attrs["vdla.alu"]
     if op == "shr":
-        return intrin.alu_shr(imm, config.batch, config.block)
-    return intrin.alu(op, config.batch, config.block, imm=imm)
+        return intrin.alu_shr(imm, config)
+    return intrin.alu(op, config, imm=imm)
 
 
 def _source(s, t):
@@ -96,17 +99,21 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
     oo, oi = s[out].split(o, knobs.tile_oc)
     ho, hi = s[out].split(h, knobs.tile_h)
     wo, wi = s[out].split(ww, knobs.tile_w)
-    order = [n, oo, ho, wo, oi, hi, wi, b, c]
-    vt = None
+    vt = []
     if knobs.vthreads > 1:
         if knobs.vthread_axis == "oc":
-            vt, oo = s[out].split(oo, nparts=knobs.vthreads)
-            order = [n, vt, oo, ho, wo, oi, hi, wi, b, c]
+            t, oo = s[out].split(oo, nparts=knobs.vthreads)
         else:
-            vt, ho = s[out].split(ho, nparts=knobs.vthreads)
-            order = [n, oo, vt, ho, wo, oi, hi, wi, b, c]
-        s[out].bind(vt, vthread("vt"))
-    s[out].reorder(*order)
+            t, ho = s[out].split(ho, nparts=knobs.vthreads)
+        s[out].bind(t, vthread("vt"))
+        vt = [t]
+    tiles = [oo, ho, wo] if knobs.order == "oc_outer" else [ho, wo, oo]
+    if vt and knobs.vthread_axis == "h" and knobs.order == "oc_outer":
+        loops = [n, oo, *vt, ho, wo]      # the threads share the output-channel tile's weights
+    else:
+        loops = [n, *vt, *tiles]
+    s[out].reorder(*loops, oi, hi, wi, b, c)
+    wo = tiles[-1]           # the innermost tile loop: where a tile's stages are computed
     s[acc].compute_at(s[out], wo)
     _epilogue(s, config, out, stages, res32, bias, (s[out], wo), (s[out], oo))
 
@@ -126,7 +133,7 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
             s[acc].reorder(ico, an, ici, ky, kx, ah, aw, ao, ab, ac, k)
         s[xl].compute_at(s[acc], ico)
         if chunk == ic.extent:
-            s[wl].compute_at(s[out], oo)       # weights resident across the spatial tiles
+            s[wl].compute_at(s[out], oo)       # oc_outer: weights stay across the spatial tiles
         else:
             s[wl].compute_at(s[acc], ico)
     s[acc].tensorize(ab, _gemm_intrin(config))

@@ -11,6 +11,10 @@ from vdla.compiler.schedule import create_schedule
 from vdla.compiler.tir import expr as E
 from vdla.compiler.tir import stmt as S
 from vdla.compiler.tir.functor import visit
+from vdla.hw import load_config
+
+# a BATCH 2 x BLOCK 16 accelerator: the declarations take their shapes from the config
+BATCH2 = load_config({**load_config("pynq").to_dict(), "LOG_BATCH": 1})
 
 
 def matmul(m, k, n, dtype="float32", b_transposed=False, op="mul"):
@@ -136,7 +140,7 @@ def test_vdla_gemm_with_scopes_cache_and_vthreads():
     s[yl].reorder(ko, yb, yo, ki)
     s[xl].compute_at(s[yl], ko)
     s[wl].compute_at(s[yl], ko)
-    s[yl].tensorize(yb, vdla.gemm(batch=2, block_in=16, block_out=16))
+    s[yl].tensorize(yb, vdla.gemm(BATCH2))
     from vdla.compiler.schedule.lower import lower_schedule
     from vdla.compiler.tir.verify import verify
     func = verify(lower_schedule(s, [x, w, y], "gemm"))
@@ -179,7 +183,7 @@ def test_vdla_alu_imm_matches_on_accumulator_tiles(make, expected_op, expected_i
     s[y].reorder(oo, b, oi)
     s[yl].compute_at(s[y], oo)
     s[al].compute_at(s[y], oo)
-    intrin = vdla.alu("max", 2, 16, imm=0) if expected_op == "max" else vdla.alu_shr(3, 2, 16)
+    intrin = vdla.alu("max", BATCH2, imm=0) if expected_op == "max" else vdla.alu_shr(3, BATCH2)
     s[yl].tensorize(s[yl].op.axis[0], intrin)
     from vdla.compiler.schedule.lower import lower_schedule
     func = lower_schedule(s, [acc_in, y], "alu")
@@ -188,7 +192,7 @@ def test_vdla_alu_imm_matches_on_accumulator_tiles(make, expected_op, expected_i
     assert len(found) == 1 and found[0].intrin_name == "vdla.alu"
     assert found[0].attrs == {"op": expected_op, "imm": expected_imm}
     # a different immediate is a different instruction: no match
-    s2_intrin = vdla.alu("max", 2, 16, imm=1) if expected_op == "max" else vdla.alu_shr(2, 2, 16)
+    s2_intrin = vdla.alu("max", BATCH2, imm=1) if expected_op == "max" else vdla.alu_shr(2, BATCH2)
     s[yl].tensorize(s[yl].op.axis[0], s2_intrin)
     with pytest.raises(TensorizeError, match="constant"):
         lower_schedule(s, [acc_in, y], "alu")

@@ -60,7 +60,7 @@ def test_untensorized_accelerator_stage_is_named():
     m, n, b, c = s[acc].op.axis
     kb, k = s[acc].op.reduce_axis
     s[acc].reorder(kb, m, n, b, c, k)
-    s[acc].tensorize(b, intrin.gemm(1, 16, 16))
+    s[acc].tensorize(b, intrin.gemm(CFG))
     del xl, wl
     with pytest.raises(VdlaLoweringError, match=r"no VDLA instruction computes `out\["):
         build_vdla(s, [x, w, out], CFG, "dense")

@@ -75,7 +75,8 @@ def test_conv_epilogues(ep, rng):
     ConvKnobs(tile_oc=2, tile_h=4, tile_w=7, ic_chunk=0, vthreads=2, vthread_axis="h"),
     ConvKnobs(tile_oc=2, tile_h=1, tile_w=1, ic_chunk=1, vthreads=1),                      # one pixel per tile
     ConvKnobs(tile_oc=2, tile_h=5, tile_w=3, ic_chunk=1, vthreads=1),                      # tiles overhang
-], ids=["chunked_vt_oc", "resident_vt_h", "pixel", "overhang"])
+    ConvKnobs(tile_oc=1, tile_h=4, tile_w=7, vthreads=2, vthread_axis="h", order="pixel_outer"),
+], ids=["chunked_vt_oc", "resident_vt_h", "pixel", "overhang", "pixel_outer"])
 def test_conv_knobs(knobs, rng):
     config = CONFIGS["pynq"]
     x, wt, bias = random_case(rng, config, 40, 32, 7, 7, 3)
