@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from handwritten import Requant, run_conv2d
-from resnet18_convs import LAYERS, numpy_conv
+from resnet18_convs import LAYERS, numpy_conv, random_layer
 from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d
 from vdla.driver.devices import SimulatorDevice
 from vdla.driver.runtime import run_program
@@ -34,7 +34,6 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     device = SimulatorDevice(args.config, dram_bytes=1 << 26)
     cfg = device.config
-    rng = np.random.default_rng(0)
     net = bound = gemm = hand = 0
     compile_s = sim_s = 0.0
     simulated = 0
@@ -44,15 +43,14 @@ def main(argv=None) -> int:
     print(f"{'layer':<26}{'x':>3}{'cycles':>12}{'bound':>11}{'ratio':>7}{'util':>7}{'hand-written':>14}"
           f"{'vs hand':>8}  knobs")
     for name, c, hw, o, k, stride, pad, repeat in LAYERS:
-        x = rng.integers(-128, 128, (1, c, hw, hw), dtype=np.int8)
-        w = rng.integers(-128, 128, (o, c, k, k), dtype=np.int8)
-        shift = max(int(np.log2(74.0 * 74.0 * np.sqrt(c * k * k) / 64.0)), 0)
+        x, w, shift = random_layer(len(name), c, hw, o, k)
         layer = ConvLayer(1, -(-c // cfg.block), hw, hw, -(-o // cfg.block), k, k, stride, (pad,) * 4)
         t0 = time.perf_counter()
         prog, knobs = compile_conv2d(cfg, layer, Epilogue(shift=shift))
         compile_s += time.perf_counter() - t0
         t0 = time.perf_counter()
-        raw, result = run_program(device, prog, [pack_activation(x, cfg.batch, cfg.block), pack_conv_weight(w, cfg.block)])
+        raw, result = run_program(device, prog, [pack_activation(x, cfg.batch, cfg.block), pack_conv_weight(w, cfg.block)],
+                                  check_races=True)
         sim_s += time.perf_counter() - t0
         simulated += result.cycles
         out_shape = (1, layer.o, layer.out_h, layer.out_w, cfg.batch, cfg.block)

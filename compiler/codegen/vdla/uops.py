@@ -183,20 +183,10 @@ def plan_loops(nest: UopNest, config) -> UopNest:
         # order does not matter: the innermost loops become hardware levels, outer ones micro-ops
         hw = [lv for lv in merged[-2:] if hw_ok(lv[0])]
         rest = [lv for lv in merged if lv not in hw]
-        uop_loops, count = [], 1
-        for v, e in reversed(rest):
-            if count * e > budget:
-                break
-            uop_loops.insert(0, (v, e))
-            count *= e
+        uop_loops = _innermost_within(rest, budget)
         inst = rest[:len(rest) - len(uop_loops)]
     else:
-        uop_loops, count = [], 1
-        for v, e in reversed(merged):
-            if count * e > budget:
-                break
-            uop_loops.insert(0, (v, e))
-            count *= e
+        uop_loops = _innermost_within(merged, budget)
         outer = merged[:len(merged) - len(uop_loops)]
         hw = []
         for v, e in reversed(outer):
@@ -207,4 +197,15 @@ def plan_loops(nest: UopNest, config) -> UopNest:
     out = UopNest(nest.mode, inst + hw + uop_loops, **{k: (b, ops[k]) for k, (b, _) in nest.operands()},
                   reset=nest.reset, alu_op=nest.alu_op, imm=nest.imm, n_hw=len(hw), n_inst=len(inst),
                   name=nest.name)
+    return out
+
+
+def _innermost_within(loops, budget):
+    """The longest run of innermost loops whose iteration count stays within budget."""
+    out, count = [], 1
+    for v, e in reversed(loops):
+        if count * e > budget:
+            break
+        out.insert(0, (v, e))
+        count *= e
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .epilogue import Epilogue
+from .ops import conv_out_hw
 from .schedule import ConvKnobs, DenseKnobs
 
 
@@ -30,11 +31,11 @@ class ConvLayer:
 
     @property
     def out_h(self) -> int:
-        return (self.h + self.pads[0] + self.pads[2] - self.kh) // self.stride + 1
+        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[0]
 
     @property
     def out_w(self) -> int:
-        return (self.w + self.pads[1] + self.pads[3] - self.kw) // self.stride + 1
+        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[1]
 
     def macs(self, config) -> int:
         """Useful multiply-accumulates (a depthwise block does BLOCK of its BLOCK^2)."""

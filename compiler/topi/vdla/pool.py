@@ -38,11 +38,11 @@ class PoolLayer:
 
     @property
     def out_h(self) -> int:
-        return (self.h + self.pads[0] + self.pads[2] - self.kh) // self.stride + 1
+        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[0]
 
     @property
     def out_w(self) -> int:
-        return (self.w + self.pads[1] + self.pads[3] - self.kw) // self.stride + 1
+        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[1]
 
 
 @dataclass(frozen=True)
