@@ -28,13 +28,17 @@ def depthwise_nchw(x, w, stride, pads):
     return wrap32(np.einsum("nchwij,cij->nchw", win, w[:, 0].astype(np.int64)))
 
 
-def epilogue(acc, ep, bias=None, residual=None, channel_axis=1):
+def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None):
     """acc int32 (any layout with channels on channel_axis) -> the int8 the STORE writes."""
     x = wrap32(acc)
+    shape = [1] * x.ndim
+    shape[channel_axis] = -1
     if ep.bias:
-        shape = [1] * x.ndim
-        shape[channel_axis] = -1
         x = wrap32(x + bias.reshape(shape))
+    if ep.pre_shift:
+        x = x >> ep.pre_shift
+    if ep.scale:
+        x = wrap32(x * scale.astype(np.int64).reshape(shape))
     if ep.mul is not None:
         x = wrap32(x * ep.mul)
     if ep.shift:
@@ -50,14 +54,14 @@ def epilogue(acc, ep, bias=None, residual=None, channel_axis=1):
     return x.astype(np.int32).astype(np.int8)
 
 
-def conv_reference(x, w, stride=1, pad=1, ep=None, bias=None, residual=None, depthwise=False):
+def conv_reference(x, w, stride=1, pad=1, ep=None, bias=None, residual=None, depthwise=False, scale=None):
     pads = pad if isinstance(pad, tuple) else (pad,) * 4
     acc = depthwise_nchw(x, w, stride, pads) if depthwise else conv_nchw(x, w, stride, pads)
-    return epilogue(acc, ep or Epilogue(), bias, residual)
+    return epilogue(acc, ep or Epilogue(), bias, residual, scale=scale)
 
 
-def dense_reference(a, b, ep=None, bias=None, residual=None):
-    return epilogue(wrap32(a.astype(np.int64) @ b.astype(np.int64)), ep or Epilogue(), bias, residual)
+def dense_reference(a, b, ep=None, bias=None, residual=None, scale=None):
+    return epilogue(wrap32(a.astype(np.int64) @ b.astype(np.int64)), ep or Epilogue(), bias, residual, scale=scale)
 
 
 def pool_reference(x, kernel, stride, pad, mode, ep=None):

@@ -7,10 +7,12 @@ from .epilogue import Epilogue, apply_epilogue
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
 from .plan import ConvLayer, DenseLayer, default_conv_knobs, default_dense_knobs
 from .build import compile_conv2d, compile_dense
+from .eltwise import AddLayer, compile_add, default_add_knobs
 from .pool import PoolKnobs, PoolLayer, compile_pool2d, default_pool_knobs
 from .run import pack_bias, pack_depthwise_weight, run_conv, run_dense, run_pool
 
 __all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", "ConvKnobs", "DenseKnobs",
            "schedule_conv2d", "schedule_dense", "ConvLayer", "DenseLayer", "default_conv_knobs",
            "default_dense_knobs", "compile_conv2d", "compile_dense", "pack_bias", "pack_depthwise_weight", "run_conv",
-           "run_dense", "PoolKnobs", "PoolLayer", "compile_pool2d", "default_pool_knobs", "run_pool"]
+           "run_dense", "PoolKnobs", "PoolLayer", "compile_pool2d", "default_pool_knobs", "run_pool", "AddLayer", "compile_add",
+           "default_add_knobs"]

@@ -1,6 +1,6 @@
 """One call from a layer description to a compiled VDLA kernel: placeholders in the SPEC §7
 layouts, the operator and its epilogue, the schedule (given knobs or the default), and
-build_vdla. The program's buffers are, in order: x, w, [bias], [residual], y."""
+build_vdla. The program's buffers are, in order: x, w, [bias], [scale], [residual], y."""
 from __future__ import annotations
 
 import json
@@ -44,12 +44,14 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     op = depthwise_conv2d if layer.depthwise else conv2d
     acc = op(x, w, strides, layer.pads, out_hw, name="conv")
     bias = te.placeholder((layer.o, B, L), "int32", "bias") if ep.bias else None
+    scale = te.placeholder((layer.o, B, L), "int32", "scale") if ep.scale else None
     out_shape = (layer.n, layer.o, oh, ow, B, L)
     res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
-    stages, res32, out = apply_epilogue(acc, ep, out_shape, bias, res, name="y")
+    stages, res32, out = apply_epilogue(acc, ep, out_shape, bias, res, name="y", scale=scale)
     x_src = acc.op.input_tensors[0]
-    s = schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs, depthwise=layer.depthwise)
-    args = [x, w] + ([bias] if bias is not None else []) + ([res] if res is not None else []) + [out]
+    s = schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs, depthwise=layer.depthwise,
+                        scale=scale)
+    args = [x, w] + [t for t in (bias, scale, res) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
     prog.meta.update(_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep))
     return prog, knobs
@@ -69,11 +71,12 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     w = te.placeholder((layer.n, layer.k, L, L), "int8", "w")
     acc = dense(x, w, name="dense")
     bias = te.placeholder((layer.n, B, L), "int32", "bias") if ep.bias else None
+    scale = te.placeholder((layer.n, B, L), "int32", "scale") if ep.scale else None
     out_shape = (layer.m, layer.n, B, L)
     res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
-    stages, res32, out = apply_epilogue(acc, ep, out_shape, bias, res, name="y")
-    s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs)
-    args = [x, w] + ([bias] if bias is not None else []) + ([res] if res is not None else []) + [out]
+    stages, res32, out = apply_epilogue(acc, ep, out_shape, bias, res, name="y", scale=scale)
+    s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs, scale=scale)
+    args = [x, w] + [t for t in (bias, scale, res) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
     prog.meta.update(_meta("dense", knobs, layer, ep))
     return prog, knobs

@@ -3,8 +3,11 @@ add, arithmetic shift right), residual add, clip/ReLU, then the int8 output the 
 writes. Each step is one elementwise stage on the accumulators, marked with the ALU
 operation that computes it (attrs "vdla.alu" = (op, immediate or None)).
 
-Order: acc + bias -> * mul -> + 2^(shift-1) (round) -> >> shift -> + residual -> max(lo) ->
-min(hi) -> int8. The STORE truncates, so the clip bounds must lie in int8."""
+Order: acc + bias -> >> pre_shift -> * scale[channel] -> * mul -> + 2^(shift-1) (round) ->
+>> shift -> + residual -> max(lo) -> min(hi) -> int8. The STORE truncates, so the clip
+bounds must lie in int8. `scale` is a per-output-channel multiplier (a tensor operand shaped
+like the bias): with per-channel weight scales, each channel requantizes by its own fixed-
+point factor; `pre_shift` keeps the product inside 32 bits."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,6 +20,8 @@ from ..transform import pad
 @dataclass(frozen=True)
 class Epilogue:
     bias: bool = False          # + bias (O/L, B, L) int32, broadcast over pixels
+    pre_shift: int = 0          # arithmetic shift right before the multiplications
+    scale: bool = False         # * scale (O/L, B, L) int32, per output channel
     mul: int | None = None      # * immediate (16-bit signed)
     shift: int = 0              # arithmetic shift right (floor division by 2^shift)
     round: bool = False         # add 2^(shift-1) first: round half up
@@ -25,8 +30,9 @@ class Epilogue:
     hi: int | None = 127        # clip above
 
     def __post_init__(self):
-        if not 0 <= self.shift <= 31:
-            raise ValueError(f"epilogue shift {self.shift} outside 0..31")
+        for name in ("shift", "pre_shift"):
+            if not 0 <= getattr(self, name) <= 31:
+                raise ValueError(f"epilogue {name} {getattr(self, name)} outside 0..31")
         for name in ("mul", "lo", "hi"):
             v = getattr(self, name)
             if v is not None and not -(1 << 15) <= v < (1 << 15):
@@ -43,7 +49,7 @@ def _alu(shape, f, name, op, imm):
     return te.compute(shape, f, name=name, attrs={"vdla.alu": (op, imm)})
 
 
-def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name="out"):
+def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name="out", scale=None):
     """-> (ALU stages in order, residual load stage or None, int8 output of out_shape)."""
     stages = []
     t = acc
@@ -55,6 +61,14 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         def add_bias(*i, t=t, b=b):
             return t(*i) + b[i[1], i[-2], i[-1]]
         t = _alu(shape, add_bias, f"{name}.bias", "add", None)
+        stages.append(t)
+    if ep.pre_shift:
+        t = _alu(shape, lambda *i, t=t: t(*i) // (1 << ep.pre_shift), f"{name}.preshr", "shr", ep.pre_shift)
+        stages.append(t)
+    if ep.scale:
+        def mul_scale(*i, t=t, m=scale):
+            return t(*i) * m[i[1], i[-2], i[-1]]
+        t = _alu(shape, mul_scale, f"{name}.scale", "mul", None)
         stages.append(t)
     if ep.mul is not None:
         t = _alu(shape, lambda *i, t=t: t(*i) * E.Const(ep.mul, "int32"), f"{name}.mul", "mul", ep.mul)

@@ -95,7 +95,7 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     need = {"input": (chunk * rows * cols * t, config.inp_depth),
             "weight": (k.tile_oc * (1 if layer.depthwise else chunk) * layer.kh * layer.kw * wslots, config.wgt_depth),
             "accumulator": (k.tile_oc * k.tile_h * k.tile_w * t * (2 if ep.residual else 1)
-                            + (k.tile_oc * (1 if shared else t) if ep.bias else 0), config.acc_depth)}
+                            + k.tile_oc * (1 if shared else t) * (ep.bias + ep.scale), config.acc_depth)}
     for name, (used, depth) in need.items():
         if used > depth:
             return f"the tiles need {used} {name} SRAM elements but there are {depth}"
@@ -167,7 +167,7 @@ def default_dense_knobs(config, layer: DenseLayer, ep: Epilogue | None = None) -
                 if tm * tn < 2:
                     continue
                 for kc in _divisors(layer.k):
-                    inp, wgt, acc = tm * kc * vt, tn * kc * vt, tm * tn * vt * 2 + tn * vt
+                    inp, wgt, acc = tm * kc * vt, tn * kc * vt, tm * tn * vt * 2 + tn * vt * 2
                     if inp > config.inp_depth or wgt > config.wgt_depth or acc > config.acc_depth:
                         continue
                     if tm * tn > config.uop_depth // 4:

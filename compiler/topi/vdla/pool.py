@@ -18,10 +18,9 @@ from dataclasses import asdict, dataclass
 
 from ... import te
 from ...build import build_vdla
-from ...intrin import vdla as intrin
-from ...schedule import create_schedule, vthread
 from .epilogue import Epilogue, apply_epilogue
 from .ops import _padded_input, conv_out_hw
+from .schedule import schedule_tile_chain
 
 
 @dataclass(frozen=True)
@@ -136,27 +135,7 @@ def compile_pool2d(config, layer: PoolLayer, ep: Epilogue | None = None, knobs: 
     out_hw = (-(-layer.out_h // knobs.tile_h) * knobs.tile_h, -(-layer.out_w // knobs.tile_w) * knobs.tile_w)
     zero, xa, taps = pool_chain(x, layer, out_hw)
     stages, _, out = apply_epilogue(taps[-1], ep, (layer.n, layer.c, layer.out_h, layer.out_w, B, L), name="y")
-    s = create_schedule(out)
-    n, c, h, w, b, l = s[out].op.axis
-    co, ci = s[out].split(c, knobs.tile_c)
-    ho, hi = s[out].split(h, knobs.tile_h)
-    wo, wi = s[out].split(w, knobs.tile_w)
-    order = [n, co, ho, wo, ci, hi, wi, b, l]
-    if knobs.vthreads > 1:
-        vt, co = s[out].split(co, nparts=knobs.vthreads)
-        order = [n, vt, co, ho, wo, ci, hi, wi, b, l]
-        s[out].bind(vt, vthread("vt"))
-    s[out].reorder(*order)
-    for t in xa.op.input_tensors:
-        if not s[t].is_placeholder:
-            s[t].compute_inline()
-    for st in [xa, zero, *taps, *stages]:
-        s[st].set_scope(intrin.SCOPE_ACC)
-        s[st].compute_at(s[out], wo)
-    for st in [*taps, *stages]:
-        op, imm = st.op.attrs["vdla.alu"]
-        decl = intrin.alu_shr(imm, config) if op == "shr" else intrin.alu(op, config, imm=imm)
-        s[st].tensorize(s[st].op.axis[-2], decl)
+    s = schedule_tile_chain(config, out, [xa, zero], [*taps, *stages], knobs)
     prog = build_vdla(s, [x, out], config, name)
     prog.meta.update(json.loads(json.dumps({"op": f"pool2d.{layer.mode}", "knobs": asdict(knobs),
                                             "layer": asdict(layer), "epilogue": asdict(ep)})))

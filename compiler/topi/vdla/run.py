@@ -16,6 +16,8 @@ from .pool import PoolLayer, compile_pool2d
 
 
 def pack_bias(bias, batch, block):
+    """A per-output-channel int32 vector (bias, requant multiplier) as accumulator elements
+    (O/L, B, L), the same value in every batch row."""
     o = -(-bias.shape[0] // block) * block
     b = np.zeros(o, np.int32)
     b[:bias.shape[0]] = bias
@@ -33,7 +35,7 @@ def pack_depthwise_weight(w, block):
 
 
 def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, residual=None, depthwise=False,
-             check_races=False, runner=None):
+             check_races=False, runner=None, scale=None):
     """Compile and run a conv of x (N, C, H, W) int8 with w (O, C, KH, KW) (depthwise: (C, 1, KH, KW)).
     Returns (y (N, O, OH, OW) int8, LaunchResult, KernelProgram)."""
     config = device.config
@@ -49,6 +51,8 @@ def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, resi
     inputs = [xp, pack_depthwise_weight(w, L) if depthwise else pack_conv_weight(w, L)]
     if ep.bias:
         inputs.append(pack_bias(bias, B, L))
+    if ep.scale:
+        inputs.append(pack_bias(scale, B, L))
     if ep.residual:
         inputs.append(pack_activation(residual, B, L))
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
@@ -56,7 +60,8 @@ def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, resi
     return unpack_activation(raw.view(np.int8).reshape(out_shape), n, o), result, prog
 
 
-def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check_races=False, runner=None):
+def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check_races=False, runner=None,
+              scale=None):
     """Compile and run a (M, K) int8 @ b (K, N) int8. Returns (c (M, N) int8, LaunchResult, KernelProgram)."""
     config = device.config
     ep = ep or Epilogue()
@@ -67,6 +72,8 @@ def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check
     inputs = [ap, bp]
     if ep.bias:
         inputs.append(pack_bias(bias, B, L))
+    if ep.scale:
+        inputs.append(pack_bias(scale, B, L))
     if ep.residual:
         inputs.append(pack_matrix_lhs(residual, B, L))
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)

@@ -70,7 +70,7 @@ def _source(s, t):
     return t
 
 
-def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach):
+def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, scale_src=None):
     for st in stages:
         s[st].set_scope(intrin.SCOPE_ACC)
         s[st].compute_at(*acc_attach)
@@ -79,15 +79,17 @@ def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach):
         s[res32].compute_at(*acc_attach)
         for t in res32.op.input_tensors:
             _source(s, t)
-    if bias_src is not None:
-        reader = next(st for st in stages if st.op.name.endswith(".bias"))
-        bl = s.cache_read(bias_src, intrin.SCOPE_ACC, [s[reader]])
-        s[bl].compute_at(*bias_attach)
+    for src, suffix in ((bias_src, ".bias"), (scale_src, ".scale")):
+        if src is not None:            # per-channel operands: loaded once per output-channel tile
+            reader = next(st for st in stages if st.op.name.endswith(suffix))
+            cached = s.cache_read(src, intrin.SCOPE_ACC, [s[reader]])
+            s[cached].compute_at(*bias_attach)
     for st in stages:
         s[st].tensorize(s[st].op.axis[-2], _alu_intrin(config, st))
 
 
-def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: ConvKnobs, depthwise=False):
+def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: ConvKnobs, depthwise=False,
+                    scale=None):
     """out: the int8 output; acc: the conv stage; stages: its ALU epilogue; x_src: the
     (padded) input the conv reads; w: weights; bias: bias placeholder or None."""
     s = create_schedule(out)
@@ -115,7 +117,7 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
     s[out].reorder(*loops, oi, hi, wi, b, c)
     wo = tiles[-1]           # the innermost tile loop: where a tile's stages are computed
     s[acc].compute_at(s[out], wo)
-    _epilogue(s, config, out, stages, res32, bias, (s[out], wo), (s[out], oo))
+    _epilogue(s, config, out, stages, res32, bias, (s[out], wo), (s[out], oo), scale)
 
     an, ao, ah, aw, ab, ac = s[acc].op.axis
     if depthwise:
@@ -140,7 +142,7 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
     return s
 
 
-def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnobs):
+def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnobs, scale=None):
     s = create_schedule(out)
     s[acc].set_scope(intrin.SCOPE_ACC)
     xl = s.cache_read(x, intrin.SCOPE_INP, [s[acc]])
@@ -155,7 +157,7 @@ def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnob
         s[out].bind(vt, vthread("vt"))
     s[out].reorder(*order)
     s[acc].compute_at(s[out], no)
-    _epilogue(s, config, out, stages, res32, bias, (s[out], no), (s[out], no))
+    _epilogue(s, config, out, stages, res32, bias, (s[out], no), (s[out], no), scale)
     am, an, ab, ac = s[acc].op.axis
     kb, k = s[acc].op.reduce_axis
     chunk = knobs.k_chunk or kb.extent
@@ -164,4 +166,31 @@ def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnob
     s[xl].compute_at(s[acc], ko)
     s[wl].compute_at(s[acc], ko)
     s[acc].tensorize(ab, _gemm_intrin(config))
+    return s
+
+
+def schedule_tile_chain(config, out, acc_stages, alu_stages, knobs):
+    """ALU-only operators (pooling, elementwise): the int8 output is tiled into tile_c channel
+    blocks x tile_h x tile_w pixels (two virtual threads over channel tiles if asked); per tile
+    the `acc_stages` (DMA loads into the accumulators, resets) and the `alu_stages` (each
+    tensorized with its ALU intrinsic, in place) are computed, then the tile is stored."""
+    s = create_schedule(out)
+    n, c, h, w, b, l = s[out].op.axis
+    co, ci = s[out].split(c, knobs.tile_c)
+    ho, hi = s[out].split(h, knobs.tile_h)
+    wo, wi = s[out].split(w, knobs.tile_w)
+    vt = []
+    if knobs.vthreads > 1:
+        t, co = s[out].split(co, nparts=knobs.vthreads)
+        s[out].bind(t, vthread("vt"))
+        vt = [t]
+    s[out].reorder(n, *vt, co, ho, wo, ci, hi, wi, b, l)
+    for st in acc_stages:
+        for t in st.op.input_tensors:
+            _source(s, t)
+    for st in [*acc_stages, *alu_stages]:
+        s[st].set_scope(intrin.SCOPE_ACC)
+        s[st].compute_at(s[out], wo)
+    for st in alu_stages:
+        s[st].tensorize(s[st].op.axis[-2], _alu_intrin(config, st))
     return s

@@ -70,6 +70,19 @@ def test_conv_epilogues(ep, rng):
     np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, bias=bias, residual=res))
 
 
+def test_per_channel_requantization(rng):
+    """Per-channel weight scales: bias, a pre-shift that keeps the product in 32 bits, one
+    fixed-point multiplier per output channel (a tensor operand), rounding shift, ReLU."""
+    config = CONFIGS["pynq"]
+    x, wt, bias = random_case(rng, config, 48, 40, 7, 9, 3)
+    scale = rng.integers(1000, 32767, (40,), dtype=np.int32)
+    ep = Epilogue(bias=True, pre_shift=5, scale=True, shift=15, round=True, lo=0)
+    dev = SimulatorDevice(config, dram_bytes=1 << 24)
+    y, _, _ = run_conv(dev, x, wt, 1, 1, ep, bias=bias, scale=scale, check_races=True)
+    np.testing.assert_array_equal(y, conv_reference(x, wt, 1, 1, ep, bias=bias, scale=scale))
+    assert len(np.unique(y)) > 50                      # the requantized values span the range
+
+
 @pytest.mark.parametrize("knobs", [
     ConvKnobs(tile_oc=1, tile_h=3, tile_w=5, ic_chunk=1, vthreads=2, vthread_axis="oc"),   # chunked input channels
     ConvKnobs(tile_oc=2, tile_h=4, tile_w=7, ic_chunk=0, vthreads=2, vthread_axis="h"),

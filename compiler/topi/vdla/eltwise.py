@@ -1,0 +1,66 @@
+"""Elementwise int8 addition on the VDLA ALU, for residual connections between quantized
+tensors of different scales: y = clip((a * ma + b * mb + 2^(shift-1)) >> shift, lo, hi).
+
+Both operands are loaded into the accumulator SRAM with LOAD ACC_8BIT (sign-extended), each
+multiplied by its fixed-point factor in place, added, and requantized by the epilogue."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from ... import te
+from ...build import build_vdla
+from .epilogue import Epilogue, apply_epilogue
+from .pool import PoolKnobs
+from .schedule import schedule_tile_chain
+
+
+@dataclass(frozen=True)
+class AddLayer:
+    n: int
+    c: int        # channel blocks
+    h: int
+    w: int
+    ma: int       # fixed-point factors (16-bit immediates)
+    mb: int
+
+
+def default_add_knobs(config, layer: AddLayer) -> PoolKnobs:
+    """Whole rows of pixels per tile (a divisor of the height: the operands are read as they
+    are, never past their end); both operands' tiles, per thread, must fit the accumulators."""
+    per_pixel_row = 2 * layer.w                  # both operands, one row of one channel block
+    for vt in (2, 1):
+        if layer.c % vt:
+            continue
+        for tc in sorted((d for d in range(1, layer.c // vt + 1) if (layer.c // vt) % d == 0), reverse=True):
+            rows = config.acc_depth // (vt * tc * per_pixel_row)
+            th = max((d for d in range(1, min(rows, layer.h) + 1) if layer.h % d == 0), default=0)
+            if th >= 1:
+                return PoolKnobs(tc, th, layer.w, vt)
+    raise ValueError(f"no VDLA tiling of {layer}: one row of {layer.w} pixels of both operands does not fit "
+                     f"the {config.acc_depth}-element accumulator SRAM")
+
+
+def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None = None, name: str = "add"):
+    """-> (KernelProgram, knobs); buffers a, b, y."""
+    for k in ("ma", "mb"):
+        if not -(1 << 15) <= getattr(layer, k) < (1 << 15):
+            raise ValueError(f"{name}: {k}={getattr(layer, k)} does not fit the ALU's 16-bit immediate")
+    knobs = knobs or default_add_knobs(config, layer)
+    B, L = config.batch, config.block
+    shape = (layer.n, layer.c, layer.h, layer.w, B, L)
+    a = te.placeholder(shape, "int8", "a")
+    b = te.placeholder(shape, "int8", "b")
+    a32 = te.compute(shape, lambda *i: te.cast("int32", a(*i)), name="add.a")
+    b32 = te.compute(shape, lambda *i: te.cast("int32", b(*i)), name="add.b")
+    alu = {"vdla.alu": ("mul", layer.ma)}
+    am = te.compute(shape, lambda *i: a32(*i) * te.const(layer.ma, "int32"), name="add.ma", attrs=alu)
+    bm = te.compute(shape, lambda *i: b32(*i) * te.const(layer.mb, "int32"), name="add.mb",
+                    attrs={"vdla.alu": ("mul", layer.mb)})
+    total = te.compute(shape, lambda *i: am(*i) + bm(*i), name="add.sum", attrs={"vdla.alu": ("add", None)})
+    stages, _, out = apply_epilogue(total, ep, shape, name="y")
+    s = schedule_tile_chain(config, out, [a32, b32], [am, bm, total, *stages], knobs)
+    prog = build_vdla(s, [a, b, out], config, name)
+    prog.meta.update(json.loads(json.dumps({"op": "add", "knobs": asdict(knobs), "layer": asdict(layer),
+                                            "epilogue": asdict(ep)})))
+    return prog, knobs
