@@ -53,16 +53,22 @@ def _versions() -> dict:
 
 
 def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], kernels_index: dict,
-                  target: dict, hardware: dict | None, compile_info: dict | None = None) -> Artifact:
+                  target: dict, hardware: dict | None, compile_info: dict | None = None,
+                  vdla_steps: dict | None = None, vdla_programs: list | None = None) -> Artifact:
     """`kernel_steps` maps a node name to {"kernel": function name, "args": tensor names};
-    nodes not in it become host or alias steps."""
+    `vdla_steps` maps an accelerator node to {"program": index into vdla_programs, "args"};
+    other nodes become host or alias steps."""
+    vdla_steps = vdla_steps or {}
     plan_meta = graph.meta.get("memory_plan")
     if plan_meta is None:
         raise GraphError("make_artifact needs a memory plan: run the plan_memory pass first")
     steps = []
     for node in graph.nodes:
         op = node.attrs.get("pattern", node.op)
-        if node.name in kernel_steps:
+        if node.name in vdla_steps:   # the node record: its host op is the reference semantics
+            steps.append({"name": node.name, "op": op, "kind": "vdla", **vdla_steps[node.name],
+                          "body": [node_record(node)], "outputs": [o for o in node.outputs if o]})
+        elif node.name in kernel_steps:
             steps.append({"name": node.name, "op": op, "kind": "kernel", **kernel_steps[node.name]})
         elif node.op in ALIAS_OPS and len([o for o in node.outputs if o]) == 1 and plan_meta["storage_of"].get(node.outputs[0]) == \
                 plan_meta["storage_of"].get(node.inputs[0]):
@@ -93,5 +99,7 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
         "plan": plan,
         "compile": compile_info or {},
     }
+    if vdla_programs:
+        header["vdla_programs"] = vdla_programs
     params = {name: np.ascontiguousarray(value) for name, value in graph.constants.items()}
     return Artifact(header, params, dict(objects))

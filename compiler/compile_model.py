@@ -13,17 +13,22 @@ def _hardware(hw_config):
         return None
     from vdla.hw import load_config
     cfg = load_config(hw_config)
-    return {"name": cfg.name, "hash": cfg.hash}
+    return {"name": cfg.name, "hash": cfg.hash, "config": cfg.to_dict()}
 
 
 def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict | None = None,
                   constant_inputs: dict | None = None, kernels: bool = True, threads: int | None = None,
-                  log=None):
+                  log=None, calibration: dict | None = None, host_triple: str | None = None):
     """Compile an ONNX model (ModelProto or path) into an Artifact for `target`: "cpu" (this
-    machine) or an LLVM triple (cross-compiled kernels, run on that machine).
+    machine), an LLVM triple (cross-compiled kernels, run on that machine) or "vdla" (the
+    accelerator of `hw_config`, with the CPU part for `host_triple`, default this machine;
+    a float model needs `calibration`, {input name: samples}).
 
     kernels=False keeps every op a host (numpy) step: useful as a baseline and for checking
     the frontend and passes without the tensor compiler."""
+    if target == "vdla":
+        return compile_for_vdla(model, hw_config, calibration, host_triple, input_shapes, constant_inputs,
+                                threads, log)
     if target not in ("cpu", "host") and target.count("-") < 2:
         raise ValueError(f"target {target!r} is not supported by the graph compiler; supported: "
                          "cpu (this machine) or an LLVM triple such as aarch64-linux-gnu")
@@ -52,3 +57,40 @@ def _feature_list(features) -> list[str]:
     if isinstance(features, (list, tuple)):
         return [f for f in features if f.startswith("+")]
     return [f for f in str(features).split(",") if f.startswith("+")]
+
+
+def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,
+                     constant_inputs=None, threads=None, log=None):
+    """The VDLA pipeline, top to bottom: import -> float graph passes -> placement -> calibration
+    -> int8 quantization of the accelerator part -> memory plan -> VDLA kernels for the
+    accelerator nodes, CPU kernels (or host steps) for the rest -> artifact."""
+    from vdla.hw import load_config
+
+    from .graph.passes.calibrate import calibrate
+    from .graph.passes.memory_plan import plan_memory
+    from .graph.passes.quantize_vdla import place_nodes, quantize_vdla, tensors_to_calibrate
+    from .lower_graph import lower_graph
+    from .lower_vdla import lower_vdla
+    from .target import Target
+    start = time.perf_counter()
+    config = load_config(hw_config)
+    graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
+    graph = optimize(graph, stop_after="infer_types", fuse=False, layout=False)
+    if calibration is None:
+        raise ValueError("a float model compiled for vdla needs calibration data: pass --calibrate CALIB.npz "
+                         "(one array per model input, named like the input, first axis = samples)")
+    place = place_nodes(graph, config, host_triple)
+    stats = calibrate(graph, calibration, tensors_to_calibrate(graph, place))
+    graph = quantize_vdla(graph, place, stats, config)
+    graph = plan_memory(graph)
+    vdla_steps, programs = lower_vdla(graph, config, log=log)
+    tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
+    skip = set(vdla_steps) | {n.name for n in graph.nodes if n.op in ("VdlaQuantize", "VdlaDequantize")}
+    kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=skip)
+    target_info = {"kind": "vdla", "triple": tgt.triple, "cpu": getattr(tgt, "cpu", ""),
+                   "features": _feature_list(getattr(tgt, "features", "")), "threads": tgt.threads}
+    info = {"seconds": round(time.perf_counter() - start, 3), "pass_log": graph.meta.get("pass_log", []),
+            "host_reasons": reasons, "placement": place,
+            "calibration": {t: {k: v for k, v in s.items()} for t, s in stats.items()}}
+    return make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(config), info,
+                         vdla_steps, programs)

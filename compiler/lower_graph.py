@@ -45,8 +45,9 @@ def kernel_args(graph: Graph, node: Node) -> list[str]:
     return inputs + [o for o in node.outputs if o]
 
 
-def lower_graph(graph: Graph, target, log=None) -> tuple[dict, dict, dict, dict]:
-    """Returns (kernel_steps, objects by triple, kernels index by triple, host reasons)."""
+def lower_graph(graph: Graph, target, log=None, skip=()) -> tuple[dict, dict, dict, dict]:
+    """Returns (kernel_steps, objects by triple, kernels index by triple, host reasons).
+    Nodes named in `skip` run elsewhere (the accelerator) and are left alone."""
     from . import lower_ops
     from .build import build  # the tensor compiler's entry point
 
@@ -55,7 +56,7 @@ def lower_graph(graph: Graph, target, log=None) -> tuple[dict, dict, dict, dict]
     compiled: dict[str, object] = {}
     by_signature: dict[str, str] = {}
     for node in graph.nodes:
-        if node.op in ALIAS_OPS:
+        if node.op in ALIAS_OPS or node.name in skip:
             continue
         args = kernel_args(graph, node)
         sig = _signature(graph, node, args)

@@ -63,12 +63,23 @@ def check_compatible(artifact: Artifact, hw_config=None) -> str | None:
 
 
 class Executor:
+    """Runs an artifact: CPU kernels and host steps here, accelerator ("vdla") steps on
+    `device` (default: the cycle-exact simulator of the artifact's hardware config; "rtl",
+    "pynq" or a Device object; "numpy" runs them as their host ops, the reference
+    interpretation of the quantized graph that the accelerator must equal bit for bit)."""
+
     def __init__(self, artifact: Artifact | str | os.PathLike, hw_config=None,
-                 threads: int | None = None):
+                 threads: int | None = None, device=None):
         if not isinstance(artifact, Artifact):
             artifact = load(artifact)
         self.artifact = artifact
         plan = artifact.plan
+        self.device = None
+        self.runner = None
+        self.last_launches: dict[str, object] = {}
+        self.vdla_on_host = device == "numpy"
+        if any(s["kind"] == "vdla" for s in plan["steps"]) and not self.vdla_on_host:
+            self.device, hw_config = self._open_device(artifact, device, hw_config)
         triple = check_compatible(artifact, hw_config)
         self.kernels = self._load_kernels(artifact, triple, threads)
         # One allocation for every activation, 64-byte aligned.
@@ -82,6 +93,54 @@ class Executor:
             self.buffers[name] = view.reshape(t["shape"])
         self.steps = [self._bind(step) for step in plan["steps"]]
         self.last_timings: list[StepTiming] = []
+
+    @staticmethod
+    def _open_device(artifact: Artifact, device, hw_config):
+        """The accelerator for the artifact's vdla steps, checked against its hardware config."""
+        from vdla.hw import load_config
+        hardware = artifact.header.get("hardware") or {}
+        if "config" not in hardware:
+            raise ArtifactError("the artifact has accelerator steps but records no hardware config; recompile it")
+        config = load_config(hardware["config"])
+        if device is None or isinstance(device, str):
+            from .devices import open_device
+            device = open_device(device or "sim", config)
+        return device, device.config if hw_config is None else hw_config
+
+    def _vdla_call(self, step: dict):
+        """Device buffers for every argument (parameters written once), then per run: copy the
+        inputs in, replay the program (the stream is assembled on the first run only), copy
+        the output out."""
+        from .runtime import KernelProgram, ProgramRunner
+        if self.runner is None:
+            self.runner = ProgramRunner(self.device)
+        doc = self.artifact.header["vdla_programs"][step["program"]]
+        program = KernelProgram.from_dict(doc)
+        args = step["args"]
+        if len(args) != len(program.params):
+            raise ArtifactError(f"step {step['name']!r}: program {program.name} takes {len(program.params)} "
+                                f"buffers, the plan gives {len(args)}")
+        device, buffers, params = self.device, self.buffers, self.artifact.params
+        bufs = []
+        for name, p in zip(args, program.params):
+            array = buffers[name]
+            if array.nbytes != p.nbytes:
+                raise ArtifactError(f"step {step['name']!r}: {name} has {array.nbytes} bytes, program "
+                                    f"{program.name} expects {p.name} of {p.nbytes}")
+            buf = device.alloc(p.nbytes, align=max(64, p.elem_bytes))
+            if name in params:
+                device.write(buf, np.ascontiguousarray(array))
+            bufs.append(buf)
+        moving = [(buffers[n], b) for n, b in zip(args[:-1], bufs[:-1]) if n not in params]
+        out, out_buf = buffers[args[-1]], bufs[-1]
+        runner, launches, step_name = self.runner, self.last_launches, step["name"]
+
+        def call():
+            for array, buf in moving:
+                device.write(buf, np.ascontiguousarray(array))
+            launches[step_name] = runner.run(program, bufs)
+            np.copyto(out, device.read(out_buf, out.dtype, out.shape))
+        return call
 
     @staticmethod
     def _load_kernels(artifact: Artifact, triple: str | None, threads: int | None) -> dict:
@@ -132,7 +191,9 @@ class Executor:
             return step, None
         if kind == "kernel":
             return step, self._kernel_call(step)
-        if kind == "host":
+        if kind == "vdla" and not self.vdla_on_host:
+            return step, self._vdla_call(step)
+        if kind in ("host", "vdla"):
             body = step["body"]
             inputs = sorted({n for node in body for n in node["inputs"] if n})
             outputs = step["outputs"]

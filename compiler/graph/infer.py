@@ -232,7 +232,7 @@ def infer_node(graph: Graph, node: Node) -> list[TensorType]:
             return [TensorType((x.shape[0], w7[0], *sizes, w7[5]), "int32")]
         if op == "RequantizeChannels":
             return [TensorType(x.shape, node.attrs["dtype"])]
-        if op == "Fused":
+        if op == "Fused" or op.startswith("Vdla"):   # typed when made (quantize_vdla)
             return [graph.types[o] for o in node.outputs]
     except GraphError:
         raise

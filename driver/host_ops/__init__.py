@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import elementwise, layout, nn, quant, shape, winograd
+from . import elementwise, layout, nn, quant, shape, vdla, winograd
 
 OPS: dict = {}
-for _module in (elementwise, layout, nn, quant, shape, winograd):
+for _module in (elementwise, layout, nn, quant, shape, vdla, winograd):
     OPS.update(_module.OPS)
 
 

@@ -161,3 +161,18 @@ def small_cnn(batch: int = 2, image: int = 32, classes: int = 10, seed: int = 0,
                        b.const("temp", np.array(2.0, np.float32))])
     out = b.node("Softmax", [y], axis=-1)
     return b.model("input", (batch, 3, image, image), out, (batch, classes))
+
+
+def vdla_cnn(batch: int = 1, image: int = 32, classes: int = 10, seed: int = 0) -> onnx.ModelProto:
+    """A small residual CNN of the ops the accelerator takes (conv + BN + ReLU, max pooling, a
+    residual Add, global average pooling, Gemm) plus a Softmax it does not."""
+    b = ModelBuilder("vdla_cnn", seed)
+    y = b.node("Relu", [b.bn(b.conv("input", 3, 16, 3), 16)])
+    y = b.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    y = b.node("Relu", [b.bn(b.conv(y, 16, 32, 3, stride=2), 32)])
+    z = b.node("Relu", [b.bn(b.conv(y, 32, 32, 3), 32)])
+    z = b.bn(b.conv(z, 32, 32, 3), 32, gamma=0.5)
+    y = b.node("Relu", [b.node("Add", [z, y])])
+    y = b.node("Flatten", [b.node("GlobalAveragePool", [y])], axis=1)
+    out = b.node("Softmax", [b.gemm(y, 32, classes)], axis=-1)
+    return b.model("input", (batch, 3, image, image), out, (batch, classes))

@@ -1,0 +1,428 @@
+"""Partition a float graph between the VDLA accelerator and the CPU, and quantize the
+accelerator's part to int8 (post-training, from calibration ranges).
+
+place_nodes: every node is placed on "vdla" or "cpu"; every CPU node gets the reason. The
+accelerator takes convolutions (dense and depthwise) with their ReLU/Clip, residual Adds,
+max pooling, global average pooling and fully connected layers; a node goes to the CPU when
+the ISA cannot express it or when the board's CPU would be faster (cost estimates below).
+
+quantize_vdla: the accelerator nodes become Vdla* nodes on int8 tensors in the SPEC §7 packed
+layout (vdla.driver.host_ops.vdla states their semantics): per-channel symmetric int8
+weights, symmetric int8 activations with calibrated scales, int32 biases, requantization by
+a per-channel fixed-point multiplier and shifts on the ALU (the rounding folded into the
+bias), clipping for ReLU/ReLU6 and the int8 range. Quantize/dequantize (with packing and
+unpacking) are inserted only where a tensor crosses between the accelerator and the CPU.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+
+import numpy as np
+
+from ..ir import Graph, Node, TensorType
+
+# Nominal int8 multiply-accumulates per second of the CPUs a VDLA board carries, for the
+# placement estimate (a Cortex-A9 with NEON about 1 G, a Cortex-A53 about 4 G).
+CPU_MACS_PER_S = {"armv7a-linux-gnueabihf": 1.0e9, "aarch64-linux-gnu": 4.0e9}
+DEFAULT_BOARD_CPU = "armv7a-linux-gnueabihf"
+ACCEL_EFFICIENCY = 0.8        # GEMM utilization the estimate assumes for the accelerator
+
+_ACTIVATIONS = ("Relu", "Clip")
+_NO_ALU = {"Softmax", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "HardSigmoid", "HardSwish",
+           "LeakyRelu", "Div", "Pow", "ReduceMean", "AveragePool", "Transpose", "Concat", "Split",
+           "Slice", "Pad", "MatMul", "Mul", "Sub", "BatchNormalization", "Resize"}
+
+
+# ---- placement -----------------------------------------------------------------------------------
+def _consumers(graph: Graph) -> dict[str, list[Node]]:
+    out: dict[str, list[Node]] = {}
+    for node in graph.nodes:
+        for name in node.inputs:
+            if name:
+                out.setdefault(name, []).append(node)
+    return out
+
+
+def _fused_activation(graph, node, consumers):
+    """The Relu / Clip(min >= 0) that alone consumes `node`'s output, or None."""
+    users = consumers.get(node.outputs[0], [])
+    if len(users) != 1 or node.outputs[0] in graph.outputs:
+        return None
+    act = users[0]
+    if act.op == "Relu" or (act.op == "Clip" and act.attrs.get("min") is not None and act.attrs["min"] >= 0):
+        return act
+    return None
+
+
+def _conv_problem(graph, node) -> str | None:
+    a = node.attrs
+    x = graph.types[node.inputs[0]]
+    w = graph.types[node.inputs[1]]
+    if len(x.shape) != 4:
+        return f"{len(x.shape) - 2}-d convolution: the accelerator's convolutions are 2-d"
+    if node.inputs[1] not in graph.constants or (len(node.inputs) > 2 and node.inputs[2]
+                                                 and node.inputs[2] not in graph.constants):
+        return "weights computed at run time: the accelerator's weights are quantized when compiling"
+    if any(d != 1 for d in a.get("dilations") or [1, 1]):
+        return f"dilation {a.get('dilations')}: the accelerator's convolutions are not dilated"
+    strides = a.get("strides") or [1, 1]
+    if strides[0] != strides[1]:
+        return f"strides {strides}: the accelerator's convolutions use one stride for both axes"
+    if max(a.get("pads") or [0]) > 15:
+        return f"pads {a.get('pads')}: the DMA pads at most 15 elements"
+    group = a.get("group", 1)
+    if group != 1 and not (group == x.shape[1] == w.shape[0] and w.shape[1] == 1):
+        return f"group={group}: grouped convolutions other than depthwise are not offloaded"
+    return None
+
+
+def _conv_macs(graph, node) -> int:
+    y = graph.types[node.outputs[0]]
+    w = graph.types[node.inputs[1]]
+    return int(np.prod(y.shape)) * int(np.prod(w.shape[1:]))
+
+
+def _accel_seconds(graph, node, config) -> float:
+    """GEMM cycles at ACCEL_EFFICIENCY with channels padded to BLOCK, at the config's clock."""
+    x, y, w = (graph.types[node.inputs[0]], graph.types[node.outputs[0]], graph.types[node.inputs[1]])
+    L = config.block
+    ceil = lambda c: -(-c // L)           # noqa: E731
+    depthwise = node.attrs.get("group", 1) > 1
+    per = 1 if depthwise else ceil(x.shape[1])
+    uops = ceil(y.shape[0] / config.batch) * ceil(y.shape[1]) * y.shape[2] * y.shape[3] * per * w.shape[2] * w.shape[3]
+    return uops / ACCEL_EFFICIENCY / (config.clock_mhz * 1e6)
+
+
+def place_nodes(graph: Graph, config, board_cpu: str | None = None) -> dict[str, dict]:
+    """{node name: {"device": "vdla" | "cpu", "reason": str, "macs": int, "fused_into": name?}}."""
+    consumers = _consumers(graph)
+    cpu_rate = CPU_MACS_PER_S.get(board_cpu or DEFAULT_BOARD_CPU, CPU_MACS_PER_S[DEFAULT_BOARD_CPU])
+    place: dict[str, dict] = {}
+    nonneg: set[str] = set()          # tensors known to be >= 0 (ReLU outputs)
+
+    def cpu(node, why, macs=0):
+        place[node.name] = {"device": "cpu", "reason": why, "macs": macs}
+
+    def vdla(node, macs=0, act=None):
+        place[node.name] = {"device": "vdla", "reason": "", "macs": macs}
+        if act is not None:
+            place[act.name] = {"device": "vdla", "reason": "", "macs": 0, "fused_into": node.name}
+            nonneg.add(act.outputs[0])
+
+    for node in graph.nodes:
+        if node.name in place:
+            continue
+        op = node.op
+        if op == "Conv":
+            macs = _conv_macs(graph, node)
+            problem = _conv_problem(graph, node)
+            if problem:
+                cpu(node, problem, macs)
+                continue
+            accel = _accel_seconds(graph, node, config)
+            if accel > macs / cpu_rate:
+                cpu(node, f"{graph.types[node.inputs[0]].shape[1]} input channels: cheaper on the CPU "
+                          f"(~{accel * 1e3:.2f} ms on the accelerator, ~{macs / cpu_rate * 1e3:.2f} ms on "
+                          f"{board_cpu or DEFAULT_BOARD_CPU})", macs)
+                continue
+            vdla(node, macs, _fused_activation(graph, node, consumers))
+        elif op == "Gemm":
+            x = graph.types[node.inputs[0]]
+            macs = int(np.prod(graph.types[node.outputs[0]].shape)) * x.shape[-1]
+            rows = -(-x.shape[0] // config.batch)
+            cols = -(-graph.types[node.outputs[0]].shape[1] // config.block)
+            if node.attrs.get("transA", 0) or node.inputs[1] not in graph.constants or len(x.shape) != 2:
+                cpu(node, "Gemm with a transposed or run-time operand", macs)
+            elif rows * cols < 2 and config.timing.acc_raw_min_distance > 1:
+                cpu(node, f"Gemm into a single accumulator element ({rows} row block x {cols} column block): "
+                          "the accumulator hazard rule serializes it; cheaper on the CPU", macs)
+            else:
+                vdla(node, macs, _fused_activation(graph, node, consumers))
+        elif op == "Add":
+            a, b = (graph.types[n] for n in node.inputs)
+            if a.shape != b.shape or len(a.shape) != 4 or any(n in graph.constants for n in node.inputs):
+                cpu(node, "Add with broadcasting or a constant operand: the ALU adds two tensors of one shape")
+            else:
+                act = _fused_activation(graph, node, consumers)
+                vdla(node, 0, act if act is not None and act.op == "Relu" else None)
+        elif op == "MaxPool":
+            a = node.attrs
+            if any(d != 1 for d in a.get("dilations") or [1, 1]) or a.get("ceil_mode", 0) \
+                    or len(node.outputs) > 1 and node.outputs[1]:
+                cpu(node, "MaxPool with dilation, ceil_mode or indices")
+            elif any(a.get("pads") or [0]) and node.inputs[0] not in nonneg:
+                cpu(node, "MaxPool with padding on an input that may be negative: the DMA pads with zeros")
+            elif (a.get("strides") or [1, 1])[0] != (a.get("strides") or [1, 1])[1]:
+                cpu(node, "MaxPool with two different strides")
+            else:
+                vdla(node)
+                if node.inputs[0] in nonneg:
+                    nonneg.add(node.outputs[0])
+        elif op == "GlobalAveragePool":
+            if len(graph.types[node.inputs[0]].shape) != 4:
+                cpu(node, "GlobalAveragePool of a non-image tensor")
+            else:
+                vdla(node)
+        elif op in ("Reshape", "Flatten"):
+            x, y = graph.types[node.inputs[0]], graph.types[node.outputs[0]]
+            src = _producer_device(graph, place, node.inputs[0])
+            if src == "vdla" and len(x.shape) == 4 and x.shape[2:] == (1, 1) and y.shape == x.shape[:2]:
+                vdla(node)       # (N, C, 1, 1) -> (N, C): the same bytes in the packed layouts
+            else:
+                cpu(node, "reshape outside the accelerator's layouts")
+        elif op in ("Relu", "Clip"):
+            cpu(node, f"{op} not after a convolution, Gemm or Add: nothing to fuse it into")
+        elif op in _NO_ALU:
+            cpu(node, f"{op}: no ALU equivalent" if op not in ("MatMul", "Concat", "Split", "Slice", "Pad",
+                                                                "Transpose", "AveragePool", "Mul", "Sub")
+                else f"{op}: not offloaded (runs on the CPU)")
+        else:
+            cpu(node, f"{op}: not offloaded (runs on the CPU)")
+    return place
+
+
+def _producer_device(graph, place, tensor):
+    for node in graph.nodes:
+        if tensor in node.outputs:
+            return place.get(node.name, {}).get("device")
+    return None
+
+
+def tensors_to_calibrate(graph: Graph, place: dict) -> set[str]:
+    """Every tensor an accelerator node reads or writes (its scale), and each conv's output
+    before its activation (the accumulator range that sizes the requantization)."""
+    out = set()
+    for node in graph.nodes:
+        if place.get(node.name, {}).get("device") != "vdla":
+            continue
+        out.update(n for n in node.inputs if n and n not in graph.constants)
+        out.update(n for n in node.outputs if n)
+    return out
+
+
+# ---- quantization --------------------------------------------------------------------------------
+def _scale(stats, tensor) -> float:
+    return float(stats[tensor]["range"]) / 127.0
+
+
+def _fixed_point(m, limit_bits=15, max_shift=31):
+    """The largest shift S with max(m) * 2^S < 2^limit_bits; -> (S, integer multipliers)."""
+    top = float(np.max(m)) if np.size(m) else 1.0
+    s = max_shift if top <= 0 else min(max_shift, int(math.floor(math.log2(((1 << limit_bits) - 1) / top))))
+    s = max(s, 0)
+    return s, np.rint(np.asarray(m) * (1 << s)).astype(np.int64)
+
+
+class _Builder:
+    def __init__(self, graph: Graph, config, place, stats):
+        self.g, self.config, self.place, self.stats = graph, config, place, stats
+        self.nodes: list[Node] = []
+        self.packed: dict[str, tuple[str, float]] = {}   # fp32 tensor -> (packed name, scale)
+        self.materialized = set(graph.inputs) | set(graph.constants)
+        self.count = 0
+
+    def fresh(self, stem):
+        self.count += 1
+        return f"{stem}.{self.count}"
+
+    def const(self, stem, array):
+        name = self.fresh(stem)
+        self.g.constants[name] = np.ascontiguousarray(array)
+        self.g.types[name] = TensorType.of(self.g.constants[name])
+        return name
+
+    def add(self, node: Node, types: dict[str, TensorType]):
+        self.g.types.update(types)
+        self.nodes.append(node)
+
+    def packed_input(self, tensor) -> tuple[str, float]:
+        if tensor in self.packed:
+            return self.packed[tensor]
+        cfg, t = self.config, self.g.types[tensor]
+        scale = _scale(self.stats, tensor)
+        name = f"{tensor}.q"
+        n, c = t.shape[:2]
+        nb, cb = -(-n // cfg.batch), -(-c // cfg.block)
+        matrix = len(t.shape) == 2
+        shape = (nb, cb, cfg.batch, cfg.block) if matrix else (nb, cb, *t.shape[2:], cfg.batch, cfg.block)
+        self.add(Node("VdlaQuantize", self.fresh(f"quantize_{tensor}"), [tensor], [name],
+                      {"scale": scale, "batch": cfg.batch, "block": cfg.block, "matrix": matrix}),
+                 {name: TensorType(shape, "int8")})
+        self.packed[tensor] = (name, scale)
+        return name, scale
+
+    def float_input(self, tensor):
+        """The fp32 value of `tensor` for a CPU node: dequantized once if the accelerator made it."""
+        if tensor in self.materialized or tensor not in self.packed:
+            return tensor
+        q, scale = self.packed[tensor]
+        self.add(Node("VdlaDequantize", self.fresh(f"dequantize_{tensor}"), [q], [tensor],
+                      {"scale": scale, "shape": list(self.g.types[tensor].shape)}), {})
+        self.materialized.add(tensor)
+        return tensor
+
+    def output(self, tensor, shape, scale):
+        name = f"{tensor}.q"
+        self.g.types[name] = TensorType(tuple(shape), "int8")
+        self.packed[tensor] = (name, scale)
+        return name
+
+    # -- one builder per accelerator op --------------------------------------------------------
+    def conv(self, node, act):
+        from vdla.compiler.topi.vdla import ConvLayer, pack_bias, pack_depthwise_weight
+        from vdla.driver.runtime.layout import pack_conv_weight
+        cfg, g = self.config, self.g
+        x = node.inputs[0]
+        y = (act or node).outputs[0]
+        xq, s_x = self.packed_input(x)
+        s_y = _scale(self.stats, y)
+        w = g.constants[node.inputs[1]].astype(np.float64)
+        b = g.constants[node.inputs[2]].astype(np.float64) if len(node.inputs) > 2 and node.inputs[2] \
+            else np.zeros(w.shape[0])
+        s_w = np.maximum(np.abs(w).reshape(w.shape[0], -1).max(axis=1), 1e-12) / 127.0
+        w_q = np.clip(np.rint(w / s_w[:, None, None, None]), -127, 127).astype(np.int8)
+        depthwise = node.attrs.get("group", 1) > 1
+        a = node.attrs
+        xt, yt = g.types[x], g.types[node.outputs[0]]
+        L = cfg.block
+        layer = ConvLayer(-(-xt.shape[0] // cfg.batch), -(-xt.shape[1] // L), xt.shape[2], xt.shape[3],
+                          -(-yt.shape[1] // L), w.shape[2], w.shape[3], (a.get("strides") or [1, 1])[0],
+                          tuple(a.get("pads") or (0, 0, 0, 0)), depthwise)
+        z = node.outputs[0]                    # before the activation: sizes the accumulators
+        acc_peak = self.stats[z]["max"] / (s_x * s_w.min()) if z in self.stats else 2.0 ** 24
+        ep, bias_q, mult = _requant(s_x * s_w / s_y, b / (s_x * s_w), acc_peak, act, s_y)
+        wp = pack_depthwise_weight(w_q, L) if depthwise else pack_conv_weight(w_q, L)
+        inputs = [xq, self.const(f"{node.name}.wq", wp), self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)),
+                  self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L))]
+        out = self.output(y, (layer.n, layer.o, layer.out_h, layer.out_w, cfg.batch, L), s_y)
+        self.nodes.append(Node("VdlaConv", node.name, inputs, [out],
+                               {"layer": _jsonable(asdict(layer)), "epilogue": asdict(ep),
+                                "source_ops": [node.op] + ([act.op] if act else [])}))
+
+    def dense(self, node, act):
+        from vdla.compiler.topi.vdla import pack_bias
+        from vdla.driver.runtime.layout import pack_matrix_rhs
+        cfg, g = self.config, self.g
+        x = node.inputs[0]
+        y = (act or node).outputs[0]
+        xq, s_x = self.packed_input(x)
+        s_y = _scale(self.stats, y)
+        w = g.constants[node.inputs[1]].astype(np.float64)          # (N, K): canonical transB=1
+        b = g.constants[node.inputs[2]].astype(np.float64) if len(node.inputs) > 2 and node.inputs[2] \
+            else np.zeros(w.shape[0])
+        s_w = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
+        w_q = np.clip(np.rint(w / s_w[:, None]), -127, 127).astype(np.int8)
+        z = node.outputs[0]
+        acc_peak = self.stats[z]["max"] / (s_x * s_w.min()) if z in self.stats else 2.0 ** 24
+        ep, bias_q, mult = _requant(s_x * s_w / s_y, b / (s_x * s_w), acc_peak, act, s_y)
+        L = cfg.block
+        m_blocks = g.types[xq].shape[0]
+        inputs = [xq, self.const(f"{node.name}.wq", pack_matrix_rhs(w_q.T, L)),
+                  self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)),
+                  self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L))]
+        out = self.output(y, (m_blocks, -(-w.shape[0] // L), cfg.batch, L), s_y)
+        self.nodes.append(Node("VdlaDense", node.name, inputs, [out],
+                               {"layer": {"m": m_blocks, "k": g.types[xq].shape[1], "n": -(-w.shape[0] // L)},
+                                "epilogue": asdict(ep), "source_ops": [node.op] + ([act.op] if act else [])}))
+
+    def pool(self, node):
+        from vdla.compiler.topi.vdla import Epilogue, PoolLayer
+        cfg, g = self.config, self.g
+        x = node.inputs[0]
+        xq, s_x = self.packed_input(x)
+        xt = g.types[xq]
+        if node.op == "MaxPool":
+            a = node.attrs
+            layer = PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], *a["kernel_shape"],
+                              (a.get("strides") or [1, 1])[0], tuple(a.get("pads") or (0, 0, 0, 0)), "max")
+            ep = Epilogue(lo=None, hi=None)           # the max of int8 values is an int8 value
+        else:
+            hw = xt.shape[2] * xt.shape[3]
+            layer = PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], xt.shape[2], xt.shape[3],
+                              1, (0, 0, 0, 0), "sum")
+            shift = 15                                # sum * round(2^15 / (H*W)) >> 15, same scale
+            ep = Epilogue(mul=max(1, int(round((1 << shift) / hw))), shift=shift, round=True)
+        out = self.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, cfg.batch, cfg.block), s_x)
+        self.nodes.append(Node("VdlaPool", node.name, [xq], [out],
+                               {"layer": _jsonable(asdict(layer)), "epilogue": asdict(ep), "source_ops": [node.op]}))
+
+    def add_op(self, node, act):
+        from vdla.compiler.topi.vdla import Epilogue
+        aq, s_a = self.packed_input(node.inputs[0])
+        bq, s_b = self.packed_input(node.inputs[1])
+        y = (act or node).outputs[0]
+        s_y = _scale(self.stats, y)
+        shift, (ma, mb) = _fixed_point(np.array([s_a / s_y, s_b / s_y]), 15, 15)
+        ep = Epilogue(shift=shift, round=shift > 0, lo=0 if act is not None else -128, hi=127)
+        out = self.output(y, self.g.types[aq].shape, s_y)
+        self.nodes.append(Node("VdlaAdd", node.name, [aq, bq], [out],
+                               {"ma": int(ma), "mb": int(mb), "epilogue": asdict(ep),
+                                "source_ops": ["Add"] + ([act.op] if act else [])}))
+
+    def reshape(self, node):
+        xq, s = self.packed_input(node.inputs[0])
+        xt = self.g.types[xq]
+        shape = (xt.shape[0], xt.shape[1], xt.shape[4], xt.shape[5])
+        out = self.output(node.outputs[0], shape, s)
+        self.nodes.append(Node("Reshape", node.name, [xq], [out], {"shape": list(shape)}))
+
+
+def _requant(m, bias_real, acc_peak, act, s_y):
+    """Per-channel requantization: acc + bias >> p, * M[o], >> S, clip. p keeps |acc| >> p
+    below 2^16 so that the product with a 15-bit M fits int32; rounding is folded into the
+    bias as 2^(p+S-1) / M[o] accumulator units."""
+    from vdla.compiler.topi.vdla import Epilogue
+    p = max(0, int(math.ceil(math.log2(max(acc_peak, 1.0) * 2))) - 16)
+    shift, mult = _fixed_point(np.asarray(m) * (1 << p), 15, 31 - p)
+    mult = np.maximum(mult, 0)
+    rounding = np.where(mult > 0, (2.0 ** (p + shift - 1)) / np.maximum(mult, 1), 0.0)
+    bias_q = np.clip(np.rint(bias_real + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
+    lo, hi = -128, 127
+    if act is not None:
+        lo = 0
+        if act.op == "Clip" and act.attrs.get("max") is not None:
+            hi = int(min(127, np.rint(act.attrs["max"] / s_y)))
+    ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, lo=lo, hi=hi)
+    return ep, bias_q.astype(np.int32), mult.astype(np.int32)
+
+
+def _jsonable(d):
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+
+def quantize_vdla(graph: Graph, place: dict, stats: dict, config) -> Graph:
+    """The graph with its accelerator nodes replaced by Vdla* nodes (see the module docstring);
+    graph.meta["placement"] keeps `place`."""
+    g = graph.copy()
+    b = _Builder(g, config, place, stats)
+    consumers = _consumers(g)
+    for node in g.nodes:
+        info = place.get(node.name, {"device": "cpu"})
+        if info.get("fused_into"):
+            continue
+        if info["device"] != "vdla":
+            node.inputs = [b.float_input(n) if n else n for n in node.inputs]
+            b.nodes.append(node)
+            b.materialized.update(n for n in node.outputs if n)
+            continue
+        act = None
+        if node.op in ("Conv", "Gemm", "Add"):
+            users = consumers.get(node.outputs[0], [])
+            if len(users) == 1 and place.get(users[0].name, {}).get("fused_into") == node.name:
+                act = users[0]
+        if node.op == "Conv":
+            b.conv(node, act)
+        elif node.op == "Gemm":
+            b.dense(node, act)
+        elif node.op in ("MaxPool", "GlobalAveragePool"):
+            b.pool(node)
+        elif node.op == "Add":
+            b.add_op(node, act)
+        else:
+            b.reshape(node)
+    for out in g.outputs:
+        b.float_input(out)
+    g.nodes = b.nodes
+    g.meta["placement"] = place
+    return g

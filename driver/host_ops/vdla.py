@@ -1,0 +1,158 @@
+"""The VDLA graph operators in numpy: what each accelerator kernel computes, bit for bit, on
+the SPEC §7 packed int8 layouts. They are the reference interpretation of a quantized graph
+and the CPU fallback of last resort for its accelerator nodes.
+
+Activations are (N/B, C/L, H, W, B, L) int8 (B = BATCH, L = BLOCK; padded lanes are zeros),
+a matrix is (M/B, K/L, B, L). Weights, biases and multipliers are stored packed as the
+kernels read them. Integer semantics are the hardware's (SPEC §3): int32 accumulation that
+wraps, SHR = floor shift, MUL keeps the low 32 bits, the STORE keeps the low 8 bits."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _wrap(x):
+    return np.asarray(x, dtype=np.int64).astype(np.int32).astype(np.int64)
+
+
+def _unpack_act(x):
+    nb, cb, h, w, b, l = x.shape
+    return x.transpose(0, 4, 1, 5, 2, 3).reshape(nb * b, cb * l, h, w)
+
+
+def _pack_act(x, batch, block):
+    n, c, h, w = x.shape
+    return np.ascontiguousarray(x.reshape(n // batch, batch, c // block, block, h, w).transpose(0, 2, 4, 5, 1, 3))
+
+
+def _channel_vector(v):
+    """(O/L, B, L) packed per-channel vector -> (O,)."""
+    return v[:, 0, :].reshape(-1).astype(np.int64)
+
+
+def epilogue(acc, ep: dict, bias=None, scale=None, residual=None):
+    """The ALU epilogue of vdla.compiler.topi.vdla.Epilogue on int32 accumulators with channels
+    on axis 1; returns int8."""
+    x = _wrap(acc)
+    shape = [1] * x.ndim
+    shape[1] = -1
+    if ep.get("bias"):
+        x = _wrap(x + bias.reshape(shape))
+    if ep.get("pre_shift"):
+        x = x >> ep["pre_shift"]
+    if ep.get("scale"):
+        x = _wrap(x * scale.reshape(shape))
+    if ep.get("mul") is not None:
+        x = _wrap(x * ep["mul"])
+    if ep.get("shift"):
+        if ep.get("round"):
+            x = _wrap(x + (1 << (ep["shift"] - 1)))
+        x = x >> ep["shift"]
+    if ep.get("residual"):
+        x = _wrap(x + residual.astype(np.int64))
+    if ep.get("lo") is not None:
+        x = np.maximum(x, ep["lo"])
+    if ep.get("hi") is not None:
+        x = np.minimum(x, ep["hi"])
+    return x.astype(np.int32).astype(np.int8)
+
+
+def _extras(inputs, ep):
+    """(bias, scale, residual) from the operands after x and w, in kernel order."""
+    rest = list(inputs[2:])
+    bias = _channel_vector(rest.pop(0)) if ep.get("bias") else None
+    scale = _channel_vector(rest.pop(0)) if ep.get("scale") else None
+    residual = rest.pop(0) if ep.get("residual") else None
+    return bias, scale, residual
+
+
+def _windows(x, kh, kw, stride, pads):
+    pt, pl, pb, pr = pads
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    return np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
+
+
+def _conv(inputs, attrs):
+    x, w = inputs[0], inputs[1]
+    layer, ep = attrs["layer"], attrs["epilogue"]
+    batch, block = x.shape[4], x.shape[5]
+    xn = _unpack_act(x)
+    win = _windows(xn, layer["kh"], layer["kw"], layer["stride"], layer["pads"])
+    if layer.get("depthwise"):
+        cb, kh, kw, lo, li = w.shape
+        diag = w[:, :, :, np.arange(lo), np.arange(li)]                  # (C/L, KH, KW, L)
+        wd = diag.transpose(0, 3, 1, 2).reshape(cb * lo, kh, kw).astype(np.int64)
+        acc = np.einsum("nchwij,cij->nchw", win, wd)
+    else:
+        ob, cb, kh, kw, lo, li = w.shape
+        wn = w.transpose(0, 4, 1, 5, 2, 3).reshape(ob * lo, cb * li, kh, kw).astype(np.int64)
+        acc = np.einsum("nchwij,ocij->nohw", win, wn)
+    bias, scale, residual = _extras(inputs, ep)
+    if residual is not None:
+        residual = _unpack_act(residual)
+    return [_pack_act(epilogue(acc, ep, bias, scale, residual), batch, block)]
+
+
+def _dense(inputs, attrs):
+    x, w = inputs[0], inputs[1]
+    ep = attrs["epilogue"]
+    mb, kb, batch, block = x.shape
+    a = x.transpose(0, 2, 1, 3).reshape(mb * batch, kb * block).astype(np.int64)
+    nb = w.shape[0]
+    bmat = w.transpose(0, 2, 1, 3).reshape(nb * block, kb * block).astype(np.int64)
+    bias, scale, residual = _extras(inputs, ep)
+    if residual is not None:
+        residual = residual.transpose(0, 2, 1, 3).reshape(mb * batch, nb * block)
+    y = epilogue(a @ bmat.T, ep, bias, scale, residual)
+    return [np.ascontiguousarray(y.reshape(mb, batch, nb, block).transpose(0, 2, 1, 3))]
+
+
+def _pool(inputs, attrs):
+    x = inputs[0]
+    layer, ep = attrs["layer"], attrs["epilogue"]
+    win = _windows(_unpack_act(x), layer["kh"], layer["kw"], layer["stride"], layer["pads"])
+    acc = win.max(axis=(-1, -2)) if layer["mode"] == "max" else win.sum(axis=(-1, -2))
+    return [_pack_act(epilogue(acc, ep), x.shape[4], x.shape[5])]
+
+
+def _add(inputs, attrs):
+    a, b = inputs
+    total = _wrap(a.astype(np.int64) * attrs["ma"] + b.astype(np.int64) * attrs["mb"])
+    return [epilogue(total.reshape(a.shape[0], -1), attrs["epilogue"]).reshape(a.shape)]
+
+
+def quantize_packed(x, scale, batch, block):
+    """fp32 NCHW (or NC) -> int8 packed: round half to even, saturate."""
+    q = np.clip(np.rint(np.asarray(x, np.float64) / scale), -128, 127).astype(np.int8)
+    if q.ndim == 2:
+        q = q[:, :, None, None]
+    n, c = q.shape[:2]
+    nn_, cc = -(-n // batch) * batch, -(-c // block) * block
+    q = np.pad(q, ((0, nn_ - n), (0, cc - c), (0, 0), (0, 0)))
+    return _pack_act(q, batch, block)
+
+
+def _quantize(inputs, attrs):
+    packed = quantize_packed(inputs[0], attrs["scale"], attrs["batch"], attrs["block"])
+    if attrs.get("matrix"):
+        packed = packed.reshape(packed.shape[0], packed.shape[1], packed.shape[4], packed.shape[5])
+    return [packed]
+
+
+def _dequantize(inputs, attrs):
+    q = inputs[0]
+    if q.ndim == 4:                                   # a matrix (M/B, K/L, B, L)
+        q = q.reshape(q.shape[0], q.shape[1], 1, 1, q.shape[2], q.shape[3])
+    shape = attrs["shape"]
+    x = _unpack_act(q)[:shape[0], :shape[1]]
+    return [(x.astype(np.float32) * np.float32(attrs["scale"])).reshape(shape)]
+
+
+OPS = {
+    "VdlaConv": _conv,
+    "VdlaDense": _dense,
+    "VdlaPool": _pool,
+    "VdlaAdd": _add,
+    "VdlaQuantize": _quantize,
+    "VdlaDequantize": _dequantize,
+}

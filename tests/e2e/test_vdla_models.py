@@ -1,0 +1,80 @@
+"""Whole models on VDLA: a float model compiled with calibration runs on the simulated
+accelerator, its output equals bit for bit the numpy interpretation of the quantized graph
+(the accelerator nodes' host ops), and its accuracy against the float model holds up against
+onnxruntime's own int8 quantization of the same model with the same calibration samples."""
+import os
+
+import numpy as np
+import onnx
+import pytest
+
+from vdla.compiler.compile_model import compile_model
+from vdla.driver.executor import Executor
+
+from model_builders import vdla_cnn
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def _sqnr(ref, got):
+    ref, got = np.concatenate([r.ravel() for r in ref]), np.concatenate([g.ravel() for g in got])
+    return 10 * np.log10((ref ** 2).sum() / ((got - ref) ** 2).sum())
+
+
+def _ort_int8(model, calib, tmp_path):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.samples = iter([{"input": c} for c in calib])
+
+        def get_next(self):
+            return next(self.samples, None)
+    src, dst = os.path.join(tmp_path, "float.onnx"), os.path.join(tmp_path, "int8.onnx")
+    onnx.save(model, src)
+    quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+    return ort.InferenceSession(dst)
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    model = vdla_cnn()
+    rng = np.random.default_rng(0)
+    calib = rng.standard_normal((8, 1, 3, 32, 32)).astype(np.float32)
+    tests = [rng.standard_normal((1, 3, 32, 32)).astype(np.float32) for _ in range(6)]
+    return model, calib, tests, compile_model(model, target="vdla", hw_config="pynq", calibration={"input": calib})
+
+
+def test_small_cnn_on_the_simulator_equals_the_quantized_graph_and_keeps_accuracy(compiled, tmp_path):
+    model, calib, tests, art = compiled
+    kinds = {s["op"]: s["kind"] for s in art.plan["steps"]}
+    assert kinds["VdlaConv"] == kinds["VdlaPool"] == kinds["VdlaAdd"] == "vdla"
+    sim, numpy_ref = Executor(art), Executor(art, device="numpy")
+    fp32 = ort.InferenceSession(model.SerializeToString())
+    int8 = _ort_int8(model, calib, tmp_path)
+    ours, ref, theirs = [], [], []
+    for x in tests:
+        y = sim.run({"input": x})
+        np.testing.assert_array_equal(y[model.graph.output[0].name], numpy_ref.run({"input": x})[model.graph.output[0].name])
+        ours.append(y[model.graph.output[0].name])
+        ref.append(fp32.run(None, {"input": x})[0])
+        theirs.append(int8.run(None, {"input": x})[0])
+    assert all(r.cycles > 0 for r in sim.last_launches.values())
+    assert _sqnr(ref, ours) >= _sqnr(ref, theirs) - 1.0, (_sqnr(ref, ours), _sqnr(ref, theirs))
+
+
+def test_every_cpu_node_has_a_reason(compiled):
+    *_, art = compiled
+    place = art.header["compile"]["placement"]
+    cpu = {n: p["reason"] for n, p in place.items() if p["device"] == "cpu"}
+    assert any("Softmax: no ALU equivalent" in r for r in cpu.values())
+    assert any("single accumulator element" in r for r in cpu.values())      # the 10-class Gemm
+    assert all(r for r in cpu.values())
+    offloaded = sum(p["macs"] for p in place.values() if p["device"] == "vdla")
+    assert offloaded / sum(p["macs"] for p in place.values()) > 0.99
+
+
+def test_float_model_without_calibration_names_the_flag():
+    with pytest.raises(ValueError, match="--calibrate CALIB.npz"):
+        compile_model(vdla_cnn(), target="vdla", hw_config="pynq")
