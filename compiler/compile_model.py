@@ -66,7 +66,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     accelerator nodes, CPU kernels (or host steps) for the rest -> artifact."""
     from vdla.hw import load_config
 
-    from .graph.passes.calibrate import calibrate
+    from .graph.passes.calibrate import calibrate, quantization_error, sample_batches
     from .graph.passes.memory_plan import plan_memory
     from .graph.passes.quantize_vdla import place_nodes, quantize_vdla, tensors_to_calibrate
     from .lower_graph import lower_graph
@@ -81,7 +81,11 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
                          "(one array per model input, named like the input, first axis = samples)")
     place = place_nodes(graph, config, host_triple)
     stats = calibrate(graph, calibration, tensors_to_calibrate(graph, place))
+    float_graph = graph
     graph = quantize_vdla(graph, place, stats, config)
+    errors = quantization_error(float_graph, graph, sample_batches(float_graph, calibration)[0])
+    for name, db in errors.items():
+        place[name]["sqnr_db"] = db
     graph = plan_memory(graph)
     vdla_steps, programs = lower_vdla(graph, config, log=log)
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)

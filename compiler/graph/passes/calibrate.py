@@ -15,6 +15,7 @@ from ..ir import Graph, GraphError
 
 _KEEP = 200_000          # values kept per tensor for the error comparison
 _PERCENTILE = 99.99
+_MSE_GRID = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))     # clip at 0.3 .. 0.95 of the maximum
 
 
 def sample_batches(graph: Graph, samples: dict) -> list[dict]:
@@ -55,14 +56,7 @@ def calibrate(graph: Graph, samples: dict, tensors: set[str], seed: int = 0) -> 
     kept: dict[str, list] = {t: [] for t in tensors}
     peak: dict[str, float] = {t: 0.0 for t in tensors}
     for feed in sample_batches(graph, samples):
-        values = dict(graph.constants)
-        values.update(feed)
-        for node in graph.nodes:
-            for inner in (node.body if node.op == "Fused" else [node]):
-                outs = host_ops.run(inner.op, [values[n] if n else None for n in inner.inputs], inner.attrs)
-                for name, out in zip(inner.outputs, outs):
-                    if name:
-                        values[name] = out
+        values = evaluate_all(graph, feed)
         for t in tensors:
             a = np.abs(np.asarray(values[t], dtype=np.float64)).ravel()
             peak[t] = max(peak[t], float(a.max(initial=0.0)))
@@ -73,9 +67,43 @@ def calibrate(graph: Graph, samples: dict, tensors: set[str], seed: int = 0) -> 
         if a.size > _KEEP:
             a = rng.choice(a, _KEEP, replace=False)
         candidates = {"max": peak[t], "percentile": float(np.percentile(a, _PERCENTILE))}
+        for f in _MSE_GRID:
+            candidates[f"mse@{f:g}"] = peak[t] * f
         errors = {m: _fake_quant_error(a, r) for m, r in candidates.items()}
         method = min(errors, key=errors.get)
         out[t] = {**candidates, "method": method, "range": candidates[method] or 1.0}
+    return out
+
+
+def evaluate_all(graph: Graph, feed: dict) -> dict:
+    """Every tensor's value for one input feed (the host ops: the reference semantics)."""
+    values = dict(graph.constants)
+    values.update(feed)
+    for node in graph.nodes:
+        for inner in (node.body if node.op == "Fused" else [node]):
+            outs = host_ops.run(inner.op, [values[n] if n else None for n in inner.inputs], inner.attrs)
+            for name, out in zip(inner.outputs, outs):
+                if name:
+                    values[name] = out
+    return values
+
+
+def quantization_error(float_graph: Graph, quant_graph: Graph, feed: dict) -> dict[str, float]:
+    """SQNR in dB of every accelerator node's output (dequantized) against the float graph's
+    value of the same tensor, for one input feed: where the int8 model loses accuracy."""
+    ref = evaluate_all(float_graph, feed)
+    got = evaluate_all(quant_graph, feed)
+    out = {}
+    for node in quant_graph.nodes:
+        if not node.op.startswith("Vdla") or node.op in ("VdlaQuantize", "VdlaDequantize"):
+            continue
+        packed = node.outputs[0]
+        source, scale = quant_graph.meta["vdla_scales"][packed]
+        real = ref[source]
+        deq = host_ops.run("VdlaDequantize", [got[packed]], {"scale": scale, "shape": list(real.shape)})[0]
+        noise = float(np.sum((deq.astype(np.float64) - real) ** 2))
+        power = float(np.sum(np.asarray(real, np.float64) ** 2))
+        out[node.name] = round(10 * np.log10(power / noise), 2) if noise > 0 else float("inf")
     return out
 
 

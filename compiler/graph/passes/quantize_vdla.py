@@ -425,4 +425,5 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config) -> Graph:
         b.float_input(out)
     g.nodes = b.nodes
     g.meta["placement"] = place
+    g.meta["vdla_scales"] = {q: (name, scale) for name, (q, scale) in b.packed.items()}
     return g

@@ -92,7 +92,8 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     resident = not layer.depthwise and chunk == layer.c
     shared = k.vthread_axis == "h" and k.order == "oc_outer"    # weights/bias allocated outside the threads
     wslots = 1 if resident and shared else t
-    need = {"input": (chunk * rows * cols * t, config.inp_depth),
+    in_blocks = k.tile_oc if layer.depthwise else chunk       # a depthwise tile reads its own channels
+    need = {"input": (in_blocks * rows * cols * t, config.inp_depth),
             "weight": (k.tile_oc * (1 if layer.depthwise else chunk) * layer.kh * layer.kw * wslots, config.wgt_depth),
             "accumulator": (k.tile_oc * k.tile_h * k.tile_w * t * (2 if ep.residual else 1)
                             + k.tile_oc * (1 if shared else t) * (ep.bias + ep.scale), config.acc_depth)}
@@ -123,7 +124,7 @@ def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None
     taps = layer.kh * layer.kw
     ib, wb = config.batch * config.block, config.block * config.block * config.wgt_bits // 8
     gemm = k.tile_oc * chunk * taps * k.tile_h * k.tile_w + 10
-    load_in = chunk * _load_cycles(config, rows, cols, ib)
+    load_in = (k.tile_oc if layer.depthwise else chunk) * _load_cycles(config, rows, cols, ib)
     load_w = _load_cycles(config, 1, k.tile_oc * (1 if layer.depthwise else chunk) * taps, wb)
     resident = not layer.depthwise and chunks == 1
     store = k.tile_oc * _load_cycles(config, 1, k.tile_h * k.tile_w, ib)
