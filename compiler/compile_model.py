@@ -87,7 +87,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     for name, db in errors.items():
         place[name]["sqnr_db"] = db
     graph = plan_memory(graph)
-    vdla_steps, programs = lower_vdla(graph, config, log=log)
+    vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log)
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
     skip = set(vdla_steps) | {n.name for n in graph.nodes if n.op in ("VdlaQuantize", "VdlaDequantize")}
     kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=skip)
@@ -96,5 +96,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     info = {"seconds": round(time.perf_counter() - start, 3), "pass_log": graph.meta.get("pass_log", []),
             "host_reasons": reasons, "placement": place,
             "calibration": {t: {k: v for k, v in s.items()} for t, s in stats.items()}}
-    return make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(config), info,
-                         vdla_steps, programs)
+    artifact = make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(config), info,
+                             vdla_steps, programs)
+    artifact.header["vdla_programs_1vt"] = single_thread
+    return artifact

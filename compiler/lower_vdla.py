@@ -10,10 +10,13 @@ from .graph.ir import Graph
 KERNEL_OPS = ("VdlaConv", "VdlaDense", "VdlaPool", "VdlaAdd")
 
 
-def lower_vdla(graph: Graph, config, log=None) -> tuple[dict, list]:
-    """-> ({node name: {"program": index, "args": tensor names}}, [program documents])."""
+def lower_vdla(graph: Graph, config, log=None) -> tuple[dict, list, list]:
+    """-> ({node name: {"program": index, "args": tensor names}}, [program documents], [the same
+    programs with one virtual thread and the same tiles: what latency hiding buys, for profiles])."""
+    from dataclasses import replace
+
     from .topi import vdla as V
-    steps, programs, index = {}, [], {}
+    steps, programs, single, index = {}, [], [], {}
     for node in graph.nodes:
         if node.op not in KERNEL_OPS:
             continue
@@ -22,21 +25,26 @@ def lower_vdla(graph: Graph, config, log=None) -> tuple[dict, list]:
                           [graph.types[n].shape for n in node.inputs]], sort_keys=True, default=list)
         if key not in index:
             ep = V.Epilogue(**a["epilogue"])
+            name = f"v{len(programs)}_{node.op[4:].lower()}"
             if node.op == "VdlaConv":
-                layer = dict(a["layer"], pads=tuple(a["layer"]["pads"]))
-                prog, _ = V.compile_conv2d(config, V.ConvLayer(**layer), ep, name=f"v{len(programs)}_conv")
+                layer = V.ConvLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
+                compile_ = lambda knobs=None: V.compile_conv2d(config, layer, ep, knobs, name=name)  # noqa: E731
             elif node.op == "VdlaDense":
-                prog, _ = V.compile_dense(config, V.DenseLayer(**a["layer"]), ep, name=f"v{len(programs)}_dense")
+                layer = V.DenseLayer(**a["layer"])
+                compile_ = lambda knobs=None: V.compile_dense(config, layer, ep, knobs, name=name)  # noqa: E731
             elif node.op == "VdlaPool":
-                layer = dict(a["layer"], pads=tuple(a["layer"]["pads"]))
-                prog, _ = V.compile_pool2d(config, V.PoolLayer(**layer), ep, name=f"v{len(programs)}_pool")
+                layer = V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
+                compile_ = lambda knobs=None: V.compile_pool2d(config, layer, ep, knobs, name=name)  # noqa: E731
             else:
                 t = graph.types[node.inputs[0]].shape
-                prog, _ = V.compile_add(config, V.AddLayer(t[0], t[1], t[2], t[3], a["ma"], a["mb"]), ep,
-                                        name=f"v{len(programs)}_add")
+                layer = V.AddLayer(t[0], t[1], t[2], t[3], a["ma"], a["mb"])
+                compile_ = lambda knobs=None: V.compile_add(config, layer, ep, knobs, name=name)  # noqa: E731
+            prog, knobs = compile_()
+            one, _ = compile_(replace(knobs, vthreads=1)) if knobs.vthreads > 1 else (prog, None)
             index[key] = len(programs)
             programs.append(prog.to_dict())
+            single.append(one.to_dict())
             if log:
                 log(f"compiled {prog.name} for {node.name}")
         steps[node.name] = {"program": index[key], "args": [n for n in node.inputs if n] + list(node.outputs)}
-    return steps, programs
+    return steps, programs, single

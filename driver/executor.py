@@ -69,7 +69,7 @@ class Executor:
     interpretation of the quantized graph that the accelerator must equal bit for bit)."""
 
     def __init__(self, artifact: Artifact | str | os.PathLike, hw_config=None,
-                 threads: int | None = None, device=None):
+                 threads: int | None = None, device=None, virtual_threads: int = 2):
         if not isinstance(artifact, Artifact):
             artifact = load(artifact)
         self.artifact = artifact
@@ -78,6 +78,8 @@ class Executor:
         self.runner = None
         self.last_launches: dict[str, object] = {}
         self.vdla_on_host = device == "numpy"
+        # the accelerator programs as compiled, or their one-virtual-thread variants (profiles)
+        self.programs_key = "vdla_programs" if virtual_threads > 1 else "vdla_programs_1vt"
         if any(s["kind"] == "vdla" for s in plan["steps"]) and not self.vdla_on_host:
             self.device, hw_config = self._open_device(artifact, device, hw_config)
         triple = check_compatible(artifact, hw_config)
@@ -114,7 +116,7 @@ class Executor:
         from .runtime import KernelProgram, ProgramRunner
         if self.runner is None:
             self.runner = ProgramRunner(self.device)
-        doc = self.artifact.header["vdla_programs"][step["program"]]
+        doc = self.artifact.header[self.programs_key][step["program"]]
         program = KernelProgram.from_dict(doc)
         args = step["args"]
         if len(args) != len(program.params):

@@ -1,4 +1,6 @@
-"""`vdla compile MODEL.onnx -o MODEL.vdla --target cpu`: compile a model into an artifact."""
+"""`vdla compile MODEL.onnx -o MODEL.vdla --target cpu|TRIPLE|vdla`: compile a model into an
+artifact. --target vdla puts what the accelerator can run on it (int8, quantized with
+--calibrate samples) and the rest on the CPU (this machine, or --host-triple)."""
 from __future__ import annotations
 
 import time
@@ -16,7 +18,14 @@ def add_parser(sub):
     p.add_argument("model", help="ONNX model file (external data is read next to it)")
     p.add_argument("-o", "--output", required=True, help="artifact file to write")
     p.add_argument("--target", default="cpu",
-                   help="cpu (this machine) or an LLVM triple to cross-compile for, e.g. aarch64-linux-gnu")
+                   help="cpu (this machine), an LLVM triple to cross-compile for (e.g. aarch64-linux-gnu), or vdla "
+                        "(the accelerator, with CPU fallback)")
+    p.add_argument("--calibrate", default=None, metavar="CALIB.npz",
+                   help="--target vdla: calibration samples, one array per model input named like the input, "
+                        "first axis = samples")
+    p.add_argument("--host-triple", default=None, metavar="TRIPLE",
+                   help="--target vdla: the CPU the fallback nodes run on, e.g. armv7a-linux-gnueabihf "
+                        "(PYNQ-Z1/Z2) or aarch64-linux-gnu; default this machine")
     p.add_argument("--hw-config", default=None,
                    help="hardware config (preset name or JSON) recorded and checked at load")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
@@ -32,12 +41,25 @@ def run(args) -> int:
     from vdla.compiler.compile_model import compile_model  # lazy: the runtime needs no compiler
     start = time.perf_counter()
     shapes = dict(_shape_arg(s) for s in args.input_shape)
-    artifact = compile_model(args.model, target=args.target, hw_config=args.hw_config,
-                             input_shapes=shapes, kernels=not args.no_kernels, threads=args.threads)
+    calibration = None
+    if args.calibrate:
+        import numpy as np
+        if args.target != "vdla":
+            raise ValueError("--calibrate quantizes for the accelerator: use it with --target vdla")
+        with np.load(args.calibrate) as data:
+            calibration = {k: data[k] for k in data.files}
+    if args.host_triple and args.target != "vdla":
+        raise ValueError("--host-triple names the CPU beside the accelerator: use it with --target vdla "
+                         "(for a CPU-only artifact give the triple as --target)")
+    artifact = compile_model(args.model, target=args.target, hw_config=args.hw_config or
+                             ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
+                             kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
+                             host_triple=args.host_triple)
     size = artifact.save(args.output)
     plan = artifact.plan
     kinds = [s["kind"] for s in plan["steps"]]
-    print(f"wrote {args.output}: {size} bytes, {len(kinds)} steps ({kinds.count('kernel')} kernel, "
+    vdla = f"{kinds.count('vdla')} accelerator, " if "vdla" in kinds else ""
+    print(f"wrote {args.output}: {size} bytes, {len(kinds)} steps ({vdla}{kinds.count('kernel')} kernel, "
           f"{kinds.count('host')} host, {kinds.count('alias')} alias), arena {plan['arena_bytes']} B "
           f"(one buffer per tensor: {plan['naive_bytes']} B), {time.perf_counter() - start:.2f} s")
     return 0

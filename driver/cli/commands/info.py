@@ -9,7 +9,9 @@ def add_parser(sub):
     p = sub.add_parser("info", help="describe a .vdla artifact")
     p.add_argument("artifact")
     p.add_argument("--steps", action="store_true", help="list every step")
-    p.add_argument("--json", action="store_true", help="print the header as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object as the last line: the header, and per node its placement, "
+                        "reason, MACs and quantization error")
     return p
 
 
@@ -17,8 +19,11 @@ def run(args) -> int:
     from vdla.driver.artifact import load
     artifact = load(args.artifact)
     h = artifact.header
+    placement = h.get("compile", {}).get("placement", {})
+    nodes = [{"name": n, "placement": p["device"], "reason": p["reason"], "macs": p["macs"],
+              "sqnr_db": p.get("sqnr_db"), "fused_into": p.get("fused_into")} for n, p in placement.items()]
     if args.json:
-        print(json.dumps(h, indent=1, sort_keys=True))
+        print(json.dumps({"header": h, "nodes": nodes}, sort_keys=True))
         return 0
     plan = h["plan"]
     print(f"model {plan['name']}  (artifact format {h['format_version']}, created {h.get('created', '?')})")
@@ -40,6 +45,16 @@ def run(args) -> int:
     print(f"  parameters: {len(h['params'])} tensors, {nparams} bytes")
     print(f"  memory plan: arena {plan['arena_bytes']} B vs one buffer per tensor "
           f"{plan['naive_bytes']} B ({plan['arena_bytes'] / max(plan['naive_bytes'], 1):.1%})")
+    if placement:
+        macs = sum(p["macs"] for p in placement.values()) or 1
+        on = sum(p["macs"] for p in placement.values() if p["device"] == "vdla")
+        print(f"  placement: {sum(p['device'] == 'vdla' for p in placement.values())} nodes on the accelerator "
+              f"({on / macs:.1%} of {macs:,} MACs), {sum(p['device'] == 'cpu' for p in placement.values())} on the CPU")
+        print(f"    {'node':<28}{'on':<6}{'MACs':>14}{'SQNR dB':>9}  reason")
+        for n in nodes:
+            db = "" if n["sqnr_db"] is None else f"{n['sqnr_db']:.1f}"
+            why = f"fused into {n['fused_into']}" if n["fused_into"] else n["reason"]
+            print(f"    {n['name'][:27]:<28}{n['placement']:<6}{n['macs']:>14,}{db:>9}  {why}")
     reasons = h.get("compile", {}).get("host_reasons", {})
     if args.steps:
         for s in plan["steps"]:

@@ -1,5 +1,9 @@
-"""`vdla run MODEL.vdla [--input NAME=FILE.npy ...] [--output DIR]`: run an artifact on the CPU.
-Inputs not given are filled with seeded random values; --profile prints per-step times."""
+"""`vdla run MODEL.vdla [--input NAME=FILE.npy ...] [--output DIR] [--device sim|rtl|pynq]
+[--profile]`: run an artifact; its accelerator steps run on --device (the cycle-exact
+simulator by default). Inputs not given are filled with seeded random values. --profile
+prints a per-layer table (placement, accelerator cycles with two and one virtual threads,
+ms at the accelerator's clock, GEMM utilization, CPU ms) and writes profile.png beside the
+outputs (or in the current folder)."""
 from __future__ import annotations
 
 import os
@@ -16,7 +20,12 @@ def add_parser(sub):
     p.add_argument("--output", default=None, metavar="DIR", help="write outputs as DIR/NAME.npy")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs")
     p.add_argument("--repeat", type=int, default=1, help="runs to time (median is printed)")
-    p.add_argument("--profile", action="store_true", help="print per-step timing")
+    p.add_argument("--profile", action="store_true",
+                   help="per-layer table and chart (accelerator vs CPU, with 1 and 2 virtual threads)")
+    p.add_argument("--device", choices=("sim", "rtl", "pynq"), default="sim",
+                   help="where accelerator steps run: the simulator (default), the RTL, or a PYNQ board")
+    p.add_argument("--trace", default=None, metavar="FILE",
+                   help="write a Perfetto trace of the accelerator's instructions, each naming its graph node")
     p.add_argument("--threads", type=int, default=None, help="threads for parallel kernel loops")
     p.add_argument("--hw-config", default=None, help="check the artifact was built for this config")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -33,13 +42,30 @@ def _random_input(spec: dict, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(max(info.min, -128), min(info.max, 127) + 1, spec["shape"]).astype(dtype)
 
 
+def _device(artifact, kind: str, trace: bool):
+    """The accelerator for an artifact with accelerator steps (None without any)."""
+    if not any(s["kind"] == "vdla" for s in artifact.plan["steps"]):
+        if trace:
+            raise ValueError("--trace shows accelerator instructions, and this artifact has no accelerator step")
+        return None
+    from vdla.driver.devices import open_device
+    from vdla.hw import load_config
+    config = load_config((artifact.header.get("hardware") or {}).get("config"))
+    if trace and kind != "sim":
+        raise ValueError("--trace needs the simulator device (--device sim)")
+    return open_device(kind, config, **({"trace": True} if trace else {}))
+
+
 def run(args) -> int:
+    from vdla.driver.artifact import load
     from vdla.driver.executor import Executor
     hw = None
     if args.hw_config:
         from vdla.hw import load_config
         hw = load_config(args.hw_config)
-    executor = Executor(args.artifact, hw_config=hw, threads=args.threads)
+    artifact = load(args.artifact)
+    device = _device(artifact, args.device, bool(args.trace))
+    executor = Executor(artifact, hw_config=hw, threads=args.threads, device=device)
     plan = executor.artifact.plan
     given = {}
     for item in args.input:
@@ -57,6 +83,10 @@ def run(args) -> int:
         start = time.perf_counter()
         outputs = executor.run(feeds, profile=args.profile)
         times.append(time.perf_counter() - start)
+    if args.trace:
+        from vdla.driver.profile import write_trace
+        n = write_trace(executor, args.trace)
+        print(f"trace: {n} events written to {args.trace} (open in ui.perfetto.dev)")
     for name, value in outputs.items():
         print(f"{name}: {value.dtype}{list(value.shape)} min {value.min():.6g} max {value.max():.6g} "
               f"mean {value.astype(np.float64).mean():.6g}")
@@ -64,7 +94,15 @@ def run(args) -> int:
             os.makedirs(args.output, exist_ok=True)
             np.save(os.path.join(args.output, f"{name.replace('/', '_')}.npy"), value)
     print(f"latency: {np.median(times) * 1e3:.3f} ms (median of {len(times)})")
-    if args.profile:
+    if args.profile and device is not None:
+        from vdla.driver.profile import format_table, profile_run, write_chart
+        _, rows = profile_run(artifact, feeds, device)
+        print(format_table(rows))
+        chart = os.path.join(args.output or ".", "profile.png")
+        os.makedirs(os.path.dirname(chart) or ".", exist_ok=True)
+        write_chart(rows, chart, f"{plan['name']} on {device.config.name} @ {device.config.clock_mhz} MHz")
+        print(f"chart written to {chart}")
+    elif args.profile:
         total = sum(t.seconds for t in executor.last_timings) or 1.0
         for t in sorted(executor.last_timings, key=lambda t: -t.seconds):
             print(f"  {t.seconds * 1e3:9.3f} ms {100 * t.seconds / total:5.1f}%  {t.kind:<6} {t.op:<28} {t.name}")
