@@ -1,0 +1,117 @@
+"""Whole models on VDLA: ResNet-18 and MobileNetV2 (the test builders, 224x224, batch 1)
+compiled for the accelerator with calibration and run on the cycle-exact simulator.
+
+Per model: accelerator cycles, the fraction of MACs offloaded, cycles relative to the
+physical bound (offloaded MACs / (BATCH x BLOCK x BLOCK)), the CPU-fallback ms on this
+machine, simulator wall seconds, compile seconds, and SQNR against the float model
+(onnxruntime) for ours and for onnxruntime's own int8 (quantize_static, QDQ, per-channel
+int8 weights, int8 activations) given the same calibration samples. The last line with
+--json is one JSON object with keys resnet18 and mobilenetv2, each holding accel_cycles,
+offload_mac_fraction, ratio_to_bound, sim_wall_s, compile_s, sqnr_db, ort_int8_sqnr_db.
+
+    python benchmarks/vdla_e2e.py [--calib 4] [--samples 3] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from e2e_cpu import _builders as model_builders
+
+MODELS = ("resnet18", "mobilenetv2")
+
+
+def _ort_int8(model, calib):
+    import onnx
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    from ort_peer import ort_session
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.samples = iter([{"input": c} for c in calib])
+
+        def get_next(self):
+            return next(self.samples, None)
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "f.onnx"), os.path.join(d, "q.onnx")
+        onnx.save(model, src)
+        quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+        with open(dst, "rb") as f:
+            return ort_session(f.read(), 1)
+
+
+def measure(name: str, n_calib: int, n_samples: int) -> dict:
+    from ort_peer import ort_session
+    from vdla.compiler.compile_model import compile_model
+    from vdla.driver.executor import Executor
+    import logging
+    logging.getLogger().setLevel(logging.ERROR)          # onnxruntime's quantizer is chatty
+    builders = model_builders()
+    model = getattr(builders, name)()
+    rng = np.random.default_rng(0)
+    calib = rng.standard_normal((n_calib, 1, 3, 224, 224)).astype(np.float32)
+    t0 = time.perf_counter()
+    art = compile_model(model, target="vdla", hw_config="pynq", calibration={"input": calib})
+    compile_s = time.perf_counter() - t0
+    place = art.header["compile"]["placement"]
+    macs = sum(p["macs"] for p in place.values())
+    offloaded = sum(p["macs"] for p in place.values() if p["device"] == "vdla")
+    ex = Executor(art)
+    fp32 = ort_session(model.SerializeToString(), 1)
+    int8 = _ort_int8(model, calib)
+    out_name = model.graph.output[0].name
+    power = ours = theirs = 0.0
+    sim_s, cpu_ms, cycles = [], [], 0
+    for _ in range(n_samples):
+        x = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
+        t0 = time.perf_counter()
+        y = ex.run({"input": x}, profile=True)[out_name]
+        sim_s.append(time.perf_counter() - t0)
+        cpu_ms.append(1e3 * sum(t.seconds for t in ex.last_timings if t.kind in ("kernel", "host")))
+        cycles = sum(r.cycles for r in ex.last_launches.values())
+        ref = fp32.run(None, {"input": x})[0]
+        q = int8.run(None, {"input": x})[0]
+        power += float((ref.astype(np.float64) ** 2).sum())
+        ours += float(((y - ref).astype(np.float64) ** 2).sum())
+        theirs += float(((q - ref).astype(np.float64) ** 2).sum())
+    cfg = ex.device.config
+    bound = offloaded / (cfg.batch * cfg.block * cfg.block)
+    return {"accel_cycles": int(cycles), "offload_mac_fraction": round(offloaded / macs, 4),
+            "ratio_to_bound": round(cycles / bound, 3), "sim_wall_s": round(float(np.median(sim_s)), 3),
+            "compile_s": round(compile_s, 2), "sqnr_db": round(10 * np.log10(power / ours), 2),
+            "ort_int8_sqnr_db": round(10 * np.log10(power / theirs), 2),
+            "cpu_fallback_ms": round(float(np.median(cpu_ms)), 3), "accel_ms": round(cycles / (cfg.clock_mhz * 1e3), 2)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--calib", type=int, default=4, help="calibration samples")
+    ap.add_argument("--samples", type=int, default=3, help="evaluation samples")
+    ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
+    args = ap.parse_args(argv)
+    figures = {}
+    print(f"{'model':<13}{'accel cycles':>14}{'accel ms':>10}{'offloaded':>11}{'x bound':>9}{'cpu ms':>8}"
+          f"{'sim s':>7}{'compile s':>11}{'SQNR dB':>9}{'ort int8':>10}")
+    for name in MODELS:
+        f = measure(name, args.calib, args.samples)
+        figures[name] = f
+        print(f"{name:<13}{f['accel_cycles']:>14,}{f['accel_ms']:>10.2f}{f['offload_mac_fraction']:>11.1%}"
+              f"{f['ratio_to_bound']:>9.2f}{f['cpu_fallback_ms']:>8.2f}{f['sim_wall_s']:>7.2f}{f['compile_s']:>11.2f}"
+              f"{f['sqnr_db']:>9.2f}{f['ort_int8_sqnr_db']:>10.2f}")
+    print("accelerator: pynq config (1x16, 100 MHz) on the cycle-exact simulator; cpu ms: the CPU-fallback "
+          "steps (quantize/dequantize, softmax, ...) on this machine")
+    if args.json:
+        print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""The VDLA path through the CLI, exactly as users call it: compile with calibration, run on
+the simulator with a profile (table, chart) and a trace, info with placements, and the
+errors for what does not fit together."""
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from vdla.driver.cli import main
+
+from model_builders import vdla_cnn
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("vdla_cli")
+    onnx.save(vdla_cnn(), d / "m.onnx")
+    rng = np.random.default_rng(0)
+    np.savez(d / "calib.npz", input=rng.standard_normal((6, 1, 3, 32, 32)).astype(np.float32))
+    np.save(d / "x.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+    assert main(["compile", str(d / "m.onnx"), "-o", str(d / "m.vdla"), "--target", "vdla",
+                 "--calibrate", str(d / "calib.npz")]) == 0
+    return d
+
+
+def test_run_profile_chart_and_trace(files, capsys):
+    d = files
+    capsys.readouterr()
+    assert main(["run", str(d / "m.vdla"), "--input", f"input={d / 'x.npy'}", "--output", str(d / "out"),
+                 "--device", "sim", "--profile", "--trace", str(d / "t.json")]) == 0
+    out = capsys.readouterr().out
+    assert "Conv_3" in out and "VdlaConv" in out and "latency hiding" in out
+    assert (d / "out" / "profile.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    events = [e for e in json.loads((d / "t.json").read_text())["traceEvents"] if e["ph"] == "X"]
+    assert events and all(e["args"]["node"] for e in events)
+    assert {e["args"]["node"] for e in events} >= {"Conv_3", "Add_46"}
+    y = np.load(d / "out" / "softmax_57.npy")
+    assert y.shape == (1, 10) and abs(float(y.sum()) - 1.0) < 1e-5
+
+
+def test_info_lists_placement_reason_macs_and_error(files, capsys):
+    capsys.readouterr()
+    assert main(["info", str(files / "m.vdla")]) == 0
+    text = capsys.readouterr().out
+    assert "Softmax: no ALU equivalent" in text and "fused into Conv_3" in text
+    assert main(["info", str(files / "m.vdla"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    conv = next(n for n in doc["nodes"] if n["name"] == "Conv_3")
+    assert conv["placement"] == "vdla" and conv["macs"] == 16 * 3 * 9 * 32 * 32 and conv["sqnr_db"] > 20
+
+
+def test_flag_errors_name_the_flag(files, capsys):
+    d = files
+    assert main(["compile", str(d / "m.onnx"), "-o", str(d / "x.vdla"), "--target", "vdla"]) == 1
+    assert "--calibrate" in capsys.readouterr().err
+    assert main(["compile", str(d / "m.onnx"), "-o", str(d / "x.vdla"), "--calibrate", str(d / "calib.npz")]) == 1
+    assert "--target vdla" in capsys.readouterr().err
