@@ -30,7 +30,7 @@ def test_run_profile_chart_and_trace(files, capsys):
     assert main(["run", str(d / "m.vdla"), "--input", f"input={d / 'x.npy'}", "--output", str(d / "out"),
                  "--device", "sim", "--profile", "--trace", str(d / "t.json")]) == 0
     out = capsys.readouterr().out
-    assert "Conv_3" in out and "VdlaConv" in out and "latency hiding" in out
+    assert "Conv_3" in out and "VdlaConv" in out and "every kernel on one virtual thread" in out
     assert (d / "out" / "profile.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     events = [e for e in json.loads((d / "t.json").read_text())["traceEvents"] if e["ph"] == "X"]
     assert events and all(e["args"]["node"] for e in events)
