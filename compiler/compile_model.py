@@ -68,24 +68,34 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
 
     from .graph.passes.calibrate import calibrate, quantization_error, sample_batches
     from .graph.passes.memory_plan import plan_memory
-    from .graph.passes.quantize_vdla import place_nodes, quantize_vdla, tensors_to_calibrate
+    from .graph.passes.qdq import has_qdq, strip_qdq
+    from .graph.passes.quantize_vdla import demote_unranged, place_nodes, quantize_vdla, tensors_to_calibrate
     from .lower_graph import lower_graph
     from .lower_vdla import lower_vdla
     from .target import Target
     start = time.perf_counter()
     config = load_config(hw_config)
     graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
+    qdq_ranges = {}
+    if has_qdq(graph):              # a quantized model brings its own ranges
+        graph, qdq_ranges = strip_qdq(graph)
     graph = optimize(graph, stop_after="infer_types", fuse=False, layout=False)
-    if calibration is None:
+    if calibration is None and not qdq_ranges:
         raise ValueError("a float model compiled for vdla needs calibration data: pass --calibrate CALIB.npz "
                          "(one array per model input, named like the input, first axis = samples)")
     place = place_nodes(graph, config, host_triple)
-    stats = calibrate(graph, calibration, tensors_to_calibrate(graph, place))
+    if calibration is not None:
+        stats = calibrate(graph, calibration, tensors_to_calibrate(graph, place))
+    else:
+        stats = {}
+    stats.update(qdq_ranges)
+    demote_unranged(graph, place, stats)
     float_graph = graph
     graph = quantize_vdla(graph, place, stats, config)
-    errors = quantization_error(float_graph, graph, sample_batches(float_graph, calibration)[0])
-    for name, db in errors.items():
-        place[name]["sqnr_db"] = db
+    if calibration is not None:     # the error needs a sample (a QDQ model compiled without one has none)
+        errors = quantization_error(float_graph, graph, sample_batches(float_graph, calibration)[0])
+        for name, db in errors.items():
+            place[name]["sqnr_db"] = db
     graph = plan_memory(graph)
     vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log)
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
@@ -95,7 +105,8 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
                    "features": _feature_list(getattr(tgt, "features", "")), "threads": tgt.threads}
     info = {"seconds": round(time.perf_counter() - start, 3), "pass_log": graph.meta.get("pass_log", []),
             "host_reasons": reasons, "placement": place,
-            "calibration": {t: {k: v for k, v in s.items()} for t, s in stats.items()}}
+            "calibration": {t: {k: v for k, v in s.items()} for t, s in stats.items()},
+            "ranges_from": "calibration" if calibration is not None else "the model's quantizers"}
     artifact = make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(config), info,
                              vdla_steps, programs)
     artifact.header["vdla_programs_1vt"] = single_thread

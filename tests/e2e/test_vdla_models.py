@@ -102,3 +102,25 @@ def test_imagenet_models_on_the_simulator(name, min_offload, tmp_path):
     np.testing.assert_array_equal(y, Executor(art, device="numpy").run({"input": x})[out])
     ref = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})[0]
     assert _sqnr([ref], [y]) > 20                      # an int8 model, not noise
+
+
+def test_qdq_model_compiles_without_calibration_and_reproduces_onnxruntime(compiled, tmp_path):
+    """onnxruntime's quantize_static output (QDQ, per-channel int8 weights, int8 activations):
+    its quantizers give the ranges, ReLUs folded into them come back as clips, and the
+    accelerator reproduces onnxruntime's own run of that int8 model."""
+    model, calib, tests, _ = compiled
+    qdq_path = os.path.join(tmp_path, "int8.onnx")
+    session = _ort_int8(model, calib, tmp_path)
+    qdq = onnx.load(qdq_path)
+    art = compile_model(qdq, target="vdla", hw_config="pynq")
+    assert art.header["compile"]["ranges_from"] == "the model's quantizers"
+    place = art.header["compile"]["placement"]
+    assert sum(p["macs"] for p in place.values() if p["device"] == "vdla") > 0.99 * sum(
+        p["macs"] for p in place.values())
+    sim = Executor(art)
+    out = qdq.graph.output[0].name
+    ours, theirs = [], []
+    for x in tests:
+        ours.append(sim.run({"input": x})[out])
+        theirs.append(session.run(None, {"input": x})[0])
+    assert _sqnr(theirs, ours) >= 30.0

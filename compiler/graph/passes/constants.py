@@ -37,8 +37,9 @@ def fold_constants(graph: Graph) -> Graph:
             graph.constants[node.outputs[0]] = value
             continue
         operands = [n for n in node.inputs if n]
+        # dequantized weights are weights, whatever their size
         if operands and all(n in graph.constants for n in operands) and \
-                all(t.nbytes <= _FOLD_SIZE_LIMIT for t in types):
+                (node.op == "DequantizeLinear" or all(t.nbytes <= _FOLD_SIZE_LIMIT for t in types)):
             args = [graph.constants[n] if n else None for n in node.inputs]
             try:
                 outs = host_ops.run(node.op, args, node.attrs)

@@ -144,8 +144,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None) -> dict[str,
             if a.shape != b.shape or len(a.shape) != 4 or any(n in graph.constants for n in node.inputs):
                 cpu(node, "Add with broadcasting or a constant operand: the ALU adds two tensors of one shape")
             else:
-                act = _fused_activation(graph, node, consumers)
-                vdla(node, 0, act if act is not None and act.op == "Relu" else None)
+                vdla(node, 0, _fused_activation(graph, node, consumers))
         elif op == "MaxPool":
             a = node.attrs
             if any(d != 1 for d in a.get("dilations") or [1, 1]) or a.get("ceil_mode", 0) \
@@ -164,13 +163,20 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None) -> dict[str,
                 cpu(node, "GlobalAveragePool of a non-image tensor")
             else:
                 vdla(node)
+                if node.inputs[0] in nonneg:
+                    nonneg.add(node.outputs[0])
         elif op in ("Reshape", "Flatten"):
             x, y = graph.types[node.inputs[0]], graph.types[node.outputs[0]]
             src = _producer_device(graph, place, node.inputs[0])
             if src == "vdla" and len(x.shape) == 4 and x.shape[2:] == (1, 1) and y.shape == x.shape[:2]:
                 vdla(node)       # (N, C, 1, 1) -> (N, C): the same bytes in the packed layouts
+                if node.inputs[0] in nonneg:
+                    nonneg.add(node.outputs[0])
             else:
                 cpu(node, "reshape outside the accelerator's layouts")
+        elif op in ("Relu", "Clip") and node.inputs[0] in nonneg and node.attrs.get("min", 0) == 0:
+            vdla(node)           # the accelerator's tensor is already >= 0: nothing left to do
+            nonneg.add(node.outputs[0])
         elif op in ("Relu", "Clip"):
             cpu(node, f"{op} not after a convolution, Gemm or Add: nothing to fuse it into")
         elif op in _NO_ALU:
@@ -290,7 +296,7 @@ class _Builder:
                           -(-yt.shape[1] // L), w.shape[2], w.shape[3], (a.get("strides") or [1, 1])[0],
                           tuple(a.get("pads") or (0, 0, 0, 0)), depthwise)
         z = node.outputs[0]                    # before the activation: sizes the accumulators
-        acc_peak = self.stats[z]["max"] / (s_x * s_w.min()) if z in self.stats else 2.0 ** 24
+        acc_peak = self.stats[z]["max"] / (s_x * s_w.min()) if z in self.stats else _worst_acc(w_q)
         ep, bias_q, mult = _requant(s_x * s_w / s_y, b / (s_x * s_w), acc_peak, act, s_y)
         wp = pack_depthwise_weight(w_q, L) if depthwise else pack_conv_weight(w_q, L)
         inputs = [xq, self.const(f"{node.name}.wq", wp), self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)),
@@ -314,7 +320,7 @@ class _Builder:
         s_w = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
         w_q = np.clip(np.rint(w / s_w[:, None]), -127, 127).astype(np.int8)
         z = node.outputs[0]
-        acc_peak = self.stats[z]["max"] / (s_x * s_w.min()) if z in self.stats else 2.0 ** 24
+        acc_peak = self.stats[z]["max"] / (s_x * s_w.min()) if z in self.stats else _worst_acc(w_q)
         ep, bias_q, mult = _requant(s_x * s_w / s_y, b / (s_x * s_w), acc_peak, act, s_y)
         L = cfg.block
         m_blocks = g.types[xq].shape[0]
@@ -354,11 +360,18 @@ class _Builder:
         y = (act or node).outputs[0]
         s_y = _scale(self.stats, y)
         shift, (ma, mb) = _fixed_point(np.array([s_a / s_y, s_b / s_y]), 15, 15)
-        ep = Epilogue(shift=shift, round=shift > 0, lo=0 if act is not None else -128, hi=127)
+        hi = 127
+        if act is not None and act.op == "Clip" and act.attrs.get("max") is not None:
+            hi = int(min(127, np.rint(act.attrs["max"] / s_y)))
+        ep = Epilogue(shift=shift, round=shift > 0, lo=0 if act is not None else -128, hi=hi)
         out = self.output(y, self.g.types[aq].shape, s_y)
         self.nodes.append(Node("VdlaAdd", node.name, [aq, bq], [out],
                                {"ma": int(ma), "mb": int(mb), "epilogue": asdict(ep),
                                 "source_ops": ["Add"] + ([act.op] if act else [])}))
+
+    def identity(self, node):
+        """A ReLU of a tensor that is already non-negative: the same int8 values."""
+        self.packed[node.outputs[0]] = self.packed_input(node.inputs[0])
 
     def reshape(self, node):
         xq, s = self.packed_input(node.inputs[0])
@@ -366,6 +379,36 @@ class _Builder:
         shape = (xt.shape[0], xt.shape[1], xt.shape[4], xt.shape[5])
         out = self.output(node.outputs[0], shape, s)
         self.nodes.append(Node("Reshape", node.name, [xq], [out], {"shape": list(shape)}))
+
+
+def _worst_acc(w_q) -> float:
+    """The largest accumulator any int8 input can produce (no range known for the output)."""
+    return 128.0 * float(np.abs(w_q.astype(np.int64)).reshape(w_q.shape[0], -1).sum(axis=1).max())
+
+
+def demote_unranged(graph: Graph, place: dict, stats: dict) -> None:
+    """Accelerator nodes that read or write a tensor without a quantization range go to the
+    CPU (with their fused activation), until every accelerator tensor has one."""
+    changed = True
+    while changed:
+        changed = False
+        for node in graph.nodes:
+            info = place.get(node.name, {})
+            if info.get("device") != "vdla" or info.get("fused_into"):
+                continue
+            act = next((n for n, p in place.items() if p.get("fused_into") == node.name), None)
+            out = next(n for n in graph.nodes if n.name == act).outputs[0] if act else node.outputs[0]
+            needed = [n for n in node.inputs if n and n not in graph.constants]
+            if node.op not in ("MaxPool", "GlobalAveragePool", "Reshape", "Flatten"):
+                needed.append(out)
+            missing = [t for t in needed if t not in stats]
+            if missing:
+                place[node.name] = {"device": "cpu", "macs": info["macs"],
+                                    "reason": f"no quantization range for {missing[0]} (the model quantizes no such "
+                                              "tensor); pass --calibrate to measure one"}
+                if act:
+                    place[act] = {"device": "cpu", "macs": 0, "reason": f"its producer {node.name} runs on the CPU"}
+                changed = True
 
 
 def _requant(m, bias_real, acc_peak, act, s_y):
@@ -419,6 +462,8 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config) -> Graph:
             b.pool(node)
         elif node.op == "Add":
             b.add_op(node, act)
+        elif node.op in ("Relu", "Clip"):
+            b.identity(node)
         else:
             b.reshape(node)
     for out in g.outputs:
