@@ -17,6 +17,8 @@ from onnx import helper, numpy_helper
 
 from ..graph.ir import Graph, Node, TensorType, UnsupportedModelError
 
+from .contrib_ops import CONTRIB_DOMAIN, CONTRIB_OPS, expand_contrib
+
 MIN_OPSET = 11
 MAX_OPSET = onnx.defs.onnx_opset_version()
 
@@ -217,9 +219,21 @@ def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict |
         graph.inputs.append(value.name)
         graph.types[value.name] = _input_type(value, overrides)
     for index, proto in enumerate(g.node):
+        if proto.domain == CONTRIB_DOMAIN and proto.op_type in CONTRIB_OPS:
+            attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
+            unknown = set(attrs) - CONTRIB_OPS[proto.op_type]
+            if unknown:
+                raise _fail(proto, opset, f"attributes {sorted(unknown)} are not supported")
+
+            def fail(what, proto=proto):
+                raise _fail(proto, opset, what)
+            name = proto.name or f"{proto.op_type}_{index}"
+            graph.nodes.extend(expand_contrib(proto.op_type, name, list(proto.input), list(proto.output),
+                                              attrs, fail))
+            continue
         if proto.domain not in ("", "ai.onnx"):
-            raise _fail(proto, opset, f"domain {proto.domain!r} is not supported (only the "
-                        "default ONNX domain)")
+            raise _fail(proto, opset, f"domain {proto.domain!r} is not supported (the default ONNX domain, "
+                        f"and from {CONTRIB_DOMAIN}: {', '.join(sorted(CONTRIB_OPS))})")
         if proto.op_type not in SUPPORTED_OPS:
             raise _fail(proto, opset, "operator is not supported; supported operators: "
                         + ", ".join(sorted(SUPPORTED_OPS)))

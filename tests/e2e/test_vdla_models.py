@@ -21,7 +21,7 @@ def _sqnr(ref, got):
     return 10 * np.log10((ref ** 2).sum() / ((got - ref) ** 2).sum())
 
 
-def _ort_int8(model, calib, tmp_path):
+def _ort_int8(model, calib, tmp_path, fmt="QDQ"):
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     class Reader(CalibrationDataReader):
@@ -32,7 +32,7 @@ def _ort_int8(model, calib, tmp_path):
             return next(self.samples, None)
     src, dst = os.path.join(tmp_path, "float.onnx"), os.path.join(tmp_path, "int8.onnx")
     onnx.save(model, src)
-    quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+    quantize_static(src, dst, Reader(), quant_format=getattr(QuantFormat, fmt), per_channel=True,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
     return ort.InferenceSession(dst)
 
@@ -123,4 +123,24 @@ def test_qdq_model_compiles_without_calibration_and_reproduces_onnxruntime(compi
     for x in tests:
         ours.append(sim.run({"input": x})[out])
         theirs.append(session.run(None, {"input": x})[0])
+    assert _sqnr(theirs, ours) >= 30.0
+
+
+def test_qoperator_model_with_contrib_ops_on_cpu_and_vdla(compiled, tmp_path):
+    """onnxruntime's QOperator output (QLinearConv and the com.microsoft QLinearAdd,
+    QLinearGlobalAveragePool, QGemm, QLinearSoftmax): on the CPU it equals onnxruntime's run;
+    compiled for VDLA without calibration it reproduces it."""
+    model, calib, tests, _ = compiled
+    session = _ort_int8(model, calib, tmp_path, fmt="QOperator")
+    qop = onnx.load(os.path.join(tmp_path, "int8.onnx"))
+    assert {"QLinearAdd", "QLinearGlobalAveragePool"} <= {n.op_type for n in qop.graph.node if n.domain}
+    out = qop.graph.output[0].name
+    on_cpu = Executor(compile_model(qop, target="cpu"))
+    on_vdla = Executor(compile_model(qop, target="vdla", hw_config="pynq"))
+    ours, theirs = [], []
+    for x in tests:
+        want = session.run(None, {"input": x})[0]
+        np.testing.assert_allclose(on_cpu.run({"input": x})[out], want, rtol=0, atol=1e-6)
+        ours.append(on_vdla.run({"input": x})[out])
+        theirs.append(want)
     assert _sqnr(theirs, ours) >= 30.0

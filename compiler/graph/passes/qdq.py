@@ -17,12 +17,92 @@ from ..ir import Graph, Node
 
 
 def has_qdq(graph: Graph) -> bool:
-    return any(n.op in ("QuantizeLinear", "DequantizeLinear") for n in graph.nodes)
+    return any(n.op in ("QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul") for n in graph.nodes)
+
+
+def qlinear_to_qdq(graph: Graph) -> Graph:
+    """QLinearConv / QLinearMatMul (QOperator models) as DequantizeLinear -> Conv / MatMul ->
+    QuantizeLinear, so strip_qdq reads them like a QDQ model."""
+    nodes = []
+    for node in graph.nodes:
+        if node.op == "QLinearConv":
+            x, xs, xzp, w, ws, wzp, ys, yzp = (node.inputs + [""] * 9)[:8]
+            b = node.inputs[8] if len(node.inputs) > 8 else ""
+            conv_in = [f"{node.name}.x", f"{node.name}.w"]
+            nodes.append(Node("DequantizeLinear", f"{node.name}.dq_x", [x, xs] + ([xzp] if xzp else []), [conv_in[0]]))
+            nodes.append(Node("DequantizeLinear", f"{node.name}.dq_w", [w, ws] + ([wzp] if wzp else []), [conv_in[1]],
+                              {"axis": 0}))
+            if b:
+                scale = f"{node.name}.bias_scale"
+                nodes.append(Node("Mul", scale, [xs, ws], [scale]))
+                conv_in.append(f"{node.name}.b")
+                nodes.append(Node("DequantizeLinear", f"{node.name}.dq_b", [b, scale], [conv_in[2]], {"axis": 0}))
+            nodes.append(Node("Conv", node.name, conv_in, [f"{node.name}.y"], dict(node.attrs)))
+            nodes.append(Node("QuantizeLinear", f"{node.name}.q", [f"{node.name}.y", ys] + ([yzp] if yzp else []),
+                              list(node.outputs)))
+        elif node.op == "QLinearMatMul":
+            a, as_, azp, bm, bs, bzp, ys, yzp = (node.inputs + [""] * 8)[:8]
+            nodes.append(Node("DequantizeLinear", f"{node.name}.dq_a", [a, as_] + ([azp] if azp else []), [f"{node.name}.a"]))
+            nodes.append(Node("DequantizeLinear", f"{node.name}.dq_b", [bm, bs] + ([bzp] if bzp else []), [f"{node.name}.b"],
+                              {"axis": 1}))
+            nodes.append(Node("MatMul", node.name, [f"{node.name}.a", f"{node.name}.b"], [f"{node.name}.y"]))
+            nodes.append(Node("QuantizeLinear", f"{node.name}.q", [f"{node.name}.y", ys] + ([yzp] if yzp else []),
+                              list(node.outputs)))
+        else:
+            nodes.append(node)
+    graph.nodes = nodes
+    return graph
+
+
+_RESHAPES = ("Flatten", "Reshape", "Squeeze", "Unsqueeze")
+
+
+def _reshape_before_quantize(graph: Graph) -> Graph:
+    """Reshape(Q(x)) -> Q(Reshape(x)) for a per-tensor Q: a reshape between a quantizer and its
+    dequantizer would hide the pair."""
+    producers = {o: n for n in graph.nodes for o in n.outputs if o}
+    nodes = []
+    for node in graph.nodes:
+        q = producers.get(node.inputs[0]) if node.op in _RESHAPES and node.inputs else None
+        if q is not None and q.op == "QuantizeLinear" and np.asarray(graph.constants.get(q.inputs[1], [0, 0])).size == 1:
+            moved = f"{node.name}.float"
+            nodes.append(Node(node.op, node.name, [q.inputs[0]] + node.inputs[1:], [moved], dict(node.attrs)))
+            nodes.append(Node("QuantizeLinear", f"{node.name}.q", [moved] + q.inputs[1:], list(node.outputs),
+                              dict(q.attrs)))
+        else:
+            nodes.append(node)
+    graph.nodes = nodes
+    return graph
+
+
+def _propagate_ranges(graph: Graph, ranges: dict) -> None:
+    """Max pooling, ReLU and reshapes keep a tensor's maximum: a range known on one side holds
+    on the other (onnxruntime's QOperator form quantizes only after a conv's BN/ReLU/pool tail)."""
+    changed = True
+    while changed:
+        changed = False
+        for node in graph.nodes:
+            if node.op not in ("MaxPool", "Relu", "GlobalMaxPool") + _RESHAPES or not node.inputs:
+                continue
+            x, y = node.inputs[0], node.outputs[0]
+            if y in ranges and x not in ranges and node.op != "Relu":
+                ranges[x] = dict(ranges[y])
+                changed = True
+            elif x in ranges and y not in ranges:
+                ranges[y] = dict(ranges[x])
+                changed = True
+            elif y in ranges and x not in ranges:   # a ReLU output's range bounds its input's positive side
+                ranges[x] = dict(ranges[y])
+                changed = True
 
 
 def strip_qdq(graph: Graph) -> tuple[Graph, dict[str, dict]]:
-    g = graph.copy()
+    g = _reshape_before_quantize(qlinear_to_qdq(graph.copy()))
     producers = {o: n for n in g.nodes for o in n.outputs if o}
+    readers: dict[str, list] = {}
+    for n in g.nodes:
+        for i in n.inputs:
+            readers.setdefault(i, []).append(n)
     replace: dict[str, str] = {}
     ranges: dict[str, dict] = {}
     drop, clips = set(), {}
@@ -49,7 +129,9 @@ def strip_qdq(graph: Graph) -> tuple[Graph, dict[str, dict]]:
                 ranges[f"{tensor}.relu"] = ranges[tensor]
             target = clips[tensor].outputs[0]
         replace[node.outputs[0]] = target
-        drop.update({node.name, q.name})
+        drop.add(node.name)
+        if all(r.op == "DequantizeLinear" for r in readers.get(q.outputs[0], [])):
+            drop.add(q.name)
     kept = []
     for node in g.nodes:
         if node.name in drop:
@@ -69,4 +151,5 @@ def strip_qdq(graph: Graph) -> tuple[Graph, dict[str, dict]]:
         if out in replace:
             kept.append(Node("Identity", f"{out}.qdq_output", [replace[out]], [out]))
     g.nodes = kept
+    _propagate_ranges(g, ranges)
     return g, ranges
