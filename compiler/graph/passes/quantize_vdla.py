@@ -413,13 +413,14 @@ def demote_unranged(graph: Graph, place: dict, stats: dict) -> None:
 
 def _requant(m, bias_real, acc_peak, act, s_y):
     """Per-channel requantization: acc + bias >> p, * M[o], >> S, clip. p keeps |acc| >> p
-    below 2^16 so that the product with a 15-bit M fits int32; rounding is folded into the
-    bias as 2^(p+S-1) / M[o] accumulator units."""
+    below 2^16 so that the product with a 15-bit M fits int32; both shifts round to nearest
+    through the bias: 2^(p-1) + 2^(p+S-1) / M[o] accumulator units."""
     from vdla.compiler.topi.vdla import Epilogue
     p = max(0, int(math.ceil(math.log2(max(acc_peak, 1.0) * 2))) - 16)
     shift, mult = _fixed_point(np.asarray(m) * (1 << p), 15, 31 - p)
     mult = np.maximum(mult, 0)
-    rounding = np.where(mult > 0, (2.0 ** (p + shift - 1)) / np.maximum(mult, 1), 0.0)
+    # round both shifts to nearest: half a step of the pre-shift and half an output step
+    rounding = np.where(mult > 0, (2.0 ** (p + shift - 1)) / np.maximum(mult, 1), 0.0) + (2.0 ** (p - 1) if p else 0.0)
     bias_q = np.clip(np.rint(bias_real + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
     lo, hi = -128, 127
     if act is not None:
