@@ -144,3 +144,19 @@ def test_qoperator_model_with_contrib_ops_on_cpu_and_vdla(compiled, tmp_path):
         ours.append(on_vdla.run({"input": x})[out])
         theirs.append(want)
     assert _sqnr(theirs, ours) >= 30.0
+
+
+@pytest.mark.parametrize("triple", ["armv7a-linux-gnueabihf", "aarch64-linux-gnu"])
+def test_host_triple_compiles_the_cpu_part_for_the_board(compiled, triple):
+    """--host-triple: the accelerator programs are the same, the CPU nodes are compiled for the
+    board's ARM cores (and this x86 machine refuses to run them, naming why)."""
+    model, calib, tests, _ = compiled
+    art = compile_model(model, target="vdla", hw_config="pynq", calibration={"input": calib[:2]},
+                        host_triple=triple)
+    assert art.header["target"]["triple"] == triple
+    assert list(art.header["kernels"]) == [triple] and art.objects
+    import platform
+    if not platform.machine().startswith(("arm", "aarch")):
+        from vdla.driver.artifact import ArtifactError
+        with pytest.raises(ArtifactError, match="target mismatch"):
+            Executor(art)
