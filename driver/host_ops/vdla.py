@@ -116,14 +116,30 @@ def _pool(inputs, attrs):
 
 
 def _add(inputs, attrs):
-    a, b = inputs
-    total = _wrap(a.astype(np.int64) * attrs["ma"] + b.astype(np.int64) * attrs["mb"])
+    a, b = inputs[0], inputs[1]
+    if len(inputs) > 2:                       # per-channel multipliers (C/L, B, L), broadcast over pixels
+        shape = (1, a.shape[1], 1, 1, 1, a.shape[5])
+        ma = inputs[2][:, 0, :].astype(np.int64).reshape(shape)
+        mb = inputs[3][:, 0, :].astype(np.int64).reshape(shape)
+    else:
+        ma, mb = attrs["ma"], attrs["mb"]
+    total = _wrap(a.astype(np.int64) * ma + b.astype(np.int64) * mb)
     return [epilogue(total.reshape(a.shape[0], -1), attrs["epilogue"]).reshape(a.shape)]
 
 
+def _channel_scale(scale, x):
+    """A scalar scale, or one per channel (axis 1; a padded list is cut to the channels)."""
+    s = np.asarray(scale, np.float64)
+    if s.ndim == 0 or s.size == 1:
+        return s.reshape(())
+    s = s[:x.shape[1]]
+    return s.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+
 def quantize_packed(x, scale, batch, block):
-    """fp32 NCHW (or NC) -> int8 packed: round half to even, saturate."""
-    q = np.clip(np.rint(np.asarray(x, np.float64) / scale), -128, 127).astype(np.int8)
+    """fp32 NCHW (or NC) -> int8 packed: round half to even, saturate (scale per channel or one)."""
+    x = np.asarray(x, np.float64)
+    q = np.clip(np.rint(x / _channel_scale(scale, x)), -128, 127).astype(np.int8)
     if q.ndim == 2:
         q = q[:, :, None, None]
     n, c = q.shape[:2]
@@ -145,7 +161,8 @@ def _dequantize(inputs, attrs):
         q = q.reshape(q.shape[0], q.shape[1], 1, 1, q.shape[2], q.shape[3])
     shape = attrs["shape"]
     x = _unpack_act(q)[:shape[0], :shape[1]]
-    return [(x.astype(np.float32) * np.float32(attrs["scale"])).reshape(shape)]
+    s = _channel_scale(attrs["scale"], x).astype(np.float32)
+    return [(x.astype(np.float32) * s).reshape(shape)]
 
 
 OPS = {

@@ -1,10 +1,12 @@
 """Calibration: the value ranges of a float graph's tensors on sample inputs, for int8
-quantization.
+quantization, per tensor and per channel (axis 1).
 
 Every requested tensor's absolute values are collected over all samples (a bounded random
-subset plus the maximum). Two ranges are candidates: the maximum (nothing clips) and the
-99.99th percentile (robust to outliers); each tensor takes the one whose fake-quantized
-values (symmetric int8) have the lower mean squared error against the real ones."""
+subset per channel plus each channel's maximum). Candidate ranges are the maximum (nothing
+clips), the 99.99th percentile (robust to outliers) and fractions of the maximum; each tensor
+takes the one whose fake-quantized values (symmetric int8) have the lowest mean squared
+error against the real ones. The per-channel range ("channel_range") scales each channel's
+maximum by the fraction chosen the same way for the whole tensor."""
 from __future__ import annotations
 
 import numpy as np
@@ -54,24 +56,36 @@ def calibrate(graph: Graph, samples: dict, tensors: set[str], seed: int = 0) -> 
     """{tensor: {"max": .., "percentile": .., "range": chosen, "method": "max"|"percentile"}}"""
     rng = np.random.default_rng(seed)
     kept: dict[str, list] = {t: [] for t in tensors}
-    peak: dict[str, float] = {t: 0.0 for t in tensors}
+    peak: dict[str, np.ndarray] = {}
     for feed in sample_batches(graph, samples):
         values = evaluate_all(graph, feed)
         for t in tensors:
-            a = np.abs(np.asarray(values[t], dtype=np.float64)).ravel()
-            peak[t] = max(peak[t], float(a.max(initial=0.0)))
-            kept[t].append(a if a.size <= _KEEP else rng.choice(a, _KEEP, replace=False))
+            a = np.abs(np.asarray(values[t], dtype=np.float64))
+            by_channel = np.moveaxis(a, 1, 0).reshape(a.shape[1], -1) if a.ndim >= 2 else a.reshape(1, -1)
+            p = by_channel.max(axis=1, initial=0.0)
+            peak[t] = p if t not in peak else np.maximum(peak[t], p)
+            keep = max(1, _KEEP // by_channel.shape[0])
+            if by_channel.shape[1] > keep:
+                by_channel = by_channel[:, rng.choice(by_channel.shape[1], keep, replace=False)]
+            kept[t].append(by_channel)
     out = {}
     for t in tensors:
-        a = np.concatenate(kept[t])
-        if a.size > _KEEP:
-            a = rng.choice(a, _KEEP, replace=False)
-        candidates = {"max": peak[t], "percentile": float(np.percentile(a, _PERCENTILE))}
+        per = np.concatenate(kept[t], axis=1)                      # (channels, values)
+        a = per.ravel()
+        top = float(peak[t].max())
+        candidates = {"max": top, "percentile": float(np.percentile(a, _PERCENTILE))}
         for f in _MSE_GRID:
-            candidates[f"mse@{f:g}"] = peak[t] * f
+            candidates[f"mse@{f:g}"] = top * f
         errors = {m: _fake_quant_error(a, r) for m, r in candidates.items()}
         method = min(errors, key=errors.get)
-        out[t] = {**candidates, "method": method, "range": candidates[method] or 1.0}
+        # per channel: the fraction of each channel's maximum that quantizes it best overall
+        channel_peak = np.maximum(peak[t], 1e-12)
+        fractions = (1.0,) + _MSE_GRID
+        ferr = [_fake_quant_error(per, channel_peak[:, None] * f) for f in fractions]
+        f_best = fractions[int(np.argmin(ferr))]
+        out[t] = {**candidates, "method": method, "range": candidates[method] or 1.0,
+                  "channel_range": (channel_peak * f_best).tolist(), "channel_fraction": f_best,
+                  "channel_max": channel_peak.tolist()}
     return out
 
 
@@ -99,6 +113,7 @@ def quantization_error(float_graph: Graph, quant_graph: Graph, feed: dict) -> di
             continue
         packed = node.outputs[0]
         source, scale = quant_graph.meta["vdla_scales"][packed]
+        scale = list(np.asarray(scale).ravel())
         real = ref[source]
         deq = host_ops.run("VdlaDequantize", [got[packed]], {"scale": scale, "shape": list(real.shape)})[0]
         noise = float(np.sum((deq.astype(np.float64) - real) ** 2))
@@ -108,7 +123,9 @@ def quantization_error(float_graph: Graph, quant_graph: Graph, feed: dict) -> di
 
 
 def _fake_quant_error(a, r):
-    if r <= 0:
+    """MSE of symmetric int8 fake quantization with range r (a scalar, or one per row of a)."""
+    r = np.asarray(r, dtype=np.float64)
+    if np.all(r <= 0):
         return float(np.mean(a ** 2))
-    s = r / 127.0
+    s = np.maximum(r, 1e-30) / 127.0
     return float(np.mean((np.clip(np.rint(a / s), -127, 127) * s - a) ** 2))

@@ -208,8 +208,26 @@ def tensors_to_calibrate(graph: Graph, place: dict) -> set[str]:
 
 
 # ---- quantization --------------------------------------------------------------------------------
-def _scale(stats, tensor) -> float:
-    return float(stats[tensor]["range"]) / 127.0
+def _scale(stats, tensor, channels: int) -> np.ndarray:
+    """One scale per channel (axis 1): the calibrated per-channel ranges / 127, or the tensor's
+    range for every channel where only that is known (a QDQ model's quantizers)."""
+    info = stats[tensor]
+    per = info.get("channel_range")
+    if per is not None and len(per) == channels:
+        per = np.asarray(per, np.float64)
+        # a channel that stayed (near) zero in calibration gets a sane scale, not a vanishing one
+        # that would swamp the fixed-point multipliers of the others
+        return np.maximum(per, max(0.01 * float(per.max()), 1e-12)) / 127.0
+    return np.full(channels, max(float(info["range"]), 1e-12) / 127.0)
+
+
+def _channel_peak(stats, tensor, channels: int) -> np.ndarray | None:
+    info = stats.get(tensor)
+    if info is None:
+        return None
+    per = info.get("channel_max")
+    return np.asarray(per, np.float64) if per is not None and len(per) == channels else \
+        np.full(channels, float(info["max"]))
 
 
 def _fixed_point(m, limit_bits=15, max_shift=31):
@@ -246,14 +264,14 @@ class _Builder:
         if tensor in self.packed:
             return self.packed[tensor]
         cfg, t = self.config, self.g.types[tensor]
-        scale = _scale(self.stats, tensor)
-        name = f"{tensor}.q"
         n, c = t.shape[:2]
+        scale = _padded(_scale(self.stats, tensor, c), cfg.block)
+        name = f"{tensor}.q"
         nb, cb = -(-n // cfg.batch), -(-c // cfg.block)
         matrix = len(t.shape) == 2
         shape = (nb, cb, cfg.batch, cfg.block) if matrix else (nb, cb, *t.shape[2:], cfg.batch, cfg.block)
         self.add(Node("VdlaQuantize", self.fresh(f"quantize_{tensor}"), [tensor], [name],
-                      {"scale": scale, "batch": cfg.batch, "block": cfg.block, "matrix": matrix}),
+                      {"scale": scale.tolist(), "batch": cfg.batch, "block": cfg.block, "matrix": matrix}),
                  {name: TensorType(shape, "int8")})
         self.packed[tensor] = (name, scale)
         return name, scale
@@ -264,7 +282,7 @@ class _Builder:
             return tensor
         q, scale = self.packed[tensor]
         self.add(Node("VdlaDequantize", self.fresh(f"dequantize_{tensor}"), [q], [tensor],
-                      {"scale": scale, "shape": list(self.g.types[tensor].shape)}), {})
+                      {"scale": np.asarray(scale).tolist(), "shape": list(self.g.types[tensor].shape)}), {})
         self.materialized.add(tensor)
         return tensor
 
@@ -282,26 +300,29 @@ class _Builder:
         x = node.inputs[0]
         y = (act or node).outputs[0]
         xq, s_x = self.packed_input(x)
-        s_y = _scale(self.stats, y)
         w = g.constants[node.inputs[1]].astype(np.float64)
         b = g.constants[node.inputs[2]].astype(np.float64) if len(node.inputs) > 2 and node.inputs[2] \
             else np.zeros(w.shape[0])
+        depthwise = node.attrs.get("group", 1) > 1
+        s_y = _scale(self.stats, y, w.shape[0])
+        # the input's per-channel scales fold into the weights: acc = sum(w * s_x[c] * x_q)
+        s_in = s_x[:g.types[x].shape[1]]
+        w = w * (s_in[:, None, None, None] if depthwise else s_in[None, :, None, None])
         s_w = np.maximum(np.abs(w).reshape(w.shape[0], -1).max(axis=1), 1e-12) / 127.0
         w_q = np.clip(np.rint(w / s_w[:, None, None, None]), -127, 127).astype(np.int8)
-        depthwise = node.attrs.get("group", 1) > 1
         a = node.attrs
         xt, yt = g.types[x], g.types[node.outputs[0]]
         L = cfg.block
         layer = ConvLayer(-(-xt.shape[0] // cfg.batch), -(-xt.shape[1] // L), xt.shape[2], xt.shape[3],
                           -(-yt.shape[1] // L), w.shape[2], w.shape[3], (a.get("strides") or [1, 1])[0],
                           tuple(a.get("pads") or (0, 0, 0, 0)), depthwise)
-        z = node.outputs[0]                    # before the activation: sizes the accumulators
-        acc_peak = self.stats[z]["max"] / (s_x * s_w.min()) if z in self.stats else _worst_acc(w_q)
-        ep, bias_q, mult = _requant(s_x * s_w / s_y, b / (s_x * s_w), acc_peak, act, s_y)
+        peak = _channel_peak(self.stats, node.outputs[0], w.shape[0])   # before the activation
+        acc_peak = float((peak / s_w).max()) if peak is not None else _worst_acc(w_q)
+        ep, bias_q, mult = _requant(s_w / s_y, b / s_w, acc_peak, act, s_y)
         wp = pack_depthwise_weight(w_q, L) if depthwise else pack_conv_weight(w_q, L)
         inputs = [xq, self.const(f"{node.name}.wq", wp), self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)),
                   self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L))]
-        out = self.output(y, (layer.n, layer.o, layer.out_h, layer.out_w, cfg.batch, L), s_y)
+        out = self.output(y, (layer.n, layer.o, layer.out_h, layer.out_w, cfg.batch, L), _padded(s_y, L))
         self.nodes.append(Node("VdlaConv", node.name, inputs, [out],
                                {"layer": _jsonable(asdict(layer)), "epilogue": asdict(ep),
                                 "source_ops": [node.op] + ([act.op] if act else [])}))
@@ -313,21 +334,22 @@ class _Builder:
         x = node.inputs[0]
         y = (act or node).outputs[0]
         xq, s_x = self.packed_input(x)
-        s_y = _scale(self.stats, y)
         w = g.constants[node.inputs[1]].astype(np.float64)          # (N, K): canonical transB=1
         b = g.constants[node.inputs[2]].astype(np.float64) if len(node.inputs) > 2 and node.inputs[2] \
             else np.zeros(w.shape[0])
+        s_y = _scale(self.stats, y, w.shape[0])
+        w = w * s_x[None, :w.shape[1]]
         s_w = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
         w_q = np.clip(np.rint(w / s_w[:, None]), -127, 127).astype(np.int8)
-        z = node.outputs[0]
-        acc_peak = self.stats[z]["max"] / (s_x * s_w.min()) if z in self.stats else _worst_acc(w_q)
-        ep, bias_q, mult = _requant(s_x * s_w / s_y, b / (s_x * s_w), acc_peak, act, s_y)
+        peak = _channel_peak(self.stats, node.outputs[0], w.shape[0])
+        acc_peak = float((peak / s_w).max()) if peak is not None else _worst_acc(w_q)
+        ep, bias_q, mult = _requant(s_w / s_y, b / s_w, acc_peak, act, s_y)
         L = cfg.block
         m_blocks = g.types[xq].shape[0]
         inputs = [xq, self.const(f"{node.name}.wq", pack_matrix_rhs(w_q.T, L)),
                   self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)),
                   self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L))]
-        out = self.output(y, (m_blocks, -(-w.shape[0] // L), cfg.batch, L), s_y)
+        out = self.output(y, (m_blocks, -(-w.shape[0] // L), cfg.batch, L), _padded(s_y, L))
         self.nodes.append(Node("VdlaDense", node.name, inputs, [out],
                                {"layer": {"m": m_blocks, "k": g.types[xq].shape[1], "n": -(-w.shape[0] // L)},
                                 "epilogue": asdict(ep), "source_ops": [node.op] + ([act.op] if act else [])}))
@@ -354,19 +376,24 @@ class _Builder:
                                {"layer": _jsonable(asdict(layer)), "epilogue": asdict(ep), "source_ops": [node.op]}))
 
     def add_op(self, node, act):
-        from vdla.compiler.topi.vdla import Epilogue
+        from vdla.compiler.topi.vdla import Epilogue, pack_bias
+        cfg = self.config
         aq, s_a = self.packed_input(node.inputs[0])
         bq, s_b = self.packed_input(node.inputs[1])
         y = (act or node).outputs[0]
-        s_y = _scale(self.stats, y)
-        shift, (ma, mb) = _fixed_point(np.array([s_a / s_y, s_b / s_y]), 15, 15)
+        c = self.g.types[node.inputs[0]].shape[1]
+        s_y = _padded(_scale(self.stats, y, c), cfg.block)
+        shift, m = _fixed_point(np.concatenate([s_a / s_y, s_b / s_y]), 15, 15)
+        ma, mb = m[:len(s_a)], m[len(s_a):]
         hi = 127
         if act is not None and act.op == "Clip" and act.attrs.get("max") is not None:
-            hi = int(min(127, np.rint(act.attrs["max"] / s_y)))
+            hi = int(min(127, np.min(np.rint(act.attrs["max"] / s_y[:c]))))
         ep = Epilogue(shift=shift, round=shift > 0, lo=0 if act is not None else -128, hi=hi)
         out = self.output(y, self.g.types[aq].shape, s_y)
-        self.nodes.append(Node("VdlaAdd", node.name, [aq, bq], [out],
-                               {"ma": int(ma), "mb": int(mb), "epilogue": asdict(ep),
+        inputs = [aq, bq, self.const(f"{node.name}.ma", pack_bias(ma.astype(np.int32), cfg.batch, cfg.block)),
+                  self.const(f"{node.name}.mb", pack_bias(mb.astype(np.int32), cfg.batch, cfg.block))]
+        self.nodes.append(Node("VdlaAdd", node.name, inputs, [out],
+                               {"per_channel": True, "epilogue": asdict(ep),
                                 "source_ops": ["Add"] + ([act.op] if act else [])}))
 
     def identity(self, node):
@@ -426,9 +453,15 @@ def _requant(m, bias_real, acc_peak, act, s_y):
     if act is not None:
         lo = 0
         if act.op == "Clip" and act.attrs.get("max") is not None:
-            hi = int(min(127, np.rint(act.attrs["max"] / s_y)))
+            hi = int(min(127, np.min(np.rint(act.attrs["max"] / np.asarray(s_y)))))
     ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, lo=lo, hi=hi)
     return ep, bias_q.astype(np.int32), mult.astype(np.int32)
+
+
+def _padded(scale, block: int) -> np.ndarray:
+    """A per-channel scale vector padded with ones to a whole number of channel blocks."""
+    scale = np.asarray(scale, np.float64)
+    return np.concatenate([scale, np.ones((-len(scale)) % block)])
 
 
 def _jsonable(d):
@@ -471,5 +504,5 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config) -> Graph:
         b.float_input(out)
     g.nodes = b.nodes
     g.meta["placement"] = place
-    g.meta["vdla_scales"] = {q: (name, scale) for name, (q, scale) in b.packed.items()}
+    g.meta["vdla_scales"] = {q: (name, np.asarray(scale).tolist()) for name, (q, scale) in b.packed.items()}
     return g

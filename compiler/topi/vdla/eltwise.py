@@ -2,7 +2,9 @@
 tensors of different scales: y = clip((a * ma + b * mb + 2^(shift-1)) >> shift, lo, hi).
 
 Both operands are loaded into the accumulator SRAM with LOAD ACC_8BIT (sign-extended), each
-multiplied by its fixed-point factor in place, added, and requantized by the epilogue."""
+multiplied by its fixed-point factor in place, added, and requantized by the epilogue. The
+factors are immediates, or (per_channel) one per channel: two int32 operands shaped like a
+bias (C/L, B, L), for tensors quantized with a scale per channel."""
 from __future__ import annotations
 
 import json
@@ -21,14 +23,15 @@ class AddLayer:
     c: int        # channel blocks
     h: int
     w: int
-    ma: int       # fixed-point factors (16-bit immediates)
-    mb: int
+    ma: int = 0   # fixed-point factors (16-bit immediates) ...
+    mb: int = 0
+    per_channel: bool = False      # ... or per-channel operands (buffers ma, mb after a, b)
 
 
 def default_add_knobs(config, layer: AddLayer) -> PoolKnobs:
     """Whole rows of pixels per tile (a divisor of the height: the operands are read as they
     are, never past their end); both operands' tiles, per thread, must fit the accumulators."""
-    per_pixel_row = 2 * layer.w                  # both operands, one row of one channel block
+    per_pixel_row = 2 * layer.w + (2 if layer.per_channel else 0)   # both operands (+ their factors)
     for vt in (2, 1):
         if layer.c % vt:
             continue
@@ -42,9 +45,9 @@ def default_add_knobs(config, layer: AddLayer) -> PoolKnobs:
 
 
 def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None = None, name: str = "add"):
-    """-> (KernelProgram, knobs); buffers a, b, y."""
+    """-> (KernelProgram, knobs); buffers a, b, [ma, mb], y."""
     for k in ("ma", "mb"):
-        if not -(1 << 15) <= getattr(layer, k) < (1 << 15):
+        if not layer.per_channel and not -(1 << 15) <= getattr(layer, k) < (1 << 15):
             raise ValueError(f"{name}: {k}={getattr(layer, k)} does not fit the ALU's 16-bit immediate")
     knobs = knobs or default_add_knobs(config, layer)
     B, L = config.batch, config.block
@@ -53,14 +56,28 @@ def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None =
     b = te.placeholder(shape, "int8", "b")
     a32 = te.compute(shape, lambda *i: te.cast("int32", a(*i)), name="add.a")
     b32 = te.compute(shape, lambda *i: te.cast("int32", b(*i)), name="add.b")
-    alu = {"vdla.alu": ("mul", layer.ma)}
-    am = te.compute(shape, lambda *i: a32(*i) * te.const(layer.ma, "int32"), name="add.ma", attrs=alu)
-    bm = te.compute(shape, lambda *i: b32(*i) * te.const(layer.mb, "int32"), name="add.mb",
-                    attrs={"vdla.alu": ("mul", layer.mb)})
+    loads, factors = [a32, b32], []
+    if layer.per_channel:
+        ma = te.placeholder((layer.c, B, L), "int32", "ma")
+        mb = te.placeholder((layer.c, B, L), "int32", "mb")
+        ma32 = te.compute((layer.c, B, L), lambda *i: ma(*i), name="add.ma_vec")
+        mb32 = te.compute((layer.c, B, L), lambda *i: mb(*i), name="add.mb_vec")
+        loads += [ma32, mb32]
+        factors = [ma, mb]
+        tensor = {"vdla.alu": ("mul", None)}
+        am = te.compute(shape, lambda n, c, h, w, b, l: a32[n, c, h, w, b, l] * ma32[c, b, l], name="add.ma",
+                        attrs=tensor)
+        bm = te.compute(shape, lambda n, c, h, w, b, l: b32[n, c, h, w, b, l] * mb32[c, b, l], name="add.mb",
+                        attrs=tensor)
+    else:
+        am = te.compute(shape, lambda *i: a32(*i) * te.const(layer.ma, "int32"), name="add.ma",
+                        attrs={"vdla.alu": ("mul", layer.ma)})
+        bm = te.compute(shape, lambda *i: b32(*i) * te.const(layer.mb, "int32"), name="add.mb",
+                        attrs={"vdla.alu": ("mul", layer.mb)})
     total = te.compute(shape, lambda *i: am(*i) + bm(*i), name="add.sum", attrs={"vdla.alu": ("add", None)})
     stages, _, out = apply_epilogue(total, ep, shape, name="y")
-    s = schedule_tile_chain(config, out, [a32, b32], [am, bm, total, *stages], knobs)
-    prog = build_vdla(s, [a, b, out], config, name)
+    s = schedule_tile_chain(config, out, loads, [am, bm, total, *stages], knobs)
+    prog = build_vdla(s, [a, b, *factors, out], config, name)
     prog.meta.update(json.loads(json.dumps({"op": "add", "knobs": asdict(knobs), "layer": asdict(layer),
                                             "epilogue": asdict(ep)})))
     return prog, knobs
