@@ -34,6 +34,18 @@ def pack_depthwise_weight(w, block):
     return out
 
 
+def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual) -> list:
+    """The epilogue's buffers in kernel order: [bias], [scale], [residual]."""
+    out = []
+    if ep.bias:
+        out.append(pack_bias(bias, batch, block))
+    if ep.scale:
+        out.append(pack_bias(scale, batch, block))
+    if ep.residual:
+        out.append(pack_residual(residual, batch, block))
+    return out
+
+
 def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, residual=None, depthwise=False,
              check_races=False, runner=None, scale=None):
     """Compile and run a conv of x (N, C, H, W) int8 with w (O, C, KH, KW) (depthwise: (C, 1, KH, KW)).
@@ -49,12 +61,7 @@ def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, resi
     layer = ConvLayer(xp.shape[0], xp.shape[1], h, wd, -(-o // L), kh, kw, stride, pads, depthwise)
     prog, knobs = compile_conv2d(config, layer, ep, knobs)
     inputs = [xp, pack_depthwise_weight(w, L) if depthwise else pack_conv_weight(w, L)]
-    if ep.bias:
-        inputs.append(pack_bias(bias, B, L))
-    if ep.scale:
-        inputs.append(pack_bias(scale, B, L))
-    if ep.residual:
-        inputs.append(pack_activation(residual, B, L))
+    inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     out_shape = (layer.n, layer.o, layer.out_h, layer.out_w, B, L)
     return unpack_activation(raw.view(np.int8).reshape(out_shape), n, o), result, prog
@@ -69,13 +76,7 @@ def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check
     ap, bp = pack_matrix_lhs(a, B, L), pack_matrix_rhs(b, L)
     layer = DenseLayer(ap.shape[0], ap.shape[1], bp.shape[0])
     prog, _ = compile_dense(config, layer, ep, knobs)
-    inputs = [ap, bp]
-    if ep.bias:
-        inputs.append(pack_bias(bias, B, L))
-    if ep.scale:
-        inputs.append(pack_bias(scale, B, L))
-    if ep.residual:
-        inputs.append(pack_matrix_lhs(residual, B, L))
+    inputs = [ap, bp] + _epilogue_operands(ep, B, L, bias, scale, residual, pack_matrix_lhs)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     c = unpack_matrix(raw.view(np.int8).reshape(layer.m, layer.n, B, L), a.shape[0], b.shape[1])
     return c, result, prog
