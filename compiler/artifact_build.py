@@ -72,7 +72,8 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
             steps.append({"name": node.name, "op": op, "kind": "kernel", **kernel_steps[node.name]})
         elif node.op in ALIAS_OPS and len([o for o in node.outputs if o]) == 1 and plan_meta["storage_of"].get(node.outputs[0]) == \
                 plan_meta["storage_of"].get(node.inputs[0]):
-            steps.append({"name": node.name, "op": op, "kind": "alias"})
+            steps.append({"name": node.name, "op": op, "kind": "alias", "inputs": [node.inputs[0]],
+                          "outputs": [node.outputs[0]]})
         else:
             body = node.body if node.op == "Fused" else [node]
             steps.append({"name": node.name, "op": op, "kind": "host",

@@ -62,6 +62,18 @@ def check_compatible(artifact: Artifact, hw_config=None) -> str | None:
     return triple
 
 
+def _step_inputs(step: dict) -> list[str]:
+    if step["kind"] == "kernel":
+        return step["args"]
+    return [n for node in step.get("body", []) for n in node["inputs"] if n]
+
+
+def _step_outputs(step: dict) -> list[str]:
+    if step["kind"] == "kernel":   # inputs and outputs: an input was produced by an earlier step
+        return step["args"]
+    return step.get("outputs", [])
+
+
 class Executor:
     """Runs an artifact: CPU kernels and host steps here, accelerator ("vdla") steps on
     `device` (default: the cycle-exact simulator of the artifact's hardware config; "rtl",
@@ -109,13 +121,45 @@ class Executor:
             device = open_device(device or "sim", config)
         return device, device.config if hw_config is None else hw_config
 
+    def _device_arena(self):
+        """The accelerator's copy of the activation arena: one device buffer laid out by the
+        memory plan (same offsets), so a tensor that one accelerator step writes and the next
+        reads never leaves device DRAM. Which tensors must cross to or from the host is fixed
+        here once: inputs of accelerator steps made by host steps (or fed by the caller), and
+        outputs of accelerator steps that host steps or the caller read."""
+        plan = self.artifact.plan
+        if getattr(self, "_arena_buf", None) is None:
+            self._arena_buf = self.device.alloc(max(plan["arena_bytes"], 64), align=256)
+            root = {}                      # alias output -> the tensor whose bytes it is
+            for st in plan["steps"]:
+                if st["kind"] == "alias" and st.get("inputs"):
+                    root[st["outputs"][0]] = root.get(st["inputs"][0], st["inputs"][0])
+            producer, readers = {}, {}
+            for st in plan["steps"]:
+                if st["kind"] == "alias":
+                    continue
+                on_device = st["kind"] == "vdla"
+                for name in st["args"][:-1] if on_device else _step_inputs(st):
+                    readers.setdefault(root.get(name, name), set()).add(on_device)
+                for name in [st["args"][-1]] if on_device else _step_outputs(st):
+                    producer.setdefault(root.get(name, name), st["kind"])   # steps are in order: first = producer
+            for s in plan["outputs"]:
+                readers.setdefault(root.get(s["name"], s["name"]), set()).add(False)
+            self._root = root
+            self._to_device = {n for n, r in readers.items() if True in r and producer.get(n) != "vdla"}
+            self._to_host = {n for n, k in producer.items() if k == "vdla" and False in readers.get(n, set())}
+        return self._arena_buf
+
     def _vdla_call(self, step: dict):
-        """Device buffers for every argument (parameters written once), then per run: copy the
-        inputs in, replay the program (the stream is assembled on the first run only), copy
-        the output out."""
+        """Parameters get device buffers of their own, written once; activations are views of
+        the device arena (see _device_arena). Per run: copy in what the host made, replay the
+        program (its stream is assembled on the first run only), copy out what the host reads."""
+        from .device import DeviceBuffer
         from .runtime import KernelProgram, ProgramRunner
         if self.runner is None:
             self.runner = ProgramRunner(self.device)
+        arena = self._device_arena()
+        tensors = self.artifact.plan["tensors"]
         doc = self.artifact.header[self.programs_key][step["program"]]
         program = KernelProgram.from_dict(doc)
         args = step["args"]
@@ -123,25 +167,35 @@ class Executor:
             raise ArtifactError(f"step {step['name']!r}: program {program.name} takes {len(program.params)} "
                                 f"buffers, the plan gives {len(args)}")
         device, buffers, params = self.device, self.buffers, self.artifact.params
-        bufs = []
-        for name, p in zip(args, program.params):
+        bufs, copy_in, copy_out = [], [], []
+        for k, (name, p) in enumerate(zip(args, program.params)):
             array = buffers[name]
             if array.nbytes != p.nbytes:
                 raise ArtifactError(f"step {step['name']!r}: {name} has {array.nbytes} bytes, program "
                                     f"{program.name} expects {p.name} of {p.nbytes}")
-            buf = device.alloc(p.nbytes, align=max(64, p.elem_bytes))
             if name in params:
+                buf = device.alloc(p.nbytes, align=max(64, p.elem_bytes))
                 device.write(buf, np.ascontiguousarray(array))
+            else:
+                offset = tensors[name]["offset"]
+                if (arena.addr + offset) % p.elem_bytes:
+                    raise ArtifactError(f"step {step['name']!r}: {name} at arena offset {offset} is not aligned "
+                                        f"to its {p.elem_bytes}-byte DMA element")
+                buf = DeviceBuffer(arena.addr + offset, p.nbytes)
+                source = self._root.get(name, name)
+                if k < len(args) - 1 and source in self._to_device:
+                    copy_in.append((array, offset))
+                if k == len(args) - 1 and source in self._to_host:
+                    copy_out.append((array, offset))
             bufs.append(buf)
-        moving = [(buffers[n], b) for n, b in zip(args[:-1], bufs[:-1]) if n not in params]
-        out, out_buf = buffers[args[-1]], bufs[-1]
         runner, launches, step_name = self.runner, self.last_launches, step["name"]
 
         def call():
-            for array, buf in moving:
-                device.write(buf, np.ascontiguousarray(array))
+            for array, offset in copy_in:
+                device.write(arena, np.ascontiguousarray(array), offset)
             launches[step_name] = runner.run(program, bufs)
-            np.copyto(out, device.read(out_buf, out.dtype, out.shape))
+            for array, offset in copy_out:
+                np.copyto(array, device.read(arena, array.dtype, array.shape, offset))
         return call
 
     @staticmethod
