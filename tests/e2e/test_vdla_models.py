@@ -11,7 +11,7 @@ import pytest
 from vdla.compiler.compile_model import compile_model
 from vdla.driver.executor import Executor
 
-from model_builders import vdla_cnn
+from model_builders import small_cnn, vdla_cnn
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -160,3 +160,30 @@ def test_host_triple_compiles_the_cpu_part_for_the_board(compiled, triple):
         from vdla.driver.artifact import ArtifactError
         with pytest.raises(ArtifactError, match="target mismatch"):
             Executor(art)
+
+
+def test_builders_small_cnn_mostly_on_the_cpu_still_exact_and_accurate(tmp_path):
+    """The test builders' small CNN (LeakyRelu, HardSwish, Sigmoid gating, Concat, reflect Pad,
+    AveragePool, ...): its convolutions and its max pooling run on the accelerator, everything
+    else on the CPU with a reason; bit-exact to the quantized graph, accurate against onnxruntime
+    int8 with the same calibration samples."""
+    model = small_cnn()
+    rng = np.random.default_rng(1)
+    calib = rng.standard_normal((6, 2, 3, 32, 32)).astype(np.float32)
+    art = compile_model(model, target="vdla", hw_config="pynq", calibration={"input": calib})
+    place = art.header["compile"]["placement"]
+    assert {p["device"] for n, p in place.items() if n.startswith("Conv")} == {"vdla"}
+    assert "LeakyRelu: no ALU equivalent" in {p["reason"] for p in place.values()}
+    sim, numpy_ref = Executor(art), Executor(art, device="numpy")
+    fp32 = ort.InferenceSession(model.SerializeToString())
+    int8 = _ort_int8(model, [c for c in calib], tmp_path)
+    out = model.graph.output[0].name
+    ours, ref, theirs = [], [], []
+    for _ in range(3):
+        x = rng.standard_normal((2, 3, 32, 32)).astype(np.float32)
+        y = sim.run({"input": x})[out]
+        np.testing.assert_array_equal(y, numpy_ref.run({"input": x})[out])
+        ours.append(y)
+        ref.append(fp32.run(None, {"input": x})[0])
+        theirs.append(int8.run(None, {"input": x})[0])
+    assert _sqnr(ref, ours) >= _sqnr(ref, theirs) - 1.0, (_sqnr(ref, ours), _sqnr(ref, theirs))
