@@ -151,8 +151,8 @@ class ReferenceMachine:
                     addr = (insn.dram_base + y * insn.x_stride + x) * elem
                     raw = self._dram_bytes(addr, elem, index, f"LOAD {mt.name} row {y} element {x}")
                     sram[s] = self._decode_elem(mt, raw).reshape(sram.shape[1:])
-                else:
-                    sram[s] = 0
+                else:   # padding: zeros, or with pad_min the lanes' most negative value
+                    sram[s] = 0 if not insn.pad_min else (-(1 << 31) if mt == MemType.ACC else -128)
 
     @staticmethod
     def _decode_elem(mt: MemType, raw: np.ndarray) -> np.ndarray:

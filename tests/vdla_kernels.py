@@ -65,10 +65,11 @@ def dense_reference(a, b, ep=None, bias=None, residual=None, scale=None):
 
 
 def pool_reference(x, kernel, stride, pad, mode, ep=None):
-    """Pooling of the zero-padded input: max, or the window sum through the epilogue."""
+    """ONNX max pooling (padding never wins), or the zero-padded window sum through the epilogue."""
     pads = pad if isinstance(pad, tuple) else (pad,) * 4
     pt, pl, pb, pr = pads
-    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    fill = np.iinfo(np.int64).min if mode == "max" else 0
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=fill)
     win = np.lib.stride_tricks.sliding_window_view(xp, kernel, axis=(2, 3))[:, :, ::stride, ::stride]
     if mode == "max":
         acc = win.max(axis=(-1, -2))

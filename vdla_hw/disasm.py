@@ -23,6 +23,8 @@ def format_insn(insn: Insn) -> str:
         pads = (insn.y_pad_0, insn.y_pad_1, insn.x_pad_0, insn.x_pad_1)
         if any(pads):
             text += " pad(y0,y1,x0,x1)=({},{},{},{})".format(*pads)
+            if insn.pad_min:
+                text += " pad=min"
         return text + _tokens(insn)
     if isinstance(insn, (GemmInsn, AluInsn)):
         if isinstance(insn, GemmInsn):

@@ -93,6 +93,11 @@ class MemInsn(Insn):
     y_pad_1: int = 0
     x_pad_0: int = 0
     x_pad_1: int = 0
+    # LOAD padding value: False = zeros (VTA's only choice), True = the most negative value of
+    # the element's lanes (int8 -128, int32 -2^31) -- the zero point of a tensor quantized
+    # with zero point -128, and the identity of max pooling. A vdla extension in bit 58,
+    # which VTA's encoding leaves zero.
+    pad_min: bool = False
 
     def module(self) -> Module:
         if self.opcode == Opcode.STORE:
@@ -213,7 +218,7 @@ class Isa:
             raise ValueError(f"config {config.name}: SRAM depths above 65536 elements do not fit "
                              "the 16-bit sram_base field")
         self.mem = _pack(_HEADER + [
-            ("memory_type", 3), ("sram_base", 16), ("dram_base", 32),
+            ("memory_type", 3), ("sram_base", 16), ("dram_base", 32), ("pad_min", 1),
             ("y_size", 16), ("x_size", 16), ("x_stride", 16),
             ("y_pad_0", 4), ("y_pad_1", 4), ("x_pad_0", 4), ("x_pad_1", 4)], 128, "LOAD/STORE")
         loop = [("reset", 1), ("uop_begin", log_uop), ("uop_end", log_uop + 1),

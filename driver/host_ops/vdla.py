@@ -66,9 +66,9 @@ def _extras(inputs, ep):
     return bias, scale, residual
 
 
-def _windows(x, kh, kw, stride, pads):
+def _windows(x, kh, kw, stride, pads, pad_value=0):
     pt, pl, pb, pr = pads
-    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=pad_value)
     return np.lib.stride_tricks.sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
 
 
@@ -110,8 +110,9 @@ def _dense(inputs, attrs):
 def _pool(inputs, attrs):
     x = inputs[0]
     layer, ep = attrs["layer"], attrs["epilogue"]
-    win = _windows(_unpack_act(x), layer["kh"], layer["kw"], layer["stride"], layer["pads"])
-    acc = win.max(axis=(-1, -2)) if layer["mode"] == "max" else win.sum(axis=(-1, -2))
+    is_max = layer["mode"] == "max"      # max pooling pads with -128 (LOAD pad_min), sums with 0
+    win = _windows(_unpack_act(x), layer["kh"], layer["kw"], layer["stride"], layer["pads"], -128 if is_max else 0)
+    acc = win.max(axis=(-1, -2)) if is_max else win.sum(axis=(-1, -2))
     return [_pack_act(epilogue(acc, ep), x.shape[4], x.shape[5])]
 
 

@@ -49,9 +49,11 @@ class CommandQueue:
 
     # ---- DMA ------------------------------------------------------------------------------
     def load_2d(self, mem_type, sram_index: int, buf: DeviceBuffer, elem_offset: int, x_size: int,
-                y_size: int = 1, x_stride: int | None = None, *, y_pad=(0, 0), x_pad=(0, 0)) -> Insn:
+                y_size: int = 1, x_stride: int | None = None, *, y_pad=(0, 0), x_pad=(0, 0),
+                pad_min: bool = False) -> Insn:
         """LOAD of y_size rows of x_size elements (row r at elem_offset + r*x_stride) into
-        SRAM from sram_index, with zero padding rows/columns added by the DMA."""
+        SRAM from sram_index, with padding rows/columns added by the DMA: zeros, or with
+        pad_min the lanes' most negative value (a -128 zero point; max pooling's identity)."""
         mem_type = MemType(mem_type)
         what = f"load_2d({mem_type.name})"
         if mem_type not in _LOAD_TYPES:
@@ -66,7 +68,8 @@ class CommandQueue:
         self._check_sram(what, sram_index, rows * cols, depth)
         insn = MemInsn(opcode=Opcode.LOAD, memory_type=mem_type, sram_base=sram_index,
                        dram_base=dram_base, y_size=y_size, x_size=x_size, x_stride=x_stride,
-                       y_pad_0=y_pad[0], y_pad_1=y_pad[1], x_pad_0=x_pad[0], x_pad_1=x_pad[1])
+                       y_pad_0=y_pad[0], y_pad_1=y_pad[1], x_pad_0=x_pad[0], x_pad_1=x_pad[1],
+                       pad_min=bool(pad_min))
         return self._append(what, insn)
 
     def store_2d(self, sram_index: int, buf: DeviceBuffer, elem_offset: int, x_size: int,

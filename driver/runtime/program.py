@@ -6,7 +6,8 @@ per buffer set). Nothing here needs the compiler: a board loads the program from
 form and replays it with vdla.driver alone.
 
 Calls (one tuple each, the CommandQueue method they stand for first):
-    ("load", mem_type, sram, param, elem_offset, x_size, y_size, x_stride, y_pad0, y_pad1, x_pad0, x_pad1)
+    ("load", mem_type, sram, param, elem_offset, x_size, y_size, x_stride, y_pad0, y_pad1, x_pad0, x_pad1,
+     pad_min)   (pad_min: pad with the lanes' most negative value; 0 or absent: zeros)
     ("store", sram, param, elem_offset, x_size, y_size, x_stride)
     ("gemm", kernel) / ("alu", kernel)        index into `kernels`
     ("push", src_stage, dst_stage) / ("pop", src_stage, dst_stage)
@@ -24,7 +25,7 @@ from .insn_queue import Stage
 from .uop_kernel import KernelMode, LoopLevel, UopKernel
 
 FORMAT = "vdla-kernel-program/1"
-_ARITY = {"load": 12, "store": 7, "gemm": 2, "alu": 2, "push": 3, "pop": 3}
+_ARITY = {"load": (12, 13), "store": (7,), "gemm": (2,), "alu": (2,), "push": (3,), "pop": (3,)}
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,9 @@ class KernelProgram:
         for call in self.calls:
             op = call[0]
             if op == "load":
-                _, mt, sram, p, off, xs, ys, stride, yp0, yp1, xp0, xp1 = call
-                cq.load_2d(MemType(mt), sram, bufs[p], off, xs, ys, stride, y_pad=(yp0, yp1), x_pad=(xp0, xp1))
+                _, mt, sram, p, off, xs, ys, stride, yp0, yp1, xp0, xp1, *pad_min = call
+                cq.load_2d(MemType(mt), sram, bufs[p], off, xs, ys, stride, y_pad=(yp0, yp1), x_pad=(xp0, xp1),
+                           pad_min=bool(pad_min and pad_min[0]))
             elif op == "store":
                 _, sram, p, off, xs, ys, stride = call
                 cq.store_2d(sram, bufs[p], off, xs, ys, stride)
@@ -99,7 +101,7 @@ class KernelProgram:
         prog = cls(doc["name"], doc["config_hash"], [ProgramParam(*p) for p in doc["params"]],
                    [_kernel_from_list(k) for k in doc["kernels"]], [], dict(doc.get("meta", {})))
         for i, c in enumerate(doc["calls"]):
-            if not c or c[0] not in _ARITY or len(c) != _ARITY[c[0]]:
+            if not c or c[0] not in _ARITY or len(c) not in _ARITY[c[0]]:
                 raise RuntimeStreamError(f"kernel program {prog.name}: call {i} {c!r} is malformed")
             if c[0] in ("gemm", "alu") and not 0 <= c[1] < len(prog.kernels):
                 raise RuntimeStreamError(f"kernel program {prog.name}: call {i} names micro-op kernel "

@@ -55,13 +55,19 @@ def _uops(img: Image, uops: list[Uop], align: int = 4) -> int:
     return img.place(img.config.isa.encode_uops(uops), align) // 4
 
 
-def _pad(block: np.ndarray, pads) -> np.ndarray:
-    """numpy's view of a padded 2-D DMA: (rows, cols, lanes) with zero borders."""
+def _pad(block: np.ndarray, pads, value=0) -> np.ndarray:
+    """numpy's view of a padded 2-D DMA: (rows, cols, lanes) with borders of `value`."""
     y0, y1, x0, x1 = pads
-    return np.pad(block, ((y0, y1), (x0, x1)) + ((0, 0),) * (block.ndim - 2))
+    return np.pad(block, ((y0, y1), (x0, x1)) + ((0, 0),) * (block.ndim - 2), constant_values=value)
 
 
-def padded_loads(config, rng):
+def padded_loads_min(config, rng):
+    """The same loads padding with the lanes' most negative value (LOAD pad_min): -128 in
+    INP and ACC_8BIT, -2^31 in ACC (made visible in OUT by an arithmetic shift right by 24)."""
+    return padded_loads(config, rng, pad_min=True)
+
+
+def padded_loads(config, rng, pad_min=False):
     """INP (through an identity GEMM), ACC and ACC_8BIT loads with all four paddings."""
     n = config.batch * config.block
     img = Image(config)
@@ -82,25 +88,32 @@ def padded_loads(config, rng):
     out = img.reserve(3 * count * config.out_elem_bytes, config.out_elem_bytes)
     ob = out // config.out_elem_bytes
     loop = dict(iter_out=count, iter_in=1, dst_factor_out=1, src_factor_out=1)
+    flag = dict(pad_min=True) if pad_min else {}
+    shift = [AluInsn(alu_opcode=AluOp.SHR, use_imm=True, imm=24, uop_begin=1, uop_end=2, iter_out=count,
+                     iter_in=1, dst_factor_out=1)] if pad_min else []
     insns = [
-        _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, y, x, stride, pads),
+        _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, y, x, stride, pads, **flag),
         _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, 1, 1, push_next=True),
         _load(MemType.UOP, 0, u_base, 1, 2, 2),
-        _load(MemType.ACC, count, a_acc // config.acc_elem_bytes, y, x, stride, pads),
-        _load(MemType.ACC_8BIT, 2 * count, a_acc8 // n, y, x, stride, pads),
+        _load(MemType.ACC, count, a_acc // config.acc_elem_bytes, y, x, stride, pads, **flag),
+        _load(MemType.ACC_8BIT, 2 * count, a_acc8 // n, y, x, stride, pads, **flag),
         GemmInsn(reset=True, uop_begin=0, uop_end=1, **loop),
         GemmInsn(pop_prev=True, uop_begin=0, uop_end=1, **loop),
+        *shift,
         # OUT = low byte of ACC for the two accumulator regions (ADD 0 writes OUT)
         AluInsn(alu_opcode=AluOp.ADD, use_imm=True, imm=0, uop_begin=1, uop_end=2,
                 iter_out=2 * count, iter_in=1, dst_factor_out=1, push_next=True),
         _store(0, ob, 1, 3 * count, 3 * count, pop_prev=True, push_prev=True),
         FinishInsn(pop_next=True),
     ]
+    low8, low32 = (-128, -(1 << 31)) if pad_min else (0, 0)
+    acc_region = _pad(acc[:, :x].astype(np.int64), pads, low32)
     expected = np.concatenate([
-        _pad(inp[:, :x], pads).view(np.uint8).reshape(-1),
-        low_bytes(_pad(acc[:, :x].astype(np.int64), pads)).reshape(-1),
-        _pad(acc8[:, :x], pads).view(np.uint8).reshape(-1)])
-    return img.case("padded INP/ACC/ACC_8BIT loads", insns), {out: expected}
+        _pad(inp[:, :x], pads, low8).view(np.uint8).reshape(-1),
+        low_bytes(acc_region >> 24 if pad_min else acc_region).reshape(-1),
+        _pad(acc8[:, :x], pads, low8).view(np.uint8).reshape(-1)])
+    name = "padded INP/ACC/ACC_8BIT loads" + (" (pad_min)" if pad_min else "")
+    return img.case(name, insns), {out: expected}
 
 
 def gemm_with_bias(config, rng, m=4, k=3, n=3, extremes=False):

@@ -10,7 +10,7 @@ from vdla.hw import load_config
 from . import programs
 from .harness import compare_cases, problems, run_cases
 
-BUILDERS = [programs.padded_loads, programs.gemm_with_bias, programs.gemm_extreme_operands,
+BUILDERS = [programs.padded_loads, programs.padded_loads_min, programs.gemm_with_bias, programs.gemm_extreme_operands,
             programs.alu_ops, programs.long_rows, programs.page_crossing,
             programs.full_command_queue]
 

@@ -131,8 +131,10 @@ module vdla_compute (
   logic [2:0] dma_type;
   logic [15:0] dma_sram_base, dma_x_size;
   logic [31:0] dma_dram_base;
+  logic dma_pad_min;   // padding holds the lanes' most negative value instead of zeros
   always_ff @(posedge clk) if (accept) begin
     dma_type <= mtype;
+    dma_pad_min <= q_insn[MEM_PAD_MIN_LSB];
     dma_sram_base <= q_insn[MEM_SRAM_BASE_LSB +: 16];
     dma_x_size <= q_insn[MEM_X_SIZE_LSB +: 16];
     dma_dram_base <= q_insn[MEM_DRAM_BASE_LSB +: 32];
@@ -209,7 +211,9 @@ module vdla_compute (
     out_wdata = g_out_wdata;
     if (acc_dma) begin
       acc_we = dma_acc_ok;
-      if (wr_pad) acc_wdata = '0;
+      if (wr_pad) acc_wdata = !dma_pad_min ? '0
+                            : acc8 ? {(ACC_ELEM_BITS / 32){32'hFFFF_FF80}}      // int8 -128, sign-extended
+                            : {(ACC_ELEM_BITS / 32){32'h8000_0000}};           // int32 -2^31
       else if (acc8) begin
         acc_wdata = {ACC8_BEATS{widened}};
         acc_wbe = ACC_BEATS'({ACC8_BANKS{1'b1}}) << (wr_beat * 32'(ACC8_BANKS));

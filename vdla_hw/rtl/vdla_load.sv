@@ -77,8 +77,10 @@ module vdla_load (
     end
   end
 
+  logic pad_min;   // padding holds int8 -128 in every lane instead of zeros
   always_ff @(posedge clk) if (accept) begin
     push_latched <= push_next;
+    pad_min <= q_insn[MEM_PAD_MIN_LSB];
     is_wgt <= q_insn[MEM_MEMORY_TYPE_LSB +: 3] == MEM_WGT;
   end
   assign l2c_push = (accept && nop_last) ? push_next : ((nop_last || dma_last) && push_latched);
@@ -99,8 +101,8 @@ module vdla_load (
   assign wgt_we = wr_en && in_range && is_wgt;
   assign inp_waddr = wr_elem[LOG_INP_DEPTH-1:0];
   assign wgt_waddr = wr_elem[LOG_WGT_DEPTH-1:0];
-  assign inp_wdata = wr_pad ? '0 : {INP_BEATS{wr_data}};
-  assign wgt_wdata = wr_pad ? '0 : {WGT_BEATS{wr_data}};
+  assign inp_wdata = wr_pad ? (pad_min ? {(INP_BEATS * BUS_BYTES){8'h80}} : '0) : {INP_BEATS{wr_data}};
+  assign wgt_wdata = wr_pad ? (pad_min ? {(WGT_BEATS * BUS_BYTES){8'h80}} : '0) : {WGT_BEATS{wr_data}};
   assign inp_wbe = wr_pad ? '1 : INP_BEATS'(1) << wr_beat;
   assign wgt_wbe = wr_pad ? '1 : WGT_BEATS'(1) << wr_beat;
 

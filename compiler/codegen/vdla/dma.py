@@ -2,7 +2,8 @@
 nodes (IntrinsicStmt "vdla.dma").
 
 A load nest is `scoped[i...] = src[j...]`, optionally `select(cond, src[j...], 0)` (the
-padding of a conv input: the DMA's pad fields write those zeros) and optionally cast
+padding of a conv input: the DMA's pad fields write those zeros; `select(cond, x, -128)`
+pads with the minimum instead: LOAD pad_min) and optionally cast
 int8 -> int32 into the accumulator (LOAD ACC_8BIT). A store nest is
 `dst[j...] = int8(acc[i...])` (STORE OUT: the low 8 bits of the accumulator), possibly under
 an if (a tile that overhangs the tensor stores only its inside). The innermost two loops
@@ -41,18 +42,24 @@ def inject_dma(config):
     return run
 
 
+_PAD_MIN = {"int8": -128, "int32": -(1 << 31)}
+
+
 def _strip_load(value):
-    """(BufferLoad, cast-from dtype or None, select condition or None) or None; the cast may
-    sit inside or outside the select."""
+    """(BufferLoad, cast-from dtype or None, select condition or None, pad with the minimum?)
+    or None; the cast may sit inside or outside the select, whose other value must be 0 or
+    the most negative value of its type (the DMA's two padding values)."""
     cond = cast_from = None
+    pad_min = False
     if isinstance(value, E.Cast):
         cast_from, value = value.value.dtype, value.value
-    if isinstance(value, E.Select) and E.is_const(value.f, 0):
-        cond, value = value.cond, value.t
+    if isinstance(value, E.Select) and isinstance(value.f, E.Const) and (
+            value.f.value == 0 or value.f.value == _PAD_MIN.get(value.f.dtype)):
+        cond, pad_min, value = value.cond, value.f.value != 0, value.t
     if cast_from is None and isinstance(value, E.Cast):
         cast_from, value = value.value.dtype, value.value
     if isinstance(value, E.BufferLoad):
-        return value, cast_from, cond
+        return value, cast_from, cond, pad_min
     return None
 
 
@@ -60,7 +67,7 @@ def _match_copy(config, loops, store, guard, params):
     stripped = _strip_load(store.value)
     if stripped is None:
         return None
-    load, cast_from, select_cond = stripped
+    load, cast_from, select_cond, pad_min = stripped
     dst, src = store.buffer, load.buffer
     if dst.scope in SCOPE_MEM and id(src) in params:
         kind, sram, dram, sram_idx, dram_idx = "load", dst, src, store.indices, load.indices
@@ -81,7 +88,7 @@ def _match_copy(config, loops, store, guard, params):
                                     "copies int8 into vdla.inp/vdla.wgt and int32 or int8 (sign-extended) "
                                     "into vdla.acc")
     else:
-        if select_cond is not None:
+        if select_cond is not None or pad_min:
             raise VdlaLoweringError(f"{what}: a store cannot pad")
         if dram.dtype != "int8" or cast_from not in (None, "int32"):
             raise VdlaLoweringError(f"{what}: STORE writes the int8 truncation of the accumulator, "
@@ -110,7 +117,7 @@ def _match_copy(config, loops, store, guard, params):
             raise VdlaLoweringError(f"{what}: the guard depends on lanes of an element; the DMA pads whole "
                                     "elements")
     return DmaCopy(kind, mem_type, sram, dram, loops[:-2], _elem_index(sram, sram_idx, what),
-                   _elem_index(dram, dram_idx, what), atoms)
+                   _elem_index(dram, dram_idx, what), atoms, pad_min)
 
 
 def _elem_index(buf, indices, what) -> Affine:

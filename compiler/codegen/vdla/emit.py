@@ -218,7 +218,7 @@ class _Emitter:
             sram0 = si.value(at)
             rows, cols = y_ext, x_ext
             call = ("load", int(node.mem_type), sram0, param, di.value(src_at), x_hi - x_lo, y_hi - y_lo,
-                    max(y_stride, x_hi - x_lo), *pads)
+                    max(y_stride, x_hi - x_lo), *pads) + ((1,) if node.pad_min and any(pads) else ())
             mem = SCOPE_MEM[node.sram.scope]
             stage = Stage.LOAD if node.mem_type in (MemType.INP, MemType.WGT) else Stage.COMPUTE
             self.add(Op(stage, call, writes=[(mem, sram0, sram0 + rows * cols)]))

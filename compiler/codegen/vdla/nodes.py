@@ -36,7 +36,8 @@ class DmaCopy:
     loops: list                    # [(Var, extent)] outer -> inner, element lanes excluded
     sram_index: Affine
     dram_index: Affine
-    guard: list = field(default_factory=list)   # Affine forms that must be >= 0 (else zero / skip)
+    guard: list = field(default_factory=list)   # Affine forms that must be >= 0 (else padding / skip)
+    pad_min: bool = False                        # pad with the lanes' most negative value, not zeros
 
     def __repr__(self):
         return (f"{self.kind} {self.mem_type.name} {self.dram.name}[{self.dram_index!r}] <-> "

@@ -150,8 +150,6 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None) -> dict[str,
             if any(d != 1 for d in a.get("dilations") or [1, 1]) or a.get("ceil_mode", 0) \
                     or len(node.outputs) > 1 and node.outputs[1]:
                 cpu(node, "MaxPool with dilation, ceil_mode or indices")
-            elif any(a.get("pads") or [0]) and node.inputs[0] not in nonneg:
-                cpu(node, "MaxPool with padding on an input that may be negative: the DMA pads with zeros")
             elif (a.get("strides") or [1, 1])[0] != (a.get("strides") or [1, 1])[1]:
                 cpu(node, "MaxPool with two different strides")
             else:

@@ -5,7 +5,9 @@ Layouts (SPEC §7, B = BATCH, L = BLOCK): activations (N/B, C/L, H, W, B, L), co
 taps on the diagonal of its block, dense weights (N/L, K/L, L, L).
 
 `out_hw` lets a schedule compute a taller/wider output than the layer has (tiles that do
-not divide the image): the extra rows and columns read zero padding and are never stored.
+not divide the image): the extra rows and columns read padding and are never stored.
+`pad_value` is 0 or -128: the int8 code of a real zero when the input is quantized with zero
+point -128 (the DMA writes either, LOAD pad_min).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ def _i32(v):
     return te.cast("int32", v)
 
 
-def _padded_input(x, kh, kw, strides, pads, out_hw, name):
+def _padded_input(x, kh, kw, strides, pads, out_hw, name, pad_value=0):
     _, _, h, w, _, _ = x.shape
     sh, sw = strides
     pt, pl, pb, pr = pads
@@ -25,7 +27,7 @@ def _padded_input(x, kh, kw, strides, pads, out_hw, name):
     # rows/columns the over-computed output reaches beyond the bottom/right padding
     extra_h = max(0, (oh - 1) * sh + kh - (h + pt + pb))
     extra_w = max(0, (ow - 1) * sw + kw - (w + pl + pr))
-    return pad(x, [0, 0, pt, pl, 0, 0], [0, 0, pb + extra_h, pr + extra_w, 0, 0], 0, name=name)
+    return pad(x, [0, 0, pt, pl, 0, 0], [0, 0, pb + extra_h, pr + extra_w, 0, 0], pad_value, name=name)
 
 
 def conv_out_hw(h, w, kh, kw, strides, pads):
@@ -34,13 +36,13 @@ def conv_out_hw(h, w, kh, kw, strides, pads):
     return (h + pt + pb - kh) // sh + 1, (w + pl + pr - kw) // sw + 1
 
 
-def conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="conv"):
+def conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="conv", pad_value=0):
     nb, cb, h, wd, batch, block = x.shape
     ob, cb2, kh, kw, bo, bi = w.shape
     if cb2 != cb or bi != block or bo != block:
         raise ValueError(f"vdla conv2d: weight {list(w.shape)} does not fit input {list(x.shape)}")
     out_hw = out_hw or conv_out_hw(h, wd, kh, kw, strides, pads)
-    xp = _padded_input(x, kh, kw, strides, pads, out_hw, name + ".pad")
+    xp = _padded_input(x, kh, kw, strides, pads, out_hw, name + ".pad", pad_value)
     sh, sw = strides
     ic = te.reduce_axis((0, cb), "ic")
     ky = te.reduce_axis((0, kh), "ky")
@@ -53,7 +55,7 @@ def conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="conv"):
             axis=[ic, ky, kx, k]), name=name)
 
 
-def depthwise_conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="dwconv"):
+def depthwise_conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="dwconv", pad_value=0):
     """Channel block o of the output reads only channel block o of the input; the GEMM
     multiplies by a diagonal weight block (one useful MAC in BLOCK, but one micro-op per tap
     and pixel, where the ALU would need a multiply and an add of two cycles each)."""
@@ -62,7 +64,7 @@ def depthwise_conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name=
     if cb2 != cb or bo != block or bi != block:
         raise ValueError(f"vdla depthwise_conv2d: weight {list(w.shape)} does not fit input {list(x.shape)}")
     out_hw = out_hw or conv_out_hw(h, wd, kh, kw, strides, pads)
-    xp = _padded_input(x, kh, kw, strides, pads, out_hw, name + ".pad")
+    xp = _padded_input(x, kh, kw, strides, pads, out_hw, name + ".pad", pad_value)
     sh, sw = strides
     ky = te.reduce_axis((0, kh), "ky")
     kx = te.reduce_axis((0, kw), "kx")

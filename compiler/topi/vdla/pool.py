@@ -4,9 +4,9 @@ average pooling, int8 in the SPEC §7 activation layout.
 The ALU has no reduction over a window, so the taps are a chain of elementwise stages on the
 output tile: the accumulators are reset, the first tap is added, every further tap is a MAX
 (or ADD) with a tensor operand, all in place. The input window is loaded into the
-accumulator SRAM with LOAD ACC_8BIT (sign-extended int8); its padding is the DMA's zeros, so
-max pooling here means max pooling of the zero-padded input (equal to -inf padding for
-non-negative inputs, e.g. after a ReLU; with padding 0 the question does not arise).
+accumulator SRAM with LOAD ACC_8BIT (sign-extended int8); for max pooling the DMA pads with
+-128 (LOAD pad_min), which no input value loses to, so it is ONNX MaxPool exactly; sums pad
+with zeros.
 Average pooling is the window sum times `mul` >> `shift` (with rounding), the fixed-point
 form of 1/(KH*KW); it is exact for power-of-two windows (mul 1, shift log2).
 Each tap costs two ALU cycles per output element (two accumulator reads).
@@ -56,7 +56,9 @@ def pool_chain(x, layer: PoolLayer, out_hw):
     """-> (reset stage, input window stage (int32), tap stages in order)."""
     nb, cb, h, w, batch, block = x.shape
     s = layer.stride
-    xp = _padded_input(x, layer.kh, layer.kw, (s, s), layer.pads, out_hw, "pool.pad")
+    # max pooling pads with int8's minimum (LOAD pad_min), so padding never wins; sums pad with 0
+    xp = _padded_input(x, layer.kh, layer.kw, (s, s), layer.pads, out_hw, "pool.pad",
+                       -128 if layer.mode == "max" else 0)
     xa = te.compute(xp.shape, lambda *i: te.cast("int32", xp(*i)), name="pool.window")
     shape = (nb, cb, out_hw[0], out_hw[1], batch, block)
     zero = te.compute(shape, lambda *i: te.const(0, "int32"), name="pool.init")

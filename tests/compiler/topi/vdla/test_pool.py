@@ -1,5 +1,6 @@
 """Pooling compiled for the VDLA ALU against numpy, bit for bit: max pooling (with and
-without padding, strides 1 and 2), average pooling as window sum x mul >> shift, global
+without padding, strides 1 and 2; padding pads with -128 and never wins, even over negative
+inputs), average pooling as window sum x mul >> shift, global
 average pooling, on three configs."""
 import numpy as np
 import pytest
@@ -18,13 +19,13 @@ def _pool(config, x, kernel, stride, pad, mode, ep=None, knobs=None):
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 @pytest.mark.parametrize("c,h,w,k,stride,pad", [
-    (32, 12, 12, 3, 2, 1),      # ResNet's stem pool (zero padding)
+    (32, 12, 12, 3, 2, 1),      # ResNet's stem pool, on inputs that are mostly negative at the border
     (20, 9, 7, 2, 2, 0),        # 2x2 /2, odd sizes, ragged channels
     (16, 6, 6, 3, 1, 0),
 ])
 def test_max_pool_matches_numpy(cfg, c, h, w, k, stride, pad, rng):
     config = CONFIGS[cfg]
-    x = rng.integers(-128, 128, (config.batch, c, h, w), dtype=np.int8)
+    x = rng.integers(-128, 20, (config.batch, c, h, w), dtype=np.int8)     # mostly negative
     y = _pool(config, x, (k, k), stride, pad, "max")
     np.testing.assert_array_equal(y, pool_reference(x, (k, k), stride, pad, "max"))
 
