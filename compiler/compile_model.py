@@ -60,7 +60,7 @@ def _feature_list(features) -> list[str]:
 
 
 def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,
-                     constant_inputs=None, threads=None, log=None):
+                     constant_inputs=None, threads=None, log=None, per_channel_activations=False):
     """The VDLA pipeline, top to bottom: import -> float graph passes -> placement -> calibration
     -> int8 quantization of the accelerator part -> memory plan -> VDLA kernels for the
     accelerator nodes, CPU kernels (or host steps) for the rest -> artifact."""
@@ -69,7 +69,8 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     from .graph.passes.calibrate import calibrate, quantization_error, sample_batches
     from .graph.passes.memory_plan import plan_memory
     from .graph.passes.qdq import has_qdq, strip_qdq
-    from .graph.passes.quantize_vdla import demote_unranged, place_nodes, quantize_vdla, tensors_to_calibrate
+    from .graph.passes.quantize_vdla import (demote_unranged, place_nodes, quantize_vdla, tensors_to_calibrate,
+                                             unclipped_at_exits)
     from .lower_graph import lower_graph
     from .lower_vdla import lower_vdla
     from .target import Target
@@ -85,7 +86,8 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
                          "(one array per model input, named like the input, first axis = samples)")
     place = place_nodes(graph, config, host_triple)
     if calibration is not None:
-        stats = calibrate(graph, calibration, tensors_to_calibrate(graph, place))
+        stats = calibrate(graph, calibration, tensors_to_calibrate(graph, place), per_channel=per_channel_activations)
+        unclipped_at_exits(graph, place, stats)
     else:
         stats = {}
     stats.update(qdq_ranges)

@@ -44,7 +44,8 @@ def lower_vdla(graph: Graph, config, log=None) -> tuple[dict, list, list]:
                 compile_ = lambda knobs=None: V.compile_pool2d(config, layer, ep, knobs, name=name)  # noqa: E731
             else:
                 t = graph.types[node.inputs[0]].shape
-                layer = V.AddLayer(t[0], t[1], t[2], t[3], a.get("ma", 0), a.get("mb", 0), a.get("per_channel", False))
+                layer = V.AddLayer(t[0], t[1], t[2], t[3], a.get("ma", 0), a.get("mb", 0), a.get("per_channel", False),
+                                   a.get("offset", False))
                 compile_ = lambda knobs=None: V.compile_add(config, layer, ep, knobs, name=name)  # noqa: E731
             prog, knobs = compile_()
             one, _ = compile_(replace(knobs, vthreads=1)) if knobs.vthreads > 1 else (prog, None)

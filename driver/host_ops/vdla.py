@@ -77,7 +77,7 @@ def _conv(inputs, attrs):
     layer, ep = attrs["layer"], attrs["epilogue"]
     batch, block = x.shape[4], x.shape[5]
     xn = _unpack_act(x)
-    win = _windows(xn, layer["kh"], layer["kw"], layer["stride"], layer["pads"])
+    win = _windows(xn, layer["kh"], layer["kw"], layer["stride"], layer["pads"], layer.get("pad_value", 0))
     if layer.get("depthwise"):
         cb, kh, kw, lo, li = w.shape
         diag = w[:, :, :, np.arange(lo), np.arange(li)]                  # (C/L, KH, KW, L)
@@ -125,6 +125,8 @@ def _add(inputs, attrs):
     else:
         ma, mb = attrs["ma"], attrs["mb"]
     total = _wrap(a.astype(np.int64) * ma + b.astype(np.int64) * mb)
+    if attrs.get("offset"):                   # a per-channel constant (the zero points' terms)
+        total = _wrap(total + inputs[4][:, 0, :].astype(np.int64).reshape(1, a.shape[1], 1, 1, 1, a.shape[5]))
     return [epilogue(total.reshape(a.shape[0], -1), attrs["epilogue"]).reshape(a.shape)]
 
 
@@ -163,7 +165,8 @@ def _dequantize(inputs, attrs):
     shape = attrs["shape"]
     x = _unpack_act(q)[:shape[0], :shape[1]]
     s = _channel_scale(attrs["scale"], x).astype(np.float32)
-    return [(x.astype(np.float32) * s).reshape(shape)]
+    zp = attrs.get("zero_point", 0)
+    return [((x.astype(np.float32) - np.float32(zp)) * s).reshape(shape)]
 
 
 OPS = {

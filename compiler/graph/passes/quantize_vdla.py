@@ -241,6 +241,7 @@ class _Builder:
         self.g, self.config, self.place, self.stats = graph, config, place, stats
         self.nodes: list[Node] = []
         self.packed: dict[str, tuple[str, float]] = {}   # fp32 tensor -> (packed name, scale)
+        self.zp: dict[str, int] = {}                         # packed name -> zero point (0 or -128)
         self.materialized = set(graph.inputs) | set(graph.constants)
         self.count = 0
 
@@ -280,15 +281,27 @@ class _Builder:
             return tensor
         q, scale = self.packed[tensor]
         self.add(Node("VdlaDequantize", self.fresh(f"dequantize_{tensor}"), [q], [tensor],
-                      {"scale": np.asarray(scale).tolist(), "shape": list(self.g.types[tensor].shape)}), {})
+                      {"scale": np.asarray(scale).tolist(), "shape": list(self.g.types[tensor].shape),
+                       "zero_point": self.zp.get(q, 0)}), {})
         self.materialized.add(tensor)
         return tensor
 
-    def output(self, tensor, shape, scale):
+    def output(self, tensor, shape, scale, zero_point=0):
         name = f"{tensor}.q"
         self.g.types[name] = TensorType(tuple(shape), "int8")
         self.packed[tensor] = (name, scale)
+        self.zp[name] = zero_point
         return name
+
+    def out_scale(self, tensor, channels, act):
+        """(scale per channel padded to blocks, zero point) of an output. A ReLU'd output is
+        non-negative: zero point -128 spreads [0, range] over all 256 codes (a scale of
+        range / 255, one bit finer than symmetric); its consumers subtract the zero point and
+        pad with it (LOAD pad_min)."""
+        s = _scale(self.stats, tensor, channels)
+        if act is not None:
+            return _padded(s * 127.0 / 255.0, self.config.block), -128
+        return _padded(s, self.config.block), 0
 
     # -- one builder per accelerator op --------------------------------------------------------
     def conv(self, node, act):
@@ -298,11 +311,13 @@ class _Builder:
         x = node.inputs[0]
         y = (act or node).outputs[0]
         xq, s_x = self.packed_input(x)
+        z_x = self.zp.get(xq, 0)
         w = g.constants[node.inputs[1]].astype(np.float64)
         b = g.constants[node.inputs[2]].astype(np.float64) if len(node.inputs) > 2 and node.inputs[2] \
             else np.zeros(w.shape[0])
         depthwise = node.attrs.get("group", 1) > 1
-        s_y = _scale(self.stats, y, w.shape[0])
+        s_y_padded, z_y = self.out_scale(y, w.shape[0], act)
+        s_y = s_y_padded[:w.shape[0]]
         # the input's per-channel scales fold into the weights: acc = sum(w * s_x[c] * x_q)
         s_in = s_x[:g.types[x].shape[1]]
         w = w * (s_in[:, None, None, None] if depthwise else s_in[None, :, None, None])
@@ -313,14 +328,17 @@ class _Builder:
         L = cfg.block
         layer = ConvLayer(-(-xt.shape[0] // cfg.batch), -(-xt.shape[1] // L), xt.shape[2], xt.shape[3],
                           -(-yt.shape[1] // L), w.shape[2], w.shape[3], (a.get("strides") or [1, 1])[0],
-                          tuple(a.get("pads") or (0, 0, 0, 0)), depthwise)
+                          tuple(a.get("pads") or (0, 0, 0, 0)), depthwise, pad_value=z_x)
         peak = _channel_peak(self.stats, node.outputs[0], w.shape[0])   # before the activation
         acc_peak = float((peak / s_w).max()) if peak is not None else _worst_acc(w_q)
-        ep, bias_q, mult = _requant(s_w / s_y, b / s_w, acc_peak, act, s_y)
+        # sum(w * (q - z_x)) = sum(w * q) - z_x * sum(w): the input's zero point joins the bias
+        zp_term = -z_x * w_q.astype(np.int64).reshape(w_q.shape[0], -1).sum(axis=1)
+        ep, bias_q, mult = _requant(s_w / s_y, b / s_w + zp_term, acc_peak,
+                                    act, s_y, z_y)
         wp = pack_depthwise_weight(w_q, L) if depthwise else pack_conv_weight(w_q, L)
         inputs = [xq, self.const(f"{node.name}.wq", wp), self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)),
                   self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L))]
-        out = self.output(y, (layer.n, layer.o, layer.out_h, layer.out_w, cfg.batch, L), _padded(s_y, L))
+        out = self.output(y, (layer.n, layer.o, layer.out_h, layer.out_w, cfg.batch, L), s_y_padded, z_y)
         self.nodes.append(Node("VdlaConv", node.name, inputs, [out],
                                {"layer": _jsonable(asdict(layer)), "epilogue": asdict(ep),
                                 "source_ops": [node.op] + ([act.op] if act else [])}))
@@ -332,22 +350,26 @@ class _Builder:
         x = node.inputs[0]
         y = (act or node).outputs[0]
         xq, s_x = self.packed_input(x)
+        z_x = self.zp.get(xq, 0)
         w = g.constants[node.inputs[1]].astype(np.float64)          # (N, K): canonical transB=1
         b = g.constants[node.inputs[2]].astype(np.float64) if len(node.inputs) > 2 and node.inputs[2] \
             else np.zeros(w.shape[0])
-        s_y = _scale(self.stats, y, w.shape[0])
+        s_y_padded, z_y = self.out_scale(y, w.shape[0], act)
+        s_y = s_y_padded[:w.shape[0]]
         w = w * s_x[None, :w.shape[1]]
         s_w = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
         w_q = np.clip(np.rint(w / s_w[:, None]), -127, 127).astype(np.int8)
         peak = _channel_peak(self.stats, node.outputs[0], w.shape[0])
         acc_peak = float((peak / s_w).max()) if peak is not None else _worst_acc(w_q)
-        ep, bias_q, mult = _requant(s_w / s_y, b / s_w, acc_peak, act, s_y)
+        zp_term = -z_x * w_q.astype(np.int64).sum(axis=1)
+        ep, bias_q, mult = _requant(s_w / s_y, b / s_w + zp_term, acc_peak,
+                                    act, s_y, z_y)
         L = cfg.block
         m_blocks = g.types[xq].shape[0]
         inputs = [xq, self.const(f"{node.name}.wq", pack_matrix_rhs(w_q.T, L)),
                   self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)),
                   self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L))]
-        out = self.output(y, (m_blocks, -(-w.shape[0] // L), cfg.batch, L), _padded(s_y, L))
+        out = self.output(y, (m_blocks, -(-w.shape[0] // L), cfg.batch, L), s_y_padded, z_y)
         self.nodes.append(Node("VdlaDense", node.name, inputs, [out],
                                {"layer": {"m": m_blocks, "k": g.types[xq].shape[1], "n": -(-w.shape[0] // L)},
                                 "epilogue": asdict(ep), "source_ops": [node.op] + ([act.op] if act else [])}))
@@ -369,7 +391,9 @@ class _Builder:
                               1, (0, 0, 0, 0), "sum")
             shift = 15                                # sum * round(2^15 / (H*W)) >> 15, same scale
             ep = Epilogue(mul=max(1, int(round((1 << shift) / hw))), shift=shift, round=True)
-        out = self.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, cfg.batch, cfg.block), s_x)
+        # max and mean commute with the code shift: the output keeps the input's zero point
+        out = self.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, cfg.batch, cfg.block), s_x,
+                          self.zp.get(xq, 0))
         self.nodes.append(Node("VdlaPool", node.name, [xq], [out],
                                {"layer": _jsonable(asdict(layer)), "epilogue": asdict(ep), "source_ops": [node.op]}))
 
@@ -378,20 +402,25 @@ class _Builder:
         cfg = self.config
         aq, s_a = self.packed_input(node.inputs[0])
         bq, s_b = self.packed_input(node.inputs[1])
+        z_a, z_b = self.zp.get(aq, 0), self.zp.get(bq, 0)
         y = (act or node).outputs[0]
         c = self.g.types[node.inputs[0]].shape[1]
-        s_y = _padded(_scale(self.stats, y, c), cfg.block)
+        s_y, z_y = self.out_scale(y, c, act)
         shift, m = _fixed_point(np.concatenate([s_a / s_y, s_b / s_y]), 15, 15)
         ma, mb = m[:len(s_a)], m[len(s_a):]
+        # (a - z_a) ma + (b - z_b) mb + z_y 2^S: the zero points make one constant per channel
+        offset = (-z_a * ma - z_b * mb + z_y * (1 << shift)).astype(np.int64)
         hi = 127
         if act is not None and act.op == "Clip" and act.attrs.get("max") is not None:
-            hi = int(min(127, np.min(np.rint(act.attrs["max"] / s_y[:c]))))
-        ep = Epilogue(shift=shift, round=shift > 0, lo=0 if act is not None else -128, hi=hi)
-        out = self.output(y, self.g.types[aq].shape, s_y)
-        inputs = [aq, bq, self.const(f"{node.name}.ma", pack_bias(ma.astype(np.int32), cfg.batch, cfg.block)),
-                  self.const(f"{node.name}.mb", pack_bias(mb.astype(np.int32), cfg.batch, cfg.block))]
+            hi = int(min(127, np.min(np.rint(act.attrs["max"] / s_y[:c]) + z_y)))
+        lo = z_y if act is not None else -128         # a ReLU clips at the code of zero
+        ep = Epilogue(shift=shift, round=shift > 0, lo=lo, hi=hi)
+        out = self.output(y, self.g.types[aq].shape, s_y, z_y)
+        pack = lambda v: pack_bias(v.astype(np.int32), cfg.batch, cfg.block)   # noqa: E731
+        inputs = [aq, bq, self.const(f"{node.name}.ma", pack(ma)), self.const(f"{node.name}.mb", pack(mb)),
+                  self.const(f"{node.name}.offset", pack(offset))]
         self.nodes.append(Node("VdlaAdd", node.name, inputs, [out],
-                               {"per_channel": True, "epilogue": asdict(ep),
+                               {"per_channel": True, "offset": True, "epilogue": asdict(ep),
                                 "source_ops": ["Add"] + ([act.op] if act else [])}))
 
     def identity(self, node):
@@ -402,13 +431,33 @@ class _Builder:
         xq, s = self.packed_input(node.inputs[0])
         xt = self.g.types[xq]
         shape = (xt.shape[0], xt.shape[1], xt.shape[4], xt.shape[5])
-        out = self.output(node.outputs[0], shape, s)
+        out = self.output(node.outputs[0], shape, s, self.zp.get(xq, 0))
         self.nodes.append(Node("Reshape", node.name, [xq], [out], {"shape": list(shape)}))
 
 
 def _worst_acc(w_q) -> float:
     """The largest accumulator any int8 input can produce (no range known for the output)."""
     return 128.0 * float(np.abs(w_q.astype(np.int64)).reshape(w_q.shape[0], -1).sum(axis=1).max())
+
+
+def unclipped_at_exits(graph: Graph, place: dict, stats: dict) -> None:
+    """Tensors that leave the accelerator (read by the CPU or a model output) take their full
+    calibrated range: inside the int8 region a clipped outlier is one value among many, but
+    at an exit (logits, say) clipping what calibration did not see costs the answer."""
+    device = {}
+    for node in graph.nodes:
+        for out in node.outputs:
+            device[out] = place.get(node.name, {}).get("device")
+    exits = set(graph.outputs)
+    for node in graph.nodes:
+        if place.get(node.name, {}).get("device") != "vdla":
+            exits.update(n for n in node.inputs if n)
+    for t in exits:
+        if device.get(t) == "vdla" and t in stats:
+            info = stats[t]
+            info.update(range=info["max"], method="max (exit)")
+            if "channel_range" in info:
+                info["channel_range"] = list(info["channel_max"])
 
 
 def demote_unranged(graph: Graph, place: dict, stats: dict) -> None:
@@ -436,7 +485,7 @@ def demote_unranged(graph: Graph, place: dict, stats: dict) -> None:
                 changed = True
 
 
-def _requant(m, bias_real, acc_peak, act, s_y):
+def _requant(m, bias_real, acc_peak, act, s_y, z_y=0):
     """Per-channel requantization: acc + bias >> p, * M[o], >> S, clip. p keeps |acc| >> p
     below 2^16 so that the product with a 15-bit M fits int32; both shifts round to nearest
     through the bias: 2^(p-1) + 2^(p+S-1) / M[o] accumulator units."""
@@ -444,14 +493,16 @@ def _requant(m, bias_real, acc_peak, act, s_y):
     p = max(0, int(math.ceil(math.log2(max(acc_peak, 1.0) * 2))) - 16)
     shift, mult = _fixed_point(np.asarray(m) * (1 << p), 15, 31 - p)
     mult = np.maximum(mult, 0)
-    # round both shifts to nearest: half a step of the pre-shift and half an output step
-    rounding = np.where(mult > 0, (2.0 ** (p + shift - 1)) / np.maximum(mult, 1), 0.0) + (2.0 ** (p - 1) if p else 0.0)
+    # round both shifts to nearest (half a step of the pre-shift, half an output step) and add
+    # the output's zero point, all as accumulator units in the bias
+    steps = (2.0 ** (p + shift)) / np.maximum(mult, 1)
+    rounding = np.where(mult > 0, steps * (0.5 + z_y), 0.0) + (2.0 ** (p - 1) if p else 0.0)
     bias_q = np.clip(np.rint(bias_real + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
     lo, hi = -128, 127
     if act is not None:
-        lo = 0
+        lo = z_y                                   # the code of a real zero
         if act.op == "Clip" and act.attrs.get("max") is not None:
-            hi = int(min(127, np.min(np.rint(act.attrs["max"] / np.asarray(s_y)))))
+            hi = int(min(127, np.min(np.rint(act.attrs["max"] / np.asarray(s_y))) + z_y))
     ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, lo=lo, hi=hi)
     return ep, bias_q.astype(np.int32), mult.astype(np.int32)
 
@@ -502,5 +553,5 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config) -> Graph:
         b.float_input(out)
     g.nodes = b.nodes
     g.meta["placement"] = place
-    g.meta["vdla_scales"] = {q: (name, np.asarray(scale).tolist()) for name, (q, scale) in b.packed.items()}
+    g.meta["vdla_scales"] = {q: (name, np.asarray(scale).tolist(), b.zp.get(q, 0)) for name, (q, scale) in b.packed.items()}
     return g

@@ -42,7 +42,7 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     out_hw = (_ceil(oh, h_mult) * h_mult, _ceil(ow, knobs.tile_w) * knobs.tile_w)
     strides = (layer.stride, layer.stride)
     op = depthwise_conv2d if layer.depthwise else conv2d
-    acc = op(x, w, strides, layer.pads, out_hw, name="conv")
+    acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=layer.pad_value)
     bias = te.placeholder((layer.o, B, L), "int32", "bias") if ep.bias else None
     scale = te.placeholder((layer.o, B, L), "int32", "scale") if ep.scale else None
     out_shape = (layer.n, layer.o, oh, ow, B, L)

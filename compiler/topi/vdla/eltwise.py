@@ -26,12 +26,13 @@ class AddLayer:
     ma: int = 0   # fixed-point factors (16-bit immediates) ...
     mb: int = 0
     per_channel: bool = False      # ... or per-channel operands (buffers ma, mb after a, b)
+    offset: bool = False           # per_channel: + a per-channel int32 constant (zero points' terms)
 
 
 def default_add_knobs(config, layer: AddLayer) -> PoolKnobs:
     """Whole rows of pixels per tile (a divisor of the height: the operands are read as they
     are, never past their end); both operands' tiles, per thread, must fit the accumulators."""
-    per_pixel_row = 2 * layer.w + (2 if layer.per_channel else 0)   # both operands (+ their factors)
+    per_pixel_row = 2 * layer.w + (3 if layer.per_channel else 0)   # both operands (+ their factors)
     for vt in (2, 1):
         if layer.c % vt:
             continue
@@ -45,7 +46,7 @@ def default_add_knobs(config, layer: AddLayer) -> PoolKnobs:
 
 
 def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None = None, name: str = "add"):
-    """-> (KernelProgram, knobs); buffers a, b, [ma, mb], y."""
+    """-> (KernelProgram, knobs); buffers a, b, [ma, mb, [offset]], y."""
     for k in ("ma", "mb"):
         if not layer.per_channel and not -(1 << 15) <= getattr(layer, k) < (1 << 15):
             raise ValueError(f"{name}: {k}={getattr(layer, k)} does not fit the ALU's 16-bit immediate")
@@ -64,6 +65,11 @@ def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None =
         mb32 = te.compute((layer.c, B, L), lambda *i: mb(*i), name="add.mb_vec")
         loads += [ma32, mb32]
         factors = [ma, mb]
+        if layer.offset:
+            off = te.placeholder((layer.c, B, L), "int32", "offset")
+            off32 = te.compute((layer.c, B, L), lambda *i: off(*i), name="add.offset_vec")
+            loads.append(off32)
+            factors.append(off)
         tensor = {"vdla.alu": ("mul", None)}
         am = te.compute(shape, lambda n, c, h, w, b, l: a32[n, c, h, w, b, l] * ma32[c, b, l], name="add.ma",
                         attrs=tensor)
@@ -75,8 +81,14 @@ def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None =
         bm = te.compute(shape, lambda *i: b32(*i) * te.const(layer.mb, "int32"), name="add.mb",
                         attrs={"vdla.alu": ("mul", layer.mb)})
     total = te.compute(shape, lambda *i: am(*i) + bm(*i), name="add.sum", attrs={"vdla.alu": ("add", None)})
+    alu = [am, bm, total]
+    if layer.per_channel and layer.offset:
+        summed = total
+        total = te.compute(shape, lambda n, c, h, w, b, l: summed[n, c, h, w, b, l] + off32[c, b, l],
+                           name="add.offset", attrs={"vdla.alu": ("add", None)})
+        alu.append(total)
     stages, _, out = apply_epilogue(total, ep, shape, name="y")
-    s = schedule_tile_chain(config, out, loads, [am, bm, total, *stages], knobs)
+    s = schedule_tile_chain(config, out, loads, [*alu, *stages], knobs)
     prog = build_vdla(s, [a, b, *factors, out], config, name)
     prog.meta.update(json.loads(json.dumps({"op": "add", "knobs": asdict(knobs), "layer": asdict(layer),
                                             "epilogue": asdict(ep)})))

@@ -28,6 +28,7 @@ class ConvLayer:
     stride: int = 1
     pads: tuple = (1, 1, 1, 1)      # top, left, bottom, right
     depthwise: bool = False
+    pad_value: int = 0              # the code of a real zero: 0, or -128 for zero point -128
 
     @property
     def out_h(self) -> int:
