@@ -75,16 +75,9 @@ def _load(insn: MemInsn, index: int, state, dram: np.ndarray) -> None:
         elems = np.ascontiguousarray(data).view(np.int8).reshape(insn.y_size, insn.x_size, *lanes).astype(np.int32)
     else:
         elems = np.ascontiguousarray(data).view(np.int8).reshape(insn.y_size, insn.x_size, *lanes)
-    block = np.full((rows, cols, *lanes), _pad_value(insn), dtype=sram.dtype)
+    block = np.full((rows, cols, *lanes), insn.pad_value, dtype=sram.dtype)
     block[insn.y_pad_0:insn.y_pad_0 + insn.y_size, insn.x_pad_0:insn.x_pad_0 + insn.x_size] = elems
     sram[insn.sram_base:insn.sram_base + rows * cols] = block.reshape(rows * cols, *lanes)
-
-
-def _pad_value(insn: MemInsn) -> int:
-    """0, or with pad_min the most negative value of the DRAM element's lanes."""
-    if not insn.pad_min:
-        return 0
-    return -(1 << 31) if insn.memory_type == MemType.ACC else -128
 
 
 def _store(insn: MemInsn, index: int, state, dram: np.ndarray) -> None:

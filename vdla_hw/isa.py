@@ -110,6 +110,14 @@ class MemInsn(Insn):
     def is_nop(self) -> bool:
         return self.x_size == 0
 
+    @property
+    def pad_value(self) -> int:
+        """What a LOAD writes into its padding, per lane: 0, or with pad_min the most negative
+        value of the element's lanes (int32 for ACC, int8 for every other type)."""
+        if not self.pad_min:
+            return 0
+        return -(1 << 31) if self.memory_type == MemType.ACC else -(1 << 7)
+
 
 @dataclass
 class GemmInsn(Insn):
