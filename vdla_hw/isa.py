@@ -245,6 +245,11 @@ class Isa:
                            Opcode.GEMM: (self.gemm, GemmInsn), Opcode.ALU: (self.alu, AluInsn),
                            Opcode.FINISH: (self.finish, FinishInsn)}
 
+    @property
+    def max_pad(self) -> int:
+        """The most padding elements a LOAD adds on one side (the pad fields' range)."""
+        return next(f for f in self.mem if f.name == "y_pad_0").mask
+
     # ---- instructions -------------------------------------------------------------------
     def layout(self, insn: Insn) -> tuple[Field, ...]:
         return self._by_opcode[Opcode(insn.opcode)][0]

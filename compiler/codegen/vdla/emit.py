@@ -24,9 +24,7 @@ from .affine import Affine, guard_atoms, valid_range
 from .errors import VdlaLoweringError
 from .storage import buffer_elems
 from .nodes import SCOPE_MEM, sram_depth
-from .tokens import insert_dependence_tokens
-
-_PAD_MAX = 15
+from .tokens import conflict, insert_dependence_tokens
 
 
 @dataclass
@@ -43,19 +41,9 @@ def emit_program(config, func) -> KernelProgram:
     em.flush_resets()
     params = []
     for i, b in enumerate(func.params):
-        params.append(ProgramParam(b.name, b.size() * _dtype_bytes(b.dtype), em.param_elem.get(i, 1)))
+        params.append(ProgramParam(b.name, b.size() * np.dtype(b.dtype).itemsize, em.param_elem.get(i, 1)))
     calls = insert_dependence_tokens(em.ops)
     return KernelProgram(func.name, config.hash, params, em.kernels, calls)
-
-
-def _touches(a: Op, b: Op) -> bool:
-    def overlap(xs, ys):
-        return any(m == m2 and lo < hi2 and lo2 < hi for m, lo, hi in xs for m2, lo2, hi2 in ys)
-    return overlap(a.writes, b.reads + b.writes) or overlap(a.reads, b.writes)
-
-
-def _dtype_bytes(dtype: str) -> int:
-    return {"int8": 1, "uint8": 1, "int32": 4, "int16": 2}[dtype]
 
 
 def _const(e, env, what):
@@ -85,7 +73,7 @@ class _Emitter:
         the store module drains this thread's previous tile (which the reset must wait for)."""
         keep = []
         for r in self.pending_resets:
-            if _touches(op, r):
+            if conflict(op, r):
                 self.ops.append(r)
             else:
                 keep.append(r)
@@ -196,9 +184,8 @@ class _Emitter:
         y_var, y_ext = y if y else (None, 1)
         y_lo, y_hi = valid_range(atoms, y_var, y_ext, what) if y else (0, 1)
         bound = set(x_vars) | ({y_var} if y else set())
-        for a in atoms:
-            if not (a.vars() - bound) and not a.vars() and a.const < 0:
-                x_hi = x_lo          # the whole block is outside the guard
+        if any(not a.vars() and a.const < 0 for a in atoms):
+            x_hi = x_lo              # the whole block is outside the guard
         if x_hi <= x_lo or y_hi <= y_lo:
             if node.kind == "store":
                 return
@@ -211,9 +198,10 @@ class _Emitter:
         at = {**zero, **({y_var: 0} if y else {})}
         if node.kind == "load":
             pads = (y_lo, y_ext - y_hi, x_lo, x_ext - x_hi)
-            if max(pads) > _PAD_MAX:
+            limit = self.config.isa.max_pad
+            if max(pads) > limit:
                 raise VdlaLoweringError(f"{what}: padding {pads} (rows above/below, columns left/right) exceeds "
-                                        f"the DMA's {_PAD_MAX}-element pad fields; use smaller tiles")
+                                        f"the DMA's {limit}-element pad fields; use smaller tiles")
             src_at = {**at, **({x_vars[0]: x_lo} if len(x_vars) == 1 else {}), **({y_var: y_lo} if y else {})}
             sram0 = si.value(at)
             rows, cols = y_ext, x_ext

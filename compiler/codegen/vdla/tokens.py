@@ -24,7 +24,8 @@ def _overlap(xs, ys) -> bool:
     return False
 
 
-def _conflict(a, b) -> bool:
+def conflict(a, b) -> bool:
+    """Must b wait for a (or the other way round)? One writes what the other reads or writes."""
     return _overlap(a.writes, b.reads) or _overlap(a.writes, b.writes) or _overlap(a.reads, b.writes)
 
 
@@ -38,7 +39,7 @@ def insert_dependence_tokens(ops) -> list[tuple]:
             done = covered.get((x, b.stage), -1)
             hist = by_stage[x]
             for pos in range(len(hist) - 1, done, -1):
-                if _conflict(ops[hist[pos]], b):
+                if conflict(ops[hist[pos]], b):
                     pushes[hist[pos]].append((x, b.stage))
                     pops[i].append((x, b.stage))
                     covered[(x, b.stage)] = pos

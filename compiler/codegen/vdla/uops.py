@@ -169,7 +169,7 @@ def plan_loops(nest: UopNest, config) -> UopNest:
             pv, pe = merged[-1]
             if all(a.coeff(pv) == e * a.coeff(v) for a in ops.values()):
                 # one loop of pe*e iterations with the inner loop's strides
-                ops = {k: Affine(a.const, {**{x: c for x, c in a.coeffs.items() if x is not pv}}) for k, a in ops.items()}
+                ops = {k: Affine(a.const, {x: c for x, c in a.coeffs.items() if x is not pv}) for k, a in ops.items()}
                 merged[-1] = (v, pe * e)
                 continue
         merged.append((v, e))

@@ -29,9 +29,9 @@ DEFAULT_BOARD_CPU = "armv7a-linux-gnueabihf"
 ACCEL_EFFICIENCY = 0.8        # GEMM utilization the estimate assumes for the accelerator
 
 _ACTIVATIONS = ("Relu", "Clip")
+# functions the tensor ALU (MIN, MAX, ADD, SHR, MUL on integers) cannot compute
 _NO_ALU = {"Softmax", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "HardSigmoid", "HardSwish",
-           "LeakyRelu", "Div", "Pow", "ReduceMean", "AveragePool", "Transpose", "Concat", "Split",
-           "Slice", "Pad", "MatMul", "Mul", "Sub", "BatchNormalization", "Resize"}
+           "LeakyRelu", "Div", "Pow", "ReduceMean"}
 
 
 # ---- placement -----------------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def _fused_activation(graph, node, consumers):
     return None
 
 
-def _conv_problem(graph, node) -> str | None:
+def _conv_problem(graph, node, config) -> str | None:
     a = node.attrs
     x = graph.types[node.inputs[0]]
     w = graph.types[node.inputs[1]]
@@ -69,8 +69,8 @@ def _conv_problem(graph, node) -> str | None:
     strides = a.get("strides") or [1, 1]
     if strides[0] != strides[1]:
         return f"strides {strides}: the accelerator's convolutions use one stride for both axes"
-    if max(a.get("pads") or [0]) > 15:
-        return f"pads {a.get('pads')}: the DMA pads at most 15 elements"
+    if max(a.get("pads") or [0]) > config.isa.max_pad:
+        return f"pads {a.get('pads')}: the DMA pads at most {config.isa.max_pad} elements"
     group = a.get("group", 1)
     if group != 1 and not (group == x.shape[1] == w.shape[0] and w.shape[1] == 1):
         return f"group={group}: grouped convolutions other than depthwise are not offloaded"
@@ -116,7 +116,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None) -> dict[str,
         op = node.op
         if op == "Conv":
             macs = _conv_macs(graph, node)
-            problem = _conv_problem(graph, node)
+            problem = _conv_problem(graph, node, config)
             if problem:
                 cpu(node, problem, macs)
                 continue
@@ -178,9 +178,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None) -> dict[str,
         elif op in ("Relu", "Clip"):
             cpu(node, f"{op} not after a convolution, Gemm or Add: nothing to fuse it into")
         elif op in _NO_ALU:
-            cpu(node, f"{op}: no ALU equivalent" if op not in ("MatMul", "Concat", "Split", "Slice", "Pad",
-                                                                "Transpose", "AveragePool", "Mul", "Sub")
-                else f"{op}: not offloaded (runs on the CPU)")
+            cpu(node, f"{op}: no ALU equivalent")
         else:
             cpu(node, f"{op}: not offloaded (runs on the CPU)")
     return place

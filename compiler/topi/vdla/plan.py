@@ -104,9 +104,9 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     h_mult = k.tile_h * (k.vthreads if k.vthreads > 1 and k.vthread_axis == "h" else 1)
     bottom = (_ceil(layer.out_h, h_mult) * h_mult - 1) * layer.stride + layer.kh - layer.h - layer.pads[0]
     right = (_ceil(layer.out_w, k.tile_w) * k.tile_w - 1) * layer.stride + layer.kw - layer.w - layer.pads[1]
-    if max(bottom, right, *layer.pads) > 15:
+    if max(bottom, right, *layer.pads) > config.isa.max_pad:
         return (f"the input window reaches {max(bottom, right, *layer.pads)} elements past the image, more than "
-                "the DMA's 15-element padding")
+                f"the DMA's {config.isa.max_pad}-element padding")
     return None
 
 

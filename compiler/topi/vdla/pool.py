@@ -92,8 +92,8 @@ def _problem(config, layer: PoolLayer, k: PoolKnobs) -> str | None:
     over_w = -(-layer.out_w // k.tile_w) * k.tile_w
     bottom = (over_h - 1) * layer.stride + layer.kh - layer.h - layer.pads[0]
     right = (over_w - 1) * layer.stride + layer.kw - layer.w - layer.pads[1]
-    if max(bottom, right, *layer.pads) > 15:
-        return "the input window reaches more than the DMA's 15-element padding past the image"
+    if max(bottom, right, *layer.pads) > config.isa.max_pad:
+        return f"the input window reaches more than the DMA's {config.isa.max_pad}-element padding past the image"
     return None
 
 
