@@ -4,9 +4,9 @@ Kernel ABI: `int32_t NAME(void* const* buffers)`; buffers are the PrimFunc param
 Representation choices:
 - scalar int32 values (indices, mostly) are computed as i64, so address arithmetic needs no
   sign extensions the optimizer cannot remove; they are truncated where stored as int32;
-- a `parallel` loop is outlined into a worker function that the deploy runtime's persistent
-  thread pool (`vdla_parallel_for`, driver/thread_pool.py) runs on `NAME__num_threads`
-  threads, the calling thread taking chunk 0; with Target.threads == 1 (or too little work)
+- a `parallel` loop is outlined into a worker function of chunks of its iterations that the
+  deploy runtime's persistent thread pool (`vdla_parallel_for_chunks`, driver/thread_pool.py)
+  runs on up to `NAME__num_threads` threads; with Target.threads == 1 (or too little work)
   parallel loops are plain loops and the object needs no runtime symbols;
 - "local" buffers are stack arrays in the function's entry block (so LLVM can keep them in
   registers), "global" temporaries are malloc'ed; other memory scopes are rejected.
@@ -25,11 +25,11 @@ from ..tir import dtype as dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import visit
+from vdla.driver import thread_pool as _thread_pool   # the CPU-kernel ABI the runtime provides
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
-MAX_THREADS = 64
-PARALLEL_FOR = "vdla_parallel_for"   # the deploy runtime's thread pool (driver/thread_pool.py)
+PARALLEL_FOR = _thread_pool.SYMBOL   # the deploy runtime's thread pool
 # Below this many (estimated) stores a parallel loop runs on the calling thread. Measured on
 # the Zen 4 hosts, a unit of the estimate is 0.3-0.45 ns of serial time (vector stores count
 # once), so 50k is about 20 us: a call into the warm (spinning) pool costs a few us, a call

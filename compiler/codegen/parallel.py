@@ -1,5 +1,7 @@
-"""Parallel loops: the body is outlined into worker(env, tid, n) and handed to the deploy
-runtime's thread pool (`vdla_parallel_for`, see driver/thread_pool.py)."""
+"""Parallel loops: the body is outlined into worker(env, c, n), which runs the c-th of n
+equal chunks of the iterations, and handed to the deploy runtime's thread pool
+(`vdla_parallel_for_chunks`, see driver/thread_pool.py), which picks n (any n up to the
+extent) and which threads run which chunks."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -7,13 +9,14 @@ from llvmlite import ir
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import visit
-from .llvm_codegen import I8, I32, I64, PTR, MAX_THREADS, PARALLEL_FOR, _Fn, value_type
+from .llvm_codegen import I8, I32, I64, PTR, PARALLEL_FOR, _Fn, value_type
 
 
 def emit_parallel_for(cg, st, s):
-    """Outline the loop body into worker(env, tid, n) and hand it to the deploy runtime's
-    thread pool (vdla_parallel_for): thread tid runs the tid-th chunk of iterations."""
-    if not isinstance(s.extent, E.Const):
+    """Outline the loop body into worker(env, c, n) and hand it to the deploy runtime's
+    thread pool with the extent (the most chunks the worker accepts) and the kernel's thread
+    count."""
+    if not isinstance(s.extent, E.Const) or not isinstance(s.min, E.Const):
         return cg.serial_for(st, s)
     extent = s.extent.value
     captured_vars, captured_bufs = _captures(s, st)
@@ -27,7 +30,7 @@ def emit_parallel_for(cg, st, s):
     wst = _Fn(worker)
     wst.in_parallel = True
     wb = wst.b
-    envp, tid, nthr = worker.args
+    envp, chunk, nchunks = worker.args
 
     def field(k):
         return wb.gep(envp, [ir.Constant(I32, 0), ir.Constant(I32, k)], source_etype=env_t)
@@ -36,12 +39,11 @@ def emit_parallel_for(cg, st, s):
     for k, v in enumerate(captured_vars):
         kk = k + len(captured_bufs)
         wst.vars[v] = wb.load(field(kk), typ=env_types[kk])
-    ext = ir.Constant(I64, extent)
-    chunk = wb.sdiv(wb.add(ext, wb.sub(nthr, ir.Constant(I64, 1))), nthr)
-    lo = wb.mul(tid, chunk)
-    hi = wb.add(lo, chunk)
-    hi = wb.select(wb.icmp_signed("<", hi, ext), hi, ext)
-    cg.serial_for(wst, s, lo, hi)
+    # chunk c is [c * extent / n, (c + 1) * extent / n): sizes differ by at most one
+    ext, start = ir.Constant(I64, extent), ir.Constant(I64, s.min.value)
+    lo = wb.sdiv(wb.mul(chunk, ext), nchunks)
+    hi = wb.sdiv(wb.mul(wb.add(chunk, ir.Constant(I64, 1)), ext), nchunks)
+    cg.serial_for(wst, s, wb.add(lo, start), wb.add(hi, start))
     wb.ret_void()
 
     b = st.b
@@ -51,12 +53,9 @@ def emit_parallel_for(cg, st, s):
     for k, v in enumerate(captured_vars):
         kk = k + len(captured_bufs)
         b.store(st.vars[v], b.gep(env, [ir.Constant(I32, 0), ir.Constant(I32, kk)], source_etype=env_t))
-    want = b.sext(b.load(cg._nthreads, typ=I32), I64)
-    cap = ir.Constant(I64, min(extent, MAX_THREADS))
-    n = b.select(b.icmp_signed("<", want, ir.Constant(I64, 1)), ir.Constant(I64, 1), want)
-    n = b.select(b.icmp_signed(">", n, cap), cap, n)
-    launch = cg._extern(PARALLEL_FOR, ir.VoidType(), [PTR, PTR, I64])
-    b.call(launch, [worker, env, n])
+    threads = b.sext(b.load(cg._nthreads, typ=I32), I64)
+    launch = cg._extern(PARALLEL_FOR, ir.VoidType(), [PTR, PTR, I64, I64])
+    b.call(launch, [worker, env, ir.Constant(I64, extent), threads])
 
 
 def estimated_work(s) -> int:

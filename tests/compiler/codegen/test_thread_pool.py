@@ -1,8 +1,12 @@
-"""The deploy runtime's thread pool as kernels use it: any thread count, concurrent callers,
-waits that end spinning and waits that end asleep, a forked child (which has none of the
-parent's worker threads), and the pool's code for the boards' CPUs."""
+"""The deploy runtime's thread pool as kernels use it: any thread count, loops of few and of
+many iterations, concurrent callers, waits that end spinning and waits that end asleep, a
+busy process on one core, a forked child (which has none of the parent's worker threads), and
+the pool's code for the boards' CPUs. (tests/driver/test_thread_pool_contract.py checks the
+pool's own contract chunk by chunk.)"""
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -16,14 +20,71 @@ from vdla.compiler.target import Target
 from vdla.driver import thread_pool
 
 
-def parallel_kernel():
-    a = te.placeholder((64, 4096), "float32", "a")      # enough work to use the pool
+def parallel_kernel(shape=(64, 4096)):
+    a = te.placeholder(shape, "float32", "a")      # enough work to use the pool
     b = te.compute(a.shape, lambda i, j: a[i, j] * 3.0 + 1.0, "b")
     s = create_schedule(b)
     s[b].parallel(s[b].op.axis[0])
     kern = build(s, [a, b], Target.host(threads=2), "triple")
-    assert "vdla_parallel_for" in kern.llvm_ir
+    assert thread_pool.SYMBOL in kern.llvm_ir
     return kern.load()
+
+
+def row_sums_kernel(rows, cols):
+    """out[i] = sum_j a[i, j] * (j + 1): a reduction inside each parallel iteration, so a
+    chunk boundary in the wrong place or a chunk run twice or never changes the result."""
+    a = te.placeholder((rows, cols), "float32", "a")
+    k = te.reduce_axis((0, cols), "k")
+    out = te.compute((rows,), lambda i: te.sum(a[i, k] * (k + 1).astype("float32"), axis=k), "out")
+    s = create_schedule(out)
+    s[out].parallel(s[out].op.axis[0])
+    kern = build(s, [a, out], Target.host(threads=2), "row_sums")
+    assert thread_pool.SYMBOL in kern.llvm_ir
+    return kern.load()
+
+
+@pytest.mark.parametrize("rows,cols", [(2, 40000), (3, 30000), (7, 9000), (64, 1200), (1000, 64),
+                                       (4099, 16)])
+def test_few_and_many_iterations_equal_one_thread_and_numpy(rows, cols):
+    lib = row_sums_kernel(rows, cols)
+    x = np.random.default_rng(rows).standard_normal((rows, cols)).astype("float32")
+    lib.set_num_threads(1)
+    one = np.zeros(rows, "float32")
+    lib.run("row_sums", [x, one])
+    np.testing.assert_allclose(one, x.astype("float64") @ np.arange(1, cols + 1), rtol=1e-3, atol=1e-2)
+    for threads in (2, 3, 8, 300):
+        lib.set_num_threads(threads)
+        for _ in range(3):
+            out = np.full(rows, np.nan, "float32")
+            lib.run("row_sums", [x, out])
+            np.testing.assert_array_equal(out, one)   # the same arithmetic, chunk by chunk
+
+
+def test_results_under_a_busy_core():
+    """Another process spinning on one core: the pool's waits yield and sleep, claims race with
+    preemption; every call must still finish with every chunk done (generous bound: a hang,
+    not a speed, is what this catches)."""
+    lib = row_sums_kernel(96, 2000)
+    x = np.random.default_rng(5).standard_normal((96, 2000)).astype("float32")
+    lib.set_num_threads(1)
+    want = np.zeros(96, "float32")
+    lib.run("row_sums", [x, want])
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1:
+            os.sched_setaffinity(busy.pid, {max(os.sched_getaffinity(0))})
+        lib.set_num_threads(2)
+        start = time.monotonic()
+        for k in range(200):
+            out = np.zeros(96, "float32")
+            lib.run("row_sums", [x, out])
+            np.testing.assert_array_equal(out, want)
+            if k % 50 == 49:
+                time.sleep(0.002)    # let the worker fall asleep now and then
+        assert time.monotonic() - start < 60
+    finally:
+        busy.kill()
+        busy.wait()
 
 
 def test_thread_counts_and_concurrent_callers():
@@ -96,4 +157,6 @@ def test_pool_compiles_for_each_board_with_its_spin_hint(triple, bits, hint):
     mod.verify()
     asm = Target(triple).target_machine().emit_assembly(mod)
     assert f"{thread_pool.SYMBOL}:" in asm
+    assert f"{thread_pool.LEGACY_SYMBOL}:" in asm
     assert hint in asm.split()
+    assert "sched_yield" in asm          # spin waits hand the core over now and then
