@@ -1,16 +1,27 @@
 """End-to-end CPU latency: vdla-compiled ResNet-18 and MobileNetV2 (batch 1, fp32, 224x224)
 against onnxruntime in the same process, with 1 and 2 threads, plus compile time.
 
-    python benchmarks/e2e_cpu.py [--repeat N] [--json]
+    python benchmarks/e2e_cpu.py [--repeat N] [--json] [--contended]
 
 With --json the last line is one JSON object (ratios are ours / onnxruntime at 2 threads).
+
+--contended also measures all four contestants (ours and onnxruntime, 1 and 2 threads) while
+another process spins on one core (a child started and stopped here, pinned to the last CPU
+this process may use; this process stays free to move), as on a board that runs other work.
+The last line is then always JSON, with contended_{ours,ort}_{1,2}t_ms, contended_2t_over_1t
+(ours; below 1 means the second thread still pays), contended_ort_2t_over_1t and the same
+figures without the busy core (uncontended_...), for MobileNetV2 unprefixed and for ResNet-18
+prefixed resnet18_.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
+import os
 import pathlib
+import subprocess
 import sys
 import time
 
@@ -30,7 +41,42 @@ def _builders():
     return module
 
 
-def bench_model(name: str, model, repeat: int) -> dict:
+@contextlib.contextmanager
+def busy_core():
+    """A child process spinning on the last CPU this process may use, for the block's duration.
+    Yields that CPU's number (None where affinity cannot be set)."""
+    child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        cpu = None
+        if hasattr(os, "sched_setaffinity"):
+            cpu = max(os.sched_getaffinity(0))
+            os.sched_setaffinity(child.pid, {cpu})
+        time.sleep(0.3)                      # let it start and settle on its core
+        yield cpu
+    finally:
+        child.kill()
+        child.wait()
+
+
+def contended_figures(row: dict, runs: dict, repeat: int) -> dict:
+    """ours and onnxruntime at 1 and 2 threads, interleaved, with one core busy; the same
+    figures from `row` (measured without the busy core) beside them."""
+    with busy_core() as cpu:
+        ms = interleaved_median_ms([runs[k] for k in ("ours_1t", "ours_2t", "ort_1t", "ort_2t")], repeat)
+    out = {"busy_cpu": cpu}
+    for key, value in zip(("ours_1t", "ours_2t", "ort_1t", "ort_2t"), ms):
+        out[f"contended_{key}_ms"] = round(value, 3)
+    for t in (1, 2):
+        out[f"uncontended_ours_{t}t_ms"] = row[f"vdla_ms_{t}t"]
+        out[f"uncontended_ort_{t}t_ms"] = row[f"ort_ms_{t}t"]
+    for phase in ("contended", "uncontended"):
+        for who, tag in (("ours", ""), ("ort", "ort_")):
+            two, one = out[f"{phase}_{who}_2t_ms"], out[f"{phase}_{who}_1t_ms"]
+            out[f"{phase}_{tag}2t_over_1t"] = round(two / one, 3)
+    return out
+
+
+def bench_model(name: str, model, repeat: int, contended: bool = False) -> dict:
     from vdla.compiler.compile_model import compile_model
     from vdla.driver.executor import Executor
 
@@ -43,29 +89,55 @@ def bench_model(name: str, model, repeat: int) -> dict:
     row = {"model": name, "compile_s": round(compile_s, 2), "kernel_steps": kinds.count("kernel"),
            "host_steps": kinds.count("host"), "arena_bytes": artifact.plan["arena_bytes"],
            "naive_bytes": artifact.plan["naive_bytes"]}
+    feeds = {spec["name"]: x}
+    runs = {}
     for threads in (1, 2):
         session = ort_session(model, threads)
-        feeds = {spec["name"]: x}
         reference = session.run(None, feeds)[0]
         executor = Executor(artifact, threads=threads)
         ours = executor.run(feeds)[artifact.plan["outputs"][0]["name"]]
-        ort_ms, vdla_ms = interleaved_median_ms(
-            [lambda: session.run(None, feeds), lambda: executor.run(feeds)], repeat)
+        run_ort, run_ours = (lambda s=session: s.run(None, feeds)), (lambda e=executor: e.run(feeds))
+        runs[f"ort_{threads}t"], runs[f"ours_{threads}t"] = run_ort, run_ours
+        ort_ms, vdla_ms = interleaved_median_ms([run_ort, run_ours], repeat)
         row[f"ort_ms_{threads}t"] = round(ort_ms, 3)
         row[f"vdla_ms_{threads}t"] = round(vdla_ms, 3)
         row[f"max_abs_err_{threads}t"] = float(np.abs(ours - reference).max())
         row[f"ratio_{threads}t"] = round(row[f"vdla_ms_{threads}t"] / row[f"ort_ms_{threads}t"], 3)
+    if contended:
+        row["contended"] = contended_figures(row, runs, repeat)
     return row
+
+
+def print_contended(rows: list) -> dict:
+    """The side-by-side table of the busy-core figures; returns them flattened for the JSON
+    line (MobileNetV2 unprefixed, other models prefixed with their name)."""
+    print(f"\none core busy with another process (pinned to CPU {rows[0]['contended']['busy_cpu']}):")
+    print(f"{'model':<12} {'':>12} {'ours 1t':>9} {'ours 2t':>9} {'2t/1t':>6}   "
+          f"{'ort 1t':>8} {'ort 2t':>8} {'2t/1t':>6}")
+    flat = {}
+    for r in rows:
+        c = r["contended"]
+        for phase in ("uncontended", "contended"):
+            print(f"{r['model']:<12} {phase:>12} {c[f'{phase}_ours_1t_ms']:>9.2f} "
+                  f"{c[f'{phase}_ours_2t_ms']:>9.2f} {c[f'{phase}_2t_over_1t']:>6.2f}   "
+                  f"{c[f'{phase}_ort_1t_ms']:>8.2f} {c[f'{phase}_ort_2t_ms']:>8.2f} "
+                  f"{c[f'{phase}_ort_2t_over_1t']:>6.2f}")
+        prefix = "" if r["model"] == "mobilenetv2" else f"{r['model']}_"
+        flat.update({prefix + k: v for k, v in c.items() if k != "busy_cpu"})
+    flat["busy_cpu"] = rows[0]["contended"]["busy_cpu"]
+    return flat
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--contended", action="store_true",
+                        help="also measure while another process spins on one core")
     args = parser.parse_args(argv)
     builders = _builders()
-    rows = [bench_model("resnet18", builders.resnet18(), args.repeat),
-            bench_model("mobilenetv2", builders.mobilenetv2(), args.repeat)]
+    rows = [bench_model("resnet18", builders.resnet18(), args.repeat, args.contended),
+            bench_model("mobilenetv2", builders.mobilenetv2(), args.repeat, args.contended)]
     print(f"{'model':<12} {'threads':>7} {'vdla ms':>10} {'ort ms':>10} {'ratio':>7}   compile s  steps k/h")
     for r in rows:
         for t in (1, 2):
@@ -77,7 +149,9 @@ def main(argv=None) -> int:
         "compile_s": max(r["compile_s"] for r in rows),
         "rows": rows,
     }
-    if args.json:
+    if args.contended:
+        summary.update(print_contended(rows))
+    if args.json or args.contended:
         print(json.dumps(summary))
     return 0
 
