@@ -119,7 +119,13 @@ def fold_uop_kernels(config):
             loops, inner = perfect_nest(stmt)
             if not (isinstance(inner, S.IntrinsicStmt) and inner.intrin_name in ("vdla.gemm", "vdla.alu")):
                 return None
-            return _intrinsic(plan_loops(_nest_of(config, loops, inner), config))
+            nest = _nest_of(config, loops, inner)
+            if inner.intrin_name == "vdla.gemm" and inner.attrs.get("reset"):
+                # the whole reduction lies inside the intrinsic (no init nest): the GEMM core
+                # only accumulates, so the accumulators are reset first
+                zero = UopNest("gemm", loops, nest.dst, reset=True, name=f"reset {nest.dst[0].name}")
+                return S.seq(_intrinsic(plan_loops(zero, config)), _intrinsic(plan_loops(nest, config)))
+            return _intrinsic(plan_loops(nest, config))
         return func.with_body(rewrite(func.body, visit_stmt))
     run.__name__ = "fold_uop_kernels"
     return run
@@ -137,7 +143,7 @@ def _nest_of(config, loops, intr) -> UopNest:
         inp, wgt, acc = regions
         name = f"gemm {acc.data.name}"
         return UopNest("gemm", loops, _operand(config, acc, name), _operand(config, inp, name),
-                       _operand(config, wgt, name), reset=bool(intr.attrs.get("reset")), name=name)
+                       _operand(config, wgt, name), name=name)
     op, imm = intr.attrs["op"], intr.attrs.get("imm")
     dst = regions[-1]
     name = f"alu.{op} {dst.data.name}"

@@ -1,6 +1,8 @@
 """One call from a layer description to a compiled VDLA kernel: placeholders in the SPEC §7
 layouts, the operator and its epilogue, the schedule (given knobs or the default), and
-build_vdla. The program's buffers are, in order: x, w, [bias], [scale], [residual], y."""
+build_vdla. The program's buffers are, in order: x, w, [bias], [scale], [residual], y.
+vta_compat=True compiles streams that VTA computes the same (vta_mode: shifts in VTA's
+range; no MUL, residual or pad_min, refused with the layer named)."""
 from __future__ import annotations
 
 import json
@@ -12,11 +14,13 @@ from .epilogue import Epilogue, apply_epilogue
 from .ops import conv2d, dense, depthwise_conv2d
 from .plan import ConvLayer, DenseLayer, conv_knob_problem, default_conv_knobs, default_dense_knobs
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
+from .vta_mode import SHIFT_STEP, vta_epilogue, zero_padding
 
 
-def _meta(op, knobs, layer, ep) -> dict:
+def _meta(op, knobs, layer, ep, vta_compat=False) -> dict:
     """What was compiled, in JSON terms (tuples become lists), for `vdla info` and tuners."""
-    return json.loads(json.dumps({"op": op, "knobs": asdict(knobs), "layer": asdict(layer), "epilogue": asdict(ep)}))
+    return json.loads(json.dumps({"op": op, "knobs": asdict(knobs), "layer": asdict(layer), "epilogue": asdict(ep),
+                                  "vta_compat": vta_compat}))
 
 
 def _ceil(a, b):
@@ -24,9 +28,13 @@ def _ceil(a, b):
 
 
 def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: ConvKnobs | None = None,
-                   name: str = "conv2d"):
+                   name: str = "conv2d", vta_compat: bool = False):
     """-> (KernelProgram, ConvKnobs)."""
     ep = ep or Epilogue()
+    run_ep, pad_value, shift_step = ep, layer.pad_value, None
+    if vta_compat:
+        run_ep, shift_step = vta_epilogue(ep, name), SHIFT_STEP
+        pad_value = zero_padding(name, f"the input (zero point {layer.pad_value})", layer.pads, layer.pad_value)
     knobs = knobs or default_conv_knobs(config, layer, ep)
     problem = conv_knob_problem(config, layer, knobs, ep)
     if problem:
@@ -42,24 +50,26 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     out_hw = (_ceil(oh, h_mult) * h_mult, _ceil(ow, knobs.tile_w) * knobs.tile_w)
     strides = (layer.stride, layer.stride)
     op = depthwise_conv2d if layer.depthwise else conv2d
-    acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=layer.pad_value)
+    acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=pad_value)
     bias = te.placeholder((layer.o, B, L), "int32", "bias") if ep.bias else None
     scale = te.placeholder((layer.o, B, L), "int32", "scale") if ep.scale else None
     out_shape = (layer.n, layer.o, oh, ow, B, L)
     res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
-    stages, res32, out = apply_epilogue(acc, ep, out_shape, bias, res, name="y", scale=scale)
+    stages, res32, out = apply_epilogue(acc, run_ep, out_shape, bias, res, name="y", scale=scale,
+                                        shift_step=shift_step)
     x_src = acc.op.input_tensors[0]
     s = schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs, depthwise=layer.depthwise,
                         scale=scale)
     args = [x, w] + [t for t in (bias, scale, res) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
-    prog.meta.update(_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep))
+    prog.meta.update(_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep, vta_compat))
     return prog, knobs
 
 
 def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: DenseKnobs | None = None,
-                  name: str = "dense"):
+                  name: str = "dense", vta_compat: bool = False):
     ep = ep or Epilogue()
+    run_ep, shift_step = (vta_epilogue(ep, name), SHIFT_STEP) if vta_compat else (ep, None)
     knobs = knobs or default_dense_knobs(config, layer, ep)
     k_chunk = knobs.k_chunk or layer.k
     for what, whole, part in (("tile_m", layer.m, knobs.tile_m), ("tile_n", layer.n, knobs.tile_n),
@@ -74,9 +84,10 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     scale = te.placeholder((layer.n, B, L), "int32", "scale") if ep.scale else None
     out_shape = (layer.m, layer.n, B, L)
     res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
-    stages, res32, out = apply_epilogue(acc, ep, out_shape, bias, res, name="y", scale=scale)
+    stages, res32, out = apply_epilogue(acc, run_ep, out_shape, bias, res, name="y", scale=scale,
+                                        shift_step=shift_step)
     s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs, scale=scale)
     args = [x, w] + [t for t in (bias, scale, res) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
-    prog.meta.update(_meta("dense", knobs, layer, ep))
+    prog.meta.update(_meta("dense", knobs, layer, ep, vta_compat))
     return prog, knobs

@@ -4,7 +4,12 @@ tensors of different scales: y = clip((a * ma + b * mb + 2^(shift-1)) >> shift, 
 Both operands are loaded into the accumulator SRAM with LOAD ACC_8BIT (sign-extended), each
 multiplied by its fixed-point factor in place, added, and requantized by the epilogue. The
 factors are immediates, or (per_channel) one per channel: two int32 operands shaped like a
-bias (C/L, B, L), for tensors quantized with a scale per channel."""
+bias (C/L, B, L), for tensors quantized with a scale per channel.
+
+VTA mode (vta_compat=True, see vta_mode): VTA has neither LOAD ACC_8BIT nor ALU MUL, so each
+operand goes through INP and a GEMM whose weight block carries its factor: ma * I (or one
+diagonal block per channel block, vta_mode.diagonal_weight, when per_channel); the factors
+must fit int8. Buffers a, b, wa, wb, [offset], y."""
 from __future__ import annotations
 
 import json
@@ -15,6 +20,7 @@ from ...build import build_vdla
 from .epilogue import Epilogue, apply_epilogue
 from .pool import PoolKnobs
 from .schedule import schedule_tile_chain
+from .vta_mode import SHIFT_STEP, check_int8_factor, gemm_into_acc, vta_epilogue
 
 
 @dataclass(frozen=True)
@@ -29,15 +35,21 @@ class AddLayer:
     offset: bool = False           # per_channel: + a per-channel int32 constant (zero points' terms)
 
 
-def default_add_knobs(config, layer: AddLayer) -> PoolKnobs:
+def default_add_knobs(config, layer: AddLayer, vta_compat: bool = False) -> PoolKnobs:
     """Whole rows of pixels per tile (a divisor of the height: the operands are read as they
-    are, never past their end); both operands' tiles, per thread, must fit the accumulators."""
-    per_pixel_row = 2 * layer.w + (3 if layer.per_channel else 0)   # both operands (+ their factors)
+    are, never past their end); both operands' tiles, per thread, must fit the accumulators
+    (and in VTA mode the input SRAM, which they pass through)."""
+    if vta_compat:
+        per_pixel_row = 2 * layer.w + (1 if layer.offset else 0)
+        depth = min(config.acc_depth, config.inp_depth)
+    else:
+        per_pixel_row = 2 * layer.w + (3 if layer.per_channel else 0)   # both operands (+ their factors)
+        depth = config.acc_depth
     for vt in (2, 1):
         if layer.c % vt:
             continue
         for tc in sorted((d for d in range(1, layer.c // vt + 1) if (layer.c // vt) % d == 0), reverse=True):
-            rows = config.acc_depth // (vt * tc * per_pixel_row)
+            rows = depth // (vt * tc * per_pixel_row)
             th = max((d for d in range(1, min(rows, layer.h) + 1) if layer.h % d == 0), default=0)
             if th >= 1:
                 return PoolKnobs(tc, th, layer.w, vt)
@@ -45,12 +57,16 @@ def default_add_knobs(config, layer: AddLayer) -> PoolKnobs:
                      f"the {config.acc_depth}-element accumulator SRAM")
 
 
-def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None = None, name: str = "add"):
-    """-> (KernelProgram, knobs); buffers a, b, [ma, mb, [offset]], y."""
+def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None = None, name: str = "add",
+                vta_compat: bool = False):
+    """-> (KernelProgram, knobs); buffers a, b, [ma, mb, [offset]], y (VTA mode: a, b, wa,
+    wb, [offset], y)."""
     for k in ("ma", "mb"):
         if not layer.per_channel and not -(1 << 15) <= getattr(layer, k) < (1 << 15):
             raise ValueError(f"{name}: {k}={getattr(layer, k)} does not fit the ALU's 16-bit immediate")
-    knobs = knobs or default_add_knobs(config, layer)
+    knobs = knobs or default_add_knobs(config, layer, vta_compat)
+    if vta_compat:
+        return _compile_add_vta(config, layer, ep, knobs, name)
     B, L = config.batch, config.block
     shape = (layer.n, layer.c, layer.h, layer.w, B, L)
     a = te.placeholder(shape, "int8", "a")
@@ -92,4 +108,37 @@ def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None =
     prog = build_vdla(s, [a, b, *factors, out], config, name)
     prog.meta.update(json.loads(json.dumps({"op": "add", "knobs": asdict(knobs), "layer": asdict(layer),
                                             "epilogue": asdict(ep)})))
+    return prog, knobs
+
+
+def _compile_add_vta(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs, name: str):
+    if not layer.per_channel:
+        for k in ("ma", "mb"):
+            check_int8_factor(name, k, getattr(layer, k))
+    run_ep = vta_epilogue(ep, name)
+    B, L = config.batch, config.block
+    shape = (layer.n, layer.c, layer.h, layer.w, B, L)
+    a = te.placeholder(shape, "int8", "a")
+    b = te.placeholder(shape, "int8", "b")
+    w_shape = (layer.c, L, L) if layer.per_channel else (L, L)
+    wa = te.placeholder(w_shape, "int8", "wa")
+    wb = te.placeholder(w_shape, "int8", "wb")
+    am = gemm_into_acc(a, wa, shape, "add.ma", layer.per_channel)
+    bm = gemm_into_acc(b, wb, shape, "add.mb", layer.per_channel)
+    total = te.compute(shape, lambda *i: am(*i) + bm(*i), name="add.sum", attrs={"vdla.alu": ("add", None)})
+    alu, loads, args = [total], [], [a, b, wa, wb]
+    if layer.per_channel and layer.offset:
+        off = te.placeholder((layer.c, B, L), "int32", "offset")
+        off32 = te.compute((layer.c, B, L), lambda *i: off(*i), name="add.offset_vec")
+        summed = total
+        total = te.compute(shape, lambda n, c, h, w, b, l: summed[n, c, h, w, b, l] + off32[c, b, l],
+                           name="add.offset", attrs={"vdla.alu": ("add", None)})
+        alu.append(total)
+        loads.append(off32)
+        args.append(off)
+    stages, _, out = apply_epilogue(total, run_ep, shape, name="y", shift_step=SHIFT_STEP)
+    s = schedule_tile_chain(config, out, loads, [*alu, *stages], knobs, gemm_stages=[am, bm])
+    prog = build_vdla(s, args + [out], config, name)
+    prog.meta.update(json.loads(json.dumps({"op": "add", "knobs": asdict(knobs), "layer": asdict(layer),
+                                            "epilogue": asdict(ep), "vta_compat": True})))
     return prog, knobs

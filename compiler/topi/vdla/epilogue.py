@@ -49,8 +49,11 @@ def _alu(shape, f, name, op, imm):
     return te.compute(shape, f, name=name, attrs={"vdla.alu": (op, imm)})
 
 
-def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name="out", scale=None):
-    """-> (ALU stages in order, residual load stage or None, int8 output of out_shape)."""
+def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name="out", scale=None,
+                   shift_step: int | None = None):
+    """-> (ALU stages in order, residual load stage or None, int8 output of out_shape).
+    shift_step: the largest shift one SHR may take (VTA's ALU honours 15); longer shifts
+    become several SHRs, which floor exactly like one."""
     stages = []
     t = acc
     shape = acc.shape
@@ -62,8 +65,8 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
             return t(*i) + b[i[1], i[-2], i[-1]]
         t = _alu(shape, add_bias, f"{name}.bias", "add", None)
         stages.append(t)
-    if ep.pre_shift:
-        t = _alu(shape, lambda *i, t=t: t(*i) // (1 << ep.pre_shift), f"{name}.preshr", "shr", ep.pre_shift)
+    for k, step in enumerate(_shift_steps(ep.pre_shift, shift_step)):
+        t = _alu(shape, lambda *i, t=t, step=step: t(*i) // (1 << step), f"{name}.preshr" + (f".{k}" if k else ""), "shr", step)
         stages.append(t)
     if ep.scale:
         def mul_scale(*i, t=t, m=scale):
@@ -78,8 +81,9 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
             r = 1 << (ep.shift - 1)
             t = _alu(shape, lambda *i, t=t: t(*i) + E.Const(r, "int32"), f"{name}.round", "add", r)
             stages.append(t)
-        t = _alu(shape, lambda *i, t=t: t(*i) // (1 << ep.shift), f"{name}.shr", "shr", ep.shift)
-        stages.append(t)
+        for k, step in enumerate(_shift_steps(ep.shift, shift_step)):
+            t = _alu(shape, lambda *i, t=t, step=step: t(*i) // (1 << step), f"{name}.shr" + (f".{k}" if k else ""), "shr", step)
+            stages.append(t)
     res32 = None
     if ep.residual:
         res = residual
@@ -96,3 +100,11 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         stages.append(t)
     out = te.compute(out_shape, lambda *i, t=t: te.cast("int8", t(*i)), name=name)
     return stages, res32, out
+
+
+def _shift_steps(shift: int, step: int | None) -> list[int]:
+    """`shift` as SHR amounts of at most `step` each (floor(floor(x / 2^a) / 2^b) = floor(x / 2^(a+b)))."""
+    if not shift:
+        return []
+    step = step or shift
+    return [step] * (shift // step) + ([shift % step] if shift % step else [])

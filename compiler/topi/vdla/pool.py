@@ -10,17 +10,24 @@ with zeros.
 Average pooling is the window sum times `mul` >> `shift` (with rounding), the fixed-point
 form of 1/(KH*KW); it is exact for power-of-two windows (mul 1, shift log2).
 Each tap costs two ALU cycles per output element (two accumulator reads).
+
+VTA mode (vta_compat=True, see vta_mode): the window goes through INP and a GEMM with the
+weight block mul * I (buffers x, w, y), which also applies the averaging multiplier, since
+VTA has neither LOAD ACC_8BIT nor ALU MUL; padding reads zeros, so padded max pooling needs
+a non-negative input (pad_value=0).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from ... import te
 from ...build import build_vdla
+from ...codegen.vdla.errors import VtaCompatError
 from .epilogue import Epilogue, apply_epilogue
 from .ops import _padded_input, conv_out_hw
 from .schedule import schedule_tile_chain
+from .vta_mode import SHIFT_STEP, check_int8_factor, gemm_into_acc, vta_epilogue, zero_padding
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,14 @@ class PoolLayer:
     stride: int = 1
     pads: tuple = (0, 0, 0, 0)
     mode: str = "max"   # "max" or "sum" (average / global average: sum + epilogue mul/shift)
+    pad_value: int | None = None    # what padding reads: None = -128 for max (never wins), 0 for sum;
+    #                                 0 for max pooling of a non-negative input gives the same result
+
+    @property
+    def padding(self) -> int:
+        if self.pad_value is not None:
+            return self.pad_value
+        return -128 if self.mode == "max" else 0
 
     @property
     def out_h(self) -> int:
@@ -52,14 +67,16 @@ class PoolKnobs:
     vthreads: int = 2
 
 
-def pool_chain(x, layer: PoolLayer, out_hw):
-    """-> (reset stage, input window stage (int32), tap stages in order)."""
+def pool_chain(x, layer: PoolLayer, out_hw, pad_value: int, weight=None):
+    """-> (reset stage, input window stage (int32), tap stages in order). The window is a
+    sign-extending copy (LOAD ACC_8BIT), or with `weight` a GEMM by that (L, L) block."""
     nb, cb, h, w, batch, block = x.shape
     s = layer.stride
-    # max pooling pads with int8's minimum (LOAD pad_min), so padding never wins; sums pad with 0
-    xp = _padded_input(x, layer.kh, layer.kw, (s, s), layer.pads, out_hw, "pool.pad",
-                       -128 if layer.mode == "max" else 0)
-    xa = te.compute(xp.shape, lambda *i: te.cast("int32", xp(*i)), name="pool.window")
+    xp = _padded_input(x, layer.kh, layer.kw, (s, s), layer.pads, out_hw, "pool.pad", pad_value)
+    if weight is None:
+        xa = te.compute(xp.shape, lambda *i: te.cast("int32", xp(*i)), name="pool.window")
+    else:
+        xa = gemm_into_acc(xp, weight, xp.shape, "pool.window")
     shape = (nb, cb, out_hw[0], out_hw[1], batch, block)
     zero = te.compute(shape, lambda *i: te.const(0, "int32"), name="pool.init")
     taps = [(ky, kx) for ky in range(layer.kh) for kx in range(layer.kw)]
@@ -78,7 +95,7 @@ def _tap(t, xa, s, ky, kx, op):
     return f
 
 
-def _problem(config, layer: PoolLayer, k: PoolKnobs) -> str | None:
+def _problem(config, layer: PoolLayer, k: PoolKnobs, vta_compat: bool = False) -> str | None:
     if layer.c % k.tile_c:
         return f"tile_c={k.tile_c} does not divide the {layer.c} channel blocks"
     if k.vthreads > 1 and (layer.c // k.tile_c) % k.vthreads:
@@ -88,6 +105,9 @@ def _problem(config, layer: PoolLayer, k: PoolKnobs) -> str | None:
     need = (k.tile_c * (rows * cols + k.tile_h * k.tile_w)) * k.vthreads
     if need > config.acc_depth:
         return f"the tiles need {need} accumulator SRAM elements but there are {config.acc_depth}"
+    window = k.tile_c * rows * cols * k.vthreads
+    if vta_compat and window > config.inp_depth:
+        return f"the windows need {window} input SRAM elements but there are {config.inp_depth}"
     over_h = -(-layer.out_h // k.tile_h) * k.tile_h
     over_w = -(-layer.out_w // k.tile_w) * k.tile_w
     bottom = (over_h - 1) * layer.stride + layer.kh - layer.h - layer.pads[0]
@@ -97,7 +117,7 @@ def _problem(config, layer: PoolLayer, k: PoolKnobs) -> str | None:
     return None
 
 
-def default_pool_knobs(config, layer: PoolLayer) -> PoolKnobs:
+def default_pool_knobs(config, layer: PoolLayer, vta_compat: bool = False) -> PoolKnobs:
     """The largest tiles that fit (fewest instructions and DMA rows), two virtual threads
     over channel tiles when the channel tiles pair up."""
     best = None
@@ -106,7 +126,7 @@ def default_pool_knobs(config, layer: PoolLayer) -> PoolKnobs:
             for th in range(1, layer.out_h + 1):
                 for tw in sorted({layer.out_w, *range(1, min(layer.out_w, 16) + 1)}):
                     k = PoolKnobs(tc, th, tw, vt)
-                    if _problem(config, layer, k):
+                    if _problem(config, layer, k, vta_compat):
                         continue
                     tiles = (layer.c // tc) * -(-layer.out_h // th) * -(-layer.out_w // tw)
                     waste = tc * th * tw * tiles
@@ -121,24 +141,46 @@ def default_pool_knobs(config, layer: PoolLayer) -> PoolKnobs:
 
 
 def compile_pool2d(config, layer: PoolLayer, ep: Epilogue | None = None, knobs: PoolKnobs | None = None,
-                   name: str = "pool2d"):
-    """-> (KernelProgram, PoolKnobs); buffers x, y."""
+                   name: str = "pool2d", vta_compat: bool = False):
+    """-> (KernelProgram, PoolKnobs); buffers x, y (VTA mode: x, w, y with w =
+    vta_mode.scaled_identity(L, window_factor(layer, ep)))."""
     if layer.mode not in ("max", "sum"):
         raise ValueError(f"{name}: pooling mode {layer.mode!r}; expected 'max' or 'sum'")
     ep = ep or Epilogue(lo=None, hi=None)
     if ep.bias or ep.residual:
         raise ValueError(f"{name}: a pooling epilogue has no bias or residual operand")
-    knobs = knobs or default_pool_knobs(config, layer)
-    problem = _problem(config, layer, knobs)
+    knobs = knobs or default_pool_knobs(config, layer, vta_compat)
+    problem = _problem(config, layer, knobs, vta_compat)
     if problem:
         raise ValueError(f"{name}: schedule {knobs} does not fit {layer} on {config.name}: {problem}")
     B, L = config.batch, config.block
     x = te.placeholder((layer.n, layer.c, layer.h, layer.w, B, L), "int8", "x")
     out_hw = (-(-layer.out_h // knobs.tile_h) * knobs.tile_h, -(-layer.out_w // knobs.tile_w) * knobs.tile_w)
-    zero, xa, taps = pool_chain(x, layer, out_hw)
-    stages, _, out = apply_epilogue(taps[-1], ep, (layer.n, layer.c, layer.out_h, layer.out_w, B, L), name="y")
-    s = schedule_tile_chain(config, out, [xa, zero], [*taps, *stages], knobs)
-    prog = build_vdla(s, [x, out], config, name)
+    args, run_ep, pad_value, weight, shift_step = [x], ep, layer.padding, None, None
+    if vta_compat:
+        window_factor(layer, ep, name)
+        run_ep = vta_epilogue(replace(ep, mul=None), name)      # the factor rides on the weight block
+        pad_value = zero_padding(name, f"{layer.mode} pooling", layer.pads, layer.padding)
+        weight = te.placeholder((L, L), "int8", "w")
+        args.append(weight)
+        shift_step = SHIFT_STEP
+    zero, xa, taps = pool_chain(x, layer, out_hw, pad_value, weight)
+    stages, _, out = apply_epilogue(taps[-1], run_ep, (layer.n, layer.c, layer.out_h, layer.out_w, B, L), name="y",
+                                    shift_step=shift_step)
+    gemm_stages = [xa] if vta_compat else []
+    s = schedule_tile_chain(config, out, [zero] if vta_compat else [xa, zero], [*taps, *stages], knobs, gemm_stages)
+    prog = build_vdla(s, args + [out], config, name)
     prog.meta.update(json.loads(json.dumps({"op": f"pool2d.{layer.mode}", "knobs": asdict(knobs),
-                                            "layer": asdict(layer), "epilogue": asdict(ep)})))
+                                            "layer": asdict(layer), "epilogue": asdict(ep),
+                                            "vta_compat": vta_compat})))
     return prog, knobs
+
+
+def window_factor(layer: PoolLayer, ep: Epilogue, name: str = "pool2d") -> int:
+    """VTA mode: the int8 factor of the window's weight block, the epilogue's multiplier
+    (exact: a sum of scaled taps is the scaled sum, and max commutes with a positive factor)."""
+    factor = 1 if ep.mul is None else ep.mul
+    check_int8_factor(name, "the averaging multiplier mul", factor)
+    if layer.mode == "max" and factor < 1:
+        raise VtaCompatError(f"{name}: max pooling times {factor}: only a positive factor commutes with max")
+    return factor

@@ -10,9 +10,11 @@ from vdla.driver.runtime.layout import (pack_activation, pack_conv_weight, pack_
                                         unpack_activation, unpack_matrix)
 
 from .build import compile_conv2d, compile_dense
+from .eltwise import AddLayer, compile_add
 from .epilogue import Epilogue
 from .plan import ConvLayer, DenseLayer
-from .pool import PoolLayer, compile_pool2d
+from .pool import PoolLayer, compile_pool2d, window_factor
+from .vta_mode import diagonal_weight, scaled_identity
 
 
 def pack_bias(bias, batch, block):
@@ -47,7 +49,7 @@ def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual) -
 
 
 def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, residual=None, depthwise=False,
-             check_races=False, runner=None, scale=None):
+             check_races=False, runner=None, scale=None, vta_compat=False):
     """Compile and run a conv of x (N, C, H, W) int8 with w (O, C, KH, KW) (depthwise: (C, 1, KH, KW)).
     Returns (y (N, O, OH, OW) int8, LaunchResult, KernelProgram)."""
     config = device.config
@@ -59,7 +61,7 @@ def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, resi
     kh, kw = w.shape[2:]
     xp = pack_activation(x, B, L)
     layer = ConvLayer(xp.shape[0], xp.shape[1], h, wd, -(-o // L), kh, kw, stride, pads, depthwise)
-    prog, knobs = compile_conv2d(config, layer, ep, knobs)
+    prog, knobs = compile_conv2d(config, layer, ep, knobs, vta_compat=vta_compat)
     inputs = [xp, pack_depthwise_weight(w, L) if depthwise else pack_conv_weight(w, L)]
     inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
@@ -68,21 +70,22 @@ def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, resi
 
 
 def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check_races=False, runner=None,
-              scale=None):
+              scale=None, vta_compat=False):
     """Compile and run a (M, K) int8 @ b (K, N) int8. Returns (c (M, N) int8, LaunchResult, KernelProgram)."""
     config = device.config
     ep = ep or Epilogue()
     B, L = config.batch, config.block
     ap, bp = pack_matrix_lhs(a, B, L), pack_matrix_rhs(b, L)
     layer = DenseLayer(ap.shape[0], ap.shape[1], bp.shape[0])
-    prog, _ = compile_dense(config, layer, ep, knobs)
+    prog, _ = compile_dense(config, layer, ep, knobs, vta_compat=vta_compat)
     inputs = [ap, bp] + _epilogue_operands(ep, B, L, bias, scale, residual, pack_matrix_lhs)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     c = unpack_matrix(raw.view(np.int8).reshape(layer.m, layer.n, B, L), a.shape[0], b.shape[1])
     return c, result, prog
 
 
-def run_pool(device, x, kernel, stride=1, pad=0, mode="max", ep=None, knobs=None, check_races=False, runner=None):
+def run_pool(device, x, kernel, stride=1, pad=0, mode="max", ep=None, knobs=None, check_races=False, runner=None,
+             vta_compat=False, pad_value=None):
     """Compile and run pooling of x (N, C, H, W) int8 over a kernel (KH, KW) window ("max", or
     "sum" with the epilogue's mul/shift for an average). Returns (y int8 NCHW, LaunchResult,
     KernelProgram)."""
@@ -91,8 +94,33 @@ def run_pool(device, x, kernel, stride=1, pad=0, mode="max", ep=None, knobs=None
     pads = pad if isinstance(pad, tuple) else (pad,) * 4
     n, c, h, w = x.shape
     xp = pack_activation(x, B, L)
-    layer = PoolLayer(xp.shape[0], xp.shape[1], h, w, kernel[0], kernel[1], stride, pads, mode)
-    prog, _ = compile_pool2d(config, layer, ep, knobs)
-    raw, result = run_program(device, prog, [xp], check_races=check_races, runner=runner)
+    layer = PoolLayer(xp.shape[0], xp.shape[1], h, w, kernel[0], kernel[1], stride, pads, mode, pad_value)
+    prog, _ = compile_pool2d(config, layer, ep, knobs, vta_compat=vta_compat)
+    inputs = [xp]
+    if vta_compat:
+        inputs.append(scaled_identity(L, window_factor(layer, ep or Epilogue(lo=None, hi=None))))
+    raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     out_shape = (layer.n, layer.c, layer.out_h, layer.out_w, B, L)
     return unpack_activation(raw.view(np.int8).reshape(out_shape), n, c), result, prog
+
+
+def run_add(device, a, b, ma, mb, ep, offset=None, knobs=None, check_races=False, runner=None, vta_compat=False):
+    """Compile and run y = epilogue(a * ma + b * mb [+ offset]) for a, b (N, C, H, W) int8; the
+    factors are immediates (ints) or one per channel (arrays of C; then `offset`, C int32
+    values, may be given). Returns (y int8 NCHW, LaunchResult, KernelProgram)."""
+    config = device.config
+    B, L = config.batch, config.block
+    n, c, h, w = a.shape
+    pa, pb = pack_activation(a, B, L), pack_activation(b, B, L)
+    per_channel = np.ndim(ma) > 0
+    layer = AddLayer(pa.shape[0], pa.shape[1], h, w, 0 if per_channel else int(ma), 0 if per_channel else int(mb),
+                     per_channel, offset is not None)
+    prog, _ = compile_add(config, layer, ep, knobs, vta_compat=vta_compat)
+    if vta_compat:
+        factors = ([diagonal_weight(m, L) for m in (ma, mb)] if per_channel
+                   else [scaled_identity(L, ma), scaled_identity(L, mb)])
+    else:
+        factors = [pack_bias(np.asarray(m, np.int32), B, L) for m in (ma, mb)] if per_channel else []
+    extra = [pack_bias(np.asarray(offset, np.int32), B, L)] if offset is not None else []
+    raw, result = run_program(device, prog, [pa, pb, *factors, *extra], check_races=check_races, runner=runner)
+    return unpack_activation(raw.view(np.int8).reshape(pa.shape), n, c), result, prog

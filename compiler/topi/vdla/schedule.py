@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ...intrin import vdla as intrin
 from ...schedule import create_schedule, vthread
+from .vta_mode import schedule_gemm_into_acc
 
 
 @dataclass(frozen=True)
@@ -169,11 +170,13 @@ def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnob
     return s
 
 
-def schedule_tile_chain(config, out, acc_stages, alu_stages, knobs):
+def schedule_tile_chain(config, out, acc_stages, alu_stages, knobs, gemm_stages=()):
     """ALU-only operators (pooling, elementwise): the int8 output is tiled into tile_c channel
     blocks x tile_h x tile_w pixels (two virtual threads over channel tiles if asked); per tile
-    the `acc_stages` (DMA loads into the accumulators, resets) and the `alu_stages` (each
-    tensorized with its ALU intrinsic, in place) are computed, then the tile is stored."""
+    the `acc_stages` (DMA loads into the accumulators, resets), the `gemm_stages` (int8 data
+    brought into the accumulators by the GEMM core, vta_mode.gemm_into_acc) and the
+    `alu_stages` (each tensorized with its ALU intrinsic, in place) are computed, then the
+    tile is stored."""
     s = create_schedule(out)
     n, c, h, w, b, l = s[out].op.axis
     co, ci = s[out].split(c, knobs.tile_c)
@@ -191,6 +194,8 @@ def schedule_tile_chain(config, out, acc_stages, alu_stages, knobs):
     for st in [*acc_stages, *alu_stages]:
         s[st].set_scope(intrin.SCOPE_ACC)
         s[st].compute_at(s[out], wo)
+    for st in gemm_stages:
+        schedule_gemm_into_acc(s, config, st, (s[out], wo))
     for st in alu_stages:
         s[st].tensorize(s[st].op.axis[-2], _alu_intrin(config, st))
     return s
