@@ -4,11 +4,14 @@ target triple, target and hardware config, and versions and hashes.
 Layout (little endian):
     b"VDLAART\\0" | u32 format version | u64 header length | header (JSON, UTF-8)
     | blob section (parameters and kernel objects, 64-byte aligned) | sha256 of all before
+    [| signature trailer (artifact_trust.py): outside what the digest and the MAC cover]
 
-The header indexes every blob by offset, size and sha256, so a tampered blob is named; the
-trailing digest catches tampering anywhere (including the header), and sizes catch
-truncation before anything is parsed. This module reads and writes the format only; it needs
-numpy and the standard library, nothing of the compiler.
+Loading checks before it believes anything: the file digest first (nothing of the header is
+used before it matches but the prefix's header length, for the size check), then the
+signature against the trust policy, then the header's structure and bounds
+(artifact_header.py). The header indexes every blob by offset, size and sha256, so a damaged
+blob is named. This module reads and writes the format only; it needs numpy and the standard
+library, nothing of the compiler.
 """
 from __future__ import annotations
 
@@ -20,36 +23,40 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import artifact_trust
+from .artifact_errors import ArtifactError, TrustError
+from .artifact_header import check_blob_index, check_contents
+
 MAGIC = b"VDLAART\0"
 FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sIQ")
 _DIGEST = 32
 _ALIGN = 64
 
-
-class ArtifactError(ValueError):
-    """The artifact is malformed, truncated, tampered with, or built for something else."""
+__all__ = ["Artifact", "ArtifactError", "TrustError", "FORMAT_VERSION", "from_bytes", "load", "verify"]
 
 
 @dataclass
 class Artifact:
-    """In memory: `header` is the JSON document; `params` maps names to arrays; `objects` maps a
-    target triple to its kernel object file (ELF bytes)."""
+    """In memory: `header` is the JSON document; `params` maps names to arrays; `objects` maps
+    "TRIPLE/KERNEL" to its kernel object file (ELF bytes). `signed` is True when loading
+    verified a signature by a trusted key."""
     header: dict
     params: dict[str, np.ndarray] = field(default_factory=dict)
     objects: dict[str, bytes] = field(default_factory=dict)
+    signed: bool = False
 
     @property
     def plan(self) -> dict:
         return self.header["plan"]
 
-    def save(self, path: str | os.PathLike) -> int:
-        data = self.to_bytes()
-        with open(path, "wb") as f:
-            f.write(data)
+    def save(self, path: str | os.PathLike, sign_key: artifact_trust.SigningKey | None = None) -> int:
+        """Write atomically: a crash or a full disk leaves the old file (if any) intact."""
+        data = self.to_bytes(sign_key)
+        write_atomic(path, data)
         return len(data)
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, sign_key: artifact_trust.SigningKey | None = None) -> bytes:
         blobs, offset = [], 0
         header = dict(self.header)
         header["format_version"] = FORMAT_VERSION
@@ -69,7 +76,8 @@ class Artifact:
         header["blob_bytes"] = offset
         text = json.dumps(header, sort_keys=True).encode()
         body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(text)) + text + b"".join(blobs)
-        return body + hashlib.sha256(body).digest()
+        data = body + hashlib.sha256(body).digest()
+        return data if sign_key is None else artifact_trust.sign(data, sign_key)
 
 
 def _append(blobs: list, raw: bytes, offset: int) -> int:
@@ -78,37 +86,125 @@ def _append(blobs: list, raw: bytes, offset: int) -> int:
     return offset + len(raw) + pad
 
 
-def load(path: str | os.PathLike) -> Artifact:
-    with open(path, "rb") as f:
-        data = f.read()
-    return from_bytes(data, source=os.fspath(path))
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """A temporary file in the same folder, synced, then renamed over `path` (os.replace is
+    atomic within a file system), so readers see the old file or the new one, never a part."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)   # the umask applies, as for open()
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:   # make the rename itself durable; not every platform can open a folder
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
 
 
-def from_bytes(data: bytes, source: str = "<bytes>") -> Artifact:
+def load(path: str | os.PathLike, policy: artifact_trust.TrustPolicy | None = None) -> Artifact:
+    """Read and check an artifact file; `policy` None: the policy of the environment
+    (VDLA_TRUST_KEY), no requirement when it is unset."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise ArtifactError(f"{os.fspath(path)}: cannot read the artifact ({exc.strerror})") from None
+    return from_bytes(data, source=os.fspath(path), policy=policy)
+
+
+def verify(data: bytes, policy: artifact_trust.TrustPolicy, source: str = "<bytes>") -> Artifact:
+    """The entry point for a server that receives artifacts (`vdla serve`): check integrity and
+    `policy` (given explicitly, never read from the environment), then parse and check the
+    header. Raises ArtifactError (TrustError for a refusal by the policy)."""
+    if not isinstance(policy, artifact_trust.TrustPolicy):
+        raise TypeError("verify needs a TrustPolicy (TrustPolicy() accepts unsigned artifacts)")
+    return from_bytes(data, source, policy)
+
+
+def from_bytes(data: bytes, source: str = "<bytes>", policy: artifact_trust.TrustPolicy | None = None) -> Artifact:
+    if policy is None:
+        policy = artifact_trust.TrustPolicy.from_env()
+    signed_part, signature = artifact_trust.split_signature(data)
+    body, blob_section = _check_integrity(signed_part, source)
+    verified = policy.check(signed_part, signature, source)
+    header = _parse_header(body, source)
+    try:
+        params = check_blob_index(header, blob_section)
+        check_contents(header, params, header["object_files"])
+    except ArtifactError as exc:
+        raise ArtifactError(f"{source}: {exc}") from None
+    return _extract_blobs(header, params, body[len(body) - blob_section:], source, verified)
+
+
+def _check_integrity(data: bytes, source: str) -> tuple[bytes, int]:
+    """The body (all but the digest) and the blob section's size, once the digest matches."""
     if len(data) < _PREFIX.size:
         raise ArtifactError(f"{source}: truncated: {len(data)} bytes is shorter than the artifact "
                             f"prefix ({_PREFIX.size} bytes); is this a .vdla file?")
     magic, version, header_len = _PREFIX.unpack_from(data)
     if magic != MAGIC:
         raise ArtifactError(f"{source}: not a vdla artifact (magic {magic!r}, expected {MAGIC!r})")
+    if len(data) < _PREFIX.size + header_len + _DIGEST:
+        raise ArtifactError(f"{source}: truncated: the header alone needs {_PREFIX.size + header_len + _DIGEST} "
+                            f"bytes, the file has {len(data)}")
+    body = data[:-_DIGEST]
+    if hashlib.sha256(body).digest() != data[-_DIGEST:]:
+        if version != FORMAT_VERSION:
+            raise ArtifactError(f"{source}: artifact format version {version} (this runtime reads version "
+                                f"{FORMAT_VERSION}), or a damaged file: recompile the model with this vdla")
+        raise ArtifactError(f"{source}: file digest mismatch: the file is truncated, damaged or was "
+                            f"modified; recompile the model{_damage_hint(body, header_len)}")
     if version != FORMAT_VERSION:
         raise ArtifactError(f"{source}: artifact format version {version}; this runtime reads "
                             f"version {FORMAT_VERSION}: recompile the model with this vdla")
-    start = _PREFIX.size
-    if len(data) < start + header_len:
-        raise ArtifactError(f"{source}: truncated: the header needs {start + header_len} bytes, "
-                            f"the file has {len(data)}")
-    try:
-        header = json.loads(data[start:start + header_len])
-    except ValueError as exc:
-        raise ArtifactError(f"{source}: corrupt header ({exc}); the file was modified") from exc
-    blob_start = start + header_len
-    expected = blob_start + int(header.get("blob_bytes", 0)) + _DIGEST
-    if len(data) != expected:
-        kind = "truncated" if len(data) < expected else "has trailing bytes"
-        raise ArtifactError(f"{source}: {kind}: expected {expected} bytes, the file has {len(data)}")
-    blobs = data[blob_start:len(data) - _DIGEST]
+    return body, len(body) - _PREFIX.size - header_len
 
+
+def _damage_hint(body: bytes, header_len: int) -> str:
+    """Which blobs fail their own sha256, when the header still reads: only to say more in the
+    message of a file that is already refused."""
+    try:
+        header = _parse_header(body, "")
+        blob_section = len(body) - _PREFIX.size - header_len
+        check_blob_index(header, blob_section)
+    except ArtifactError:
+        return ""
+    blobs = body[len(body) - blob_section:]
+    damaged = [f"{what} {name!r}" for key, what in (("params", "parameter"), ("object_files", "kernel object"))
+               for name, e in header[key].items()
+               if hashlib.sha256(blobs[e["offset"]:e["offset"] + e["nbytes"]]).hexdigest() != e["sha256"]]
+    return f" ({', '.join(damaged)} fails its sha256 check)" if damaged else ""
+
+
+def _parse_header(body: bytes, source: str) -> dict:
+    header_len = _PREFIX.unpack_from(body)[2]
+    text = body[_PREFIX.size:_PREFIX.size + header_len]
+    try:
+        header = json.loads(text)
+    except (ValueError, RecursionError) as exc:   # UnicodeDecodeError is a ValueError
+        raise ArtifactError(f"{source}: corrupt header ({type(exc).__name__}: {exc})") from None
+    if not isinstance(header, dict):
+        raise ArtifactError(f"{source}: corrupt header: a JSON {type(header).__name__}, not an object")
+    return header
+
+
+def _extract_blobs(header: dict, params: dict, blobs: bytes, source: str, verified: bool) -> Artifact:
     def blob(what: str, entry: dict) -> bytes:
         raw = blobs[entry["offset"]:entry["offset"] + entry["nbytes"]]
         if hashlib.sha256(raw).hexdigest() != entry["sha256"]:
@@ -116,13 +212,10 @@ def from_bytes(data: bytes, source: str = "<bytes>") -> Artifact:
                                 "or damaged; recompile it")
         return raw
 
-    artifact = Artifact(header)
+    artifact = Artifact(header, signed=verified)
     for name, entry in header["params"].items():
-        raw = blob(f"parameter {name!r}", entry)
-        artifact.params[name] = np.frombuffer(raw, dtype=entry["dtype"]).reshape(entry["shape"])
-    for triple, entry in header["object_files"].items():
-        artifact.objects[triple] = blob(f"kernel object for {triple}", entry)
-    if hashlib.sha256(data[:-_DIGEST]).digest() != data[-_DIGEST:]:
-        raise ArtifactError(f"{source}: file digest mismatch: the header or padding was modified; "
-                            "recompile the model")
+        dims, dtype = params[name]
+        artifact.params[name] = np.frombuffer(blob(f"parameter {name!r}", entry), dtype=dtype).reshape(dims)
+    for key, entry in header["object_files"].items():
+        artifact.objects[key] = blob(f"kernel object {key}", entry)
     return artifact

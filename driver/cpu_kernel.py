@@ -73,11 +73,19 @@ class KernelLibrary:
 
 
 def _read_spec(engine, name):
+    """The kernel's own record of its arguments, compiled into the object beside its code: what
+    the code reads and writes, whatever a header says about the buffers."""
     addr = engine.get_global_value_address(f"{name}__argspec")
     if not addr:
         raise KernelError(f"kernel {name} has no embedded argument spec; pass the specs explicitly")
     raw = ctypes.string_at(addr)
-    return [(tuple(s), d) for s, d in json.loads(raw.decode())]
+    try:
+        specs = [(tuple(int(d) for d in shape), str(np.dtype(dtype))) for shape, dtype in json.loads(raw.decode())]
+    except (ValueError, TypeError) as exc:
+        raise KernelError(f"kernel {name}: its embedded argument spec {raw[:80]!r} is malformed ({exc})") from None
+    if any(d < 0 for shape, _ in specs for d in shape):
+        raise KernelError(f"kernel {name}: its embedded argument spec has a negative dimension")
+    return specs
 
 
 def load(object_code: bytes, names) -> KernelLibrary:

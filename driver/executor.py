@@ -16,6 +16,11 @@ import numpy as np
 
 from . import host_ops
 from .artifact import Artifact, ArtifactError, load
+from .artifact_header import check_contents
+
+
+class StepError(RuntimeError):
+    """A step of the plan failed while running; the message names the step and its op."""
 
 
 @dataclass
@@ -37,17 +42,21 @@ def _missing_features(required: list[str]) -> list[str]:
     return [f for f in required if not have.get(f.lstrip("+"), False)]
 
 
+def check_hardware(artifact: Artifact, config, what: str = "the runtime") -> None:
+    """Raise ArtifactError unless the artifact was compiled for hardware config `config`."""
+    want = artifact.header.get("hardware")
+    if not want or want.get("hash") != config.hash:
+        shown = f"{want.get('name')} ({want.get('hash')})" if want else "no hardware config"
+        raise ArtifactError(f"hardware config mismatch: the artifact was compiled for {shown}, {what} "
+                            f"has {config.name} ({config.hash}); recompile with --hw-config for this hardware")
+
+
 def check_compatible(artifact: Artifact, hw_config=None) -> str | None:
     """Raise ArtifactError unless this machine (and `hw_config`, if given) can run the
     artifact; returns the triple whose kernels will be used (None if there are none)."""
     header = artifact.header
     if hw_config is not None:
-        want = header.get("hardware")
-        have = {"name": hw_config.name, "hash": hw_config.hash}
-        if not want or want.get("hash") != have["hash"]:
-            raise ArtifactError(f"hardware config mismatch: the artifact was compiled for "
-                                f"{want or 'no hardware config'}, the runtime has {have}; "
-                                "recompile with --hw-config for this hardware")
+        check_hardware(artifact, hw_config)
     if not any(s["kind"] == "kernel" for s in artifact.plan["steps"]):
         return None
     triple = host_triple()
@@ -83,7 +92,10 @@ class Executor:
     def __init__(self, artifact: Artifact | str | os.PathLike, hw_config=None,
                  threads: int | None = None, device=None, virtual_threads: int = 2):
         if not isinstance(artifact, Artifact):
-            artifact = load(artifact)
+            artifact = load(artifact)   # integrity, the environment's trust policy, header checks
+        # An Artifact made in memory (or edited there) gets the same checks of what binding reads.
+        check_contents(artifact.header, {n: (tuple(a.shape), a.dtype.name) for n, a in artifact.params.items()},
+                       artifact.objects)
         self.artifact = artifact
         plan = artifact.plan
         self.device = None
@@ -93,11 +105,18 @@ class Executor:
         # the accelerator programs as compiled, or their one-virtual-thread variants (profiles)
         self.programs_key = "vdla_programs" if virtual_threads > 1 else "vdla_programs_1vt"
         if any(s["kind"] == "vdla" for s in plan["steps"]) and not self.vdla_on_host:
-            self.device, hw_config = self._open_device(artifact, device, hw_config)
+            self.device = self._open_device(artifact, device)
+            check_hardware(artifact, self.device.config, what=f"the device {self.device!r}")
+        elif device is not None and not isinstance(device, str) and artifact.header.get("hardware"):
+            check_hardware(artifact, device.config, what=f"the device {device!r}")   # given, if unused
         triple = check_compatible(artifact, hw_config)
         self.kernels = self._load_kernels(artifact, triple, threads)
         # One allocation for every activation, 64-byte aligned.
-        raw = np.empty(plan["arena_bytes"] + 64, dtype=np.uint8)
+        try:
+            raw = np.empty(plan["arena_bytes"] + 64, dtype=np.uint8)
+        except MemoryError:
+            raise ArtifactError(f"the plan's arena of {plan['arena_bytes']} bytes cannot be allocated "
+                                "on this machine") from None
         skip = (-raw.ctypes.data) % 64
         self.arena = raw[skip:skip + plan["arena_bytes"]]
         self.buffers: dict[str, np.ndarray] = dict(artifact.params)
@@ -106,20 +125,22 @@ class Executor:
             view = self.arena[t["offset"]:t["offset"] + nbytes].view(t["dtype"])
             self.buffers[name] = view.reshape(t["shape"])
         self.steps = [self._bind(step) for step in plan["steps"]]
+        self._check_listed_specs(triple)
         self.last_timings: list[StepTiming] = []
 
     @staticmethod
-    def _open_device(artifact: Artifact, device, hw_config):
-        """The accelerator for the artifact's vdla steps, checked against its hardware config."""
-        from vdla.hw import load_config
+    def _open_device(artifact: Artifact, device):
+        """The accelerator for the artifact's vdla steps. The simulator and the RTL are built for
+        whatever config they are given, the artifact's; a board has the config of its bitstream."""
+        if device is not None and not isinstance(device, str):
+            return device
+        from .devices import open_device
+        if device == "pynq":
+            return open_device("pynq")
         hardware = artifact.header.get("hardware") or {}
         if "config" not in hardware:
             raise ArtifactError("the artifact has accelerator steps but records no hardware config; recompile it")
-        config = load_config(hardware["config"])
-        if device is None or isinstance(device, str):
-            from .devices import open_device
-            device = open_device(device or "sim", config)
-        return device, device.config if hw_config is None else hw_config
+        return open_device(device or "sim", hardware["config"])
 
     def _device_arena(self):
         """The accelerator's copy of the activation arena: one device buffer laid out by the
@@ -160,6 +181,8 @@ class Executor:
             self.runner = ProgramRunner(self.device)
         arena = self._device_arena()
         tensors = self.artifact.plan["tensors"]
+        if self.programs_key not in self.artifact.header:
+            raise ArtifactError(f"step {step['name']!r}: the artifact has no {self.programs_key}")
         doc = self.artifact.header[self.programs_key][step["program"]]
         program = KernelProgram.from_dict(doc)
         args = step["args"]
@@ -207,19 +230,33 @@ class Executor:
         index = artifact.header["kernels"][triple]
         kernels = {}
         for name in index["names"]:
-            specs = [(tuple(s), d) for s, d in index["arg_specs"][name]]
-            library = cpu_kernel.load(artifact.objects[f"{triple}/{name}"], {name: specs})
+            # The buffers are checked against the spec compiled into the object with the code,
+            # never the header's copy, which must agree with it.
+            library = cpu_kernel.load(artifact.objects[f"{triple}/{name}"], [name])
             if threads is not None:
                 library.set_num_threads(threads)
             fn, specs, _ = library.kernels[name]
             kernels[name] = (library, fn, specs)
         return kernels
 
+    def _check_listed_specs(self, triple: str | None) -> None:
+        """The header's copy of each kernel's argument list must be the object's (after binding,
+        whose errors name the buffers)."""
+        index = self.artifact.header["kernels"][triple] if triple else {"arg_specs": {}}
+        for name, (_, _, specs) in self.kernels.items():
+            listed = [(tuple(s), d) for s, d in index["arg_specs"][name]]
+            if listed != specs:
+                raise ArtifactError(f"kernel {name}: the header lists its arguments as {_specs_text(listed)}, "
+                                    f"its object code takes {_specs_text(specs)}: the header was edited")
+
     def _kernel_call(self, step: dict):
         """Check the buffers against the kernel's specs once, then call with a prebuilt
         pointer array (the buffers never move: they are arena views and parameters)."""
         import ctypes
         name = step["kernel"]
+        if name not in self.kernels:
+            raise ArtifactError(f"step {step['name']!r} calls kernel {name!r}, which the artifact's kernels "
+                                f"for this machine do not include ({', '.join(sorted(self.kernels)) or 'none'})")
         _, fn, specs = self.kernels[name]
         arrays = [self.buffers[n] for n in step["args"]]
         if len(arrays) != len(specs):
@@ -229,17 +266,11 @@ class Executor:
         for k, (array, (shape, dtype)) in enumerate(zip(arrays, specs)):
             if tuple(array.shape) != tuple(shape) or array.dtype != np.dtype(dtype) \
                     or not array.flags.c_contiguous:
-                raise ArtifactError(f"step {step['name']!r}: argument {k} ({step['args'][k]}) is "
-                                    f"{array.dtype}{list(array.shape)}, kernel {name} expects "
-                                    f"{dtype}{list(shape)} contiguous")
+                raise ArtifactError(f"step {step['name']!r}: kernel {name} argument {k} is buffer "
+                                    f"{step['args'][k]!r}, {array.dtype}{list(array.shape)}; the kernel's code "
+                                    f"reads or writes {dtype}{list(shape)} (contiguous)")
             pointers[k] = array.ctypes.data
-        step_name = step["name"]
-
-        def call():
-            rc = fn(pointers)
-            if rc != 0:
-                raise RuntimeError(f"step {step_name!r}: kernel {name} returned error code {rc}")
-        return call
+        return _KernelCall(step["name"], name, fn, pointers, arrays)
 
     def _bind(self, step: dict):
         kind = step["kind"]
@@ -257,9 +288,13 @@ class Executor:
 
             def run_host():
                 values = {n: buffers[n] for n in inputs if n in buffers}
-                host_ops.run_fused(body, values)
-                for name in outputs:
-                    np.copyto(buffers[name], values[name], casting="unsafe")
+                try:
+                    host_ops.run_fused(body, values)
+                    for name in outputs:
+                        np.copyto(buffers[name], values[name], casting="unsafe")
+                except Exception as exc:   # numpy's own errors, named by the step they come from
+                    raise StepError(f"step {step['name']!r} ({step['op']}, on the host) failed: "
+                                    f"{type(exc).__name__}: {exc}") from exc
             return step, run_host
         raise ArtifactError(f"step {step['name']!r}: unknown step kind {kind!r}")
 
@@ -293,3 +328,20 @@ class Executor:
                 if call is not None:
                     call()
         return {s["name"]: np.array(self.buffers[s["name"]]) for s in plan["outputs"]}
+
+
+def _specs_text(specs) -> str:
+    return ", ".join(f"{d}{list(s)}" for s, d in specs)
+
+
+class _KernelCall:
+    """One kernel step, bound: the pointers are built once (the buffers never move: they are
+    arena views and parameters); `arrays` are what they point into."""
+
+    def __init__(self, step: str, kernel: str, fn, pointers, arrays):
+        self.step, self.kernel, self.fn, self.pointers, self.arrays = step, kernel, fn, pointers, arrays
+
+    def __call__(self):
+        rc = self.fn(self.pointers)
+        if rc != 0:
+            raise StepError(f"step {self.step!r}: kernel {self.kernel} returned error code {rc}")
