@@ -33,6 +33,8 @@ def add_parser(sub):
     p.add_argument("--threads", type=int, default=None, help="threads the kernels use")
     p.add_argument("--no-kernels", action="store_true",
                    help="run every op as a numpy host step (no tensor compiler)")
+    p.add_argument("--sign-key", default=None, metavar="KEY",
+                   help="sign the artifact with this key file (vdla keygen), so runs that trust the key accept it")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -40,6 +42,10 @@ def add_parser(sub):
 def run(args) -> int:
     from vdla.compiler.compile_model import compile_model  # lazy: the runtime needs no compiler
     start = time.perf_counter()
+    sign_key = None
+    if args.sign_key:   # read first: a bad key file should not cost a whole compile
+        from vdla.driver.artifact_trust import read_key_file
+        sign_key = read_key_file(args.sign_key, what="--sign-key")
     shapes = dict(_shape_arg(s) for s in args.input_shape)
     calibration = None
     if args.calibrate:
@@ -55,11 +61,12 @@ def run(args) -> int:
                              ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
                              kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
                              host_triple=args.host_triple)
-    size = artifact.save(args.output)
+    size = artifact.save(args.output, sign_key=sign_key)
     plan = artifact.plan
     kinds = [s["kind"] for s in plan["steps"]]
     vdla = f"{kinds.count('vdla')} accelerator, " if "vdla" in kinds else ""
     print(f"wrote {args.output}: {size} bytes, {len(kinds)} steps ({vdla}{kinds.count('kernel')} kernel, "
           f"{kinds.count('host')} host, {kinds.count('alias')} alias), arena {plan['arena_bytes']} B "
-          f"(one buffer per tensor: {plan['naive_bytes']} B), {time.perf_counter() - start:.2f} s")
+          f"(one buffer per tensor: {plan['naive_bytes']} B), {time.perf_counter() - start:.2f} s"
+          + (f", signed by key {sign_key.key_id.hex()}" if sign_key else ""))
     return 0

@@ -28,6 +28,9 @@ def add_parser(sub):
                    help="write a Perfetto trace of the accelerator's instructions, each naming its graph node")
     p.add_argument("--threads", type=int, default=None, help="threads for parallel kernel loops")
     p.add_argument("--hw-config", default=None, help="check the artifact was built for this config")
+    p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
+                   help="run only artifacts signed with this key file (repeatable; default: the key files in "
+                        "VDLA_TRUST_KEY; with neither, unsigned artifacts run: an artifact is code)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -50,20 +53,24 @@ def _device(artifact, kind: str, trace: bool):
         return None
     from vdla.driver.devices import open_device
     from vdla.hw import load_config
-    config = load_config((artifact.header.get("hardware") or {}).get("config"))
     if trace and kind != "sim":
         raise ValueError("--trace needs the simulator device (--device sim)")
+    if kind == "pynq":   # a board is the config of its bitstream: the executor checks the artifact against it
+        return open_device(kind)
+    config = load_config((artifact.header.get("hardware") or {}).get("config"))
     return open_device(kind, config, **({"trace": True} if trace else {}))
 
 
 def run(args) -> int:
     from vdla.driver.artifact import load
+    from vdla.driver.artifact_trust import TrustPolicy
     from vdla.driver.executor import Executor
     hw = None
     if args.hw_config:
         from vdla.hw import load_config
         hw = load_config(args.hw_config)
-    artifact = load(args.artifact)
+    policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
+    artifact = load(args.artifact, policy=policy)
     device = _device(artifact, args.device, bool(args.trace))
     executor = Executor(artifact, hw_config=hw, threads=args.threads, device=device)
     plan = executor.artifact.plan
