@@ -18,17 +18,21 @@ def _hardware(hw_config):
 
 def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict | None = None,
                   constant_inputs: dict | None = None, kernels: bool = True, threads: int | None = None,
-                  log=None, calibration: dict | None = None, host_triple: str | None = None):
+                  log=None, calibration: dict | None = None, host_triple: str | None = None,
+                  vta_compat: bool = False):
     """Compile an ONNX model (ModelProto or path) into an Artifact for `target`: "cpu" (this
     machine), an LLVM triple (cross-compiled kernels, run on that machine) or "vdla" (the
     accelerator of `hw_config`, with the CPU part for `host_triple`, default this machine;
     a float model needs `calibration`, {input name: samples}).
 
     kernels=False keeps every op a host (numpy) step: useful as a baseline and for checking
-    the frontend and passes without the tensor compiler."""
+    the frontend and passes without the tensor compiler. vta_compat (target "vdla"): streams
+    that VTA's hardware computes the same (power-of-two requantization, no VDLA extensions)."""
     if target == "vdla":
         return compile_for_vdla(model, hw_config, calibration, host_triple, input_shapes, constant_inputs,
-                                threads, log)
+                                threads, log, vta_compat=vta_compat)
+    if vta_compat:
+        raise ValueError(f"vta_compat applies to target 'vdla', not {target!r}")
     if target not in ("cpu", "host") and target.count("-") < 2:
         raise ValueError(f"target {target!r} is not supported by the graph compiler; supported: "
                          "cpu (this machine) or an LLVM triple such as aarch64-linux-gnu")
@@ -60,7 +64,8 @@ def _feature_list(features) -> list[str]:
 
 
 def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,
-                     constant_inputs=None, threads=None, log=None, per_channel_activations=False):
+                     constant_inputs=None, threads=None, log=None, per_channel_activations=False,
+                     vta_compat=False):
     """The VDLA pipeline, top to bottom: import -> float graph passes -> placement -> calibration
     -> int8 quantization of the accelerator part -> memory plan -> VDLA kernels for the
     accelerator nodes, CPU kernels (or host steps) for the rest -> artifact."""
@@ -84,7 +89,9 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     if calibration is None and not qdq_ranges:
         raise ValueError("a float model compiled for vdla needs calibration data: pass --calibrate CALIB.npz "
                          "(one array per model input, named like the input, first axis = samples)")
-    place = place_nodes(graph, config, host_triple)
+    if vta_compat and per_channel_activations:
+        raise ValueError("vta_compat requantizes with one shift per layer: it takes no per-channel activation scales")
+    place = place_nodes(graph, config, host_triple, vta_compat=vta_compat)
     if calibration is not None:
         stats = calibrate(graph, calibration, tensors_to_calibrate(graph, place), per_channel=per_channel_activations)
         unclipped_at_exits(graph, place, stats)
@@ -93,13 +100,13 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     stats.update(qdq_ranges)
     demote_unranged(graph, place, stats)
     float_graph = graph
-    graph = quantize_vdla(graph, place, stats, config)
+    graph = quantize_vdla(graph, place, stats, config, vta_compat=vta_compat)
     if calibration is not None:     # the error needs a sample (a QDQ model compiled without one has none)
         errors = quantization_error(float_graph, graph, sample_batches(float_graph, calibration)[0])
         for name, db in errors.items():
             place[name]["sqnr_db"] = db
     graph = plan_memory(graph)
-    vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log)
+    vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat)
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
     skip = set(vdla_steps) | {n.name for n in graph.nodes if n.op in ("VdlaQuantize", "VdlaDequantize")}
     kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=skip)
@@ -108,7 +115,8 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     info = {"seconds": round(time.perf_counter() - start, 3), "pass_log": graph.meta.get("pass_log", []),
             "host_reasons": reasons, "placement": place,
             "calibration": {t: {k: v for k, v in s.items()} for t, s in stats.items()},
-            "ranges_from": "calibration" if calibration is not None else "the model's quantizers"}
+            "ranges_from": "calibration" if calibration is not None else "the model's quantizers",
+            "vta_compat": vta_compat}
     artifact = make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(config), info,
                              vdla_steps, programs)
     artifact.header["vdla_programs_1vt"] = single_thread

@@ -17,13 +17,16 @@ from .graph.ir import Graph
 KERNEL_OPS = ("VdlaConv", "VdlaDense", "VdlaPool", "VdlaAdd")
 
 
-def lower_vdla(graph: Graph, config, log=None) -> tuple[dict, list, list]:
+def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False) -> tuple[dict, list, list]:
     """-> ({node name: {"program": index, "args": tensor names}}, [program documents], [the same
-    programs with one virtual thread and the same tiles: what latency hiding buys, for profiles])."""
+    programs with one virtual thread and the same tiles: what latency hiding buys, for profiles]).
+    vta_compat: kernels in the compiler's VTA mode (topi.vdla.vta_mode); the weight blocks its
+    pooling and Add kernels read are added to the graph's constants."""
     from dataclasses import replace
 
     from .topi import vdla as V
     steps, programs, single, index = {}, [], [], {}
+    vta = {"vta_compat": vta_compat}
     for node in graph.nodes:
         if node.op not in KERNEL_OPS:
             continue
@@ -35,18 +38,18 @@ def lower_vdla(graph: Graph, config, log=None) -> tuple[dict, list, list]:
             name = f"v{len(programs)}_{node.op[4:].lower()}"
             if node.op == "VdlaConv":
                 layer = V.ConvLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
-                compile_ = lambda knobs=None: V.compile_conv2d(config, layer, ep, knobs, name=name)  # noqa: E731
+                compile_ = lambda knobs=None: V.compile_conv2d(config, layer, ep, knobs, name=name, **vta)  # noqa: E731
             elif node.op == "VdlaDense":
                 layer = V.DenseLayer(**a["layer"])
-                compile_ = lambda knobs=None: V.compile_dense(config, layer, ep, knobs, name=name)  # noqa: E731
+                compile_ = lambda knobs=None: V.compile_dense(config, layer, ep, knobs, name=name, **vta)  # noqa: E731
             elif node.op == "VdlaPool":
                 layer = V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
-                compile_ = lambda knobs=None: V.compile_pool2d(config, layer, ep, knobs, name=name)  # noqa: E731
+                compile_ = lambda knobs=None: V.compile_pool2d(config, layer, ep, knobs, name=name, **vta)  # noqa: E731
             else:
                 t = graph.types[node.inputs[0]].shape
                 layer = V.AddLayer(t[0], t[1], t[2], t[3], a.get("ma", 0), a.get("mb", 0), a.get("per_channel", False),
                                    a.get("offset", False))
-                compile_ = lambda knobs=None: V.compile_add(config, layer, ep, knobs, name=name)  # noqa: E731
+                compile_ = lambda knobs=None: V.compile_add(config, layer, ep, knobs, name=name, **vta)  # noqa: E731
             prog, knobs = compile_()
             one, _ = compile_(replace(knobs, vthreads=1)) if knobs.vthreads > 1 else (prog, None)
             if one is not prog and _cycles(config, one) < _cycles(config, prog):
@@ -56,8 +59,36 @@ def lower_vdla(graph: Graph, config, log=None) -> tuple[dict, list, list]:
             single.append(one.to_dict())
             if log:
                 log(f"compiled {prog.name} for {node.name}")
-        steps[node.name] = {"program": index[key], "args": [n for n in node.inputs if n] + list(node.outputs)}
+        args = _vta_args(graph, node, config) if vta_compat else [n for n in node.inputs if n]
+        steps[node.name] = {"program": index[key], "args": args + list(node.outputs)}
     return steps, programs, single
+
+
+def _vta_args(graph: Graph, node, config) -> list[str]:
+    """The inputs of a VTA-mode kernel: pooling and Add take the int8 weight blocks that carry
+    their factors on the GEMM core (vta_mode) in place of the node's int32 factor vectors."""
+    from .graph.ir import TensorType
+    from .topi import vdla as V
+    from .topi.vdla.pool import window_factor
+
+    def weight(suffix, array):
+        name = f"{node.name}.{suffix}"
+        graph.constants[name] = array
+        graph.types[name] = TensorType.of(array)
+        return name
+    a, L = node.attrs, config.block
+    if node.op == "VdlaPool":
+        layer = V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
+        factor = window_factor(layer, V.Epilogue(**a["epilogue"]), node.name)
+        return [node.inputs[0], weight("vta_window", V.scaled_identity(L, factor))]
+    if node.op == "VdlaAdd":
+        if a.get("per_channel"):
+            wa, wb = (V.diagonal_weight(graph.constants[n][:, 0, :].reshape(-1), L) for n in node.inputs[2:4])
+        else:
+            wa, wb = V.scaled_identity(L, a.get("ma", 0)), V.scaled_identity(L, a.get("mb", 0))
+        offset = node.inputs[4:5] if a.get("offset") else []
+        return [*node.inputs[:2], weight("vta_wa", wa), weight("vta_wb", wb), *offset]
+    return [n for n in node.inputs if n]
 
 
 def _cycles(config, program) -> int:

@@ -12,6 +12,12 @@ weights, symmetric int8 activations with calibrated scales, int32 biases, requan
 a per-channel fixed-point multiplier and shifts on the ALU (the rounding folded into the
 bias), clipping for ReLU/ReLU6 and the int8 range. Quantize/dequantize (with packing and
 unpacking) are inserted only where a tensor crosses between the accelerator and the CPU.
+
+VTA mode (vta_compat=True): VTA's ALU has no MUL and its DMA pads with zeros only, so
+activations take zero point 0 and one scale per tensor, weights one power-of-two step of
+their output's scale (requantization is a rounded shift), residual Adds and the global
+average's 1/(H*W) use int8 factors (the kernels apply them on the GEMM core), and a padded
+max pooling is offloaded only when its input is non-negative (zero padding is then exact).
 """
 from __future__ import annotations
 
@@ -94,7 +100,7 @@ def _accel_seconds(graph, node, config) -> float:
     return uops / ACCEL_EFFICIENCY / (config.clock_mhz * 1e6)
 
 
-def place_nodes(graph: Graph, config, board_cpu: str | None = None) -> dict[str, dict]:
+def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: bool = False) -> dict[str, dict]:
     """{node name: {"device": "vdla" | "cpu", "reason": str, "macs": int, "fused_into": name?}}."""
     consumers = _consumers(graph)
     cpu_rate = CPU_MACS_PER_S.get(board_cpu or DEFAULT_BOARD_CPU, CPU_MACS_PER_S[DEFAULT_BOARD_CPU])
@@ -152,6 +158,8 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None) -> dict[str,
                 cpu(node, "MaxPool with dilation, ceil_mode or indices")
             elif (a.get("strides") or [1, 1])[0] != (a.get("strides") or [1, 1])[1]:
                 cpu(node, "MaxPool with two different strides")
+            elif vta_compat and any(a.get("pads") or [0]) and node.inputs[0] not in nonneg:
+                cpu(node, "MaxPool with padding of a tensor that may be negative: VTA's DMA pads with zeros only")
             else:
                 vdla(node)
                 if node.inputs[0] in nonneg:
@@ -235,8 +243,9 @@ def _fixed_point(m, limit_bits=15, max_shift=31):
 
 
 class _Builder:
-    def __init__(self, graph: Graph, config, place, stats):
+    def __init__(self, graph: Graph, config, place, stats, vta_compat: bool = False):
         self.g, self.config, self.place, self.stats = graph, config, place, stats
+        self.vta_compat = vta_compat
         self.nodes: list[Node] = []
         self.packed: dict[str, tuple[str, float]] = {}   # fp32 tensor -> (packed name, scale)
         self.zp: dict[str, int] = {}                         # packed name -> zero point (0 or -128)
@@ -297,7 +306,7 @@ class _Builder:
         range / 255, one bit finer than symmetric); its consumers subtract the zero point and
         pad with it (LOAD pad_min)."""
         s = _scale(self.stats, tensor, channels)
-        if act is not None:
+        if act is not None and not self.vta_compat:
             return _padded(s * 127.0 / 255.0, self.config.block), -128
         return _padded(s, self.config.block), 0
 
@@ -319,7 +328,10 @@ class _Builder:
         # the input's per-channel scales fold into the weights: acc = sum(w * s_x[c] * x_q)
         s_in = s_x[:g.types[x].shape[1]]
         w = w * (s_in[:, None, None, None] if depthwise else s_in[None, :, None, None])
-        s_w = np.maximum(np.abs(w).reshape(w.shape[0], -1).max(axis=1), 1e-12) / 127.0
+        if self.vta_compat:
+            s_w = _power_of_two_step(w, s_y, node.name)
+        else:
+            s_w = np.maximum(np.abs(w).reshape(w.shape[0], -1).max(axis=1), 1e-12) / 127.0
         w_q = np.clip(np.rint(w / s_w[:, None, None, None]), -127, 127).astype(np.int8)
         a = node.attrs
         xt, yt = g.types[x], g.types[node.outputs[0]]
@@ -331,11 +343,12 @@ class _Builder:
         acc_peak = float((peak / s_w).max()) if peak is not None else _worst_acc(w_q)
         # sum(w * (q - z_x)) = sum(w * q) - z_x * sum(w): the input's zero point joins the bias
         zp_term = -z_x * w_q.astype(np.int64).reshape(w_q.shape[0], -1).sum(axis=1)
-        ep, bias_q, mult = _requant(s_w / s_y, b / s_w + zp_term, acc_peak,
-                                    act, s_y, z_y)
+        ep, bias_q, mult = self.requant(s_w, s_y, b / s_w + zp_term, acc_peak, act, z_y)
         wp = pack_depthwise_weight(w_q, L) if depthwise else pack_conv_weight(w_q, L)
-        inputs = [xq, self.const(f"{node.name}.wq", wp), self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)),
-                  self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L))]
+        inputs = [xq, self.const(f"{node.name}.wq", wp),
+                  self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L))]
+        if mult is not None:
+            inputs.append(self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L)))
         out = self.output(y, (layer.n, layer.o, layer.out_h, layer.out_w, cfg.batch, L), s_y_padded, z_y)
         self.nodes.append(Node("VdlaConv", node.name, inputs, [out],
                                {"layer": _jsonable(asdict(layer)), "epilogue": asdict(ep),
@@ -355,22 +368,32 @@ class _Builder:
         s_y_padded, z_y = self.out_scale(y, w.shape[0], act)
         s_y = s_y_padded[:w.shape[0]]
         w = w * s_x[None, :w.shape[1]]
-        s_w = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
+        if self.vta_compat:
+            s_w = _power_of_two_step(w, s_y, node.name)
+        else:
+            s_w = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
         w_q = np.clip(np.rint(w / s_w[:, None]), -127, 127).astype(np.int8)
         peak = _channel_peak(self.stats, node.outputs[0], w.shape[0])
         acc_peak = float((peak / s_w).max()) if peak is not None else _worst_acc(w_q)
         zp_term = -z_x * w_q.astype(np.int64).sum(axis=1)
-        ep, bias_q, mult = _requant(s_w / s_y, b / s_w + zp_term, acc_peak,
-                                    act, s_y, z_y)
+        ep, bias_q, mult = self.requant(s_w, s_y, b / s_w + zp_term, acc_peak, act, z_y)
         L = cfg.block
         m_blocks = g.types[xq].shape[0]
         inputs = [xq, self.const(f"{node.name}.wq", pack_matrix_rhs(w_q.T, L)),
-                  self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)),
-                  self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L))]
+                  self.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L))]
+        if mult is not None:
+            inputs.append(self.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L)))
         out = self.output(y, (m_blocks, -(-w.shape[0] // L), cfg.batch, L), s_y_padded, z_y)
         self.nodes.append(Node("VdlaDense", node.name, inputs, [out],
                                {"layer": {"m": m_blocks, "k": g.types[xq].shape[1], "n": -(-w.shape[0] // L)},
                                 "epilogue": asdict(ep), "source_ops": [node.op] + ([act.op] if act else [])}))
+
+    def requant(self, s_w, s_y, bias_real, acc_peak, act, z_y):
+        """-> (epilogue, int32 bias, per-channel multipliers or None in VTA mode)."""
+        if self.vta_compat:
+            ep, bias_q = _requant_shift(s_w, s_y, bias_real, act)
+            return ep, bias_q, None
+        return _requant(s_w / s_y, bias_real, acc_peak, act, s_y, z_y)
 
     def pool(self, node):
         from vdla.compiler.topi.vdla import Epilogue, PoolLayer
@@ -380,14 +403,19 @@ class _Builder:
         xt = g.types[xq]
         if node.op == "MaxPool":
             a = node.attrs
+            pads = tuple(a.get("pads") or (0, 0, 0, 0))
+            # VTA mode offloads a padded max pooling only of a non-negative input (place_nodes):
+            # zero padding never wins there either
             layer = PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], *a["kernel_shape"],
-                              (a.get("strides") or [1, 1])[0], tuple(a.get("pads") or (0, 0, 0, 0)), "max")
+                              (a.get("strides") or [1, 1])[0], pads, "max",
+                              0 if self.vta_compat and any(pads) else None)
             ep = Epilogue(lo=None, hi=None)           # the max of int8 values is an int8 value
         else:
             hw = xt.shape[2] * xt.shape[3]
             layer = PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], xt.shape[2], xt.shape[3],
                               1, (0, 0, 0, 0), "sum")
-            shift = 15                                # sum * round(2^15 / (H*W)) >> 15, same scale
+            # sum * round(2^shift / (H*W)) >> shift, same scale; VTA mode keeps the factor int8
+            shift = min(15, int(math.floor(math.log2(127 * hw)))) if self.vta_compat else 15
             ep = Epilogue(mul=max(1, int(round((1 << shift) / hw))), shift=shift, round=True)
         # max and mean commute with the code shift: the output keeps the input's zero point
         out = self.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, cfg.batch, cfg.block), s_x,
@@ -404,7 +432,8 @@ class _Builder:
         y = (act or node).outputs[0]
         c = self.g.types[node.inputs[0]].shape[1]
         s_y, z_y = self.out_scale(y, c, act)
-        shift, m = _fixed_point(np.concatenate([s_a / s_y, s_b / s_y]), 15, 15)
+        # int8 factors in VTA mode: its kernels multiply on the GEMM core (no ALU MUL)
+        shift, m = _fixed_point(np.concatenate([s_a / s_y, s_b / s_y]), 7 if self.vta_compat else 15, 15)
         ma, mb = m[:len(s_a)], m[len(s_a):]
         # (a - z_a) ma + (b - z_b) mb + z_y 2^S: the zero points make one constant per channel
         offset = (-z_a * ma - z_b * mb + z_y * (1 << shift)).astype(np.int64)
@@ -415,10 +444,12 @@ class _Builder:
         ep = Epilogue(shift=shift, round=shift > 0, lo=lo, hi=hi)
         out = self.output(y, self.g.types[aq].shape, s_y, z_y)
         pack = lambda v: pack_bias(v.astype(np.int32), cfg.batch, cfg.block)   # noqa: E731
-        inputs = [aq, bq, self.const(f"{node.name}.ma", pack(ma)), self.const(f"{node.name}.mb", pack(mb)),
-                  self.const(f"{node.name}.offset", pack(offset))]
+        inputs = [aq, bq, self.const(f"{node.name}.ma", pack(ma)), self.const(f"{node.name}.mb", pack(mb))]
+        has_offset = bool(offset.any()) or not self.vta_compat      # zero points 0: no constant to add
+        if has_offset:
+            inputs.append(self.const(f"{node.name}.offset", pack(offset)))
         self.nodes.append(Node("VdlaAdd", node.name, inputs, [out],
-                               {"per_channel": True, "offset": True, "epilogue": asdict(ep),
+                               {"per_channel": True, "offset": has_offset, "epilogue": asdict(ep),
                                 "source_ops": ["Add"] + ([act.op] if act else [])}))
 
     def identity(self, node):
@@ -505,6 +536,39 @@ def _requant(m, bias_real, acc_peak, act, s_y, z_y=0):
     return ep, bias_q.astype(np.int32), mult.astype(np.int32)
 
 
+def _power_of_two_step(w, s_y, name: str) -> np.ndarray:
+    """VTA mode: the weight scale (one per tensor, per output channel for the callers) that
+    is the output's scale over a power of two, 2^-k, as fine as int8 weights allow; the
+    requantization is then a shift by k. Needs one output scale for every channel."""
+    from vdla.compiler.codegen.vdla import VtaCompatError
+    s_y = np.asarray(s_y, np.float64)
+    if not np.allclose(s_y, s_y[0]):
+        raise VtaCompatError(f"{name}: its output has one scale per channel; VTA mode requantizes with one shift, "
+                             "so compile without per-channel activation scales")
+    top = max(float(np.abs(w).max()), 1e-30)
+    k = min(31, int(math.floor(math.log2(127.0 * s_y[0] / top))))
+    if k < 0:
+        raise VtaCompatError(f"{name}: a single weight times the largest input exceeds the output's range, so the "
+                             "weights would need a step coarser than the output's (a left shift), which VTA mode "
+                             "does not requantize with")
+    return np.full(w.shape[0], s_y[0] / (1 << k))
+
+
+def _requant_shift(s_w, s_y, bias_real, act):
+    """VTA mode's requantization: acc + bias >> k with s_w = s_y / 2^k (_power_of_two_step);
+    the rounding (half an output step) and nothing else lives in the bias."""
+    from vdla.compiler.topi.vdla import Epilogue
+    k = int(round(math.log2(float(s_y[0] / s_w[0]))))
+    rounding = 2.0 ** (k - 1) if k else 0.0
+    bias_q = np.clip(np.rint(np.asarray(bias_real) + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
+    lo, hi = -128, 127
+    if act is not None:
+        lo = 0
+        if act.op == "Clip" and act.attrs.get("max") is not None:
+            hi = int(min(127, np.min(np.rint(act.attrs["max"] / np.asarray(s_y)))))
+    return Epilogue(bias=True, shift=k, lo=lo, hi=hi), bias_q.astype(np.int32)
+
+
 def _padded(scale, block: int) -> np.ndarray:
     """A per-channel scale vector padded with ones to a whole number of channel blocks."""
     scale = np.asarray(scale, np.float64)
@@ -515,11 +579,11 @@ def _jsonable(d):
     return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
 
-def quantize_vdla(graph: Graph, place: dict, stats: dict, config) -> Graph:
+def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bool = False) -> Graph:
     """The graph with its accelerator nodes replaced by Vdla* nodes (see the module docstring);
     graph.meta["placement"] keeps `place`."""
     g = graph.copy()
-    b = _Builder(g, config, place, stats)
+    b = _Builder(g, config, place, stats, vta_compat)
     consumers = _consumers(g)
     for node in g.nodes:
         info = place.get(node.name, {"device": "cpu"})

@@ -66,7 +66,7 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         t = _alu(shape, add_bias, f"{name}.bias", "add", None)
         stages.append(t)
     for k, step in enumerate(_shift_steps(ep.pre_shift, shift_step)):
-        t = _alu(shape, lambda *i, t=t, step=step: t(*i) // (1 << step), f"{name}.preshr" + (f".{k}" if k else ""), "shr", step)
+        t = _shr(shape, t, step, f"{name}.preshr" + (f".{k}" if k else ""))
         stages.append(t)
     if ep.scale:
         def mul_scale(*i, t=t, m=scale):
@@ -82,7 +82,7 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
             t = _alu(shape, lambda *i, t=t: t(*i) + E.Const(r, "int32"), f"{name}.round", "add", r)
             stages.append(t)
         for k, step in enumerate(_shift_steps(ep.shift, shift_step)):
-            t = _alu(shape, lambda *i, t=t, step=step: t(*i) // (1 << step), f"{name}.shr" + (f".{k}" if k else ""), "shr", step)
+            t = _shr(shape, t, step, f"{name}.shr" + (f".{k}" if k else ""))
             stages.append(t)
     res32 = None
     if ep.residual:
@@ -100,6 +100,10 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         stages.append(t)
     out = te.compute(out_shape, lambda *i, t=t: te.cast("int8", t(*i)), name=name)
     return stages, res32, out
+
+
+def _shr(shape, t, amount: int, name: str):
+    return _alu(shape, lambda *i: t(*i) // (1 << amount), name, "shr", amount)
 
 
 def _shift_steps(shift: int, step: int | None) -> list[int]:

@@ -35,6 +35,9 @@ def add_parser(sub):
                    help="run every op as a numpy host step (no tensor compiler)")
     p.add_argument("--sign-key", default=None, metavar="KEY",
                    help="sign the artifact with this key file (vdla keygen), so runs that trust the key accept it")
+    p.add_argument("--vta-compat", action="store_true",
+                   help="with --target vdla: instruction streams VTA's hardware computes the same "
+                        "(no VDLA extensions; check one with vdla disasm --check vta)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -60,7 +63,7 @@ def run(args) -> int:
     artifact = compile_model(args.model, target=args.target, hw_config=args.hw_config or
                              ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
                              kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
-                             host_triple=args.host_triple)
+                             host_triple=args.host_triple, vta_compat=args.vta_compat)
     size = artifact.save(args.output, sign_key=sign_key)
     plan = artifact.plan
     kinds = [s["kind"] for s in plan["steps"]]
