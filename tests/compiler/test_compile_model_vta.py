@@ -106,3 +106,22 @@ def test_vdla_compile_vta_compat_flag(tmp_path, capsys):
     assert all(k == [] for k in _findings(art).values())
     assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "c.vdla"), "--vta-compat"]) == 1
     assert "vta_compat applies to target 'vdla'" in capsys.readouterr().err
+
+
+def test_an_add_whose_operands_are_far_coarser_than_its_output_is_refused_by_name():
+    """y = conv(x, w) + conv(x, -0.999 w): the sum's range is a thousandth of the operands',
+    beyond the int8 factors VTA mode multiplies by."""
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((16, 3, 3, 3)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w1"), numpy_helper.from_array(-0.999 * w, "w2")]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], name="conv_a", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["b"], name="conv_b", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["a", "b"], ["y"], name="cancel")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 3, 8, 8))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, 16, 8, 8))], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    calib = {"x": rng.standard_normal((4, 1, 3, 8, 8)).astype(np.float32)}
+    from vdla.compiler.codegen.vdla import VtaCompatError
+    with pytest.raises(VtaCompatError, match="cancel: an operand's scale is .* times the output's"):
+        compile_model(model, target="vdla", hw_config=CFG, calibration=calib, vta_compat=True)
+    compile_model(model, target="vdla", hw_config=CFG, calibration=calib)     # 15-bit factors suffice

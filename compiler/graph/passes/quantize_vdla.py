@@ -434,6 +434,10 @@ class _Builder:
         s_y, z_y = self.out_scale(y, c, act)
         # int8 factors in VTA mode: its kernels multiply on the GEMM core (no ALU MUL)
         shift, m = _fixed_point(np.concatenate([s_a / s_y, s_b / s_y]), 7 if self.vta_compat else 15, 15)
+        if self.vta_compat and m.max() > 127:
+            from vdla.compiler.codegen.vdla import VtaCompatError
+            raise VtaCompatError(f"{node.name}: an operand's scale is {float(m.max()):.0f} times the output's, beyond "
+                                 "the int8 factors VTA mode multiplies by on the GEMM core")
         ma, mb = m[:len(s_a)], m[len(s_a):]
         # (a - z_a) ma + (b - z_b) mb + z_y 2^S: the zero points make one constant per channel
         offset = (-z_a * ma - z_b * mb + z_y * (1 << shift)).astype(np.int64)
