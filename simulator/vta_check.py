@@ -21,7 +21,10 @@ stream index first), so a write that a token orders before a read counts even wh
 later in the stream. For streams whose cross-module SRAM conflicts are all ordered by
 tokens (what vdla.driver.runtime.find_races proves), every legal execution sees the same
 writes before each read, so the answer is exact; for a racy stream it is the answer of one
-legal interleaving. Inside one GEMM/ALU, a micro-op step sees the writes of earlier steps.
+legal interleaving. Inside one GEMM/ALU, a micro-op step sees the writes of earlier steps
+(for an ALU tensor operand, step by step up to _EXACT_STEPS steps; a bigger nest needs every
+source entry written before it, which may flag it needlessly). The entries a loop nest
+touches come from index masks, never from listing its steps, so any nest checks quickly.
 A reset GEMM and an ALU with an immediate read no operand that matters (VTA reads and
 discards them), so they are not flagged. The check stops at the first FINISH.
 """
