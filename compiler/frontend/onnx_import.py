@@ -9,15 +9,19 @@ of each op whatever the opset.
 """
 from __future__ import annotations
 
+import copy
 import os
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..graph.ir import Graph, Node, TensorType, UnsupportedModelError
+from ..graph.infer import constant_operands_known, infer_node
+from ..graph.ir import Graph, GraphError, InvalidModelError, Node, TensorType, UnsupportedModelError
+from ..graph.limits import check_tensor
 
 from .contrib_ops import CONTRIB_DOMAIN, CONTRIB_OPS, expand_contrib
+from .onnx_checks import check_attribute_values, check_schema
 
 MIN_OPSET = 11
 MAX_OPSET = onnx.defs.onnx_opset_version()
@@ -52,9 +56,12 @@ _SUPPORTED_DTYPES = {"float16", "float32", "float64", "int8", "uint8", "int16", 
                      "uint32", "int64", "uint64", "bool"}
 
 
+def _label(node: onnx.NodeProto, opset: int) -> str:
+    return f"node {node.name or '(unnamed)'!r} (op {node.op_type}, opset {opset})"
+
+
 def _fail(node: onnx.NodeProto, opset: int, what: str) -> UnsupportedModelError:
-    name = node.name or "(unnamed)"
-    return UnsupportedModelError(f"node {name!r} (op {node.op_type}, opset {opset}): {what}")
+    return UnsupportedModelError(f"{_label(node, opset)}: {what}")
 
 
 def _np_dtype(elem_type: int) -> str:
@@ -90,6 +97,8 @@ def _normalize(node: onnx.NodeProto, opset: int, attrs: dict) -> dict:
         attrs["coerce_2d"] = True
     if op == "Split":
         attrs["num_outputs"] = len(node.output)
+        if opset < 18:  # without sizes, the split axis must divide evenly (opset 18: last part smaller)
+            attrs["require_even"] = True
     if op == "Cast":
         attrs["to"] = _np_dtype(attrs["to"])
         attrs.pop("saturate", None)  # only affects float8 targets, which are rejected
@@ -125,10 +134,34 @@ def _attributes(node: onnx.NodeProto, opset: int) -> dict:
         if isinstance(value, bytes):
             value = value.decode()
         if isinstance(value, onnx.TensorProto):
-            value = numpy_helper.to_array(value)
+            value = tensor_value(value, f"{_label(node, opset)}, attribute {attr.name!r}")
         attrs[attr.name] = list(value) if isinstance(value, (list, tuple)) else value
+    check_attribute_values(node, opset, attrs)
     _check_values(node, opset, attrs)
     return _normalize(node, opset, attrs)
+
+
+def tensor_value(tensor: onnx.TensorProto, what: str) -> np.ndarray:
+    """A TensorProto's array; data that does not fit its dims and type names the tensor."""
+    dims = list(tensor.dims)
+    try:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type))
+    except Exception:
+        raise InvalidModelError(f"{what}: tensor {tensor.name!r} has data type {tensor.data_type}, which ONNX "
+                                "does not define") from None
+    if any(d < 0 for d in dims):
+        raise InvalidModelError(f"{what}: tensor {tensor.name!r} has dims {dims}; dimensions must not be negative")
+    expected = int(np.prod(dims, dtype=object)) * dtype.itemsize
+    external = tensor.data_location == onnx.TensorProto.EXTERNAL
+    if tensor.HasField("raw_data") and not external and len(tensor.raw_data) != expected and dtype.itemsize >= 1 \
+            and dtype.kind != "O":
+        raise InvalidModelError(f"{what}: tensor {tensor.name!r} ({dtype.name}{dims}) holds {len(tensor.raw_data)} "
+                                f"bytes of data; its dims and type need {expected}")
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as exc:
+        raise InvalidModelError(f"{what}: tensor {tensor.name!r} ({dtype.name}{dims}) cannot be read: "
+                                f"{exc}") from None
 
 
 def _constant_value(node: onnx.NodeProto, attrs: dict) -> np.ndarray:
@@ -150,6 +183,10 @@ def _input_type(value: onnx.ValueInfoProto, overrides: dict) -> TensorType:
     ttype = value.type.tensor_type
     if value.name in overrides:
         shape = tuple(int(d) for d in overrides[value.name])
+        declared = len(ttype.shape.dim)
+        if ttype.HasField("shape") and declared != len(shape):
+            raise GraphError(f"graph input {value.name!r}: input_shapes gives {list(shape)} (rank {len(shape)}), "
+                             f"but the model declares rank {declared}")
     else:
         shape = []
         for i, dim in enumerate(ttype.shape.dim):
@@ -164,7 +201,9 @@ def _input_type(value: onnx.ValueInfoProto, overrides: dict) -> TensorType:
     dtype = _np_dtype(ttype.elem_type)
     if dtype not in _SUPPORTED_DTYPES:
         raise UnsupportedModelError(f"graph input {value.name!r}: dtype {dtype} is not supported")
-    return TensorType(shape, dtype)
+    result = TensorType(shape, dtype)
+    check_tensor("graph input", value.name, result)
+    return result
 
 
 def _upgrade(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
@@ -182,19 +221,32 @@ def load_onnx(path: str | os.PathLike) -> onnx.ModelProto:
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such model file")
+    if os.path.getsize(path) == 0:
+        raise InvalidModelError(f"{path} is empty (0 bytes), not an ONNX model")
     try:
         return onnx.load(path, load_external_data=True)
     except Exception as exc:  # protobuf's DecodeError and friends name no file
-        raise UnsupportedModelError(f"{path} is not a readable ONNX model: {exc}") from exc
+        raise InvalidModelError(f"{path} is not a readable ONNX model: {exc}") from exc
 
 
 def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict | None = None,
-                constant_inputs: dict | None = None) -> Graph:
+                constant_inputs: dict | None = None, check_shapes: bool = True) -> Graph:
     """Convert a model to the graph IR. `input_shapes` fixes symbolic input dims;
-    `constant_inputs` freezes graph inputs to given values (they become constants)."""
+    `constant_inputs` freezes graph inputs to given values (they become constants).
+    `check_shapes=False` skips shape inference at import (for placeholder input shapes); the
+    compiler's passes infer and check every shape anyway.
+
+    A model the ONNX definition forbids raises InvalidModelError, one that uses what vdla does
+    not implement UnsupportedModelError; both name the node, tensor or attribute."""
+    source = "the model"
     if not isinstance(model, onnx.ModelProto):
+        source = os.fspath(model)
         model = load_onnx(model)
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if opset is None:
+        what = "has no graph and no opset_import: not an ONNX model" if not model.HasField("graph") else \
+            "declares no opset for the default ONNX domain (opset_import has no entry for '' or 'ai.onnx')"
+        raise InvalidModelError(f"{source} {what}")
     if 7 <= opset < MIN_OPSET:
         model = _upgrade(model, opset)
         opset = MIN_OPSET
@@ -207,42 +259,64 @@ def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict |
     graph = Graph(name=g.name or "model", inputs=[], outputs=[o.name for o in g.output], nodes=[],
                   opset=opset)
     for init in g.initializer:
-        array = numpy_helper.to_array(init)
+        array = tensor_value(init, f"initializer {init.name!r}")
         graph.constants[init.name] = array
         graph.types[init.name] = TensorType.of(array)
     for name, array in frozen.items():
         graph.constants[name] = array
         graph.types[name] = TensorType.of(array)
+    unknown = sorted(set(overrides) - {value.name for value in g.input})
+    if unknown:
+        raise GraphError(f"input_shapes names {unknown}, which are not inputs of the model; its inputs: "
+                         f"{[value.name for value in g.input if value.name not in graph.constants]}")
     for value in g.input:
         if value.name in graph.constants:
             continue
         graph.inputs.append(value.name)
         graph.types[value.name] = _input_type(value, overrides)
     for index, proto in enumerate(g.node):
-        if proto.domain == CONTRIB_DOMAIN and proto.op_type in CONTRIB_OPS:
-            attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
-            unknown = set(attrs) - CONTRIB_OPS[proto.op_type]
-            if unknown:
-                raise _fail(proto, opset, f"attributes {sorted(unknown)} are not supported")
-
-            def fail(what, proto=proto):
-                raise _fail(proto, opset, what)
-            name = proto.name or f"{proto.op_type}_{index}"
-            graph.nodes.extend(expand_contrib(proto.op_type, name, list(proto.input), list(proto.output),
-                                              attrs, fail))
-            continue
-        if proto.domain not in ("", "ai.onnx"):
-            raise _fail(proto, opset, f"domain {proto.domain!r} is not supported (the default ONNX domain, "
-                        f"and from {CONTRIB_DOMAIN}: {', '.join(sorted(CONTRIB_OPS))})")
-        if proto.op_type not in SUPPORTED_OPS:
-            raise _fail(proto, opset, "operator is not supported; supported operators: "
-                        + ", ".join(sorted(SUPPORTED_OPS)))
-        attrs = _attributes(proto, opset)
-        if proto.op_type == "Constant":
-            array = _constant_value(proto, attrs)
-            graph.constants[proto.output[0]] = array
-            graph.types[proto.output[0]] = TensorType.of(array)
-            continue
-        name = proto.name or f"{proto.op_type}_{index}"
-        graph.nodes.append(Node(proto.op_type, name, list(proto.input), list(proto.output), attrs))
+        graph.nodes.extend(_import_node(proto, index, opset, graph))
+    if check_shapes:
+        _check_types(graph)
     return graph
+
+
+def _import_node(proto: onnx.NodeProto, index: int, opset: int, graph: Graph) -> list[Node]:
+    """The IR nodes of one ONNX node (none for a Constant, which becomes a graph constant)."""
+    name = proto.name or f"{proto.op_type}_{index}"
+    if proto.domain == CONTRIB_DOMAIN and proto.op_type in CONTRIB_OPS:
+        attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
+        unknown = set(attrs) - CONTRIB_OPS[proto.op_type]
+        if unknown:
+            raise _fail(proto, opset, f"attributes {sorted(unknown)} are not supported")
+
+        def fail(what):
+            raise _fail(proto, opset, what)
+        return expand_contrib(proto.op_type, name, list(proto.input), list(proto.output), attrs, fail)
+    if proto.domain not in ("", "ai.onnx"):
+        raise _fail(proto, opset, f"domain {proto.domain!r} is not supported (the default ONNX domain, "
+                    f"and from {CONTRIB_DOMAIN}: {', '.join(sorted(CONTRIB_OPS))})")
+    if proto.op_type not in SUPPORTED_OPS:
+        raise _fail(proto, opset, "operator is not supported; supported operators: "
+                    + ", ".join(sorted(SUPPORTED_OPS)))
+    check_schema(proto, opset)
+    attrs = _attributes(proto, opset)
+    if proto.op_type == "Constant":
+        array = _constant_value(proto, attrs)
+        graph.constants[proto.output[0]] = array
+        graph.types[proto.output[0]] = TensorType.of(array)
+        return []
+    return [Node(proto.op_type, name, list(proto.input), list(proto.output), attrs)]
+
+
+def _check_types(graph: Graph) -> None:
+    """Shape inference as far as it goes before constant folding (a Reshape whose shape is computed
+    waits for the compiler's fold_constants), so that a node whose attributes contradict its input
+    shapes is rejected here. It runs on copies: the graph stays as the model wrote it."""
+    probe = Graph(graph.name, graph.inputs, graph.outputs, [], dict(graph.types), graph.constants, graph.opset)
+    for node in graph.nodes:
+        if any(n and n not in probe.types for n in node.inputs) or not constant_operands_known(probe, node):
+            continue
+        for name, t in zip(node.outputs, infer_node(probe, copy.deepcopy(node))):
+            if name:
+                probe.types[name] = t

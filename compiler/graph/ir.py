@@ -10,6 +10,7 @@ nodes computed as one kernel (its inputs and outputs are the body's external ten
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +23,7 @@ class TensorType:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # Python ints: a 2^31 x 2^31 shape must not wrap around
 
     @property
     def nbytes(self) -> int:
@@ -104,6 +105,12 @@ class GraphError(ValueError):
 
 class UnsupportedModelError(GraphError):
     """A valid model that uses something vdla does not implement (op, attribute value, dtype)."""
+
+
+class InvalidModelError(GraphError):
+    """A model the ONNX definition forbids (onnxruntime rejects it too): an attribute value, an
+    operand or a tensor that does not fit; the message names the node or tensor and what was
+    expected."""
 
 
 def verify(graph: Graph) -> None:

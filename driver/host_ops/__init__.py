@@ -5,20 +5,22 @@ reference interpreter and constant folding also use.
 Each op is `fn(inputs: list[np.ndarray | None], attrs: dict) -> list[np.ndarray]` with the
 ONNX meaning of the op and the attributes as the graph frontend normalizes them (explicit
 pads, resolved auto_pad, operands such as Reshape's shape either in `attrs` or as inputs).
+Ops whose output shape depends on attribute or operand values also have a shape rule,
+`SHAPES[op](inputs, attrs) -> [shapes]`, that reads only the shapes of data inputs.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import elementwise, layout, nn, quant, shape, vdla, winograd
+from .errors import HostOpError, OperandError
 
 OPS: dict = {}
 for _module in (elementwise, layout, nn, quant, shape, vdla, winograd):
     OPS.update(_module.OPS)
+SHAPES: dict = {**shape.SHAPES, **nn.SHAPES}
 
-
-class HostOpError(ValueError):
-    pass
+__all__ = ["OPS", "SHAPES", "HostOpError", "OperandError", "run", "run_fused", "output_shapes"]
 
 
 def run(op: str, inputs: list, attrs: dict) -> list[np.ndarray]:
@@ -26,6 +28,14 @@ def run(op: str, inputs: list, attrs: dict) -> list[np.ndarray]:
     if fn is None:
         raise HostOpError(f"no host implementation of op {op!r}; host ops: {', '.join(sorted(OPS))}")
     return fn(inputs, attrs)
+
+
+def output_shapes(op: str, inputs: list, attrs: dict) -> list[tuple[int, ...]]:
+    """The output shapes of `op` without running it; data inputs need only a `.shape`."""
+    fn = SHAPES.get(op)
+    if fn is None:
+        raise HostOpError(f"op {op!r} has no shape rule; ops with one: {', '.join(sorted(SHAPES))}")
+    return [tuple(int(d) for d in s) for s in fn(inputs, attrs)]
 
 
 def run_fused(body: list[dict], values: dict[str, np.ndarray]) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ._operands import operand
+from .axes import normalize_axis
 
 
 def pool_output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int,
@@ -196,9 +197,8 @@ def _global_max_pool(inputs, attrs):
 
 def _softmax(inputs, attrs):
     x = inputs[0]
-    axis = attrs.get("axis", -1)
+    axis = normalize_axis(attrs.get("axis", -1), x.ndim) if x.ndim else 0
     if attrs.get("coerce_2d", False):  # opset < 13: softmax over the flattened trailing dims
-        axis = axis % x.ndim if x.ndim else 0
         flat = x.reshape(int(np.prod(x.shape[:axis])), -1)
         e = np.exp(flat - flat.max(axis=1, keepdims=True))
         return [(e / e.sum(axis=1, keepdims=True)).reshape(x.shape).astype(x.dtype)]
@@ -206,17 +206,36 @@ def _softmax(inputs, attrs):
     return [(e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)]
 
 
-def _reduce_mean(inputs, attrs):
-    x = inputs[0]
+def _reduced_axes(x_shape, inputs, attrs) -> list[int] | None:
+    """The axes ReduceMean averages over (sorted, each once); None: it is the identity."""
     axes = operand(inputs, 1, attrs, "axes")
     if axes is None or (isinstance(axes, list) and not axes):
         if attrs.get("noop_with_empty_axes", 0):
-            return [x]
-        axes = list(range(x.ndim))
-    axes = tuple(a % x.ndim for a in (axes if isinstance(axes, list) else [axes]))
-    keep = bool(attrs.get("keepdims", 1))
-    return [x.mean(axis=axes, keepdims=keep, dtype=np.float64).astype(x.dtype)]
+            return None
+        return list(range(len(x_shape)))
+    # onnxruntime accepts an axis named twice (it is reduced once); out-of-range axes are errors
+    return sorted({normalize_axis(a, len(x_shape), "axes entry") for a in np.atleast_1d(axes).tolist()})
 
+
+def _reduce_mean_shapes(inputs, attrs):
+    shape = inputs[0].shape
+    axes = _reduced_axes(shape, inputs, attrs)
+    if axes is None:
+        return [tuple(shape)]
+    keep = bool(attrs.get("keepdims", 1))
+    return [tuple(1 if i in axes else d for i, d in enumerate(shape) if keep or i not in axes)]
+
+
+def _reduce_mean(inputs, attrs):
+    x = inputs[0]
+    axes = _reduced_axes(x.shape, inputs, attrs)
+    if axes is None:
+        return [x]
+    keep = bool(attrs.get("keepdims", 1))
+    return [x.mean(axis=tuple(axes), keepdims=keep, dtype=np.float64).astype(x.dtype)]
+
+
+SHAPES = {"ReduceMean": _reduce_mean_shapes}
 
 OPS = {
     "Conv": _conv,

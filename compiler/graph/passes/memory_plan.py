@@ -9,7 +9,8 @@ graph.meta["memory_plan"] with the one-buffer-per-tensor total for comparison.
 """
 from __future__ import annotations
 
-from ..ir import Graph
+from ..ir import Graph, UnsupportedModelError
+from ..limits import MAX_ARENA_BYTES
 
 ALIAS_OPS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}
 ALIGNMENT = 64
@@ -57,6 +58,11 @@ def plan_memory(graph: Graph) -> Graph:
         offsets[storage] = offset
         placed.append((offset, size, lo, hi))
     arena = max((o + sz for o, sz, _, _ in placed), default=0)
+    if arena > MAX_ARENA_BYTES:
+        biggest = sorted(sizes, key=lambda s: -sizes[s])[:3]
+        raise UnsupportedModelError(
+            f"graph {graph.name!r}: the activations need a {arena}-byte arena, more than the {MAX_ARENA_BYTES} bytes "
+            f"(4 GiB) vdla allows; the largest: " + ", ".join(f"{s!r} {graph.types[s]}" for s in biggest))
     graph.meta["memory_plan"] = {
         "alignment": ALIGNMENT,
         "arena_bytes": arena,

@@ -4,8 +4,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from vdla.compiler.frontend import UnsupportedModelError, import_onnx
-from vdla.compiler.graph import optimize, run_reference
+from vdla.compiler.frontend import InvalidModelError, UnsupportedModelError, import_onnx
+from vdla.compiler.graph import GraphError, optimize, run_reference
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=17):
@@ -102,7 +102,54 @@ def test_softmax_before_opset_13_flattens_to_2d(rng):
 def test_a_file_that_is_not_onnx_and_a_missing_file_are_named(tmp_path):
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a protobuf \xff\xff\xff")
-    with pytest.raises(UnsupportedModelError, match=r"bad\.onnx is not a readable ONNX model"):
+    with pytest.raises(InvalidModelError, match=r"bad\.onnx is not a readable ONNX model"):
         import_onnx(bad)
     with pytest.raises(FileNotFoundError, match=r"missing\.onnx: no such model file"):
         import_onnx(tmp_path / "missing.onnx")
+
+
+def test_an_empty_file_is_named_as_empty_not_as_opset_0(tmp_path):
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    with pytest.raises(InvalidModelError, match=r"empty\.onnx is empty \(0 bytes\), not an ONNX model"):
+        import_onnx(empty)
+
+
+def test_a_model_without_an_opset_says_so(tmp_path):
+    bare = onnx.ModelProto()   # parses from b"" or from stray bytes; no graph, no opset_import
+    with pytest.raises(InvalidModelError, match="no graph and no opset_import: not an ONNX model"):
+        import_onnx(bare)
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])])
+    del m.opset_import[:]
+    path = tmp_path / "noopset.onnx"
+    onnx.save(m, str(path))
+    with pytest.raises(InvalidModelError, match=r"noopset\.onnx declares no opset for the default ONNX domain"):
+        import_onnx(path)
+
+
+def test_an_initializer_whose_data_does_not_fit_its_dims_is_named():
+    w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "conv.weight")
+    w.raw_data = w.raw_data[:20]
+    m = _model([helper.make_node("Conv", ["x", "conv.weight"], ["y"])], [_vi("x", [1, 3, 8, 8])],
+               [_vi("y", [1, 4, 6, 6])], inits=[w])
+    with pytest.raises(InvalidModelError, match=r"initializer 'conv\.weight'.*float32\[4, 3, 3, 3\].*20 bytes.*432"):
+        import_onnx(m)
+
+
+def test_a_constant_node_whose_data_does_not_fit_is_named():
+    value = numpy_helper.from_array(np.ones(4, np.float32), "v")
+    value.raw_data = value.raw_data[:6]
+    m = _model([helper.make_node("Constant", [], ["c"], name="k", value=value),
+                helper.make_node("Add", ["x", "c"], ["y"])], [_vi("x", [4])], [_vi("y", [4])])
+    with pytest.raises(InvalidModelError, match=r"'k'.*attribute 'value'.*6 bytes.*16"):
+        import_onnx(m)
+
+
+def test_input_shapes_must_name_inputs_and_keep_their_rank():
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", ["n", 4])], [_vi("y", ["n", 4])])
+    with pytest.raises(GraphError, match=r"\['z'\].*not inputs.*\['x'\]"):
+        import_onnx(m, input_shapes={"z": [1, 4]})
+    with pytest.raises(GraphError, match=r"'x'.*\[1, 4, 1\] \(rank 3\).*declares rank 2"):
+        import_onnx(m, input_shapes={"x": [1, 4, 1]})
+    with pytest.raises(InvalidModelError, match=r"'x'.*\[-1, 4\].*negative"):
+        import_onnx(m, input_shapes={"x": [-1, 4]})

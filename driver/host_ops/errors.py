@@ -1,0 +1,11 @@
+"""Errors of the host ops; the compiler's shape inference turns OperandError into an error that
+names the graph node."""
+
+
+class HostOpError(ValueError):
+    """A host op cannot run: no implementation of the op, or operands it cannot take."""
+
+
+class OperandError(HostOpError):
+    """An attribute or constant operand value that the op's ONNX definition forbids for these input
+    shapes; the message names the attribute and says what was expected."""
