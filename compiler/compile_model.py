@@ -28,14 +28,13 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
     kernels=False keeps every op a host (numpy) step: useful as a baseline and for checking
     the frontend and passes without the tensor compiler. vta_compat (target "vdla"): streams
     that VTA's hardware computes the same (power-of-two requantization, no VDLA extensions)."""
+    from .target import check_target
+    check_target(target)  # before any work: an unknown target must not quietly become numpy host steps
     if target == "vdla":
         return compile_for_vdla(model, hw_config, calibration, host_triple, input_shapes, constant_inputs,
                                 threads, log, vta_compat=vta_compat)
     if vta_compat:
         raise ValueError(f"vta_compat applies to target 'vdla', not {target!r}")
-    if target not in ("cpu", "host") and target.count("-") < 2:
-        raise ValueError(f"target {target!r} is not supported by the graph compiler; supported: "
-                         "cpu (this machine) or an LLVM triple such as aarch64-linux-gnu")
     start = time.perf_counter()
     graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
     graph = optimize(graph)
@@ -78,7 +77,9 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
                                              unclipped_at_exits)
     from .lower_graph import lower_graph
     from .lower_vdla import lower_vdla
-    from .target import Target
+    from .target import Target, check_triple
+    if host_triple:
+        check_triple(host_triple, "host triple")
     start = time.perf_counter()
     config = load_config(hw_config)
     graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)

@@ -5,9 +5,55 @@ import os
 
 # The boards VDLA runs on, and the CPU each triple means unless told otherwise.
 KNOWN = {
-    "armv7a-linux-gnueabihf": ("cortex-a9", "+neon,+vfp3,+thumb2"),   # PYNQ-Z1/Z2 (Zynq-7000)
-    "aarch64-linux-gnu": ("cortex-a53", "+neon"),                      # Ultra96, ZCU104
+    "armv7a-linux-gnueabihf": ("cortex-a9", "+neon,+vfp3,+thumb2"),
+    "aarch64-linux-gnu": ("cortex-a53", "+neon"),
 }
+BOARDS = {"armv7a-linux-gnueabihf": "PYNQ-Z1/Z2, Zynq-7000", "aarch64-linux-gnu": "Ultra96, ZCU104"}
+# Targets named by a word; anything else must be an LLVM triple.
+NAMED = {"cpu": "this machine", "host": "this machine", "vdla": "the accelerator, the rest on the CPU"}
+# LLVM target families whose objects the deploy runtime loads (ELF, on Linux: the boards' ARM
+# cores and x86 hosts), with the architecture a triple spells for each.
+KERNEL_FAMILIES = {"x86-64": "x86_64", "x86": "i686", "arm": "armv7a", "thumb": "thumbv7", "aarch64": "aarch64"}
+
+
+class TargetError(ValueError):
+    """A target vdla cannot compile for; the message lists the ones it can."""
+
+
+def known_targets(named: bool = True) -> str:
+    words = "".join(f"{k} ({v}), " for k, v in NAMED.items() if k != "host" and named)
+    boards = ", ".join(f"{t} ({BOARDS[t]})" for t in KNOWN)
+    return (f"{words}{boards}, or a Linux triple ARCH-VENDOR-OS[-ENV] (e.g. x86_64-unknown-linux-gnu) with ARCH "
+            f"one of {', '.join(KERNEL_FAMILIES.values())}")
+
+
+def check_triple(triple: str, what: str = "target") -> str:
+    """`triple` if vdla can emit kernels for it, else a TargetError saying why and what it can."""
+    known = known_targets(named=what == "target")
+    parts = triple.split("-")
+    if len(parts) < 2 or not all(parts):
+        raise TargetError(f"{what} {triple!r} is neither a named target nor an LLVM triple "
+                          f"ARCH-VENDOR-OS[-ENV]; known targets: {known}")
+    import llvmlite.binding as llvm
+    _init_llvm()
+    try:
+        family = llvm.Target.from_triple(triple).name
+    except RuntimeError:
+        raise TargetError(f"{what} {triple!r}: LLVM has no backend for architecture {parts[0]!r}; known targets: "
+                          f"{known}") from None
+    if family not in KERNEL_FAMILIES:
+        raise TargetError(f"{what} {triple!r}: vdla's runtime loads no {family} kernels; known targets: {known}")
+    if not any(p.startswith("linux") for p in parts[1:]):
+        raise TargetError(f"{what} {triple!r}: the deploy runtime loads ELF objects on Linux; the triple names no "
+                          f"linux OS; known targets: {known}")
+    return triple
+
+
+def check_target(target: str) -> str:
+    """A compile target: one of NAMED, or a triple `check_triple` accepts."""
+    if not isinstance(target, str) or not target:
+        raise TargetError(f"target {target!r} is not a target name; known targets: {known_targets()}")
+    return target if target in NAMED else check_triple(target)
 
 
 class Target:

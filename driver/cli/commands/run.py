@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 
+from ..array_files import describe, read_input
+
 
 def add_parser(sub):
     p = sub.add_parser("run", help="run a .vdla artifact")
@@ -76,10 +78,8 @@ def run(args) -> int:
     plan = executor.artifact.plan
     given = {}
     for item in args.input:
-        name, _, path = item.partition("=")
-        if not path:
-            raise ValueError(f"--input {item!r}: expected NAME=FILE.npy")
-        given[name] = np.load(path)
+        name, value = read_input(item)
+        given[name] = value
     rng = np.random.default_rng(args.seed)
     feeds = {s["name"]: given.pop(s["name"]) if s["name"] in given else _random_input(s, rng)
              for s in plan["inputs"]}
@@ -95,8 +95,7 @@ def run(args) -> int:
         n = write_trace(executor, args.trace)
         print(f"trace: {n} events written to {args.trace} (open in ui.perfetto.dev)")
     for name, value in outputs.items():
-        print(f"{name}: {value.dtype}{list(value.shape)} min {value.min():.6g} max {value.max():.6g} "
-              f"mean {value.astype(np.float64).mean():.6g}")
+        print(f"{name}: {describe(value)}")
         if args.output:
             os.makedirs(args.output, exist_ok=True)
             np.save(os.path.join(args.output, f"{name.replace('/', '_')}.npy"), value)

@@ -1,0 +1,51 @@
+"""Arrays on the command line: `--input NAME=FILE.npy` files read with errors that name the flag
+and the file, and the one-line summary `vdla run` prints per output."""
+from __future__ import annotations
+
+import os
+import zipfile
+
+import numpy as np
+from numpy.lib.format import MAGIC_PREFIX as NPY_MAGIC
+
+
+def read_input(item: str) -> tuple[str, np.ndarray]:
+    """NAME=FILE.npy -> (NAME, the array). Anything but one plain .npy array is an error that
+    says what the file holds (an .npz archive and its arrays, a pickle, not numpy at all)."""
+    name, _, path = item.partition("=")
+    if not name or not path:
+        raise ValueError(f"--input {item!r}: expected NAME=FILE.npy")
+    where = f"--input {name}={path}"
+    if not os.path.isfile(path):
+        raise ValueError(f"{where}: no such file")
+    if zipfile.is_zipfile(path):
+        with np.load(path, allow_pickle=False) as archive:
+            names = ", ".join(archive.files) or "none"
+        raise ValueError(f"{where}: the file is an .npz archive (arrays: {names}), not a .npy array; save the one "
+                         f"array as .npy (numpy.save(FILE, archive[KEY]))")
+    with open(path, "rb") as f:
+        magic = f.read(len(NPY_MAGIC))
+    if magic != NPY_MAGIC:
+        raise ValueError(f"{where}: the file is not a .npy array (it lacks numpy's .npy header; write it with "
+                         "numpy.save)")
+    try:
+        value = np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        what = "holds Python objects (a pickle), which vdla does not load" if "pickle" in str(exc) else \
+            f"is not a readable .npy array ({exc})"
+        raise ValueError(f"{where}: the file {what}") from None
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{where}: cannot read the file: {exc}") from None
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+        raise ValueError(f"{where}: the file holds {getattr(value, 'dtype', type(value).__name__)} data; expected "
+                         "a numeric array")
+    return name, value
+
+
+def describe(value: np.ndarray) -> str:
+    """dtype[shape] with min, max and mean; an empty array has none of them."""
+    head = f"{value.dtype}{list(value.shape)}"
+    if value.size == 0:
+        return f"{head} (empty)"
+    return (f"{head} min {value.min():.6g} max {value.max():.6g} "
+            f"mean {value.astype(np.float64).mean():.6g}")
