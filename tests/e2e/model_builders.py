@@ -176,3 +176,41 @@ def vdla_cnn(batch: int = 1, image: int = 32, classes: int = 10, seed: int = 0) 
     y = b.node("Flatten", [b.node("GlobalAveragePool", [y])], axis=1)
     out = b.node("Softmax", [b.gemm(y, 32, classes)], axis=-1)
     return b.model("input", (batch, 3, image, image), out, (batch, classes))
+
+
+def efficientnet_b0(batch: int = 1, image: int = 224, classes: int = 1000, seed: int = 0) -> onnx.ModelProto:
+    """EfficientNet-B0 as a PyTorch export lays it out: Conv + BatchNormalization, SiLU written
+    x * Sigmoid(x), depthwise convolutions (3x3 and 5x5), squeeze-excite (GlobalAveragePool ->
+    1x1 conv -> SiLU -> 1x1 conv -> Sigmoid -> Mul), residual Adds, then Flatten and Gemm."""
+    b = ModelBuilder("efficientnet_b0", seed)
+
+    def silu(x: str) -> str:
+        return b.node("Mul", [x, b.node("Sigmoid", [x])])
+
+    def squeeze_excite(x: str, c: int, squeezed: int) -> str:
+        s = b.node("GlobalAveragePool", [x])
+        s = silu(b.conv(s, c, squeezed, 1, bias=True))
+        gate = b.node("Sigmoid", [b.conv(s, squeezed, c, 1, bias=True)])
+        return b.node("Mul", [x, gate])
+
+    y = silu(b.bn(b.conv("input", 3, 32, 3, stride=2), 32))
+    cin = 32
+    # expand ratio, output channels, repeats, first stride, kernel (torchvision's B0 table)
+    stages = ((1, 16, 1, 1, 3), (6, 24, 2, 2, 3), (6, 40, 2, 2, 5), (6, 80, 3, 2, 3),
+              (6, 112, 3, 1, 5), (6, 192, 4, 2, 5), (6, 320, 1, 1, 3))
+    for expand, cout, repeats, first_stride, k in stages:
+        for i in range(repeats):
+            stride = first_stride if i == 0 else 1
+            hidden = cin * expand
+            z = y
+            if expand != 1:
+                z = silu(b.bn(b.conv(z, cin, hidden, 1), hidden))
+            z = silu(b.bn(b.conv(z, hidden, hidden, k, stride, groups=hidden), hidden))
+            z = squeeze_excite(z, hidden, max(1, cin // 4))
+            z = b.bn(b.conv(z, hidden, cout, 1), cout, gamma=0.5)
+            y = b.node("Add", [y, z]) if stride == 1 and cin == cout else z
+            cin = cout
+    y = silu(b.bn(b.conv(y, cin, 1280, 1), 1280))
+    y = b.node("Flatten", [b.node("GlobalAveragePool", [y])], axis=1)
+    out = b.gemm(y, 1280, classes)
+    return b.model("input", (batch, 3, image, image), out, (batch, classes))

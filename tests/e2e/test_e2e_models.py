@@ -5,6 +5,8 @@ import pytest
 
 import model_builders as builders
 from vdla.compiler.compile_model import compile_model
+from vdla.compiler.frontend import import_onnx
+from vdla.compiler.graph import run_reference
 from vdla.driver.artifact import from_bytes
 from vdla.driver.executor import Executor
 
@@ -12,6 +14,7 @@ MODELS = {
     "small_cnn": lambda: builders.small_cnn(),
     "resnet18": lambda: builders.resnet18(image=96, classes=100),
     "mobilenetv2": lambda: builders.mobilenetv2(image=96, classes=100),
+    "efficientnet_b0": lambda: builders.efficientnet_b0(image=96, classes=100),
 }
 
 
@@ -30,6 +33,36 @@ def test_model_matches_onnxruntime(name, use_kernels, rng):
     if use_kernels:
         kinds = [s["kind"] for s in artifact.plan["steps"]]
         assert kinds.count("kernel") > kinds.count("host"), artifact.header["compile"]["host_reasons"]
+
+
+def _float64_reference(model, feeds: dict) -> np.ndarray:
+    """The model's output computed in float64 by the host ops: the oracle both fp32 runs approximate."""
+    graph = import_onnx(model)
+    for name, value in graph.constants.items():
+        if value.dtype == np.float32:
+            graph.constants[name] = value.astype(np.float64)
+    wide = {k: v.astype(np.float64) for k, v in feeds.items()}
+    return run_reference(graph, wide)[graph.outputs[0]]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_fp32_error_is_within_1e4_of_onnxruntime_and_no_worse_than_its_own(name, use_kernels, rng):
+    """Relative to the output's scale, vdla is within 1e-4 of onnxruntime, and no further from the
+    float64 result than onnxruntime is: a fast exp, a reassociated reduction or a lossy transform
+    would show here. (Element by element, outputs that nearly cancel differ by more between any
+    two fp32 implementations, onnxruntime and a float64 reference included.)"""
+    model = MODELS[name]()
+    artifact = compile_model(model, kernels=use_kernels)
+    spec = artifact.plan["inputs"][0]
+    x = rng.standard_normal(spec["shape"]).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {spec["name"]: x})[0]
+    got = Executor(artifact).run({spec["name"]: x})[artifact.plan["outputs"][0]["name"]]
+    truth = _float64_reference(model, {spec["name"]: x})
+    scale = np.abs(truth).max()
+    assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+    ours, theirs = np.abs(got - truth).max() / scale, np.abs(want - truth).max() / scale
+    assert ours <= max(2 * theirs, 1e-6), f"vdla {ours:.3g}, onnxruntime {theirs:.3g} from float64"
 
 
 @pytest.mark.parametrize("opset", [11, 13, 18, 21])
