@@ -134,14 +134,14 @@ def _attributes(node: onnx.NodeProto, opset: int) -> dict:
         if isinstance(value, bytes):
             value = value.decode()
         if isinstance(value, onnx.TensorProto):
-            value = tensor_value(value, f"{_label(node, opset)}, attribute {attr.name!r}")
+            value = _tensor_value(value, f"{_label(node, opset)}, attribute {attr.name!r}")
         attrs[attr.name] = list(value) if isinstance(value, (list, tuple)) else value
     check_attribute_values(node, opset, attrs)
     _check_values(node, opset, attrs)
     return _normalize(node, opset, attrs)
 
 
-def tensor_value(tensor: onnx.TensorProto, what: str) -> np.ndarray:
+def _tensor_value(tensor: onnx.TensorProto, what: str) -> np.ndarray:
     """A TensorProto's array; data that does not fit its dims and type names the tensor."""
     dims = list(tensor.dims)
     try:
@@ -153,8 +153,9 @@ def tensor_value(tensor: onnx.TensorProto, what: str) -> np.ndarray:
         raise InvalidModelError(f"{what}: tensor {tensor.name!r} has dims {dims}; dimensions must not be negative")
     expected = int(np.prod(dims, dtype=object)) * dtype.itemsize
     external = tensor.data_location == onnx.TensorProto.EXTERNAL
-    if tensor.HasField("raw_data") and not external and len(tensor.raw_data) != expected and dtype.itemsize >= 1 \
-            and dtype.kind != "O":
+    # (sub-byte types pack several elements per byte: those are rejected as unsupported later)
+    if tensor.HasField("raw_data") and not external and dtype.name in _SUPPORTED_DTYPES and \
+            len(tensor.raw_data) != expected:
         raise InvalidModelError(f"{what}: tensor {tensor.name!r} ({dtype.name}{dims}) holds {len(tensor.raw_data)} "
                                 f"bytes of data; its dims and type need {expected}")
     try:
@@ -259,7 +260,7 @@ def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict |
     graph = Graph(name=g.name or "model", inputs=[], outputs=[o.name for o in g.output], nodes=[],
                   opset=opset)
     for init in g.initializer:
-        array = tensor_value(init, f"initializer {init.name!r}")
+        array = _tensor_value(init, f"initializer {init.name!r}")
         graph.constants[init.name] = array
         graph.types[init.name] = TensorType.of(array)
     for name, array in frozen.items():

@@ -21,7 +21,7 @@ PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 def reshape_target(in_shape, shape, allowzero=False) -> tuple[int, ...]:
     """Resolve ONNX Reshape's 0 (copy the input dim unless allowzero) and -1 (infer)."""
-    shape = [int(d) for d in shape]
+    shape = [int(d) for d in np.atleast_1d(shape)]
     total = math.prod(in_shape)
     if shape.count(-1) > 1:
         raise OperandError(f"shape {shape} has more than one -1 (at most one dimension is inferred)")
@@ -95,7 +95,6 @@ def _reshape_shapes(inputs, attrs):
     shape = operand(inputs, 1, attrs, "shape")
     if shape is None:
         raise OperandError("the shape operand is missing")
-    shape = shape if isinstance(shape, list) else [shape]
     return [reshape_target(inputs[0].shape, shape, attrs.get("allowzero", 0))]
 
 
@@ -138,8 +137,8 @@ def _concat_shapes(inputs, attrs):
 def _split_parts(x_shape, inputs, attrs) -> tuple[int, list[int]]:
     axis = normalize_axis(attrs.get("axis", 0), len(x_shape))
     sizes = operand(inputs, 1, attrs, "split")
-    if sizes is not None and not isinstance(sizes, list):
-        sizes = [sizes]
+    if sizes is not None:
+        sizes = np.atleast_1d(sizes).tolist()
     return axis, split_sizes(x_shape[axis], sizes, attrs["num_outputs"], attrs.get("require_even", False))
 
 
