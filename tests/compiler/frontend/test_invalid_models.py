@@ -228,8 +228,8 @@ VALID = {
     "flatten_axis_at_rank": _model([N("Flatten", ["x"], ["y"], axis=4)], _x()),
     "squeeze_every_unit_axis": _model([N("Squeeze", ["x"], ["y"])], _x((1, 3, 1, 8))),
     "reshape_copying_dims_with_zero": _model([N("Reshape", ["x", "s"], ["y"])], _x(), inits=[_ints("s", [0, 0, -1])]),
-    "conv_transpose_output_shape": _model([N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_shape=[17, 18])],
-                                          _x((1, 4, 8, 8)), inits=[W]),
+    "conv_transpose_output_shape": _model(
+        [N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_shape=[17, 18])], _x((1, 4, 8, 8)), inits=[W]),
 }
 
 
