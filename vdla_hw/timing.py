@@ -23,6 +23,36 @@ import dataclasses
 from dataclasses import dataclass
 
 
+# Allowed range of every timing parameter: (lowest, highest, why). The ranges are what a
+# build of the RTL can realise, and they bound the work one simulated instruction costs
+# (acc_raw_min_distance is the span of the simulator's hazard check, for instance), so a
+# config can neither describe impossible hardware nor make a legal stream crawl.
+# vdla_hw/rtl_params.check_supported adds the stricter floors of this particular RTL.
+LIMITS = {
+    "dram_read_latency": (0, 4096, "cycles from a read request to its first data word; "
+                          "a memory slower than 4096 cycles (41 us at 100 MHz) is not DRAM"),
+    "dram_write_latency": (0, 4096, "cycles from a write burst's last word to its response"),
+    "fetch_burst_insns": (1, 256, "instructions per fetch burst; fetch buffers a whole burst "
+                          "(256 x 128-bit registers at most) and one AXI burst has <= 256 beats"),
+    "cmd_queue_depth": (1, 1024, "entries of each command queue, 128-bit FIFO words: 1024 fill "
+                        "4 block RAMs per queue"),
+    "token_queue_depth": (1, 65535, "tokens a dependence queue holds (a 16-bit counter)"),
+    "token_delay": (0, 64, "cycles a token travels (a shift register of this length)"),
+    "dispatch_delay": (1, 64, "cycles from dispatch to the earliest start"),
+    "dma_setup_cycles": (0, 64, "cycles a LOAD/STORE spends decoding before its first request"),
+    "gemm_setup_cycles": (0, 64, "cycles GEMM spends decoding its loop fields"),
+    "gemm_pipeline_depth": (0, 64, "pipeline stages of the GEMM core after issue"),
+    "alu_setup_cycles": (0, 64, "cycles the ALU spends decoding its loop fields"),
+    "alu_pipeline_depth": (0, 64, "pipeline stages of the tensor ALU after issue"),
+    "alu_tensor_cycles_per_uop": (1, 16, "cycles per ALU micro-op with a tensor operand"),
+    "alu_imm_cycles_per_uop": (1, 16, "cycles per ALU micro-op with an immediate"),
+    "nop_cycles": (1, 64, "cycles a dependence-only LOAD/STORE occupies its module"),
+    "finish_cycles": (1, 64, "cycles FINISH occupies compute"),
+    "acc_raw_min_distance": (0, 64, "micro-op steps between two updates of one accumulator "
+                             "entry; no accumulator pipeline is deeper than 64 stages"),
+}
+
+
 @dataclass(frozen=True)
 class Timing:
     dram_read_latency: int = 32
@@ -46,22 +76,26 @@ class Timing:
     # consecutive micro-ops may update the same entry). 0 would mean "no rule".
     acc_raw_min_distance: int = 2
 
+    def __post_init__(self):
+        # checked here rather than in from_dict so that no way of building a Timing skips it
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            lo, hi, why = LIMITS[f.name]
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"timing parameter {f.name!r} ({why}) must be an integer, got {value!r}")
+            if not lo <= value <= hi:
+                bound = f"at least {lo}" if value < lo else f"at most {hi}"
+                raise ValueError(f"timing parameter {f.name!r} = {value} is out of range {lo}..{hi}: "
+                                 f"it must be {bound} ({why})")
+
     @classmethod
     def from_dict(cls, values: dict) -> "Timing":
         known = {f.name for f in dataclasses.fields(cls)}
-        for key, value in values.items():
+        for key in values:
             if key not in known:
                 raise ValueError(
                     f"unknown timing parameter {key!r}; allowed: {', '.join(sorted(known))}")
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"timing parameter {key!r} must be a non-negative integer, got {value!r}")
-        timing = cls(**values)
-        for key in ("fetch_burst_insns", "cmd_queue_depth", "token_queue_depth",
-                    "alu_tensor_cycles_per_uop", "alu_imm_cycles_per_uop", "nop_cycles",
-                    "finish_cycles", "dispatch_delay"):
-            if getattr(timing, key) < 1:
-                raise ValueError(f"timing parameter {key!r} must be at least 1, got {getattr(timing, key)}")
-        return timing
+        return cls(**values)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -84,3 +84,22 @@ def test_invalid_json_file(tmp_path):
     path.write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         load_config(str(path))
+
+
+def test_every_timing_parameter_is_bounded_by_what_the_rtl_can_build():
+    """A config cannot describe impossible hardware or make one legal instruction crawl
+    (acc_raw_min_distance = 10^9 used to make the hazard check of one ALU take 49 s)."""
+    from vdla.hw.timing import LIMITS, Timing
+    assert set(LIMITS) == set(Timing().to_dict())
+    base = load_config().to_dict()
+    for key, (lo, hi, _) in LIMITS.items():
+        for bad, word in ((hi + 1, f"at most {hi}"), (10**9, f"at most {hi}"), (lo - 1, f"at least {lo}")):
+            with pytest.raises(ValueError) as err:
+                HwConfig.from_dict({**base, "timing": {key: bad}})
+            assert key in str(err.value) and f"out of range {lo}..{hi}" in str(err.value) and word in str(err.value)
+        for good in (lo, hi):
+            assert getattr(HwConfig.from_dict({**base, "timing": {key: good}}).timing, key) == good
+    with pytest.raises(ValueError, match="'acc_raw_min_distance' = 1000000000 is out of range 0..64"):
+        Timing(acc_raw_min_distance=10**9)   # built directly, not only from JSON
+    with pytest.raises(ValueError, match="must be an integer"):
+        Timing(token_delay=True)
