@@ -31,3 +31,16 @@ class HazardError(SimulatorError):
 
 class StreamError(SimulatorError):
     """A malformed stream: no FINISH, instructions after FINISH, bad memory type for the opcode."""
+
+
+class DecodeError(StreamError):
+    """Bytes in the stream that are not an instruction (unknown opcode, memory type, ALU op)."""
+
+
+class CycleBudgetExceeded(SimulatorError):
+    """The launch cannot finish within the cycle budget it was given (a timeout, found from
+    the schedule before any data is computed)."""
+
+    def __init__(self, message: str, insn_index: int | None, budget: int):
+        super().__init__(message, insn_index)
+        self.budget = budget

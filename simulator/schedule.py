@@ -6,6 +6,10 @@ its n-th push; a command-queue slot frees when the module starts the instruction
 before it, and the schedule is found by letting each actor (fetch and the three modules)
 advance as far as its inputs are known, until everything is placed or nothing can move
 (a deadlock, reported with what each stuck module waits for).
+
+With a cycle budget the walk stops as soon as FINISH provably ends past it: FINISH is the
+last instruction fetch dispatches and the last compute runs, so a dispatch or a compute
+instruction that is already too late decides the timeout long before the rest is placed.
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import numpy as np
 from vdla.hw.isa import FLAG_QUEUE, TOKEN_QUEUES, FinishInsn, Module
 from vdla.hw.timing import duration
 
-from .errors import DeadlockError, StreamError, TokenError
+from .errors import CycleBudgetExceeded, DeadlockError, StreamError, TokenError
 
 
 @dataclass
@@ -46,14 +50,17 @@ def _validate_flags(insns) -> np.ndarray:
         if isinstance(insn, FinishInsn) and finish is None:
             finish = i
     if finish is None:
-        raise StreamError("the stream has no FINISH instruction, so the accelerator would never "
-                          "signal done; end every stream with FINISH")
+        raise StreamError(f"the stream has no FINISH instruction (the last one is {type(insns[-1]).__name__}), "
+                          "so the accelerator would never signal done; end every stream with FINISH",
+                          len(insns) - 1)
     if finish != len(insns) - 1:
         raise StreamError(f"instruction {finish + 1} follows FINISH (at {finish}); FINISH must be last", finish + 1)
     return modules
 
 
-def schedule(insns, config) -> Schedule:
+def schedule(insns, config, max_cycles: int | None = None) -> Schedule:
+    """Place every instruction in time; CycleBudgetExceeded as soon as FINISH cannot end by
+    cycle `max_cycles` (None: no budget)."""
     t = config.timing
     n = len(insns)
     modules = _validate_flags(insns)
@@ -102,6 +109,8 @@ def schedule(insns, config) -> Schedule:
                     break  # queue full until that instruction starts
                 slot_free = start[earlier] + 1
             d = max(last_dispatch + 1, arrival, slot_free)
+            if max_cycles is not None and d + t.dispatch_delay + t.finish_cycles > max_cycles:
+                raise _over_budget(insns[i], i, f"is dispatched at cycle {d}", max_cycles)
             dispatch[i] = last_dispatch = d
             fetched += 1
             progress = True
@@ -130,6 +139,9 @@ def schedule(insns, config) -> Schedule:
                 for queue, k in need.items():
                     popped[queue] += k
                 start[i], end[i] = s, s + dur[i]
+                if max_cycles is not None and m == Module.COMPUTE and \
+                        end[i] + (0 if i == n - 1 else t.finish_cycles) > max_cycles:
+                    raise _over_budget(insns[i], i, f"runs on compute until cycle {end[i]}", max_cycles)
                 token_stall[i] = s - ready
                 cmd_stall[i] = max(0, dispatch[i] + t.dispatch_delay - prev_end[m])
                 prev_end[m] = end[i]
@@ -168,6 +180,11 @@ def schedule(insns, config) -> Schedule:
                           f"wait for it with a token before FINISH", i)
     return Schedule(start, end, dispatch, modules, finish, cycles, token_stall, cmd_stall,
                     {q: len(visible[q]) for q in TOKEN_QUEUES})
+
+
+def _over_budget(insn, i: int, when: str, budget: int) -> CycleBudgetExceeded:
+    return CycleBudgetExceeded(f"{type(insn).__name__} {when}, so FINISH cannot complete within the budget "
+                               f"of {budget} cycles", i, budget)
 
 
 def _pop_times(queue, insns, modules, pops, start):

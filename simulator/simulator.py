@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from vdla.hw.config import load_config
+from vdla.hw.isa import AluInsn, DecodeError as IsaDecodeError, GemmInsn
 
-from .errors import MemoryAccessError, StreamError
+from .errors import DecodeError, MemoryAccessError, StreamError
 from .schedule import schedule
 from .semantics import execute
 from .state import OnChipState
@@ -38,13 +39,15 @@ class Simulator:
     """Runs instruction streams against a DRAM image with the timing of `config`.
 
     On-chip SRAMs start zeroed for every launch (the runtime never relies on SRAM
-    surviving between launches).
+    surviving between launches). With `max_cycles`, a launch that cannot finish by then
+    raises CycleBudgetExceeded as soon as the schedule shows it, before any data is computed.
     """
 
     def __init__(self, config=None):
         self.config = load_config(config)
 
-    def run(self, dram: np.ndarray, insn_addr: int, insn_count: int, trace: bool = False) -> SimResult:
+    def run(self, dram: np.ndarray, insn_addr: int, insn_count: int, trace: bool = False,
+            max_cycles: int | None = None) -> SimResult:
         if dram.dtype != np.uint8 or dram.ndim != 1:
             raise TypeError("dram must be a 1-D uint8 array (the DRAM image)")
         if insn_addr % 16:
@@ -55,18 +58,20 @@ class Simulator:
         if insn_addr < 0 or end > dram.size:
             raise MemoryAccessError(f"fetch of {insn_count} instructions at 0x{insn_addr:x} reads past the end "
                                     f"of DRAM ({dram.size} bytes)")
-        insns = self.config.isa.decode_stream(dram[insn_addr:end])
-        return self.run_insns(insns, dram, trace=trace)
+        try:
+            insns = self.config.isa.decode_stream(dram[insn_addr:end])
+        except IsaDecodeError as exc:
+            raise DecodeError(exc.reason, exc.insn_index) from None
+        return self.run_insns(insns, dram, trace=trace, max_cycles=max_cycles)
 
-    def run_insns(self, insns, dram: np.ndarray, trace: bool = False) -> SimResult:
+    def run_insns(self, insns, dram: np.ndarray, trace: bool = False, max_cycles: int | None = None) -> SimResult:
         """Run already decoded instructions (fetch timing is modelled all the same)."""
-        sched = schedule(insns, self.config)
+        sched = schedule(insns, self.config, max_cycles)
         state = OnChipState(self.config)
         # Execute data in the order the hardware starts instructions; ties in module order,
         # which only matters for racy streams (a correct stream orders conflicts with tokens).
         order = np.lexsort((sched.module, sched.start))
         gemm_uops = alu_uops = 0
-        from vdla.hw.isa import AluInsn, GemmInsn
         for i in order.tolist():
             insn = insns[i]
             done = execute(insn, i, state, dram)

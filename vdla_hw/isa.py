@@ -4,6 +4,12 @@ Instructions are 128-bit little-endian words (low 64-bit word first in memory); 
 are 32-bit. Load/store layouts are fixed; GEMM/ALU and micro-op field widths follow the
 SRAM depths of the configuration, packed from bit 0 upwards with the rule that no field
 straddles bit 64 (for the default config this is VTA's layout bit for bit; SPEC §2).
+
+The reset bit (bit 7) is shared by GEMM and ALU in the encoding but only GEMM honours it:
+GEMM with reset=1 zeroes its destination accumulators; ALU ignores the bit and always
+computes. This follows VTA, whose three implementations (HLS, Chisel, the functional
+simulator) all ignore reset on ALU; VDLA's simulator, reference model and RTL do the same
+(decision of issue 11).
 """
 from __future__ import annotations
 
@@ -12,6 +18,17 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
+
+
+class DecodeError(ValueError):
+    """Bytes that are not an instruction of this ISA instance. `insn_index` names the
+    instruction in the stream (None when decoding a single word); `reason` is the message
+    without the index, for callers that report the index their own way."""
+
+    def __init__(self, reason: str, insn_index: int | None = None):
+        super().__init__(reason if insn_index is None else f"instruction {insn_index}: {reason}")
+        self.reason = reason
+        self.insn_index = insn_index
 
 
 class Opcode(IntEnum):
@@ -140,6 +157,8 @@ class GemmInsn(Insn):
 
 @dataclass
 class AluInsn(Insn):
+    # Encoded like GEMM's reset bit but ignored by the hardware: an ALU instruction always
+    # computes (VTA's semantics; see the module docstring).
     reset: bool = False
     uop_begin: int = 0
     uop_end: int = 1
@@ -273,7 +292,7 @@ class Isa:
         try:
             opcode = Opcode(word & 0x7)
         except ValueError:
-            raise ValueError(f"unknown opcode {word & 0x7} in instruction 0x{word:032x}") from None
+            raise DecodeError(f"unknown opcode {word & 0x7} in instruction 0x{word:032x}") from None
         layout, cls = self._by_opcode[opcode]
         values = {}
         for f in layout:
@@ -290,14 +309,14 @@ class Isa:
             try:
                 values["memory_type"] = MemType(values["memory_type"])
             except ValueError:
-                raise ValueError(f"unknown memory_type {values['memory_type']} in {opcode.name} "
-                                 f"instruction 0x{word:032x}") from None
+                raise DecodeError(f"unknown memory_type {values['memory_type']} in {opcode.name} "
+                                  f"instruction 0x{word:032x}") from None
         if cls is AluInsn:
             try:
                 values["alu_opcode"] = AluOp(values["alu_opcode"])
             except ValueError:
-                raise ValueError(f"unknown alu_opcode {values['alu_opcode']} in ALU "
-                                 f"instruction 0x{word:032x}") from None
+                raise DecodeError(f"unknown alu_opcode {values['alu_opcode']} in ALU "
+                                  f"instruction 0x{word:032x}") from None
         return cls(**values)
 
     def encode_stream(self, insns: list[Insn]) -> np.ndarray:
@@ -315,14 +334,16 @@ class Isa:
         raw = np.frombuffer(bytes(data), dtype=np.uint8) if isinstance(data, (bytes, bytearray)) \
             else np.ascontiguousarray(data, dtype=np.uint8)
         if raw.size % 16:
-            raise ValueError(f"an instruction stream is a multiple of 16 bytes, got {raw.size}")
+            raise DecodeError(f"an instruction stream is a multiple of 16 bytes, got {raw.size}",
+                              raw.size // 16)
         words = raw.view("<u8").reshape(-1, 2)
         lo, hi = words[:, 0], words[:, 1]
         opcodes = (lo & 7).astype(np.int64)
         bad = np.flatnonzero(opcodes > Opcode.ALU)
         if bad.size:
             i = int(bad[0])
-            raise ValueError(f"instruction {i}: unknown opcode {int(opcodes[i])}")
+            raise DecodeError(f"unknown opcode {int(opcodes[i])} (bits [2:0]; valid: "
+                              f"{', '.join(f'{o.name} {int(o)}' for o in Opcode)})", i)
         out: list = [None] * len(opcodes)
         for opcode, (layout, cls) in self._by_opcode.items():
             rows = np.flatnonzero(opcodes == opcode)
@@ -351,8 +372,10 @@ class Isa:
                         fields["alu_opcode"] = AluOp(fields["alu_opcode"])
                 except ValueError:
                     what = "memory_type" if cls is MemInsn else "alu_opcode"
-                    raise ValueError(f"instruction {i}: unknown {what} {fields[what]} in "
-                                     f"{Opcode(opcode).name} instruction") from None
+                    valid = MemType if cls is MemInsn else AluOp
+                    raise DecodeError(f"unknown {what} {fields[what]} in {Opcode(opcode).name} "
+                                      f"instruction (valid: {', '.join(f'{v.name} {int(v)}' for v in valid)})",
+                                      i) from None
                 out[i] = cls(**fields)
         return out
 

@@ -28,12 +28,15 @@ class SimulatorDevice(DramWindowDevice):
     def launch(self, insn_addr: int, insn_count: int, timeout_cycles: int | None = None) -> LaunchResult:
         if self.dram is None:
             raise DeviceError("launch on a closed SimulatorDevice")
-        result = self.simulator.run(self.dram, insn_addr, insn_count, trace=self.trace)
-        self.last_result = result
-        if timeout_cycles is not None and result.cycles > timeout_cycles:
-            # The simulated hardware would still be running when the host gave up waiting.
+        from vdla.simulator import CycleBudgetExceeded
+        try:
+            # the simulator stops at the budget: past it the host has given up waiting
+            result = self.simulator.run(self.dram, insn_addr, insn_count, trace=self.trace,
+                                        max_cycles=timeout_cycles)
+        except CycleBudgetExceeded as exc:
             raise LaunchTimeout(f"launch of {insn_count} instructions at 0x{insn_addr:x} did not finish "
-                                f"within {timeout_cycles} cycles (it needs {result.cycles})")
+                                f"within {timeout_cycles} cycles ({exc})") from None
+        self.last_result = result
         return LaunchResult(result.cycles, result.stats.to_dict(), result.trace)
 
     def close(self) -> None:

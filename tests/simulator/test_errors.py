@@ -120,3 +120,23 @@ def test_misaligned_or_out_of_range_instruction_fetch():
         sim.run(dram, 8, 1)
     with pytest.raises(MemoryAccessError, match="reads past the end of DRAM"):
         sim.run(dram, 4096 - 16, 2)
+
+
+def test_undecodable_bytes_are_the_simulators_decode_error_naming_the_instruction():
+    from vdla.hw.isa import DecodeError as IsaDecodeError
+    from vdla.simulator import DecodeError, SimulatorError
+    good = CFG.isa.encode_stream([FinishInsn()])
+    cases = [(np.concatenate([good, np.frombuffer((6).to_bytes(16, "little"), np.uint8)]), 1, "unknown opcode 6"),
+             (np.frombuffer(((6 << 7) | 1).to_bytes(16, "little"), np.uint8), 0, "unknown memory_type 6"),
+             (np.frombuffer(((7 << 108) | 4).to_bytes(16, "little"), np.uint8), 0, "unknown alu_opcode 7")]
+    for words, index, what in cases:
+        dram = np.zeros(4096, dtype=np.uint8)
+        dram[:words.size] = words
+        with pytest.raises(DecodeError) as err:
+            Simulator(CFG).run(dram, 0, words.size // 16)
+        assert err.value.insn_index == index and str(err.value).startswith(f"instruction {index}: {what}")
+        assert isinstance(err.value, (StreamError, SimulatorError)) and not isinstance(err.value, ValueError)
+    # vdla.hw's decoder has its own class (a ValueError), carrying the index too
+    with pytest.raises(IsaDecodeError) as err:
+        CFG.isa.decode_stream(cases[0][0])
+    assert err.value.insn_index == 1 and err.value.reason.startswith("unknown opcode 6")
