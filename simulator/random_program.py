@@ -335,6 +335,7 @@ class _Generator:
         pops = self._pop_queues(COMPUTE, forced=("l2c",) if gemm and self.rng.random() < 0.5 else ())
         clock = self._begin(COMPUTE, pops)
         cfg = self.cfg
+        # ALU instructions carry the reset bit too, to show it is ignored: only GEMM's zeroes
         reset = self.rng.random() < (0.2 if gemm else 0.1)
         op = AluOp(int(self.rng.integers(0, 5)))
         use_imm = (not gemm) and self.rng.random() < 0.5
@@ -352,9 +353,9 @@ class _Generator:
             reads_inp = gemm and not reset
             if reads_inp and (src.max() >= cfg.inp_depth or wgt.max() >= cfg.wgt_depth):
                 continue
-            if not gemm and not use_imm and not reset and src.max() >= cfg.acc_depth:
+            if not gemm and not use_imm and src.max() >= cfg.acc_depth:
                 continue
-            if not self._hazard_free(dst, src, tensor_alu=not gemm and not use_imm and not reset):
+            if not self._hazard_free(dst, src, tensor_alu=not gemm and not use_imm):
                 continue
             if not self.out.can_write(np.unique(dst), clock):
                 continue

@@ -16,7 +16,8 @@ Choices where SPEC.md is silent or loose (also stated in the closing note of iss
 - uop_begin > uop_end is an error (not an empty loop).
 - The accumulator hazard rule checks writes only (as SPEC words it): two non-reset
   micro-ops writing the same ACC entry fewer than `timing.acc_raw_min_distance` steps apart
-  in the flattened loop order. A reset writes without reading, so it is exempt.
+  in the flattened loop order. A GEMM reset writes without reading, so it is exempt.
+- ALU ignores the reset bit and always computes (VTA's rule, issue 11); only GEMM resets.
 - Every load and store instruction must happen-before FINISH through tokens (checked with
   vector clocks carried by the tokens, so the verdict does not depend on timing); a token
   left in any queue at FINISH is an error. A queue holding more than
@@ -230,11 +231,8 @@ class ReferenceMachine:
     def alu(self, insn: AluInsn, index: int) -> None:
         cfg = self.config
         last_write: dict[int, int] = {}
-        for step, d, s, _ in self._loop(insn, index):
+        for step, d, s, _ in self._loop(insn, index):   # insn.reset is ignored on ALU
             self._sram_index(d, cfg.acc_depth, index, "ALU destination (micro-op dst)")
-            if insn.reset:
-                self._write_acc(d, np.zeros_like(self.acc[d]))
-                continue
             if not insn.use_imm:
                 self._sram_index(s, cfg.acc_depth, index, "ALU source (micro-op src)")
             self._check_hazard(last_write, d, step, index, f"ALU {insn.alu_opcode.name}")

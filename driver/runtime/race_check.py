@@ -102,8 +102,8 @@ def footprints(insns, uop_fields) -> list[tuple[int, str, int, int, bool]]:
                               dtype=np.int64)
             dst = _box(fields[:, 0], insn, "dst")
             out += [(i, "acc", *dst, True), (i, "out", *dst, True)]
-            if insn.reset:
-                continue
+            if isinstance(insn, GemmInsn) and insn.reset:
+                continue   # a GEMM reset reads nothing; ALU ignores the reset bit (SPEC, vdla.hw.isa)
             if isinstance(insn, GemmInsn):
                 out += [(i, "inp", *_box(fields[:, 1], insn, "src"), False),
                         (i, "wgt", *_box(fields[:, 2], insn, "wgt"), False)]

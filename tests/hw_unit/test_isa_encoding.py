@@ -157,3 +157,23 @@ def test_decode_stream_names_the_bad_instruction():
         isa.decode_stream(good + good + (5).to_bytes(16, "little"))
     with pytest.raises(ValueError, match="multiple of 16 bytes"):
         isa.decode_stream(good[:8])
+
+
+def test_decode_errors_are_their_own_class_with_the_index():
+    from vdla.hw.isa import DecodeError
+    isa = load_config().isa
+    good = isa.encode(FinishInsn()).to_bytes(16, "little")
+    with pytest.raises(DecodeError) as err:
+        isa.decode_stream(good * 3 + (7 << 108 | 4).to_bytes(16, "little"))
+    assert err.value.insn_index == 3 and "unknown alu_opcode 7" in err.value.reason
+    assert isinstance(err.value, ValueError)   # callers that caught ValueError still do
+    with pytest.raises(DecodeError) as err:
+        isa.decode(5)
+    assert err.value.insn_index is None
+
+
+def test_disassembler_shows_the_reset_bit_of_gemm_and_alu():
+    lines = disassemble([GemmInsn(reset=True), AluInsn(reset=True, use_imm=True, imm=1), AluInsn()]).splitlines()
+    assert "GEMM reset" in lines[0]
+    assert "reset(ignored)" in lines[1]          # ALU computes regardless (VTA's semantics)
+    assert "reset" not in lines[2]

@@ -4,11 +4,13 @@
 // ALU_PIPELINE_DEPTH-cycle drain. Micro-op issued in cycle c:
 //   c   read uop SRAM
 //   c+1 form d/s, read ACC[d]
-//   c+2 immediate (or reset): write ACC[d] = op(ACC[d], imm) at the end of c+2
+//   c+2 immediate: write ACC[d] = op(ACC[d], imm) at the end of c+2
 //       tensor: hold ACC[d], read ACC[s]
 //   c+3 tensor: write ACC[d] = op(ACC[d], ACC[s])
 // A micro-op two places later reads ACC[d] no earlier than c+3 (imm) or c+5 (tensor), after
 // the write; the next micro-op's source read (tensor, c+4) also sees it.
+// The reset bit of the instruction (ALU_RESET_LSB) is ignored: an ALU instruction always
+// computes, as in VTA (vdla_hw/isa.py). Only GEMM zeroes its destinations.
 // Yosys does not parse an import in the module header, so the (generated) package is
 // imported at file scope.
 /* verilator lint_off IMPORTSTAR */
@@ -40,7 +42,7 @@ module vdla_alu (
   localparam int LANES = BATCH * BLOCK;
   typedef enum logic [1:0] {S_IDLE, S_SETUP, S_ISSUE, S_DRAIN} state_t;
   state_t state;
-  logic reset_mode, use_imm;
+  logic use_imm;
   logic [2:0] op;
   logic [31:0] imm;
   logic [31:0] uop_begin, uop_end, iter_out, iter_in, dst_out, dst_in, src_out, src_in;
@@ -60,13 +62,12 @@ module vdla_alu (
   assign issue = state == S_ISSUE && slot == 0;
   assign uop_re = issue;
   assign uop_raddr = u[LOG_UOP_DEPTH-1:0];
-  assign uop_count = issue && !reset_mode;
+  assign uop_count = issue;
 
   always_ff @(posedge clk) begin
     if (rst) state <= S_IDLE;
     else begin
       if (start) begin
-        reset_mode <= insn[ALU_RESET_LSB];
         use_imm <= insn[ALU_USE_IMM_LSB];
         op <= insn[ALU_ALU_OPCODE_LSB +: 3];
         imm <= 32'($signed(insn[ALU_IMM_LSB +: ALU_IMM_W]));
@@ -133,7 +134,7 @@ module vdla_alu (
 
   assign d1 = 32'(uop_rdata[UOP_DST_LSB +: UOP_DST_W]) + off_dst1;
   assign s1 = 32'(uop_rdata[UOP_SRC_LSB +: UOP_SRC_W]) + off_src1;
-  assign bad1 = d1 >= 32'(ACC_DEPTH) || (!reset_mode && !use_imm && s1 >= 32'(ACC_DEPTH));
+  assign bad1 = d1 >= 32'(ACC_DEPTH) || (!use_imm && s1 >= 32'(ACC_DEPTH));
   // a micro-op range past the micro-op SRAM (or reversed) is an error too, as in the simulator
   logic bad_range;
   assign bad_range = start && (32'(insn[ALU_UOP_END_LSB +: ALU_UOP_END_W]) > 32'(UOP_DEPTH)
@@ -141,7 +142,7 @@ module vdla_alu (
   assign err_range = (v1 && bad1) || bad_range;
 
   logic tensor2;
-  assign tensor2 = v2 && !use_imm && !reset_mode;
+  assign tensor2 = v2 && !use_imm;
   always_ff @(posedge clk) begin
     v1 <= !rst && issue;
     off_dst1 <= dst_ij; off_src1 <= src_ij;
@@ -151,24 +152,23 @@ module vdla_alu (
   end
 
   // one read port: stage 1 reads ACC[d], stage 2 (tensor) reads ACC[s]
-  assign acc_re = (v1 && !reset_mode) || tensor2;
+  assign acc_re = v1 || tensor2;
   assign acc_raddr = tensor2 ? s2 : d1[LOG_ACC_DEPTH-1:0];
 
 
-  // immediate / reset micro-ops write from stage 2, tensor micro-ops from stage 3
+  // immediate micro-ops write from stage 2, tensor micro-ops from stage 3
   logic write2;
-  assign write2 = v2 && (use_imm || reset_mode);
+  assign write2 = v2 && use_imm;
   assign acc_we = write2 || v3;
   assign acc_waddr = v3 ? d3 : d2;
   generate
     for (genvar l = 0; l < LANES; l++) begin : g_lane
-      logic [31:0] a, b, y, v;
+      logic [31:0] a, b, y;
       assign a = v3 ? held3[l*32 +: 32] : acc_rdata[l*32 +: 32];
       assign b = v3 ? acc_rdata[l*32 +: 32] : imm;
       vdla_alu_lane u_lane (.op, .a, .b, .y);
-      assign v = reset_mode ? 32'd0 : y;
-      assign acc_wdata[l*32 +: 32] = v;
-      assign out_wdata[l*8 +: 8] = v[7:0];
+      assign acc_wdata[l*32 +: 32] = y;
+      assign out_wdata[l*8 +: 8] = y[7:0];
     end
   endgenerate
 endmodule

@@ -1,0 +1,115 @@
+"""ALU (SPEC §3): ACC[dst] = op(ACC[dst], imm or ACC[src]) at every step of the loop nest.
+
+Three engines, all exact, chosen by what the instruction can observe of its own order:
+
+* immediate: every update of an entry is the same function, so only how often each entry
+  is updated matters -- counted in closed form, then one power per entry;
+* tensor operand whose sources the instruction never writes: each entry's updates read
+  constants, so they compose, in order, into one function per entry (alu_algebra); chunks
+  of steps are reduced and loops that merely repeat become powers;
+* sources that are also destinations: a later step may read an earlier one's result, so
+  steps run in order (alu_in_order: stretches without such a dependence, one numpy update
+  each; repeated bodies as matrix powers or pass by pass with cycle detection).
+
+The reset bit is ignored: an ALU instruction always computes (VTA; see vdla.hw.isa).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .alu_algebra import ALGEBRAS
+from .alu_in_order import compose_by_key, repeat_in_order
+from .loop_nest import LoopNest, check_hazard, check_range
+
+SMALL_BODY_STEPS = 1 << 16   # bodies checked one by one for reading their own writes
+
+
+def execute_alu(insn, index: int, state) -> int:
+    """Apply one ALU instruction; returns the micro-ops it executed."""
+    cfg = state.config
+    nest = LoopNest.of(insn, state, index, ("dst",) if insn.use_imm else ("dst", "src"))
+    check_range(nest, "dst", cfg.acc_depth, "ALU destination", index)
+    if not insn.use_imm:
+        check_range(nest, "src", cfg.acc_depth, "ALU source", index)
+    check_hazard(nest, cfg.timing.acc_raw_min_distance, index, "ALU")
+    if nest.steps == 0:
+        return 0
+    algebra = ALGEBRAS[insn.alu_opcode]
+    writes = nest.counts("dst", cfg.acc_depth)
+    touched = np.flatnonzero(writes)
+    if insn.use_imm:
+        _immediate(algebra, insn.imm, writes[touched], touched, state)
+    elif not nest.counts("src", cfg.acc_depth)[touched].any():
+        _constant_operands(algebra, nest, touched, state)
+    else:
+        _in_order(algebra, nest, touched, state)
+    state.out[touched] = state.acc[touched].astype(np.int8)
+    return nest.steps
+
+
+def _immediate(algebra, imm: int, writes: np.ndarray, touched: np.ndarray, state) -> None:
+    lanes = state.acc.shape[1:]
+    f = algebra.of_operand(np.full((touched.size, *lanes), imm, dtype=np.int64))
+    state.acc[touched] = algebra.apply(algebra.power(f, writes), state.acc[touched])
+
+
+def _constant_operands(algebra, nest: LoopNest, touched: np.ndarray, state) -> None:
+    """Sources are never written here, so each step is a fixed function of its entry."""
+    depth, lanes = state.config.acc_depth, state.acc.shape[1:]
+    folded, outer_reps, inner_reps = nest.folded()
+    slot = np.full(depth, -1, dtype=np.int64)
+    slot[touched] = np.arange(touched.size)
+    chain = algebra.identity((touched.size, *lanes))
+    step_bytes = 64 + int(np.prod(lanes)) * 80
+    if algebra.commutative:     # order within an entry does not matter: one block, one power
+        blocks = [((0, folded.steps), outer_reps * inner_reps)]
+    else:
+        blocks = _blocks(folded, outer_reps, inner_reps)
+    if len(blocks) > 1 and folded.rows_per_chunk(step_bytes):
+        # many one-row blocks (SHR, inner loop repeats): key each step by (row, entry) so that
+        # one pass over a chunk composes, powers and chains all of its rows
+        for first, stop in folded.chunks(step_bytes):
+            rows = np.arange(first, stop, dtype=np.int64) // folded.uops
+            keys, composed = _compose_chunk(algebra, folded, first, stop, state, extra_key=rows * depth)
+            keys, composed = compose_by_key(algebra, keys % depth, algebra.power(composed, inner_reps))
+            chain[slot[keys]] = algebra.then(chain[slot[keys]], composed)
+    else:
+        for (first, stop), reps in blocks:
+            block = algebra.identity((touched.size, *lanes))
+            for a, b in folded.chunks(step_bytes, first, stop):
+                keys, composed = _compose_chunk(algebra, folded, a, b, state)
+                block[slot[keys]] = algebra.then(block[slot[keys]], composed)
+            chain = algebra.then(chain, algebra.power(block, reps))
+    state.acc[touched] = algebra.apply(chain, state.acc[touched])
+
+
+def _compose_chunk(algebra, nest: LoopNest, first: int, stop: int, state, extra_key=0):
+    dst = nest.indices("dst", first, stop)
+    fs = algebra.of_operand(state.acc[nest.indices("src", first, stop)].astype(np.int64))
+    return compose_by_key(algebra, dst + extra_key, fs)
+
+
+def _blocks(folded: LoopNest, outer_reps: int, inner_reps: int) -> list:
+    """The nest as ((first step, stop step), repeats) bodies, in order: a repeated outer loop
+    repeats the whole folded nest; a repeated inner loop repeats each row on its own."""
+    n = folded.uops
+    if outer_reps > 1:
+        return [((0, folded.steps), outer_reps * inner_reps)]
+    if inner_reps > 1:
+        return [((i * n, (i + 1) * n), inner_reps) for i in range(folded.iter_out)]
+    return [((0, folded.steps), 1)]
+
+
+def _in_order(algebra, nest: LoopNest, touched: np.ndarray, state) -> None:
+    """Bodies in order; one whose sources it never writes itself (often most of the rows of
+    a nest whose other rows do) still folds into one function per entry."""
+    folded, outer_reps, inner_reps = nest.folded()
+    step_bytes = 96 + int(np.prod(state.acc.shape[1:])) * 24
+    for (first, stop), reps in _blocks(folded, outer_reps, inner_reps):
+        if stop - first <= SMALL_BODY_STEPS:
+            dst, src = folded.indices("dst", first, stop), folded.indices("src", first, stop)
+            if not np.isin(src, dst).any():
+                keys, composed = compose_by_key(algebra, dst, algebra.of_operand(state.acc[src].astype(np.int64)))
+                state.acc[keys] = algebra.apply(algebra.power(composed, reps), state.acc[keys])
+                continue
+        repeat_in_order(algebra, folded, first, stop, reps, state.acc, step_bytes)
