@@ -26,7 +26,8 @@ from .alu_algebra import to_int32
 
 _MASK = np.uint64(0xFFFFFFFF)
 LINEAR_MAX_ENTRIES = 512       # matrix powers cost 4 entries^3 flops * 2 log2(R)
-LINEAR_MAX_STEPS = 1 << 16     # the body runs once, on all unit vectors, to build its matrix
+LINEAR_MAX_STEPS = 1 << 16     # the body runs once, on all unit vectors, to build its matrix:
+LINEAR_MAX_CELLS = 1 << 22     # steps x entries values (8 B each) at most
 
 
 def run_in_order(step, dst: np.ndarray, src: np.ndarray, values: np.ndarray, algebra=None) -> None:
@@ -104,7 +105,7 @@ def _linear_power(algebra, nest, first: int, stop: int, reps: int, acc: np.ndarr
     dst, src = nest.indices("dst", first, stop), nest.indices("src", first, stop)
     entries = np.unique(np.concatenate([dst, src]))
     k = entries.size
-    if k > LINEAR_MAX_ENTRIES:
+    if k > LINEAR_MAX_ENTRIES or k * (stop - first) > LINEAR_MAX_CELLS:
         return False
     d, s = np.searchsorted(entries, dst), np.searchsorted(entries, src)
     # the body on the unit vectors: row e = the coefficients of entry e after one pass
