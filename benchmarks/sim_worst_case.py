@@ -14,8 +14,12 @@ Loops that merely repeat are folded, so the ISA's extremes are cheap. What still
 is work that is distinct step by step: the last rows give the simulator's rate on nests
 without repetition (GEMM and ALU), and on steps that read their own results one by one.
 
-With --json the last line is one JSON object: worst_insn_s (largest simulation time of the
-extreme cases), worst_insn, gemm_max_iters_s, and the rates in steps per second.
+Instructions whose work no folding removes (every step distinct, or each reading the last,
+in numbers that take the hardware itself minutes to hours) meet the simulator's work limit:
+the "beyond the work limit" rows time how long the simulator takes to refuse them.
+
+With --json the last line is one JSON object: worst_insn_s (largest time of any case, to
+simulate it or to refuse it), worst_insn, worst_simulated_s, worst_refusal_s, gemm_max_iters_s, and the rates in steps per second.
 
     python benchmarks/sim_worst_case.py [--config pynq] [--json]
 """
@@ -29,7 +33,7 @@ import time
 import numpy as np
 
 from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop, load_config
-from vdla.simulator import Simulator
+from vdla.simulator import Simulator, WorkLimitExceeded
 
 TOP = 16383          # the 14-bit loop-count fields' maximum
 AIM_S = 1.0
@@ -134,6 +138,36 @@ def extreme_cases(b: Bench) -> dict:
     return {name: b.compute_case(table, insn) for name, (table, insn) in cases.items()}
 
 
+def refused_cases(b: Bench) -> dict:
+    """Instructions whose steps all differ (or read one another one by one) in numbers no
+    folding removes: hours on the hardware and longer here. The work limit
+    (vdla.simulator.work_limit) stops each; the figure is how long it takes to say so."""
+    cfg = b.cfg
+    n = cfg.uop_depth
+    cases = {
+        "GEMM 1024x2048 distinct rows, 8192 uops":
+            ([Uop(k % 1024, 0, k % cfg.wgt_depth) for k in range(n)],
+             GemmInsn(uop_begin=0, uop_end=n, iter_out=1024, iter_in=cfg.inp_depth, dst_factor_out=1,
+                      src_factor_in=1)),
+        "ALU SHR tensor 1024x1024 distinct rows":
+            ([Uop(k % 512, 1024 + k % 512) for k in range(n)],
+             AluInsn(uop_begin=0, uop_end=n, iter_out=512, iter_in=512, dst_factor_out=1, src_factor_in=1,
+                     alu_opcode=AluOp.SHR)),
+        "ALU ADD own results, x[d] += x[d+1] over 2047 entries, max iters":
+            ([Uop(d, d + 1) for d in range(cfg.acc_depth - 1)],
+             AluInsn(uop_begin=0, uop_end=cfg.acc_depth - 1, iter_out=TOP, iter_in=TOP, alu_opcode=AluOp.ADD)),
+    }
+    out = {}
+    for name, (table, insn) in cases.items():
+        begin = time.perf_counter()
+        try:
+            s, _, _ = b.compute_case(table, insn)
+            out[name] = (s, "simulated")
+        except WorkLimitExceeded:
+            out[name] = (time.perf_counter() - begin, "refused")
+    return out
+
+
 def dma_cases(b: Bench) -> dict:
     cfg = b.cfg
     pads = dict(y_pad_0=15, y_pad_1=15, x_pad_0=15, x_pad_1=15)
@@ -186,16 +220,26 @@ def main(argv=None) -> int:
     for name, (s, cycles, work) in extremes.items():
         print(f"{name:<46}{work:>20,}{cycles:>20,}{_seconds(cycles / clock):>10}{_seconds(s):>14}"
               f"{'ok' if s < AIM_S else 'SLOW':>6}")
+    refused = refused_cases(b)
+    print(f"beyond the work limit ({Simulator(cfg).max_insn_work:,} units, vdla.simulator.work_limit), "
+          "time to simulate or refuse:")
+    for name, (s, outcome) in refused.items():
+        print(f"  {name:<68}{outcome:>10} in {_seconds(s):>9}{'ok' if s < AIM_S else 'SLOW':>6}")
     rates = distinct_rates(b)
     print("work that does not repeat costs time per step:")
     for name, (s, steps) in rates.items():
         print(f"  {name:<44}{steps:>12,} steps in {_seconds(s):>9}: {steps / max(s, 1e-9) / 1e6:6.2f} M steps/s "
               f"(hardware: {clock / 1e6:.0f} M micro-ops/s)")
     worst = max(extremes, key=lambda k: extremes[k][0])
+    worst_refusal = max(refused, key=lambda k: refused[k][0])
     gemm_s = extremes["GEMM max iters, 8192 uops"][0]
     print(f"worst: {worst} in {_seconds(extremes[worst][0])}; GEMM at max iterations in {_seconds(gemm_s)}")
     if args.json:
-        print(json.dumps({"worst_insn_s": round(extremes[worst][0], 4), "worst_insn": worst,
+        worst_s = max(extremes[worst][0], refused[worst_refusal][0])
+        print(json.dumps({"worst_insn_s": round(worst_s, 4),
+                          "worst_insn": worst if extremes[worst][0] >= refused[worst_refusal][0] else worst_refusal,
+                          "worst_simulated_s": round(extremes[worst][0], 4),
+                          "worst_refusal_s": round(refused[worst_refusal][0], 4),
                           "gemm_max_iters_s": round(gemm_s, 4),
                           **{f"{key}_steps_per_s": round(steps / max(s, 1e-9)) for key, (s, steps) in
                              zip(("gemm_distinct", "alu_distinct", "alu_chain"), rates.values())}}))

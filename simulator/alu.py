@@ -20,6 +20,7 @@ import numpy as np
 from .alu_algebra import ALGEBRAS
 from .alu_in_order import compose_by_key, repeat_in_order
 from .loop_nest import LoopNest, check_hazard, check_range
+from .work_limit import ALU_BODY, ALU_STEP
 
 SMALL_BODY_STEPS = 1 << 16   # bodies checked one by one for reading their own writes
 
@@ -57,6 +58,7 @@ def _constant_operands(algebra, nest: LoopNest, touched: np.ndarray, state) -> N
     """Sources are never written here, so each step is a fixed function of its entry."""
     depth, lanes = state.config.acc_depth, state.acc.shape[1:]
     folded, outer_reps, inner_reps = nest.folded()
+    state.meter.spend(folded.steps * ALU_STEP)
     slot = np.full(depth, -1, dtype=np.int64)
     slot[touched] = np.arange(touched.size)
     chain = algebra.identity((touched.size, *lanes))
@@ -75,6 +77,7 @@ def _constant_operands(algebra, nest: LoopNest, touched: np.ndarray, state) -> N
             chain[slot[keys]] = algebra.then(chain[slot[keys]], composed)
     else:
         for (first, stop), reps in blocks:
+            state.meter.spend(ALU_BODY)
             block = algebra.identity((touched.size, *lanes))
             for a, b in folded.chunks(step_bytes, first, stop):
                 keys, composed = _compose_chunk(algebra, folded, a, b, state)
@@ -106,10 +109,12 @@ def _in_order(algebra, nest: LoopNest, touched: np.ndarray, state) -> None:
     folded, outer_reps, inner_reps = nest.folded()
     step_bytes = 96 + int(np.prod(state.acc.shape[1:])) * 24
     for (first, stop), reps in _blocks(folded, outer_reps, inner_reps):
+        state.meter.spend(ALU_BODY)
         if stop - first <= SMALL_BODY_STEPS:
             dst, src = folded.indices("dst", first, stop), folded.indices("src", first, stop)
             if not np.isin(src, dst).any():
+                state.meter.spend((stop - first) * ALU_STEP)
                 keys, composed = compose_by_key(algebra, dst, algebra.of_operand(state.acc[src].astype(np.int64)))
                 state.acc[keys] = algebra.apply(algebra.power(composed, reps), state.acc[keys])
                 continue
-        repeat_in_order(algebra, folded, first, stop, reps, state.acc, step_bytes)
+        repeat_in_order(algebra, folded, first, stop, reps, state.acc, step_bytes, state.meter)

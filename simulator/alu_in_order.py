@@ -23,6 +23,7 @@ import numpy as np
 from vdla.hw.isa import AluOp
 
 from .alu_algebra import to_int32
+from .work_limit import ALU_DEPENDENT_STRETCH, ALU_STEP, UNLIMITED
 
 _MASK = np.uint64(0xFFFFFFFF)
 LINEAR_MAX_ENTRIES = 512       # matrix powers cost 4 entries^3 flops * 2 log2(R)
@@ -30,7 +31,8 @@ LINEAR_MAX_STEPS = 1 << 16     # the body runs once, on all unit vectors, to bui
 LINEAR_MAX_CELLS = 1 << 22     # steps x entries values (8 B each) at most
 
 
-def run_in_order(step, dst: np.ndarray, src: np.ndarray, values: np.ndarray, algebra=None) -> None:
+def run_in_order(step, dst: np.ndarray, src: np.ndarray, values: np.ndarray, algebra=None,
+                 meter=UNLIMITED) -> None:
     """values[dst[k]] = step(values[dst[k]], values[src[k]]) for k in order.
 
     Steps are cut into maximal stretches in which no step reads an entry (as its src) that
@@ -38,6 +40,7 @@ def run_in_order(step, dst: np.ndarray, src: np.ndarray, values: np.ndarray, alg
     a stretch an entry may be updated again: with an `algebra`, its updates compose in
     order; without one, a repeated destination ends the stretch too."""
     n = dst.size
+    meter.spend(n * ALU_STEP)
     pos = np.arange(n, dtype=np.int64)
     order = np.lexsort((pos, dst))                           # (entry, position), ascending
     written = dst[order] * (n + 1) + order
@@ -56,6 +59,7 @@ def run_in_order(step, dst: np.ndarray, src: np.ndarray, values: np.ndarray, alg
     stretch_end = np.minimum.accumulate(first_at[::-1])[::-1].tolist()
     a = 0
     while a < n:
+        meter.spend(ALU_DEPENDENT_STRETCH)
         b = stretch_end[a]
         d, operands = dst[a:b], values[src[a:b]]
         if algebra is None or b - a == 1 or np.unique(d).size == b - a:
@@ -74,11 +78,12 @@ def compose_by_key(algebra, key: np.ndarray, fs):
     return key[starts], algebra.reduce_runs(fs[order], starts)
 
 
-def repeat_in_order(algebra, nest, first: int, stop: int, reps: int, acc: np.ndarray, bytes_per_step: int) -> None:
+def repeat_in_order(algebra, nest, first: int, stop: int, reps: int, acc: np.ndarray, bytes_per_step: int,
+                    meter=UNLIMITED) -> None:
     """Steps [first, stop) of `nest`, run `reps` times in a row."""
     def one_pass():
         for a, b in nest.chunks(bytes_per_step, first, stop):
-            run_in_order(algebra.step, nest.indices("dst", a, b), nest.indices("src", a, b), acc, algebra)
+            run_in_order(algebra.step, nest.indices("dst", a, b), nest.indices("src", a, b), acc, algebra, meter)
 
     if reps > 1 and _linear_power(algebra, nest, first, stop, reps, acc):
         return

@@ -44,3 +44,12 @@ class CycleBudgetExceeded(SimulatorError):
     def __init__(self, message: str, insn_index: int | None, budget: int):
         super().__init__(message, insn_index)
         self.budget = budget
+
+
+class WorkLimitExceeded(SimulatorError):
+    """One instruction needs more simulation work than the simulator's per-instruction limit
+    (work_limit.py): a legal stream that would otherwise run for hours."""
+
+    def __init__(self, message: str, insn_index: int, limit: int):
+        super().__init__(message, insn_index)
+        self.limit = limit

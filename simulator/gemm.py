@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .loop_nest import LoopNest, check_hazard, check_range
+from .work_limit import GEMM_STEP
 
 _MASK = 0xFFFFFFFF
 
@@ -31,6 +32,7 @@ def execute_gemm(insn, index: int, state) -> int:
     if nest.steps == 0:
         return 0
     folded, outer_reps, inner_reps = nest.folded()
+    state.meter.spend(folded.steps * GEMM_STEP)       # before any work: a refusal is immediate
     touched = np.flatnonzero(nest.counts("dst", cfg.acc_depth))
     slot = np.full(cfg.acc_depth, -1, dtype=np.int64)
     slot[touched] = np.arange(touched.size)

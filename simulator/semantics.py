@@ -21,6 +21,7 @@ from vdla.hw.timing import dram_elem_bytes
 from .alu import execute_alu
 from .errors import MemoryAccessError, StreamError
 from .gemm import execute_gemm
+from .work_limit import WorkMeter
 
 
 def _dram_rows(dram: np.ndarray, insn: MemInsn, elem_bytes: int, index: int, what: str) -> np.ndarray:
@@ -105,7 +106,9 @@ def execute(insn, index: int, state, dram: np.ndarray) -> int:
             _load(insn, index, state, dram)
         return 0
     if isinstance(insn, GemmInsn):
+        state.meter = WorkMeter(state.max_insn_work, index, "GEMM")
         return execute_gemm(insn, index, state)
     if isinstance(insn, AluInsn):
+        state.meter = WorkMeter(state.max_insn_work, index, f"ALU {insn.alu_opcode.name}")
         return execute_alu(insn, index, state)
     return 0

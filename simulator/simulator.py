@@ -14,6 +14,7 @@ from .schedule import schedule
 from .semantics import execute
 from .state import OnChipState
 from .stats import SimStats, chrome_trace, collect, trace_events
+from .work_limit import DEFAULT_LIMIT
 
 
 @dataclass
@@ -41,10 +42,13 @@ class Simulator:
     On-chip SRAMs start zeroed for every launch (the runtime never relies on SRAM
     surviving between launches). With `max_cycles`, a launch that cannot finish by then
     raises CycleBudgetExceeded as soon as the schedule shows it, before any data is computed.
+    An instruction whose simulation would take more than `max_insn_work` units (work_limit.py;
+    the default is a few seconds) raises WorkLimitExceeded instead of running for hours.
     """
 
-    def __init__(self, config=None):
+    def __init__(self, config=None, max_insn_work: int = DEFAULT_LIMIT):
         self.config = load_config(config)
+        self.max_insn_work = max_insn_work
 
     def run(self, dram: np.ndarray, insn_addr: int, insn_count: int, trace: bool = False,
             max_cycles: int | None = None) -> SimResult:
@@ -67,7 +71,7 @@ class Simulator:
     def run_insns(self, insns, dram: np.ndarray, trace: bool = False, max_cycles: int | None = None) -> SimResult:
         """Run already decoded instructions (fetch timing is modelled all the same)."""
         sched = schedule(insns, self.config, max_cycles)
-        state = OnChipState(self.config)
+        state = OnChipState(self.config, self.max_insn_work)
         # Execute data in the order the hardware starts instructions; ties in module order,
         # which only matters for racy streams (a correct stream orders conflicts with tokens).
         order = np.lexsort((sched.module, sched.start))

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .work_limit import DEFAULT_LIMIT, UNLIMITED
+
 
 class OnChipState:
-    def __init__(self, config):
+    def __init__(self, config, max_insn_work: int = DEFAULT_LIMIT):
         b, n = config.batch, config.block
         self.config = config
+        self.max_insn_work = max_insn_work
+        self.meter = UNLIMITED          # the work meter of the instruction being executed
         self.inp = np.zeros((config.inp_depth, b, n), dtype=np.int8)
         self.wgt = np.zeros((config.wgt_depth, n, n), dtype=np.int8)
         self.acc = np.zeros((config.acc_depth, b, n), dtype=np.int32)
