@@ -109,9 +109,10 @@ def _alu_fields(i: int, insn: AluInsn) -> list[VtaFinding]:
                                                f"{vta.SHR_MIN}..{vta.SHR_MAX} (VDLA -32..31), so the stream is "
                                                "VTA-compatible only if every amount stays in that range"))
     if insn.reset and not vta.ALU_HONOURS_RESET:
-        out.append(VtaFinding(i, "alu_reset", f"ALU {op.name} with reset=1: VTA's ALU ignores the reset bit and "
-                                              f"applies {op.name}; a stream that sets it expects zeroed "
-                                              "accumulators, which no VTA implementation gives (reset with a GEMM)"))
+        out.append(VtaFinding(i, "alu_reset", f"ALU {op.name} with reset=1: VTA's ALU (and VDLA's, which follows it) "
+                                              f"ignores the reset bit and applies {op.name}; a stream that sets "
+                                              "it expects zeroed accumulators, which neither machine gives "
+                                              "(reset with a GEMM, clear the bit)"))
     return out
 
 

@@ -26,7 +26,8 @@ PADDED_LOAD_TYPES = frozenset({MemType.INP, MemType.ACC})
 # Padding is zeros only: bit 58 (VDLA's LOAD pad_min) is unused in VTA's layout.
 PAD_VALUE = 0
 
-# The ALU ignores the reset bit (only GEMM reads it).
+# The ALU ignores the reset bit (only GEMM reads it). VDLA's ALU follows (vdla.hw.isa); the
+# check still flags the bit, since a stream that sets it expects a zeroing neither machine does.
 ALU_HONOURS_RESET = False
 
 # A GEMM with reset zeroes the accumulators but still computes old accumulator + products and
