@@ -105,7 +105,10 @@ def write_chart(rows: list[LayerProfile], path: str, title: str = "") -> None:
 
 def write_trace(executor: Executor, path: str) -> int:
     """The last run's accelerator instructions as a Chrome/Perfetto trace, one launch after
-    the other on the accelerator's clock; every event names its graph node. -> events."""
+    the other on the accelerator's clock, in the timeline's lanes (load, compute, store; token
+    waits as grey slices before the instruction that waited); every event names its graph
+    node. -> events."""
+    from vdla.simulator.stats import wait_slice   # trace records come from the simulator device
     tids = {"load": 1, "compute": 2, "store": 3}
     events = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": name}}
               for name, tid in tids.items()]
@@ -116,8 +119,14 @@ def write_trace(executor: Executor, path: str) -> int:
         if launch is None:
             continue
         for e in launch.trace or []:
-            events.append({"name": f"{step['name']}: {e['text'].split(' [')[0][:40]}", "ph": "X", "pid": 0,
-                           "tid": tids[e["module"]], "ts": (offset + e["start"]) / clock,
+            wait = wait_slice(e)
+            if wait is not None:   # the same lanes as the timeline PNG: a wait is a slice of its own
+                events.append({"name": f"{step['name']}: {wait[2]}", "cat": "token wait", "ph": "X", "pid": 0,
+                               "tid": tids[e["module"]], "ts": (offset + wait[0]) / clock,
+                               "dur": (wait[1] - wait[0]) / clock, "cname": "grey",
+                               "args": {"node": step["name"], "before_insn": e["text"], "cycles": wait[1] - wait[0]}})
+            events.append({"name": f"{step['name']}: {e['text'].split(' [')[0][:40]}", "cat": "instruction",
+                           "ph": "X", "pid": 0, "tid": tids[e["module"]], "ts": (offset + e["start"]) / clock,
                            "dur": max(e["end"] - e["start"], 0) / clock,
                            "args": {"node": step["name"], "op": step["op"], "insn": e["text"]}})
         offset += launch.cycles

@@ -3,7 +3,9 @@
 simulator by default). Inputs not given are filled with seeded random values. --profile
 prints a per-layer table (placement, accelerator cycles with two and one virtual threads,
 ms at the accelerator's clock, GEMM utilization, CPU ms) and writes profile.png beside the
-outputs (or in the current folder)."""
+outputs (or in the current folder). --timeline FILE.png draws the accelerator's load / compute /
+store lanes over time with the token waits (vdla.driver.timeline); --trace writes the same lanes
+for Perfetto."""
 from __future__ import annotations
 
 import os
@@ -28,6 +30,11 @@ def add_parser(sub):
                    help="where accelerator steps run: the simulator (default), the RTL, or a PYNQ board")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="write a Perfetto trace of the accelerator's instructions, each naming its graph node")
+    p.add_argument("--timeline", default=None, metavar="FILE.png",
+                   help="draw the load / compute / store lanes of the accelerator's run over time, token waits "
+                        "hatched (simulator device)")
+    p.add_argument("--timeline-layer", default=None, metavar="NODE",
+                   help="with --timeline: only this accelerator step (a graph node name)")
     p.add_argument("--threads", type=int, default=None, help="threads for parallel kernel loops")
     p.add_argument("--hw-config", default=None, help="check the artifact was built for this config")
     p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
@@ -47,16 +54,17 @@ def _random_input(spec: dict, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(max(info.min, -128), min(info.max, 127) + 1, spec["shape"]).astype(dtype)
 
 
-def _device(artifact, kind: str, trace: bool):
-    """The accelerator for an artifact with accelerator steps (None without any)."""
+def _device(artifact, kind: str, trace: str | None):
+    """The accelerator for an artifact with accelerator steps (None without any); `trace` names
+    the flag that needs the simulator's instruction trace, if any."""
     if not any(s["kind"] == "vdla" for s in artifact.plan["steps"]):
         if trace:
-            raise ValueError("--trace shows accelerator instructions, and this artifact has no accelerator step")
+            raise ValueError(f"{trace} shows accelerator instructions, and this artifact has no accelerator step")
         return None
     from vdla.driver.devices import open_device
     from vdla.hw import load_config
     if trace and kind != "sim":
-        raise ValueError("--trace needs the simulator device (--device sim)")
+        raise ValueError(f"{trace} needs the simulator device (--device sim)")
     if kind == "pynq":   # a board is the config of its bitstream: the executor checks the artifact against it
         return open_device(kind)
     config = load_config((artifact.header.get("hardware") or {}).get("config"))
@@ -73,7 +81,9 @@ def run(args) -> int:
         hw = load_config(args.hw_config)
     policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
     artifact = load(args.artifact, policy=policy)
-    device = _device(artifact, args.device, bool(args.trace))
+    if args.timeline_layer and not args.timeline:
+        raise ValueError("--timeline-layer picks the step --timeline draws: give --timeline FILE.png too")
+    device = _device(artifact, args.device, "--trace" if args.trace else "--timeline" if args.timeline else None)
     executor = Executor(artifact, hw_config=hw, threads=args.threads, device=device)
     plan = executor.artifact.plan
     given = {}
@@ -94,6 +104,13 @@ def run(args) -> int:
         from vdla.driver.profile import write_trace
         n = write_trace(executor, args.trace)
         print(f"trace: {n} events written to {args.trace} (open in ui.perfetto.dev)")
+    if args.timeline:
+        from vdla.driver.timeline import write_timeline
+        lanes = write_timeline(executor, args.timeline, args.timeline_layer,
+                               f"{plan['name']}{' / ' + args.timeline_layer if args.timeline_layer else ''} on "
+                               f"{device.config.name} @ {device.config.clock_mhz} MHz")
+        print(f"timeline written to {args.timeline}: " + ", ".join(
+            f"{lane} busy {v['busy']:.0%} (token wait {v['wait']:.0%})" for lane, v in lanes.items()))
     for name, value in outputs.items():
         print(f"{name}: {describe(value)}")
         if args.output:
