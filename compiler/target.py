@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 
+from vdla.driver import machine   # how the runtime reads triples: one spelling rule for both sides
+
 # The boards VDLA runs on, and the CPU each triple means unless told otherwise.
 KNOWN = {
     "armv7a-linux-gnueabihf": ("cortex-a9", "+neon,+vfp3,+thumb2"),
@@ -64,7 +66,10 @@ class Target:
     def __init__(self, triple: str, cpu: str | None = None, features: str | None = None,
                  threads: int | None = None):
         self.triple = triple
-        default_cpu, default_feat = KNOWN.get(triple, ("", ""))
+        # the spelling LLVM parses as meant (armv7a-linux-gnueabihf would be soft-float)
+        self.llvm_triple = machine.llvm_triple(triple)
+        board = next((t for t in KNOWN if machine.same_machine(t, triple)), None)
+        default_cpu, default_feat = KNOWN.get(board, ("", ""))
         self.cpu = cpu if cpu is not None else default_cpu
         self.features = features if features is not None else default_feat
         self.threads = int(threads) if threads is not None else 1
@@ -89,7 +94,13 @@ class Target:
     @property
     def is_host(self) -> bool:
         import llvmlite.binding as llvm
-        return self.triple == llvm.get_process_triple()
+        return machine.same_machine(self.triple, llvm.get_process_triple())
+
+    @property
+    def hard_float(self) -> bool:
+        """32-bit ARM with floats passed in VFP registers (the Linux of PYNQ boards: armhf)."""
+        key = machine.key(self.triple)
+        return key.arch == "arm" and key.env.endswith("hf")
 
     @property
     def pointer_bits(self) -> int:
@@ -101,7 +112,7 @@ class Target:
     def target_machine(self, opt=3):
         import llvmlite.binding as llvm
         _init_llvm()
-        tgt = llvm.Target.from_triple(self.triple)
+        tgt = llvm.Target.from_triple(self.llvm_triple)
         return tgt.create_target_machine(cpu=self.cpu, features=self.features, opt=opt,
                                          reloc="pic", codemodel="small")
 

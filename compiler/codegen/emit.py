@@ -30,7 +30,11 @@ def optimize(mod, target, level=3):
 
 
 def emit_object(mod, target) -> bytes:
-    return target.target_machine().emit_object(mod)
+    obj = target.target_machine().emit_object(mod)
+    if getattr(target, "hard_float", False):   # say in the header what the code does (arm_abi.py)
+        from .arm_abi import mark_hard_float
+        obj = mark_hard_float(obj, f"object of module {mod.name!r} for {target.triple}")
+    return obj
 
 
 def elf_machine(object_code: bytes) -> str:

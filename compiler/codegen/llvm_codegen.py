@@ -96,7 +96,7 @@ class LLVMCodegen:
     def __init__(self, target, module_name="vdla_kernels"):
         self.target = target
         self.module = ir.Module(name=module_name)
-        self.module.triple = target.triple
+        self.module.triple = target.llvm_triple
         self.module.data_layout = str(target.target_machine().target_data)
         self.ptr_int = ir.IntType(target.pointer_bits)
         self._par_count = 0
