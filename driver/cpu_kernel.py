@@ -3,13 +3,29 @@
 A kernel is one exported C function `int32_t NAME(void* const* buffers)`. Objects also
 carry `NAME__argspec` (JSON [[shape, dtype], ...], NUL-terminated) and `NAME__num_threads`
 (int32, threads for parallel loops), which this loader reads and sets. No compiler imports.
+
+Two loaders: `load` JIT-links one relocatable object with llvmlite (on the machine that
+compiles), `load_shared` opens the shared object the compiler linked for a board (all kernels
+and a thread pool) with ctypes, so a board needs neither llvmlite nor the compiler.
 """
 from __future__ import annotations
 
 import ctypes
 import json
+import os
+import tempfile
+import threading
+import weakref
 
 import numpy as np
+
+# An artifact's linked kernels for TRIPLE are its object "TRIPLE/kernels.so" (kernel names are
+# identifiers, so no kernel object has this name).
+SHARED_OBJECT = "kernels.so"
+
+
+def shared_object_key(triple: str) -> str:
+    return f"{triple}/{SHARED_OBJECT}"
 
 _llvm_ready = False
 
@@ -72,10 +88,9 @@ class KernelLibrary:
             raise KernelError(f"kernel {name} returned error code {rc}")
 
 
-def _read_spec(engine, name):
-    """The kernel's own record of its arguments, compiled into the object beside its code: what
-    the code reads and writes, whatever a header says about the buffers."""
-    addr = engine.get_global_value_address(f"{name}__argspec")
+def _read_spec(addr, name):
+    """The kernel's own record of its arguments (at `addr`), compiled into the object beside its
+    code: what the code reads and writes, whatever a header says about the buffers."""
     if not addr:
         raise KernelError(f"kernel {name} has no embedded argument spec; pass the specs explicitly")
     raw = ctypes.string_at(addr)
@@ -109,8 +124,69 @@ def load(object_code: bytes, names) -> KernelLibrary:
         if not addr:
             raise KernelError(f"the object does not export a kernel named {name!r}")
         if specs is None:
-            specs = _read_spec(engine, name)
+            specs = _read_spec(engine.get_global_value_address(f"{name}__argspec"), name)
         specs = [(tuple(s), str(d)) for s, d in specs]
         threads = engine.get_global_value_address(f"{name}__num_threads")
         kernels[name] = (_KERNEL_T(addr), specs, threads)
     return KernelLibrary(engine, kernels)
+
+
+def load_shared(shared_object: bytes, names, what: str = "the linked kernels") -> KernelLibrary:
+    """Open a shared object linked for this machine (vdla.compiler.codegen.link) with ctypes and
+    return its kernels `names`, their specs read from the object. No llvmlite."""
+    if shared_object[:4] != b"\x7fELF":
+        raise KernelError(f"{what}: not an ELF file")
+    # dlopen needs a file; once it is mapped the name can go (nothing else ever opens it)
+    fd, path = tempfile.mkstemp(prefix="vdla-kernels-", suffix=".so")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(shared_object)
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as exc:
+            raise KernelError(f"{what} cannot be loaded on this machine: {exc}") from None
+    finally:
+        os.unlink(path)
+    kernels = {}
+    for name in names:
+        try:
+            fn = _KERNEL_T((name, lib))
+        except AttributeError:
+            raise KernelError(f"{what} export no kernel named {name!r}") from None
+        specs = _read_spec(_symbol_address(lib, f"{name}__argspec"), name)
+        kernels[name] = (fn, specs, _symbol_address(lib, f"{name}__num_threads"))
+    _forget_pool_after_fork(lib)
+    return KernelLibrary(lib, kernels)
+
+
+def _symbol_address(lib, symbol: str) -> int:
+    try:
+        return ctypes.addressof(ctypes.c_char.in_dll(lib, symbol))
+    except ValueError:
+        return 0
+
+
+_linked_pools = weakref.WeakSet()
+_fork_hook = threading.Lock()
+_fork_hook_set = False
+
+
+def _forget_pool_after_fork(lib) -> None:
+    """A linked library carries its own thread pool (thread_pool.py's code, compiled for the
+    board): in a forked child its workers do not exist, so its state is zeroed there as the
+    process-wide pool's is."""
+    global _fork_hook_set
+    _linked_pools.add(lib)
+    with _fork_hook:
+        if not _fork_hook_set and hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_reset_linked_pools)
+            _fork_hook_set = True
+
+
+def _reset_linked_pools() -> None:
+    from .thread_pool import STATE
+    for lib in list(_linked_pools):
+        for name, size in STATE:
+            addr = _symbol_address(lib, "vdla_" + name)
+            if addr:
+                ctypes.memset(addr, 0, size)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import host_ops
+from . import host_ops, machine
 from .artifact import Artifact, ArtifactError, load
 from .artifact_header import check_contents
 
@@ -32,14 +32,7 @@ class StepTiming:
 
 
 def host_triple() -> str:
-    import llvmlite.binding as llvm
-    return llvm.get_process_triple()
-
-
-def _missing_features(required: list[str]) -> list[str]:
-    import llvmlite.binding as llvm
-    have = llvm.get_host_cpu_features()
-    return [f for f in required if not have.get(f.lstrip("+"), False)]
+    return machine.host_triple()
 
 
 def check_hardware(artifact: Artifact, config, what: str = "the runtime") -> None:
@@ -51,24 +44,30 @@ def check_hardware(artifact: Artifact, config, what: str = "the runtime") -> Non
                             f"has {config.name} ({config.hash}); recompile with --hw-config for this hardware")
 
 
-def check_compatible(artifact: Artifact, hw_config=None) -> str | None:
-    """Raise ArtifactError unless this machine (and `hw_config`, if given) can run the
-    artifact; returns the triple whose kernels will be used (None if there are none)."""
+def check_compatible(artifact: Artifact, hw_config=None, on: str | None = None) -> str | None:
+    """Raise ArtifactError unless this machine (or the machine of triple `on`), and `hw_config`
+    if given, can run the artifact; returns the artifact's triple whose kernels will be used
+    (None if there are none). Triples match by architecture family, OS and environment
+    (machine.key): `aarch64-linux-gnu` kernels run where llvmlite says aarch64-unknown-linux-gnu."""
     header = artifact.header
     if hw_config is not None:
         check_hardware(artifact, hw_config)
     if not any(s["kind"] == "kernel" for s in artifact.plan["steps"]):
         return None
-    triple = host_triple()
-    if triple not in header.get("kernels", {}):
+    here = on or host_triple()
+    compiled = list(header.get("kernels", {}))
+    matching = [t for t in compiled if machine.same_machine(t, here)]
+    if not matching:
         raise ArtifactError(f"target mismatch: the artifact has kernels for "
-                            f"{', '.join(sorted(header.get('kernels', {}))) or 'no target'}, this "
-                            f"machine is {triple}; recompile with --target for this machine")
-    missing = _missing_features(header.get("target", {}).get("features", []))
-    if missing:
-        raise ArtifactError(f"target mismatch: the kernels use CPU features this machine lacks "
-                            f"({', '.join(missing)}); recompile on or for this machine")
-    return triple
+                            f"{', '.join(sorted(compiled)) or 'no target'}, "
+                            f"{'this machine' if on is None else 'the kernel host'} is {here}; recompile "
+                            f"with --target for this machine")
+    if on is None:
+        missing = machine.missing_features(header.get("target", {}).get("features", []))
+        if missing:
+            raise ArtifactError(f"target mismatch: the kernels use CPU features this machine lacks "
+                                f"({', '.join(missing)}); recompile on or for this machine")
+    return matching[0]
 
 
 def _step_inputs(step: dict) -> list[str]:
@@ -87,10 +86,15 @@ class Executor:
     """Runs an artifact: CPU kernels and host steps here, accelerator ("vdla") steps on
     `device` (default: the cycle-exact simulator of the artifact's hardware config; "rtl",
     "pynq" or a Device object; "numpy" runs them as their host ops, the reference
-    interpretation of the quantized graph that the accelerator must equal bit for bit)."""
+    interpretation of the quantized graph that the accelerator must equal bit for bit).
+
+    CPU kernels run in this process unless `kernel_host` runs them elsewhere: an object with
+    `triple` (the machine it is) and `load(artifact, triple)` returning a
+    cpu_kernel.KernelLibrary whose functions take the kernel ABI's pointer array (the tests
+    run a board's kernels that way under qemu-user)."""
 
     def __init__(self, artifact: Artifact | str | os.PathLike, hw_config=None,
-                 threads: int | None = None, device=None, virtual_threads: int = 2):
+                 threads: int | None = None, device=None, virtual_threads: int = 2, kernel_host=None):
         if not isinstance(artifact, Artifact):
             artifact = load(artifact)   # integrity, the environment's trust policy, header checks
         # An Artifact made in memory (or edited there) gets the same checks of what binding reads.
@@ -109,8 +113,8 @@ class Executor:
             check_hardware(artifact, self.device.config, what=f"the device {self.device!r}")
         elif device is not None and not isinstance(device, str) and artifact.header.get("hardware"):
             check_hardware(artifact, device.config, what=f"the device {device!r}")   # given, if unused
-        triple = check_compatible(artifact, hw_config)
-        self.kernels = self._load_kernels(artifact, triple, threads)
+        triple = check_compatible(artifact, hw_config, on=kernel_host.triple if kernel_host else None)
+        self.kernels = self._load_kernels(artifact, triple, threads, kernel_host)
         # One allocation for every activation, 64-byte aligned.
         try:
             raw = np.empty(plan["arena_bytes"] + 64, dtype=np.uint8)
@@ -222,21 +226,31 @@ class Executor:
         return call
 
     @staticmethod
-    def _load_kernels(artifact: Artifact, triple: str | None, threads: int | None) -> dict:
-        """kernel name -> (KernelLibrary holding it, ctypes function, arg specs)."""
+    def _load_kernels(artifact: Artifact, triple: str | None, threads: int | None, kernel_host=None) -> dict:
+        """kernel name -> (KernelLibrary holding it, ctypes function, arg specs). The buffers are
+        checked against the spec compiled into the code, never the header's copy, which must
+        agree with it."""
         if triple is None:
             return {}
-        from . import cpu_kernel  # deploy-side loader of kernel objects (llvmlite MCJIT)
-        index = artifact.header["kernels"][triple]
+        from . import cpu_kernel
+        names = artifact.header["kernels"][triple]["names"]
+        shared = artifact.objects.get(cpu_kernel.shared_object_key(triple))
+        if kernel_host is not None:
+            libraries = [kernel_host.load(artifact, triple)]
+        elif shared is not None:    # linked at compile time: ctypes, no llvmlite
+            try:
+                libraries = [cpu_kernel.load_shared(shared, names, f"the artifact's linked kernels for {triple}")]
+            except cpu_kernel.KernelError as exc:
+                raise ArtifactError(str(exc)) from None
+        else:
+            _need_llvmlite(triple)
+            libraries = [cpu_kernel.load(artifact.objects[f"{triple}/{name}"], [name]) for name in names]
         kernels = {}
-        for name in index["names"]:
-            # The buffers are checked against the spec compiled into the object with the code,
-            # never the header's copy, which must agree with it.
-            library = cpu_kernel.load(artifact.objects[f"{triple}/{name}"], [name])
+        for library in libraries:
             if threads is not None:
                 library.set_num_threads(threads)
-            fn, specs, _ = library.kernels[name]
-            kernels[name] = (library, fn, specs)
+            for name, (fn, specs, _) in library.kernels.items():
+                kernels[name] = (library, fn, specs)
         return kernels
 
     def _check_listed_specs(self, triple: str | None) -> None:
@@ -328,6 +342,16 @@ class Executor:
                 if call is not None:
                     call()
         return {s["name"]: np.array(self.buffers[s["name"]]) for s in plan["outputs"]}
+
+
+def _need_llvmlite(triple: str) -> None:
+    try:
+        import llvmlite  # noqa: F401
+    except ImportError:
+        raise ArtifactError(f"the artifact's kernels for {triple} are relocatable objects, which only llvmlite "
+                            f"can load, and llvmlite is not installed here: compile with --target {triple} "
+                            f"(which links them into a shared object this runtime loads without llvmlite), "
+                            f"or install llvmlite") from None
 
 
 def _specs_text(specs) -> str:

@@ -6,7 +6,8 @@ and persistent workers (started on first use).
 Kernels compiled with Target.threads > 1 call this symbol for their parallel loops; it is
 machine code built here, once per process, from LLVM IR (pthread calls, atomics, sched_yield
 and the CPU's spin-wait hint), and registered with LLVM so every kernel object loaded
-afterwards links against it. Reusing threads saves the tens of microseconds a
+afterwards links against it. (A shared object linked for a board carries its own copy,
+compiled from the same IR; cpu_kernel.load_shared resets its state after a fork.) Reusing threads saves the tens of microseconds a
 pthread_create/join pair costs on every call. (`vdla_parallel_for(fn, env, n)`, the entry of
 objects compiled before chunks existed, stays: n chunks on n threads.)
 
@@ -399,7 +400,10 @@ def _emit_legacy_entry(p: _PoolIR, parallel_for):
     b.ret_void()
 
 
-def _build_ir(ptr_bits: int, arch: str = "x86_64") -> str:
+def build_ir(ptr_bits: int, arch: str = "x86_64") -> str:
+    """The pool as LLVM IR for a CPU with `ptr_bits`-bit pointers and architecture `arch` (a
+    triple's first part): built for this process by ensure_loaded, and by the compiler for a
+    board, where it is linked into the kernels' shared object (vdla.compiler.codegen.link)."""
     p = _PoolIR(ptr_bits, arch)
     run_chunks = _emit_run_chunks(p)
     worker = _emit_worker(p, run_chunks)
@@ -420,7 +424,7 @@ def ensure_loaded():
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         triple = llvm.get_process_triple()
-        text = _build_ir(ctypes.sizeof(ctypes.c_void_p) * 8, triple.split("-")[0])
+        text = build_ir(ctypes.sizeof(ctypes.c_void_p) * 8, triple.split("-")[0])
         mod = llvm.parse_assembly(text)
         mod.triple = triple
         mod.verify()

@@ -152,7 +152,7 @@ def test_back_to_back_calls_and_calls_after_the_workers_slept():
     ("aarch64-linux-gnu", 64, "yield"),          # Ultra96, ZCU104
 ])
 def test_pool_compiles_for_each_board_with_its_spin_hint(triple, bits, hint):
-    mod = llvm.parse_assembly(thread_pool._build_ir(bits, triple.split("-")[0]))
+    mod = llvm.parse_assembly(thread_pool.build_ir(bits, triple.split("-")[0]))
     mod.triple = triple
     mod.verify()
     asm = Target(triple).target_machine().emit_assembly(mod)
