@@ -19,7 +19,7 @@ def _hardware(hw_config):
 def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict | None = None,
                   constant_inputs: dict | None = None, kernels: bool = True, threads: int | None = None,
                   log=None, calibration: dict | None = None, host_triple: str | None = None,
-                  vta_compat: bool = False):
+                  vta_compat: bool = False, tuning=None, link: bool | None = None):
     """Compile an ONNX model (ModelProto or path) into an Artifact for `target`: "cpu" (this
     machine), an LLVM triple (cross-compiled kernels, run on that machine) or "vdla" (the
     accelerator of `hw_config`, with the CPU part for `host_triple`, default this machine;
@@ -27,14 +27,20 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
 
     kernels=False keeps every op a host (numpy) step: useful as a baseline and for checking
     the frontend and passes without the tensor compiler. vta_compat (target "vdla"): streams
-    that VTA's hardware computes the same (power-of-two requantization, no VDLA extensions)."""
+    that VTA's hardware computes the same (power-of-two requantization, no VDLA extensions).
+    tuning (target "vdla"): a vdla.compiler.tune.TuningLog whose records choose the schedules
+    of the kernels they match (vdla.compiler.tune.load_tuning reads one from a file).
+    link: also link the CPU kernels into a shared object the deploy runtime loads without
+    llvmlite (needs the ziglang package); default: for a triple that is not this machine."""
     from .target import check_target
     check_target(target)  # before any work: an unknown target must not quietly become numpy host steps
     if target == "vdla":
         return compile_for_vdla(model, hw_config, calibration, host_triple, input_shapes, constant_inputs,
-                                threads, log, vta_compat=vta_compat)
+                                threads, log, vta_compat=vta_compat, tuning=tuning, link=link)
     if vta_compat:
         raise ValueError(f"vta_compat applies to target 'vdla', not {target!r}")
+    if tuning is not None:
+        raise ValueError(f"tuning records choose VDLA schedules: they apply to target 'vdla', not {target!r}")
     start = time.perf_counter()
     graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
     graph = optimize(graph)
@@ -48,6 +54,7 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
         else:  # cross-compile: kernels for another CPU (a board's ARM cores)
             tgt = Target(target, threads=threads)
         kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log)
+        objects.update(_linked(objects, index, tgt, link))
         target_info.update({"triple": tgt.triple, "cpu": getattr(tgt, "cpu", ""),
                             "features": _feature_list(getattr(tgt, "features", "")),
                             "threads": getattr(tgt, "threads", None)})
@@ -56,32 +63,34 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
     return make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(hw_config), info)
 
 
+def _linked(objects: dict, index: dict, target, link: bool | None) -> dict:
+    """The kernels linked into a shared object per triple (codegen/link.py), when `link` says so
+    or, by default, when they are for another machine (a board, which has no llvmlite)."""
+    if not index or not (link if link is not None else not target.is_host):
+        return {}
+    from .codegen.link import link_kernels
+    return link_kernels(objects, index, target)
+
+
 def _feature_list(features) -> list[str]:
     if isinstance(features, (list, tuple)):
         return [f for f in features if f.startswith("+")]
     return [f for f in str(features).split(",") if f.startswith("+")]
 
 
-def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,
-                     constant_inputs=None, threads=None, log=None, per_channel_activations=False,
-                     vta_compat=False):
-    """The VDLA pipeline, top to bottom: import -> float graph passes -> placement -> calibration
-    -> int8 quantization of the accelerator part -> memory plan -> VDLA kernels for the
-    accelerator nodes, CPU kernels (or host steps) for the rest -> artifact."""
-    from vdla.hw import load_config
-
-    from .graph.passes.calibrate import calibrate, quantization_error, sample_batches
-    from .graph.passes.memory_plan import plan_memory
+def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_shapes=None, constant_inputs=None,
+                      per_channel_activations=False, vta_compat=False):
+    """The front half of the VDLA pipeline: import -> float graph passes -> placement ->
+    calibration -> int8 quantization of the accelerator part. -> (quantized graph, float
+    graph, placement, ranges). The accelerator nodes of the quantized graph are the kernels
+    lower_vdla compiles (and vdla tune tunes)."""
+    from .graph.passes.calibrate import calibrate
     from .graph.passes.qdq import has_qdq, strip_qdq
     from .graph.passes.quantize_vdla import (demote_unranged, place_nodes, quantize_vdla, tensors_to_calibrate,
                                              unclipped_at_exits)
-    from .lower_graph import lower_graph
-    from .lower_vdla import lower_vdla
-    from .target import Target, check_triple
+    from .target import check_triple
     if host_triple:
         check_triple(host_triple, "host triple")
-    start = time.perf_counter()
-    config = load_config(hw_config)
     graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
     qdq_ranges = {}
     if has_qdq(graph):              # a quantized model brings its own ranges
@@ -100,17 +109,36 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
         stats = {}
     stats.update(qdq_ranges)
     demote_unranged(graph, place, stats)
-    float_graph = graph
-    graph = quantize_vdla(graph, place, stats, config, vta_compat=vta_compat)
+    return quantize_vdla(graph, place, stats, config, vta_compat=vta_compat), graph, place, stats
+
+
+def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,
+                     constant_inputs=None, threads=None, log=None, per_channel_activations=False,
+                     vta_compat=False, tuning=None, link=None):
+    """The VDLA pipeline, top to bottom: quantize_for_vdla -> memory plan -> VDLA kernels for
+    the accelerator nodes (schedules from `tuning`, a vdla.compiler.tune.TuningLog, where it
+    has a record), CPU kernels (or host steps) for the rest -> artifact."""
+    from vdla.hw import load_config
+
+    from .graph.passes.calibrate import quantization_error, sample_batches
+    from .graph.passes.memory_plan import plan_memory
+    from .lower_graph import lower_graph
+    from .lower_vdla import lower_vdla
+    from .target import Target
+    start = time.perf_counter()
+    config = load_config(hw_config)
+    graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
+                                                         constant_inputs, per_channel_activations, vta_compat)
     if calibration is not None:     # the error needs a sample (a QDQ model compiled without one has none)
         errors = quantization_error(float_graph, graph, sample_batches(float_graph, calibration)[0])
         for name, db in errors.items():
             place[name]["sqnr_db"] = db
     graph = plan_memory(graph)
-    vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat)
+    vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat, tuning=tuning)
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
     skip = set(vdla_steps) | {n.name for n in graph.nodes if n.op in ("VdlaQuantize", "VdlaDequantize")}
     kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=skip)
+    objects.update(_linked(objects, index, tgt, link))
     target_info = {"kind": "vdla", "triple": tgt.triple, "cpu": getattr(tgt, "cpu", ""),
                    "features": _feature_list(getattr(tgt, "features", "")), "threads": tgt.threads}
     info = {"seconds": round(time.perf_counter() - start, 3), "pass_log": graph.meta.get("pass_log", []),
@@ -118,6 +146,8 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
             "calibration": {t: {k: v for k, v in s.items()} for t, s in stats.items()},
             "ranges_from": "calibration" if calibration is not None else "the model's quantizers",
             "vta_compat": vta_compat}
+    if tuning is not None:
+        info["tuning"] = graph.meta.get("vdla_tuning", {})
     artifact = make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(config), info,
                              vdla_steps, programs)
     artifact.header["vdla_programs_1vt"] = single_thread

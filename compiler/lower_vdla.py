@@ -5,28 +5,68 @@ epilogue share one program (ResNet repeats its blocks).
 Each kernel is compiled with its default schedule and with the same tiles on one virtual
 thread; both are timed on the cycle-exact simulator (timing does not depend on the data)
 and the faster one is kept: latency hiding costs a little per tile (a second set of
-micro-op kernels, shorter DMA rows), which small layers do not earn back."""
+micro-op kernels, shorter DMA rows), which small layers do not earn back. With a tuning log
+(vdla tune), conv and dense kernels with a record for the hardware take the record's knobs."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .graph.ir import Graph
 
 KERNEL_OPS = ("VdlaConv", "VdlaDense", "VdlaPool", "VdlaAdd")
+TUNABLE_OPS = ("VdlaConv", "VdlaDense")     # the ops whose schedules vdla tune searches
 
 
-def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False) -> tuple[dict, list, list]:
+@dataclass(frozen=True)
+class KernelSpec:
+    """What an accelerator node compiles: its op (one of KERNEL_OPS), layer and epilogue."""
+    op: str
+    layer: object
+    ep: object
+
+
+def kernel_spec(graph: Graph, node) -> KernelSpec:
+    from .topi import vdla as V
+    a = node.attrs
+    ep = V.Epilogue(**a["epilogue"])
+    if node.op == "VdlaConv":
+        return KernelSpec(node.op, V.ConvLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"]))), ep)
+    if node.op == "VdlaDense":
+        return KernelSpec(node.op, V.DenseLayer(**a["layer"]), ep)
+    if node.op == "VdlaPool":
+        return KernelSpec(node.op, V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"]))), ep)
+    t = graph.types[node.inputs[0]].shape
+    return KernelSpec(node.op, V.AddLayer(t[0], t[1], t[2], t[3], a.get("ma", 0), a.get("mb", 0),
+                                          a.get("per_channel", False), a.get("offset", False)), ep)
+
+
+def compile_kernel(config, spec: KernelSpec, knobs=None, name: str = "kernel", vta_compat: bool = False):
+    """-> (KernelProgram, knobs): `spec` compiled with `knobs` (None: the default schedule)."""
+    from .topi import vdla as V
+    compile_ = {"VdlaConv": V.compile_conv2d, "VdlaDense": V.compile_dense, "VdlaPool": V.compile_pool2d,
+                "VdlaAdd": V.compile_add}[spec.op]
+    return compile_(config, spec.layer, spec.ep, knobs, name=name, vta_compat=vta_compat)
+
+
+def default_variants(knobs) -> list:
+    """The schedules the default choice is made between: the default knobs and, with several
+    virtual threads, the same tiles on one thread; the first wins a tie."""
+    return [knobs, replace(knobs, vthreads=1)] if knobs.vthreads > 1 else [knobs]
+
+
+def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=None) -> tuple[dict, list, list]:
     """-> ({node name: {"program": index, "args": tensor names}}, [program documents], [the same
     programs with one virtual thread and the same tiles: what latency hiding buys, for profiles]).
     vta_compat: kernels in the compiler's VTA mode (topi.vdla.vta_mode); the weight blocks its
-    pooling and Add kernels read are added to the graph's constants."""
-    from dataclasses import replace
-
-    from .topi import vdla as V
+    pooling and Add kernels read are added to the graph's constants.
+    tuning: a tuning log (vdla.compiler.tune.TuningLog); a kernel with a record for this
+    hardware takes the record's knobs as they are (they were measured against both of the
+    default's variants); graph.meta["vdla_tuning"] counts the kernels that did and did not."""
     steps, programs, single, index = {}, [], [], {}
-    vta = {"vta_compat": vta_compat}
+    usage = {"tuned": 0, "default": 0, "tunable": 0}
     for node in graph.nodes:
         if node.op not in KERNEL_OPS:
             continue
@@ -34,34 +74,39 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False) -> tupl
         key = json.dumps([node.op, a.get("layer"), a["epilogue"], a.get("ma"), a.get("mb"),
                           [graph.types[n].shape for n in node.inputs]], sort_keys=True, default=list)
         if key not in index:
-            ep = V.Epilogue(**a["epilogue"])
+            spec = kernel_spec(graph, node)
             name = f"v{len(programs)}_{node.op[4:].lower()}"
-            if node.op == "VdlaConv":
-                layer = V.ConvLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
-                compile_ = lambda knobs=None: V.compile_conv2d(config, layer, ep, knobs, name=name, **vta)  # noqa: E731
-            elif node.op == "VdlaDense":
-                layer = V.DenseLayer(**a["layer"])
-                compile_ = lambda knobs=None: V.compile_dense(config, layer, ep, knobs, name=name, **vta)  # noqa: E731
-            elif node.op == "VdlaPool":
-                layer = V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
-                compile_ = lambda knobs=None: V.compile_pool2d(config, layer, ep, knobs, name=name, **vta)  # noqa: E731
+            record = tuning.lookup(config, spec, vta_compat) if tuning is not None else None
+            if record is not None:
+                prog, knobs = _compile_recorded(config, spec, record, name, vta_compat, node)
+                one = compile_kernel(config, spec, replace(knobs, vthreads=1), name, vta_compat)[0] \
+                    if knobs.vthreads > 1 else prog
             else:
-                t = graph.types[node.inputs[0]].shape
-                layer = V.AddLayer(t[0], t[1], t[2], t[3], a.get("ma", 0), a.get("mb", 0), a.get("per_channel", False),
-                                   a.get("offset", False))
-                compile_ = lambda knobs=None: V.compile_add(config, layer, ep, knobs, name=name, **vta)  # noqa: E731
-            prog, knobs = compile_()
-            one, _ = compile_(replace(knobs, vthreads=1)) if knobs.vthreads > 1 else (prog, None)
-            if one is not prog and _cycles(config, one) < _cycles(config, prog):
-                prog = one
+                prog, knobs = compile_kernel(config, spec, None, name, vta_compat)
+                one = compile_kernel(config, spec, default_variants(knobs)[1], name, vta_compat)[0] \
+                    if knobs.vthreads > 1 else prog
+                if one is not prog and _cycles(config, one) < _cycles(config, prog):
+                    prog = one
+            if node.op in TUNABLE_OPS:
+                usage["tunable"] += 1
+                usage["tuned" if record is not None else "default"] += 1
             index[key] = len(programs)
             programs.append(prog.to_dict())
             single.append(one.to_dict())
             if log:
-                log(f"compiled {prog.name} for {node.name}")
+                log(f"compiled {prog.name} for {node.name}" + (" (tuned)" if record is not None else ""))
         args = _vta_args(graph, node, config) if vta_compat else [n for n in node.inputs if n]
         steps[node.name] = {"program": index[key], "args": args + list(node.outputs)}
+    if tuning is not None:
+        graph.meta["vdla_tuning"] = usage
     return steps, programs, single
+
+
+def _compile_recorded(config, spec: KernelSpec, record, name: str, vta_compat: bool, node):
+    try:
+        return compile_kernel(config, spec, record.knobs, name, vta_compat)
+    except ValueError as exc:
+        raise ValueError(f"{node.name}: the tuning record's schedule {record.knobs} does not compile: {exc}") from None
 
 
 def _vta_args(graph: Graph, node, config) -> list[str]:
@@ -94,11 +139,12 @@ def _vta_args(graph: Graph, node, config) -> list[str]:
 def _cycles(config, program) -> int:
     from vdla.driver.devices import SimulatorDevice
     from vdla.driver.runtime import run_program
-    device = SimulatorDevice(config, dram_bytes=_dram_for(program))
+    device = SimulatorDevice(config, dram_bytes=dram_for(program))
     inputs = [np.zeros(p.nbytes, np.uint8) for p in program.params[:-1]]
     return run_program(device, program, inputs)[1].cycles
 
 
-def _dram_for(program) -> int:
+def dram_for(program) -> int:
+    """Simulated DRAM bytes enough for the program's buffers and its instruction stream."""
     need = sum(p.nbytes + 4096 for p in program.params) + (8 << 20)
     return 1 << max(need - 1, 1).bit_length()

@@ -107,6 +107,11 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     if max(bottom, right, *layer.pads) > config.isa.max_pad:
         return (f"the input window reaches {max(bottom, right, *layer.pads)} elements past the image, more than "
                 f"the DMA's {config.isa.max_pad}-element padding")
+    row_tiles = _ceil(layer.out_h, h_mult) * h_mult // k.tile_h
+    if (row_tiles - 1) * k.tile_h * layer.stride - layer.pads[0] >= layer.h:
+        # threads over rows round the rows up to whole tiles for every thread
+        return (f"the last of {row_tiles} row tiles of {k.tile_h} lies wholly below the image, and a DMA "
+                "moves at least one element of data; use another tile_h")
     return None
 
 
@@ -137,52 +142,96 @@ def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None
     return layer.n * oc_tiles * h_tiles * w_tiles * per_tile
 
 
-def default_conv_knobs(config, layer: ConvLayer, ep: Epilogue | None = None) -> ConvKnobs:
-    best = None
+def _conv_candidates(config, layer: ConvLayer, ep, threads, orders):
+    """Every ConvKnobs over the given thread counts and loop orders that fits, in a fixed order
+    (the default's tie-breaking depends on it)."""
     chunks = [1] if layer.depthwise else _divisors(layer.c)
     widths = sorted({layer.out_w, *[d for d in _divisors(layer.out_w)], *range(1, min(layer.out_w, 16) + 1)})
-    for vt in (2, 1):
+    for vt in threads:
         for axis in (("oc", "h") if vt > 1 else ("oc",)):
             for toc in _divisors(layer.o):
                 for chunk in chunks:
                     for tw in widths:
                         for th in range(1, layer.out_h + 1):
-                            k = ConvKnobs(toc, th, tw, 0 if chunk == layer.c else chunk, vt, axis)
-                            if not conv_fits(config, layer, k, ep):
-                                continue
-                            cost = conv_cost(config, layer, k, ep)
-                            if best is None or cost < best[0]:
-                                best = (cost, k)
+                            for order in orders:
+                                k = ConvKnobs(toc, th, tw, 0 if chunk == layer.c else chunk, vt, axis, order)
+                                if conv_fits(config, layer, k, ep):
+                                    yield k
+
+
+def conv_knob_space(config, layer: ConvLayer, ep: Epilogue | None = None) -> list[ConvKnobs]:
+    """Every schedule a tuner may measure: the default's candidates plus three and four
+    virtual threads and the pixel-outer tile order, which the cost model does not tell apart
+    but the simulator does."""
+    return list(_conv_candidates(config, layer, ep, threads=(1, 2, 3, 4), orders=("oc_outer", "pixel_outer")))
+
+
+def default_conv_knobs(config, layer: ConvLayer, ep: Epilogue | None = None) -> ConvKnobs:
+    best = None
+    for k in _conv_candidates(config, layer, ep, threads=(2, 1), orders=("oc_outer",)):
+        cost = conv_cost(config, layer, k, ep)
+        if best is None or cost < best[0]:
+            best = (cost, k)
     if best is None:
         raise ValueError(f"no VDLA tiling of {layer} fits the {config.name} SRAMs (input {config.inp_depth}, "
                          f"weight {config.wgt_depth}, accumulator {config.acc_depth} elements)")
     return best[1]
 
 
+def dense_knob_problem(config, layer: DenseLayer, k: DenseKnobs, ep: Epilogue | None = None) -> str | None:
+    """Why `k` cannot schedule `layer` on `config` (the first reason), or None. The accumulator
+    budget reserves room for a residual tile and two per-channel operands whatever the epilogue."""
+    kc = k.k_chunk or layer.k
+    for what, whole, part in (("tile_m", layer.m, k.tile_m), ("tile_n", layer.n, k.tile_n),
+                              ("k_chunk", layer.k, kc)):
+        if whole % part:
+            return f"{what}={part} does not divide {whole}"
+    if (layer.n // k.tile_n) % k.vthreads:
+        return f"{layer.n // k.tile_n} output tiles cannot be shared by {k.vthreads} virtual threads"
+    if k.tile_m * k.tile_n < 2:
+        return ("a tile of one block updates the same accumulator on consecutive micro-ops "
+                "(timing.acc_raw_min_distance); use a larger tile")
+    vt = k.vthreads
+    need = {"input": (k.tile_m * kc * vt, config.inp_depth), "weight": (k.tile_n * kc * vt, config.wgt_depth),
+            "accumulator": (k.tile_m * k.tile_n * vt * 2 + k.tile_n * vt * 2, config.acc_depth),
+            "micro-op": (k.tile_m * k.tile_n, config.uop_depth // 4)}
+    for name, (used, depth) in need.items():
+        if used > depth:
+            return f"the tiles need {used} {name} SRAM elements but the budget is {depth}"
+    return None
+
+
+def dense_cost(config, layer: DenseLayer, k: DenseKnobs, ep: Epilogue | None = None) -> float:
+    kc = k.k_chunk or layer.k
+    gemm = k.tile_m * k.tile_n * kc + 10
+    # one DMA row per matrix row (input) / output block (weights), kc elements each
+    load = _load_cycles(config, k.tile_m, kc, config.batch * config.block) + _load_cycles(
+        config, k.tile_n, kc, config.block * config.block)
+    per = (layer.k // kc) * (max(gemm, load) if k.vthreads > 1 else gemm + load) + 40
+    return (layer.m // k.tile_m) * (layer.n // k.tile_n) * per
+
+
+def _dense_candidates(config, layer: DenseLayer, ep, threads):
+    for vt in threads:
+        for tn in _divisors(layer.n):
+            for tm in _divisors(layer.m):
+                for kc in _divisors(layer.k):
+                    k = DenseKnobs(tm, tn, 0 if kc == layer.k else kc, vt)
+                    if dense_knob_problem(config, layer, k, ep) is None:
+                        yield k
+
+
+def dense_knob_space(config, layer: DenseLayer, ep: Epilogue | None = None) -> list[DenseKnobs]:
+    """Every dense schedule a tuner may measure (one to four virtual threads)."""
+    return list(_dense_candidates(config, layer, ep, threads=(1, 2, 3, 4)))
+
+
 def default_dense_knobs(config, layer: DenseLayer, ep: Epilogue | None = None) -> DenseKnobs:
     best = None
-    for vt in (2, 1):
-        for tn in _divisors(layer.n):
-            if (layer.n // tn) % vt:
-                continue
-            for tm in _divisors(layer.m):
-                if tm * tn < 2:
-                    continue
-                for kc in _divisors(layer.k):
-                    inp, wgt, acc = tm * kc * vt, tn * kc * vt, tm * tn * vt * 2 + tn * vt * 2
-                    if inp > config.inp_depth or wgt > config.wgt_depth or acc > config.acc_depth:
-                        continue
-                    if tm * tn > config.uop_depth // 4:
-                        continue
-                    chunks = layer.k // kc
-                    gemm = tm * tn * kc + 10
-                    # one DMA row per matrix row (input) / output block (weights), kc elements each
-                    load = _load_cycles(config, tm, kc, config.batch * config.block) + _load_cycles(
-                        config, tn, kc, config.block * config.block)
-                    per = chunks * (max(gemm, load) if vt > 1 else gemm + load) + 40
-                    cost = (layer.m // tm) * (layer.n // tn) * per
-                    if best is None or cost < best[0]:
-                        best = (cost, DenseKnobs(tm, tn, 0 if kc == layer.k else kc, vt))
+    for k in _dense_candidates(config, layer, ep, threads=(2, 1)):
+        cost = dense_cost(config, layer, k, ep)
+        if best is None or cost < best[0]:
+            best = (cost, k)
     if best is None:
         raise ValueError(f"no VDLA tiling of {layer} fits the {config.name} SRAMs")
     return best[1]

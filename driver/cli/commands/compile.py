@@ -38,6 +38,9 @@ def add_parser(sub):
     p.add_argument("--vta-compat", action="store_true",
                    help="with --target vdla: instruction streams VTA's hardware computes the same "
                         "(no VDLA extensions; check one with vdla disasm --check vta)")
+    p.add_argument("--tuning", default=None, metavar="TUNING.json",
+                   help="with --target vdla: schedules from a tuning log (vdla tune) for the kernels it has records "
+                        "of on this hardware; the others keep their default schedules")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -60,10 +63,16 @@ def run(args) -> int:
     if args.host_triple and args.target != "vdla":
         raise ValueError("--host-triple names the CPU beside the accelerator: use it with --target vdla "
                          "(for a CPU-only artifact give the triple as --target)")
+    tuning = None
+    if args.tuning:     # read first: a bad tuning log should not cost a whole compile
+        if args.target != "vdla":
+            raise ValueError("--tuning chooses accelerator schedules: use it with --target vdla")
+        from vdla.compiler.tune import load_tuning
+        tuning = load_tuning(args.tuning)
     artifact = compile_model(args.model, target=args.target, hw_config=args.hw_config or
                              ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
                              kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
-                             host_triple=args.host_triple, vta_compat=args.vta_compat)
+                             host_triple=args.host_triple, vta_compat=args.vta_compat, tuning=tuning)
     size = artifact.save(args.output, sign_key=sign_key)
     plan = artifact.plan
     kinds = [s["kind"] for s in plan["steps"]]
@@ -72,4 +81,15 @@ def run(args) -> int:
           f"{kinds.count('host')} host, {kinds.count('alias')} alias), arena {plan['arena_bytes']} B "
           f"(one buffer per tensor: {plan['naive_bytes']} B), {time.perf_counter() - start:.2f} s"
           + (f", signed by key {sign_key.key_id.hex()}" if sign_key else ""))
+    if tuning is not None:
+        _print_tuning(args.tuning, tuning, artifact)
     return 0
+
+
+def _print_tuning(path, tuning, artifact) -> None:
+    from vdla.hw import load_config
+    used = artifact.header["compile"].get("tuning", {})
+    other = tuning.other_hardware(load_config(artifact.header["hardware"]["config"]))
+    print(f"tuning: {used.get('tuned', 0)} of {used.get('tunable', 0)} conv/dense kernels scheduled from {path}, "
+          f"{used.get('default', 0)} on default schedules (no record for their layer on this hardware)"
+          + (f"; {other} record(s) for other hardware ignored" if other else ""))

@@ -1,0 +1,97 @@
+"""One measurement: compile a kernel with given knobs, run it on the cycle-exact simulator
+with seeded probe data, and report its cycles and a digest of its output (compared with the
+default schedule's by the search). Runs in worker processes: everything it takes and
+returns pickles, and nothing it raises escapes (a failed candidate is a result)."""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+# outputs spread over int8 with this standard deviation before clipping: a wrong tile shows
+# up in many output bytes, where a saturated output would hide it
+_OUTPUT_STD = 48.0
+
+
+@dataclass(frozen=True)
+class Trial:
+    search: int             # which kernel's search asked
+    config: str             # the hardware config as JSON (configs pickle as their documents)
+    spec: object            # lower_vdla.KernelSpec
+    knobs: object
+    vta_compat: bool
+    seed: int
+
+
+@dataclass(frozen=True)
+class Measurement:
+    cycles: int | None
+    digest: str | None      # sha256 of the output bytes
+    error: str | None       # why the candidate did not compile or run
+    seconds: float
+
+
+@lru_cache(maxsize=8)
+def _config(doc: str):
+    import json
+
+    from vdla.hw import load_config
+    return load_config(json.loads(doc))
+
+
+def measure(trial: Trial) -> Measurement:
+    from vdla.driver.devices import SimulatorDevice
+    from vdla.driver.runtime import run_program
+
+    from ..lower_vdla import compile_kernel, dram_for
+    start = time.perf_counter()
+    try:
+        config = _config(trial.config)
+        prog, _ = compile_kernel(config, trial.spec, trial.knobs, "tune", trial.vta_compat)
+        inputs = probe_inputs(config, trial.spec, trial.seed)
+        out, result = run_program(SimulatorDevice(config, dram_bytes=dram_for(prog)), prog, inputs)
+        digest = hashlib.sha256(out.tobytes()).hexdigest()
+        return Measurement(int(result.cycles), digest, None, time.perf_counter() - start)
+    except Exception as exc:  # noqa: BLE001 -- the space admits schedules the compiler may still refuse
+        return Measurement(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+
+
+def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
+    """The kernel's inputs in buffer order (x, w, [bias], [scale], [residual]), drawn so that
+    its epilogue's requantization (x acc * scale * mul / 2^(pre_shift + shift)) spreads the
+    outputs over int8 instead of saturating them."""
+    rng = np.random.default_rng(seed)
+    B, L = config.batch, config.block
+    lay, ep = spec.layer, spec.ep
+    if spec.op == "VdlaConv":
+        x_shape = (lay.n, lay.c, lay.h, lay.w, B, L)
+        w_shape = (lay.c, lay.kh, lay.kw, L, L) if lay.depthwise else (lay.o, lay.c, lay.kh, lay.kw, L, L)
+        out_shape, vec = (lay.n, lay.o, lay.out_h, lay.out_w, B, L), (lay.o, B, L)
+        taps = lay.kh * lay.kw * (1 if lay.depthwise else lay.c * L)
+    elif spec.op == "VdlaDense":
+        x_shape, w_shape = (lay.m, lay.k, B, L), (lay.n, lay.k, L, L)
+        out_shape, vec = (lay.m, lay.n, B, L), (lay.n, B, L)
+        taps = lay.k * L
+    else:
+        raise ValueError(f"no probe data for {spec.op} kernels")
+    # acc = a sum of `taps` products of uniform ints in [-a, a]: std ~ a^2 / 3 * sqrt(taps)
+    target = _OUTPUT_STD * 2.0 ** (ep.pre_shift + ep.shift) / abs(ep.mul or 1)
+    if ep.scale:
+        amp = 16
+        acc_std = amp * amp / 3 * np.sqrt(taps)
+        scale = np.clip(target / acc_std * rng.uniform(0.75, 1.25, vec), 1, 2 ** 30).astype(np.int32)
+    else:
+        amp = int(np.clip(np.sqrt(3 * target / np.sqrt(taps)), 1, 127))
+        acc_std = amp * amp / 3 * np.sqrt(taps)
+    inputs = [rng.integers(-amp, amp + 1, x_shape, dtype=np.int8), rng.integers(-amp, amp + 1, w_shape, dtype=np.int8)]
+    if ep.bias:
+        bound = max(int(acc_std), 1)
+        inputs.append(rng.integers(-bound, bound + 1, vec, dtype=np.int32))
+    if ep.scale:
+        inputs.append(scale)
+    if ep.residual:
+        inputs.append(rng.integers(-32, 33, out_shape, dtype=np.int8))     # added after the shift
+    return inputs

@@ -1,0 +1,202 @@
+"""The tuning log: one JSON file of records, each the best schedule found for one kernel
+signature on one hardware (signature.py), with the default schedule it was measured against.
+
+    {"format": "vdla-tuning-log", "version": 1,
+     "records": [{"op": "conv2d", "layer": {...}, "epilogue": ["bias", "shr", "max", "min"],
+                  "vta_compat": false, "hw_hash": "...", "hw_name": "1x16_i8w8a32_15_15_18_17",
+                  "knobs": {...}, "cycles": 123, "default_knobs": {...}, "default_cycles": 150,
+                  "trials": 32}]}
+
+A log holds records of many models and hardware configs; compile applies those whose
+signature and hardware match and leaves every other kernel on its default schedule."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, fields
+
+from ..topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, DenseLayer
+from .errors import TuningFileError
+from .signature import kernel_signature, signature, signature_key, tuning_hash
+
+FORMAT = "vdla-tuning-log"
+VERSION = 1
+KNOBS = {"conv2d": ConvKnobs, "dense": DenseKnobs}
+LAYERS = {"conv2d": ConvLayer, "dense": DenseLayer}
+
+
+@dataclass(frozen=True)
+class TuningRecord:
+    op: str                 # "conv2d" (depthwise too: the layer says) or "dense"
+    layer: dict             # the ConvLayer / DenseLayer fields
+    epilogue: tuple         # signature.epilogue_kind
+    vta_compat: bool
+    hw_hash: str            # signature.tuning_hash of the config measured on
+    hw_name: str
+    knobs: object           # ConvKnobs / DenseKnobs: the best schedule measured
+    cycles: int
+    default_knobs: object   # what lower_vdla compiles without a record, and its cycles
+    default_cycles: int
+    trials: int             # schedules measured
+
+    @property
+    def signature(self) -> dict:
+        return {"op": self.op, "layer": self.layer, "epilogue": list(self.epilogue), "vta_compat": self.vta_compat}
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.hw_hash, signature_key(self.signature)
+
+    def to_dict(self) -> dict:
+        doc = {f.name: getattr(self, f.name) for f in fields(self)}
+        doc.update(epilogue=list(self.epilogue), knobs=asdict(self.knobs), default_knobs=asdict(self.default_knobs))
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc, where: str) -> "TuningRecord":
+        """`where` names the record in errors ("tuning.json: record 3")."""
+        if not isinstance(doc, dict):
+            raise TuningFileError(f"{where}: a record is a JSON object, got {type(doc).__name__}")
+        names = [f.name for f in fields(cls)]
+        missing = [n for n in names if n not in doc]
+        if missing:
+            raise TuningFileError(f"{where}: missing field(s) {', '.join(missing)}")
+        unknown = sorted(set(doc) - set(names))
+        if unknown:
+            raise TuningFileError(f"{where}: unknown field(s) {', '.join(unknown)}; a record has {', '.join(names)}")
+        op = doc["op"]
+        if op not in KNOBS:
+            raise TuningFileError(f"{where}: field 'op' is {op!r}; expected one of {', '.join(KNOBS)}")
+        layer = _build(LAYERS[op], doc["layer"], f"{where}: field 'layer'")
+        epilogue = doc["epilogue"]
+        if not isinstance(epilogue, list) or not all(isinstance(s, str) for s in epilogue):
+            raise TuningFileError(f"{where}: field 'epilogue' must be a list of ALU stage names, got {epilogue!r}")
+        if not isinstance(doc["vta_compat"], bool):
+            raise TuningFileError(f"{where}: field 'vta_compat' must be true or false, got {doc['vta_compat']!r}")
+        for name in ("hw_hash", "hw_name"):
+            if not isinstance(doc[name], str) or not doc[name]:
+                raise TuningFileError(f"{where}: field {name!r} must be a non-empty string, got {doc[name]!r}")
+        for name in ("cycles", "default_cycles", "trials"):
+            v = doc[name]
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise TuningFileError(f"{where}: field {name!r} must be a positive integer, got {v!r}")
+        if doc["cycles"] > doc["default_cycles"]:
+            raise TuningFileError(f"{where}: cycles {doc['cycles']} exceed the default schedule's "
+                                  f"{doc['default_cycles']}; a tuning record is never worse than the default")
+        knobs = _build(KNOBS[op], doc["knobs"], f"{where}: field 'knobs'")
+        default_knobs = _build(KNOBS[op], doc["default_knobs"], f"{where}: field 'default_knobs'")
+        sig = signature(op, layer, epilogue, doc["vta_compat"])
+        return cls(op, sig["layer"], tuple(epilogue), doc["vta_compat"], doc["hw_hash"], doc["hw_name"], knobs,
+                   doc["cycles"], default_knobs, doc["default_cycles"], doc["trials"])
+
+
+_TYPES = {   # a field's annotation -> (does a JSON value fit it, what was expected)
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "tuple": (lambda v: isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v),
+              "a list of integers"),
+}
+
+
+def _build(cls, doc, where: str):
+    """A knobs or layer dataclass from its JSON object; TuningFileError saying what is wrong
+    (the dataclasses check ranges, not types: a tile of "4" is no tile)."""
+    if not isinstance(doc, dict):
+        raise TuningFileError(f"{where} must be a JSON object of {cls.__name__} fields, got {doc!r}")
+    known = {f.name: f.type for f in fields(cls)}
+    unknown = sorted(set(doc) - set(known))
+    if unknown:
+        raise TuningFileError(f"{where}: unknown {cls.__name__} field(s) {', '.join(unknown)}; "
+                              f"expected {', '.join(known)}")
+    for name, value in doc.items():
+        fits, expected = _TYPES[known[name]]
+        if not fits(value):
+            raise TuningFileError(f"{where}: {name} must be {expected}, got {value!r}")
+    values = {k: tuple(v) if known[k] == "tuple" else v for k, v in doc.items()}
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise TuningFileError(f"{where}: not a valid {cls.__name__}: {exc}") from None
+
+
+class TuningLog:
+    """Records by (hardware, signature); the better record of two for one key is kept."""
+
+    def __init__(self, records=()):
+        self.records: dict[tuple[str, str], TuningRecord] = {}
+        for r in records:
+            self.add(r)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def add(self, record: TuningRecord, replace: bool = False) -> bool:
+        """Keep `record` if its key is new, it is faster than the one there, or `replace`."""
+        old = self.records.get(record.key)
+        if old is None or replace or record.cycles < old.cycles:
+            self.records[record.key] = record
+            return True
+        return False
+
+    def lookup(self, config, spec, vta_compat: bool = False) -> TuningRecord | None:
+        """The record for kernel `spec` (a lower_vdla.KernelSpec) on `config`, or None."""
+        sig = kernel_signature(spec, vta_compat)
+        if sig is None:
+            return None
+        return self.records.get((tuning_hash(config), signature_key(sig)))
+
+    def other_hardware(self, config) -> int:
+        """How many records were measured on hardware other than `config` (never applied to it)."""
+        h = tuning_hash(config)
+        return sum(1 for r in self.records.values() if r.hw_hash != h)
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "version": VERSION,
+                "records": [r.to_dict() for r in sorted(self.records.values(), key=lambda r: r.key)]}
+
+    def save(self, path) -> None:
+        """Written whole to a temporary file, then renamed over `path`: a crash leaves the old log."""
+        path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".tuning-", suffix=".json", dir=folder)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(self.to_dict(), f, indent=1)
+                f.write("\n")
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    @classmethod
+    def from_dict(cls, doc, source: str = "tuning log") -> "TuningLog":
+        if not isinstance(doc, dict):
+            raise TuningFileError(f"{source}: a tuning log is a JSON object, got {type(doc).__name__}")
+        if doc.get("format") != FORMAT:
+            raise TuningFileError(f"{source}: not a vdla tuning log (format {doc.get('format')!r}, expected "
+                                  f"{FORMAT!r}; write one with vdla tune)")
+        if doc.get("version") != VERSION:
+            raise TuningFileError(f"{source}: tuning log version {doc.get('version')!r}; this vdla reads "
+                                  f"version {VERSION}")
+        records = doc.get("records")
+        if not isinstance(records, list):
+            raise TuningFileError(f"{source}: field 'records' must be a list, got {type(records).__name__}")
+        return cls(TuningRecord.from_dict(r, f"{source}: record {i}") for i, r in enumerate(records))
+
+
+def load_tuning(path) -> TuningLog:
+    """Read a tuning log written by vdla tune; TuningFileError naming the file and the record
+    for anything that is not one."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise TuningFileError(f"tuning log {path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TuningFileError(f"tuning log {path}: not valid JSON ({exc})") from None
+    return TuningLog.from_dict(doc, f"tuning log {path}")

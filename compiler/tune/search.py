@@ -1,0 +1,209 @@
+"""The search over one kernel's schedules, and the loop that runs many searches on a process
+pool with a progress bar.
+
+Per kernel, within its trial budget: the default schedule and its one-thread twin first
+(what lower_vdla compiles without a record; the first one's output is the reference), then
+half of the rest in the cost model's order (KnobSpace.model_order), then evolutionary
+steps: a neighbour of one of the four fastest verified schedules, or now and then a random
+fitting schedule. A schedule counts only if its output equals the reference bit for bit;
+the record is the fastest of those, the default on a tie, so it is never worse than the
+default. Searches of different kernels run side by side, so the pool stays busy while one
+kernel waits for its measurements."""
+from __future__ import annotations
+
+import json
+import multiprocessing
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+
+import numpy as np
+
+from ..lower_vdla import default_variants
+from ..topi.vdla.plan import default_conv_knobs, default_dense_knobs
+from .errors import TuningError
+from .measure import Measurement, Trial, measure
+from .records import TuningRecord
+from .signature import tuning_hash
+from .space import KnobSpace
+
+_DEFAULTS = {"VdlaConv": default_conv_knobs, "VdlaDense": default_dense_knobs}
+_PARENTS = 4            # evolutionary steps start from one of this many fastest schedules
+_RANDOM_SHARE = 0.2     # the share of evolutionary steps that jump to a random schedule
+
+
+class KernelSearch:
+    """Ask for a schedule to measure, tell its measurement, read the record at the end."""
+
+    def __init__(self, index: int, config, spec, sig: dict, name: str, budget: int, vta_compat: bool = False,
+                 seed: int = 0):
+        self.index, self.config, self.spec, self.sig, self.name = index, config, spec, sig, name
+        self.vta_compat = vta_compat
+        self.space = KnobSpace(config, spec, name)
+        try:
+            default = _DEFAULTS[spec.op](config, spec.layer, spec.ep)
+        except ValueError as exc:
+            raise TuningError(f"{name}: {exc}") from None
+        self.defaults = default_variants(default)
+        self.budget = max(budget, len(self.defaults))
+        self.model_share = len(self.defaults) + (self.budget - len(self.defaults)) // 2
+        self.rng = np.random.default_rng([seed, index])
+        self.data_seed = int(np.random.default_rng([seed, index, 1]).integers(1 << 31))
+        self._config_doc = json.dumps(config.to_dict(), sort_keys=True)
+        self._ranked = deque(self.space.model_order())
+        self.asked: list = []
+        self._asked: set = set()
+        self.measured: dict = {}
+
+    # ---- ask / tell -----------------------------------------------------------------------
+    def ask(self):
+        """The next schedule to measure, or None when the budget or the space is used up."""
+        if len(self.asked) >= self.budget:
+            return None
+        k = self._propose()
+        if k is not None:
+            self.asked.append(k)
+            self._asked.add(self.space.canonical(k))
+        return k
+
+    def trial(self, knobs) -> Trial:
+        return Trial(self.index, self._config_doc, self.spec, knobs, self.vta_compat, self.data_seed)
+
+    def tell(self, knobs, m: Measurement) -> None:
+        self.measured[knobs] = m
+
+    def _propose(self):
+        for d in self.defaults:
+            if d not in self.asked:
+                return d
+        if len(self.asked) < self.model_share:
+            k = self._next_ranked()
+            if k is not None:
+                return k
+        parents = self._fastest()[:_PARENTS]
+        if parents and self.rng.random() >= _RANDOM_SHARE:
+            for _ in range(8):
+                # the smaller of two draws: the faster parents are chosen more often
+                i = min(int(self.rng.integers(len(parents))), int(self.rng.integers(len(parents))))
+                k = self.space.neighbour(parents[i], self.rng)
+                if k is not None and self.space.canonical(k) not in self._asked:
+                    return k
+        for _ in range(8):
+            k = self.space.random(self.rng)
+            if self.space.canonical(k) not in self._asked:
+                return k
+        return self._next_ranked()
+
+    def _next_ranked(self):
+        while self._ranked:
+            k = self._ranked.popleft()
+            if self.space.canonical(k) not in self._asked:
+                return k
+        return None
+
+    # ---- results --------------------------------------------------------------------------
+    def _reference(self) -> Measurement | None:
+        return self.measured.get(self.defaults[0])
+
+    def _verified(self, m: Measurement) -> bool:
+        ref = self._reference()
+        if m.error is not None:
+            return False
+        return ref is None or (ref.error is None and m.digest == ref.digest)
+
+    def _fastest(self) -> list:
+        """Verified schedules, fastest first (ties: the earlier measured, so a default wins)."""
+        order = {k: i for i, k in enumerate(self.asked)}
+        done = [k for k, m in self.measured.items() if self._verified(m)]
+        return sorted(done, key=lambda k: (self.measured[k].cycles, order[k]))
+
+    @property
+    def failed(self) -> list[tuple]:
+        """(knobs, error) of the schedules that did not compile or run."""
+        return [(k, m.error) for k, m in self.measured.items() if m.error is not None]
+
+    @property
+    def mismatched(self) -> list:
+        """Schedules whose output differs from the default's: a compiler bug, never recorded."""
+        ref = self._reference()
+        if ref is None or ref.error is not None:
+            return []
+        return [k for k, m in self.measured.items() if m.error is None and m.digest != ref.digest]
+
+    def record(self) -> TuningRecord:
+        ref = self._reference()
+        if ref is None:
+            raise TuningError(f"{self.name}: the default schedule was never measured")
+        if ref.error is not None:
+            raise TuningError(f"{self.name}: the default schedule {self.defaults[0]} fails on the simulator: "
+                              f"{ref.error}")
+        valid = [d for d in self.defaults if d in self.measured and self._verified(self.measured[d])]
+        default = min(valid, key=lambda d: self.measured[d].cycles)       # the first on a tie, like lower_vdla
+        best = self._fastest()[0]
+        if self.measured[best].cycles == self.measured[default].cycles:
+            best = default
+        return TuningRecord(self.sig["op"], self.sig["layer"], tuple(self.sig["epilogue"]), self.vta_compat,
+                            tuning_hash(self.config), self.config.name, best, self.measured[best].cycles,
+                            default, self.measured[default].cycles, len(self.measured))
+
+
+def run_searches(searches: list[KernelSearch], jobs: int = 1, progress: bool = True) -> None:
+    """Measure what the searches ask for until each is done: in this process for jobs=1,
+    else on `jobs` worker processes (spawned: the parent may hold threads a fork would copy
+    mid-lock), keeping two trials per worker in flight."""
+    from tqdm import tqdm
+    bar = tqdm(total=sum(s.budget for s in searches), desc="tuning", unit="trial", disable=not progress,
+               dynamic_ncols=True)
+    try:
+        if jobs <= 1:
+            _run_inline(searches, bar)
+        else:
+            _run_pool(searches, jobs, bar)
+    finally:
+        bar.close()
+
+
+def _finished(bar, search: KernelSearch) -> None:
+    """A search that stops short of its budget (its space is used up) shrinks the bar's total."""
+    bar.total -= search.budget - len(search.asked)
+    bar.refresh()
+
+
+def _run_inline(searches, bar) -> None:
+    active = deque(searches)
+    while active:
+        s = active.popleft()
+        k = s.ask()
+        if k is None:
+            _finished(bar, s)
+            continue
+        s.tell(k, measure(s.trial(k)))
+        bar.update()
+        active.append(s)
+
+
+def _run_pool(searches, jobs: int, bar) -> None:
+    active = deque(searches)
+    futures = {}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        def fill():
+            while active and len(futures) < 2 * jobs:
+                s = active.popleft()
+                k = s.ask()
+                if k is None:
+                    _finished(bar, s)
+                    continue
+                futures[pool.submit(measure, s.trial(k))] = (s, k)
+                active.append(s)
+        fill()
+        while futures:
+            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for f in done:
+                s, k = futures.pop(f)
+                try:
+                    s.tell(k, f.result())
+                except BrokenProcessPool:
+                    raise TuningError(f"a measuring worker process died while measuring {s.name} with {k} "
+                                      "(out of memory?); try fewer --jobs") from None
+                bar.update()
+            fill()

@@ -1,0 +1,79 @@
+"""The schedules of one kernel that a search may measure: every knob setting that fits the
+hardware (topi.vdla.plan's knob spaces), the cost model's order over them, and the
+neighbours of a setting for evolutionary steps."""
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+from ..topi.vdla.plan import conv_cost, conv_knob_space, dense_cost, dense_knob_space
+from .errors import TuningError
+
+_SPACES = {"VdlaConv": (conv_knob_space, conv_cost), "VdlaDense": (dense_knob_space, dense_cost)}
+# the knobs that shape a tile's size; the others (threads, chunking, order) are its structure
+_SIZE_KNOBS = ("tile_h", "tile_w", "tile_m", "tile_n")
+
+
+def _value_order(v):
+    """Knob values in increasing size; a chunk of 0 means the whole reduction, the largest."""
+    return (isinstance(v, str), v == 0 and not isinstance(v, str), v)
+
+
+class KnobSpace:
+    def __init__(self, config, spec, name: str = "kernel"):
+        if spec.op not in _SPACES:
+            raise TuningError(f"{name}: {spec.op} kernels have no schedule knobs to tune")
+        space, cost = _SPACES[spec.op]
+        points = space(config, spec.layer, spec.ep)
+        if not points:
+            raise TuningError(f"{name}: no schedule of {spec.layer} fits the {config.name} SRAMs")
+        self.points = points
+        self.members = set(points)
+        costs = {p: cost(config, spec.layer, p, spec.ep) for p in points}
+        self.ranked = sorted(points, key=costs.__getitem__)
+        self.fields = [f.name for f in fields(type(points[0]))]
+        self.values = {f: sorted({getattr(p, f) for p in points}, key=_value_order) for f in self.fields}
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def model_order(self) -> list:
+        """The cost model's ranking, interleaved over structures (everything but the tile
+        sizes): the best tile of each structure first, in the order of those tiles' costs,
+        then every structure's second best, ... The model does not tell virtual-thread
+        axes and loop orders apart, so one structure must not fill the budget."""
+        seen: dict[tuple, int] = {}
+        keyed = []
+        for rank, p in enumerate(self.ranked):
+            structure = tuple(getattr(p, f) for f in self.fields if f not in _SIZE_KNOBS)
+            seen[structure] = seen.get(structure, -1) + 1
+            keyed.append(((seen[structure], rank), p))
+        return [p for _, p in sorted(keyed, key=lambda kp: kp[0])]
+
+    def neighbour(self, knobs, rng, tries: int = 32):
+        """A fitting setting one or two knobs away from `knobs` (a step to an adjacent value,
+        or now and then a jump to any value), or None if none was found in `tries`."""
+        movable = [f for f in self.fields if len(self.values[f]) > 1]
+        if not movable:
+            return None
+        knobs = self.canonical(knobs)
+        for _ in range(tries):
+            k = knobs
+            count = min(len(movable), 1 + int(rng.random() < 0.3))
+            for f in [movable[i] for i in rng.choice(len(movable), size=count, replace=False)]:
+                values = self.values[f]
+                i = values.index(getattr(k, f)) if getattr(k, f) in values else 0
+                j = int(rng.integers(len(values))) if rng.random() < 0.2 else i + int(rng.choice((-1, 1)))
+                k = replace(k, **{f: values[min(max(j, 0), len(values) - 1)]})
+            if k != knobs and k in self.members:
+                return k
+        return None
+
+    @staticmethod
+    def canonical(knobs):
+        """One name per schedule: with one virtual thread the thread axis means nothing."""
+        if knobs.vthreads == 1 and getattr(knobs, "vthread_axis", "oc") != "oc":
+            return replace(knobs, vthread_axis="oc")
+        return knobs
+
+    def random(self, rng):
+        return self.points[int(rng.integers(len(self.points)))]

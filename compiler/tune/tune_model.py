@@ -1,0 +1,132 @@
+"""vdla tune's whole job: quantize a model as compile does, find its distinct tunable kernels
+(conv and dense; one per signature however many nodes share it), search each one's
+schedules on the simulator, and add the records to a tuning log."""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import TuningError
+from .records import TuningLog, TuningRecord, load_tuning
+from .search import KernelSearch, run_searches
+from .signature import describe, kernel_signature, signature_key
+
+CALIBRATION_SAMPLES = 4
+
+
+@dataclass
+class ModelKernel:
+    """One distinct tunable kernel of a model and the nodes that compile to it."""
+    spec: object                 # lower_vdla.KernelSpec
+    signature: dict
+    name: str                    # signature.describe
+    nodes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class KernelResult:
+    kernel: ModelKernel
+    record: TuningRecord
+    reused: bool                 # the log had a record: not searched again
+    failed: int = 0              # schedules that did not compile or run
+    mismatched: list = field(default_factory=list)     # schedules with another output than the default's
+
+
+@dataclass
+class TuneSummary:
+    results: list[KernelResult]
+    log: TuningLog
+    seconds: float
+    trials: int                  # schedules measured in this run
+
+
+def random_calibration(model, input_shapes=None, seed: int = 0, samples: int = CALIBRATION_SAMPLES) -> dict:
+    """Seeded standard-normal samples for every float input: the ranges they give decide the
+    epilogue's immediates, not the layer shapes or epilogue kinds a record is keyed by."""
+    from ..frontend import import_onnx
+    graph = import_onnx(model, input_shapes=input_shapes)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name in graph.inputs:
+        if name in graph.constants:
+            continue
+        t = graph.types[name]
+        if not all(isinstance(d, int) for d in t.shape):
+            raise TuningError(f"input {name!r} has the symbolic shape {list(t.shape)}: fix it with "
+                              f"--input-shape {name}=D0,D1,...")
+        if np.issubdtype(np.dtype(t.dtype), np.floating):
+            out[name] = rng.standard_normal((samples, *t.shape)).astype(t.dtype)
+        else:
+            out[name] = np.zeros((samples, *t.shape), t.dtype)
+    return out
+
+
+def _needs_calibration(model, input_shapes) -> bool:
+    from ..frontend import import_onnx
+    from ..graph.passes.qdq import has_qdq
+    return not has_qdq(import_onnx(model, input_shapes=input_shapes))
+
+
+def model_kernels(model, config, calibration=None, input_shapes=None, vta_compat: bool = False,
+                  host_triple=None, seed: int = 0) -> list[ModelKernel]:
+    """The distinct tunable kernels lower_vdla would compile for `model` on `config`, in graph
+    order. Without `calibration`, a float model is calibrated with random_calibration."""
+    from ..compile_model import quantize_for_vdla
+    from ..lower_vdla import kernel_spec
+    if calibration is None and _needs_calibration(model, input_shapes):
+        calibration = random_calibration(model, input_shapes, seed)
+    graph, *_ = quantize_for_vdla(model, config, calibration, host_triple, input_shapes, None, False, vta_compat)
+    kernels: dict[str, ModelKernel] = {}
+    for node in graph.nodes:
+        if not node.op.startswith("Vdla"):
+            continue
+        spec = kernel_spec(graph, node) if node.op in ("VdlaConv", "VdlaDense") else None
+        sig = kernel_signature(spec, vta_compat) if spec is not None else None
+        if sig is None:
+            continue
+        key = signature_key(sig)
+        if key not in kernels:
+            kernels[key] = ModelKernel(spec, sig, describe(sig, config))
+        kernels[key].nodes.append(node.name)
+    return list(kernels.values())
+
+
+def tune_model(model, hw_config=None, trials: int = 32, jobs: int | None = None, output=None,
+               calibration=None, input_shapes=None, vta_compat: bool = False, host_triple=None, seed: int = 0,
+               retune: bool = False, progress: bool = True, log=None) -> TuneSummary:
+    """Tune every distinct conv/dense kernel of `model` for `hw_config` with `trials`
+    measurements each on `jobs` processes (default: every core). With `output`, records
+    already in that log are reused (not searched again unless `retune`) and the new ones are
+    added to it; the log is written back. `log`: a function for progress lines."""
+    from vdla.hw import load_config
+    if trials < 1:
+        raise TuningError(f"--trials {trials}: each kernel needs at least one trial (its default schedule)")
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    if jobs < 1:
+        raise TuningError(f"--jobs {jobs}: at least one process measures")
+    start = time.perf_counter()
+    config = load_config(hw_config)
+    tuning_log = load_tuning(output) if output is not None and os.path.exists(output) else TuningLog()
+    kernels = model_kernels(model, config, calibration, input_shapes, vta_compat, host_triple, seed)
+    searches, results = [], {}
+    for i, k in enumerate(kernels):
+        old = tuning_log.lookup(config, k.spec, vta_compat)
+        if old is not None and not retune:
+            results[i] = KernelResult(k, old, reused=True)
+        else:
+            searches.append((i, KernelSearch(i, config, k.spec, k.signature, k.name, trials, vta_compat, seed)))
+    if log:
+        log(f"{len(kernels)} distinct conv/dense kernels, {len(kernels) - len(searches)} already in the log, "
+            f"{len(searches)} to tune with {trials} trials each on {jobs} process(es)")
+    run_searches([s for _, s in searches], jobs, progress)
+    for i, s in searches:
+        record = s.record()
+        tuning_log.add(record, replace=retune)
+        results[i] = KernelResult(kernels[i], record, False, len(s.failed), s.mismatched)
+    if output is not None:
+        tuning_log.save(output)
+    return TuneSummary([results[i] for i in range(len(kernels))], tuning_log, time.perf_counter() - start,
+                       sum(len(s.measured) for _, s in searches))

@@ -1,0 +1,112 @@
+"""Tuning logs: a round trip keeps every record; lookups match signature and hardware; every
+malformed file or record is refused with TuningFileError naming the file, the record and
+the field."""
+import json
+
+import pytest
+
+from vdla.compiler.lower_vdla import KernelSpec
+from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, DenseLayer, Epilogue
+from vdla.compiler.tune import TuningFileError, TuningLog, TuningRecord, load_tuning, tuning_hash
+from vdla.compiler.tune.signature import kernel_signature
+from vdla.hw import load_config
+
+CFG = load_config("pynq")
+CONV = KernelSpec("VdlaConv", ConvLayer(1, 2, 8, 8, 2), Epilogue(bias=True, shift=7))
+DENSE = KernelSpec("VdlaDense", DenseLayer(1, 4, 4), Epilogue(shift=5, round=True))
+
+
+def record(spec, knobs, default, cycles=90, default_cycles=100, config=CFG) -> TuningRecord:
+    sig = kernel_signature(spec)
+    return TuningRecord(sig["op"], sig["layer"], tuple(sig["epilogue"]), False, tuning_hash(config), config.name,
+                        knobs, cycles, default, default_cycles, 8)
+
+
+def good_log() -> TuningLog:
+    return TuningLog([record(CONV, ConvKnobs(1, 4, 8, 0, 2, "h"), ConvKnobs(2, 8, 8)),
+                      record(DENSE, DenseKnobs(1, 2, 0, 1), DenseKnobs(1, 4, 0, 1))])
+
+
+def test_round_trip_and_lookup(tmp_path):
+    path = tmp_path / "t.json"
+    good_log().save(path)
+    log = load_tuning(path)
+    assert log.records == good_log().records
+    assert log.lookup(CFG, CONV).knobs == ConvKnobs(1, 4, 8, 0, 2, "h")
+    assert log.lookup(CFG, DENSE).knobs == DenseKnobs(1, 2, 0, 1)
+    # another epilogue kind, another layer, another hardware, a kernel that is not tuned: no record
+    assert log.lookup(CFG, KernelSpec("VdlaConv", CONV.layer, Epilogue(bias=True, shift=7, lo=0, hi=None))) is None
+    assert log.lookup(CFG, KernelSpec("VdlaConv", ConvLayer(1, 2, 8, 8, 4), CONV.ep)) is None
+    assert log.lookup(load_config("ultra96"), CONV) is None
+    assert log.lookup(CFG, KernelSpec("VdlaAdd", None, Epilogue())) is None
+    # same kind with other immediates: the same record
+    assert log.lookup(CFG, KernelSpec("VdlaConv", CONV.layer, Epilogue(bias=True, shift=12))) is not None
+
+
+def test_a_log_keeps_the_faster_record_of_one_key():
+    log = good_log()
+    slower = record(CONV, ConvKnobs(2, 8, 8), ConvKnobs(2, 8, 8), cycles=95)
+    assert not log.add(slower) and log.lookup(CFG, CONV).cycles == 90
+    assert log.add(slower, replace=True) and log.lookup(CFG, CONV).cycles == 95
+
+
+def _doc():
+    return good_log().to_dict()
+
+
+def _set(path, value):
+    def edit(doc):
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        if value is _DELETE:
+            del target[path[-1]]
+        else:
+            target[path[-1]] = value
+        return doc
+    return edit
+
+
+_DELETE = object()
+
+BAD = [
+    (lambda d: [], "a tuning log is a JSON object"),
+    (_set(("format",), "vdla-kernel-program/1"), "not a vdla tuning log"),
+    (_set(("version",), 2), "version 2"),
+    (_set(("records",), {}), "'records' must be a list"),
+    (_set(("records", 0), "conv"), "record 0: a record is a JSON object"),
+    (_set(("records", 1, "cycles"), _DELETE), "record 1: missing field.*cycles"),
+    (_set(("records", 0, "speed"), 3), "record 0: unknown field.*speed"),
+    (_set(("records", 0, "op"), "pool2d"), "record 0: field 'op' is 'pool2d'"),
+    (_set(("records", 0, "knobs", "tile_h"), "4"), "record 0: field 'knobs': tile_h must be an integer"),
+    (_set(("records", 0, "knobs", "vthreads"), 9), "record 0: field 'knobs': not a valid ConvKnobs.*vthreads"),
+    (_set(("records", 0, "knobs", "unroll"), 2), "record 0: field 'knobs': unknown ConvKnobs field.*unroll"),
+    (_set(("records", 0, "layer", "pads"), [1, "1"]), "record 0: field 'layer': pads must be a list of integers"),
+    (_set(("records", 1, "default_knobs"), [1, 2]), "record 1: field 'default_knobs' must be a JSON object"),
+    (_set(("records", 0, "epilogue"), "bias"), "record 0: field 'epilogue' must be a list"),
+    (_set(("records", 0, "vta_compat"), 0), "record 0: field 'vta_compat' must be true or false"),
+    (_set(("records", 0, "hw_hash"), ""), "record 0: field 'hw_hash' must be a non-empty string"),
+    (_set(("records", 0, "cycles"), -5), "record 0: field 'cycles' must be a positive integer"),
+    (_set(("records", 1, "trials"), True), "record 1: field 'trials' must be a positive integer"),
+    (_set(("records", 0, "cycles"), 101), "record 0: cycles 101 exceed the default schedule's 100"),
+]
+
+
+@pytest.mark.parametrize("edit, message", BAD, ids=[m for _, m in BAD])
+def test_bad_logs_are_refused_naming_what_is_wrong(tmp_path, edit, message):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(edit(_doc())))
+    with pytest.raises(TuningFileError, match=message) as info:
+        load_tuning(path)
+    assert str(path) in str(info.value)
+
+
+def test_unreadable_and_non_json_files(tmp_path):
+    with pytest.raises(TuningFileError, match="cannot be read"):
+        load_tuning(tmp_path / "missing.json")
+    (tmp_path / "t.json").write_text('{"format": ')
+    with pytest.raises(TuningFileError, match="not valid JSON"):
+        load_tuning(tmp_path / "t.json")
+    (tmp_path / "b.json").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(TuningFileError, match="not valid JSON"):
+        load_tuning(tmp_path / "b.json")

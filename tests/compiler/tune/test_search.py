@@ -1,0 +1,92 @@
+"""One kernel's search: the default schedules are measured first, a schedule counts only if
+its output equals the default's bit for bit, the record is never slower than the default
+lower_vdla compiles, and searches run the same on a process pool."""
+import json
+
+import numpy as np
+import pytest
+
+from vdla.compiler.lower_vdla import KernelSpec, _cycles, compile_kernel, default_variants, dram_for
+from vdla.compiler.topi.vdla import ConvLayer, DenseLayer, Epilogue, default_conv_knobs
+from vdla.compiler.tune import TuningError
+from vdla.compiler.tune.measure import Measurement, measure, probe_inputs
+from vdla.compiler.tune.search import KernelSearch, run_searches
+from vdla.compiler.tune.signature import kernel_signature
+from vdla.driver.devices import SimulatorDevice
+from vdla.driver.runtime import run_program
+from vdla.hw import load_config
+
+CFG = load_config("pynq")
+EP = Epilogue(bias=True, pre_shift=2, scale=True, shift=18)
+CONV = KernelSpec("VdlaConv", ConvLayer(1, 1, 32, 32, 1, pad_value=-128), EP)
+DENSE = KernelSpec("VdlaDense", DenseLayer(1, 8, 6), Epilogue(bias=True, shift=9, round=True))
+
+
+def search(spec, budget, index=0, seed=0):
+    return KernelSearch(index, CFG, spec, kernel_signature(spec), f"kernel{index}", budget, seed=seed)
+
+
+def lower_vdla_default(spec):
+    """What lower_vdla compiles without a record: the faster of the default and its one-thread twin."""
+    knobs = default_conv_knobs(CFG, spec.layer, spec.ep)
+    return min((_cycles(CFG, compile_kernel(CFG, spec, k)[0]), i, k) for i, k in enumerate(default_variants(knobs)))
+
+
+def test_defaults_first_and_the_record_never_worse_than_lower_vdlas_default():
+    s = search(CONV, 10)
+    run_searches([s], jobs=1, progress=False)
+    knobs = default_conv_knobs(CFG, CONV.layer, EP)
+    assert s.asked[:2] == default_variants(knobs) and len(s.measured) == 10
+    default_cycles, _, default = lower_vdla_default(CONV)
+    rec = s.record()
+    assert (rec.default_cycles, rec.default_knobs) == (default_cycles, default)
+    assert rec.cycles < rec.default_cycles          # this layer's default is beaten within 10 trials
+    assert _cycles(CFG, compile_kernel(CFG, CONV, rec.knobs)[0]) == rec.cycles
+    assert rec.trials == 10 and s.failed == [] and s.mismatched == []
+
+
+def test_a_faster_schedule_with_another_output_or_an_error_is_never_recorded():
+    s = search(CONV, 6)
+    for _ in range(2):
+        k = s.ask()
+        s.tell(k, measure(s.trial(k)))
+    wrong, broken = s.ask(), s.ask()
+    s.tell(wrong, Measurement(1, "0" * 64, None, 0.0))
+    s.tell(broken, Measurement(None, None, "VdlaLoweringError: boom", 0.0))
+    assert s.mismatched == [wrong] and s.failed == [(broken, "VdlaLoweringError: boom")]
+    rec = s.record()
+    assert rec.knobs in s.defaults and rec.cycles == rec.default_cycles
+
+
+def test_a_budget_of_one_measures_the_defaults_only():
+    s = search(DENSE, 1)
+    run_searches([s], jobs=1, progress=False)
+    assert s.asked == s.defaults and s.record().cycles == s.record().default_cycles
+
+
+def test_a_failing_default_schedule_is_an_error_naming_the_kernel():
+    s = search(CONV, 4, index=3)
+    k = s.ask()
+    s.tell(k, Measurement(None, None, "RuntimeStreamError: broken", 0.0))
+    with pytest.raises(TuningError, match="kernel3: the default schedule .* fails on the simulator: "
+                                          "RuntimeStreamError: broken"):
+        s.record()
+
+
+def test_searches_on_a_process_pool_give_valid_records():
+    searches = [search(CONV, 6, 0), search(DENSE, 4, 1)]
+    run_searches(searches, jobs=2, progress=False)
+    for s in searches:
+        assert len(s.measured) == s.budget and s.failed == [] and s.mismatched == []
+        rec = s.record()
+        assert rec.cycles <= rec.default_cycles
+
+
+def test_probe_data_spreads_the_outputs_over_int8():
+    """A saturated output would hide a wrong tile from the bit-for-bit check."""
+    for spec in (CONV, DENSE, KernelSpec("VdlaConv", ConvLayer(1, 4, 14, 14, 4), Epilogue(mul=300, shift=16))):
+        prog, _ = compile_kernel(CFG, spec)
+        out, _ = run_program(SimulatorDevice(CFG, dram_bytes=dram_for(prog)), prog, probe_inputs(CFG, spec, 5))
+        y = out.view(np.int8)
+        assert np.mean((y == 127) | (y == -128)) < 0.2 and len(np.unique(y)) > min(100, y.size // 2), \
+            json.dumps(prog.meta)

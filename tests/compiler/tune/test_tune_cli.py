@@ -1,0 +1,58 @@
+"""vdla tune and vdla compile --tuning as users call them: the table and the log, the count of
+kernels scheduled from the log, and one clear line for every bad input."""
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from vdla.driver.cli import main
+
+from tune_models import IMAGE, conv_model
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tune_cli")
+    onnx.save(conv_model("stride2"), d / "a.onnx")
+    onnx.save(conv_model("pointwise"), d / "b.onnx")
+    rng = np.random.default_rng(0)
+    np.savez(d / "calib.npz", x=rng.standard_normal((4, 1, 3, IMAGE, IMAGE)).astype(np.float32))
+    return d
+
+
+def test_tune_then_compile_with_the_log(files, capsys):
+    d = files
+    assert main(["tune", str(d / "a.onnx"), "--target", "vdla", "--trials", "4", "--jobs", "1", "--no-progress",
+                 "-o", str(d / "t.json")]) == 0
+    out = capsys.readouterr().out
+    assert "2 distinct conv/dense kernels, 0 already in the log" in out
+    assert "conv 16->32 3x3/2 32x32" in out and "wrote" in out and "(2 records)" in out
+    assert len(json.loads((d / "t.json").read_text())["records"]) == 2
+    # model B shares conv1: compiled with A's log, one of its two kernels is scheduled from it
+    assert main(["compile", str(d / "b.onnx"), "--target", "vdla", "--calibrate", str(d / "calib.npz"),
+                 "--tuning", str(d / "t.json"), "-o", str(d / "b.vdla")]) == 0
+    out = capsys.readouterr().out
+    assert "tuning: 1 of 2 conv/dense kernels scheduled from" in out and "1 on default schedules" in out
+    assert main(["compile", str(d / "b.onnx"), "--target", "vdla", "--calibrate", str(d / "calib.npz"),
+                 "--hw-config", "ultra96", "--tuning", str(d / "t.json"), "-o", str(d / "u.vdla")]) == 0
+    assert "2 record(s) for other hardware ignored" in capsys.readouterr().out
+
+
+def test_bad_inputs_give_one_clear_line(files, capsys):
+    d = files
+    (d / "bad.json").write_text(json.dumps({"format": "vdla-tuning-log", "version": 1, "records": [{"op": 1}]}))
+    assert main(["compile", str(d / "b.onnx"), "--target", "vdla", "--calibrate", str(d / "calib.npz"),
+                 "--tuning", str(d / "bad.json"), "-o", str(d / "x.vdla")]) == 1
+    assert "record 0: missing field(s)" in capsys.readouterr().err
+    assert main(["compile", str(d / "b.onnx"), "--tuning", str(d / "bad.json"), "-o", str(d / "x.vdla")]) == 1
+    assert "--tuning chooses accelerator schedules: use it with --target vdla" in capsys.readouterr().err
+    assert main(["tune", str(d / "b.onnx"), "--target", "cpu", "-o", str(d / "x.json")]) == 1
+    assert "--target vdla" in capsys.readouterr().err
+    assert main(["tune", str(d / "b.onnx"), "--trials", "0", "-o", str(d / "x.json")]) == 1
+    assert "--trials 0" in capsys.readouterr().err
+    assert main(["tune", str(d / "b.onnx"), "--jobs", "0", "-o", str(d / "x.json")]) == 1
+    assert "--jobs 0" in capsys.readouterr().err
+    # a log that cannot be read is not overwritten by a tune into it
+    assert main(["tune", str(d / "b.onnx"), "--no-progress", "-o", str(d / "bad.json")]) == 1
+    assert "tuning log" in capsys.readouterr().err and '"op": 1' in (d / "bad.json").read_text()

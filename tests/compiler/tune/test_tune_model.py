@@ -1,0 +1,100 @@
+"""vdla tune on whole models: records keyed by layer signature and hardware are reused
+across two models that share a layer, applied by compile (bit-identical outputs to the
+default build, the recorded cycles on the simulator), and ignored for other hardware."""
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from vdla.compiler.compile_model import compile_model
+from vdla.compiler.tune import TuningLog, load_tuning, tune_model
+from vdla.driver.executor import Executor
+from vdla.driver.runtime import KernelProgram
+from vdla.hw import load_config
+
+from tune_models import IMAGE
+
+CFG = load_config("pynq")
+TRIALS = 6
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory, model_a, model_b, calibration):
+    """Model A tuned into a fresh log, then model B tuned into the same log."""
+    path = tmp_path_factory.mktemp("tune") / "tuning.json"
+    first = tune_model(model_a, CFG, trials=TRIALS, jobs=1, output=path, calibration=calibration, progress=False)
+    second = tune_model(model_b, CFG, trials=TRIALS, jobs=1, output=path, calibration=calibration, progress=False)
+    return path, first, second
+
+
+def test_a_layer_shared_by_two_models_is_tuned_once_and_reused(tuned):
+    path, first, second = tuned
+    assert [r.reused for r in first.results] == [False, False]
+    assert [r.reused for r in second.results] == [True, False]    # conv1 came from model A's records
+    shared = second.results[0]
+    assert shared.kernel.nodes == ["conv1"] and shared.record == first.results[0].record
+    assert second.trials == TRIALS          # only model B's own conv was searched
+    log = load_tuning(path)
+    assert len(log) == 3 and json.loads(path.read_text())["format"] == "vdla-tuning-log"
+
+
+def test_tuned_is_never_worse_than_the_default(tuned):
+    _, first, second = tuned
+    for r in first.results + second.results:
+        assert r.record.cycles <= r.record.default_cycles
+        assert r.failed == 0 and r.mismatched == []
+
+
+def _launch_cycles(art, x):
+    ex = Executor(art)
+    y = ex.run({"x": x}, profile=True)["y"]
+    return y, {name: r.cycles for name, r in ex.last_launches.items()}
+
+
+def test_compile_with_the_log_gives_the_default_outputs_and_the_recorded_cycles(tuned, model_b, calibration):
+    path, _, second = tuned
+    log = load_tuning(path)
+    default = compile_model(model_b, target="vdla", hw_config=CFG, calibration=calibration)
+    tuned_art = compile_model(model_b, target="vdla", hw_config=CFG, calibration=calibration, tuning=log)
+    assert tuned_art.header["compile"]["tuning"] == {"tuned": 2, "default": 0, "tunable": 2}
+    x = np.random.default_rng(3).standard_normal((1, 3, IMAGE, IMAGE)).astype(np.float32)
+    y0, cycles0 = _launch_cycles(default, x)
+    y1, cycles1 = _launch_cycles(tuned_art, x)
+    np.testing.assert_array_equal(y0, y1)
+    recorded = {r.kernel.nodes[0]: r.record for r in second.results}
+    assert any(r.knobs != r.default_knobs for r in recorded.values())     # the test compares two schedules
+    for node, rec in recorded.items():
+        assert cycles1[node] == rec.cycles, node
+        assert cycles0[node] == rec.default_cycles, node
+    programs = [KernelProgram.from_dict(d) for d in tuned_art.header["vdla_programs"]]
+    assert {json.dumps(p.meta["knobs"], sort_keys=True) for p in programs} == \
+        {json.dumps(r.to_dict()["knobs"], sort_keys=True) for r in recorded.values()}
+
+
+def test_records_of_another_hardware_config_are_not_applied(tuned, model_b, calibration):
+    path, _, _ = tuned
+    log = load_tuning(path)
+    # the same ISA with a slower DRAM: other cycle counts, so other best schedules
+    slower = load_config(dict(CFG.to_dict(), timing=dict(CFG.timing.to_dict(), dram_read_latency=64)))
+    assert slower.hash == CFG.hash
+    art = compile_model(model_b, target="vdla", hw_config=slower, calibration=calibration, tuning=log)
+    assert art.header["compile"]["tuning"] == {"tuned": 0, "default": 2, "tunable": 2}
+    assert log.other_hardware(slower) == 3 and log.other_hardware(CFG) == 0
+    # the clock does not change cycle counts: the records apply
+    faster_clock = load_config(dict(CFG.to_dict(), clock_mhz=200))
+    art = compile_model(model_b, target="vdla", hw_config=faster_clock, calibration=calibration, tuning=log)
+    assert art.header["compile"]["tuning"]["tuned"] == 2
+
+
+def test_a_record_whose_schedule_does_not_fit_the_layer_names_the_node(tuned, model_b, calibration):
+    path, _, second = tuned
+    rec = second.results[1].record
+    bad = replace(rec, knobs=replace(rec.knobs, tile_oc=3))     # 3 does not divide 1 channel block
+    with pytest.raises(ValueError, match=r"conv2_pointwise: the tuning record's schedule .* does not compile"):
+        compile_model(model_b, target="vdla", hw_config=CFG, calibration=calibration, tuning=TuningLog([bad]))
+
+
+def test_tuning_applies_to_target_vdla_only(model_b):
+    with pytest.raises(ValueError, match="target 'vdla'"):
+        compile_model(model_b, target="cpu", tuning=TuningLog())
