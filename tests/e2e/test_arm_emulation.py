@@ -1,0 +1,121 @@
+"""The boards' CPU kernels proven without a board: models compiled for armv7a-linux-gnueabihf
+(PYNQ-Z1/Z2) and aarch64-linux-gnu (Ultra96, ZCU104), linked into the shared object a board
+loads, run through the executor with every kernel call served under qemu-user
+(tests/qemu_harness.py), and compared with the same model compiled for and run on this
+machine. Skipped, with the reason, where qemu-user cannot be installed (not root, no apt)."""
+import time
+
+import numpy as np
+import pytest
+
+import qemu_harness
+from model_builders import ModelBuilder, small_cnn
+from vdla.compiler.compile_model import compile_model
+from vdla.driver import cpu_kernel, thread_pool
+from vdla.driver.executor import Executor
+
+pytest.importorskip("ziglang")
+TRIPLES = ["armv7a-linux-gnueabihf", "aarch64-linux-gnu"]
+EMULATED_SECONDS = {}   # test -> wall time of its emulated run, printed at the end of the module
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    reason = qemu_harness.ensure_emulators()
+    if reason:
+        pytest.skip(reason)
+    folder = str(tmp_path_factory.mktemp("qemu"))
+    yield {triple: qemu_harness.build_host(triple, folder) for triple in TRIPLES}
+    if EMULATED_SECONDS:
+        print("\nemulated runs (s): " + ", ".join(f"{k} {v:.2f}" for k, v in EMULATED_SECONDS.items()))
+
+
+def conv_model():
+    b = ModelBuilder("conv", seed=1)
+    y = b.node("Relu", [b.conv("input", 8, 32, 3, bias=True)])
+    return b.model("input", (1, 8, 24, 24), y, (1, 32, 24, 24))
+
+
+def dense_model():
+    b = ModelBuilder("dense", seed=2)
+    y = b.gemm("input", 96, 40)
+    return b.model("input", (4, 96), y, (4, 40))
+
+
+def depthwise_model():
+    b = ModelBuilder("depthwise", seed=3)
+    y = b.relu6(b.conv("input", 16, 16, 3, groups=16, bias=True))
+    return b.model("input", (1, 16, 20, 20), y, (1, 16, 20, 20))
+
+
+def libm_model():
+    """Floats the kernels hand to libm (expf, tanhf): garbage under the soft-float ABI."""
+    b = ModelBuilder("libm", seed=4)
+    y = b.node("Mul", [b.node("Tanh", ["input"]), b.node("Exp", ["input"])])
+    y = b.node("Softmax", [b.node("Add", [y, b.node("Sigmoid", ["input"])])], axis=-1)
+    return b.model("input", (3, 33), y, (3, 33))
+
+
+MODELS = {"conv": (conv_model, (1, 8, 24, 24)), "dense": (dense_model, (4, 96)),
+          "depthwise": (depthwise_model, (1, 16, 20, 20)), "libm": (libm_model, (3, 33)),
+          "small_cnn": (lambda: small_cnn(batch=1), (1, 3, 32, 32))}
+
+
+def _run_emulated(name, artifact, triple, host, threads, inputs):
+    start = time.perf_counter()
+    board = Executor(artifact, kernel_host=qemu_harness.EmulatedKernels(triple, host, threads))
+    out = board.run(inputs)
+    EMULATED_SECONDS[f"{name}[{triple}]"] = time.perf_counter() - start
+    return out
+
+
+@pytest.mark.parametrize("triple", TRIPLES)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_board_kernels_under_emulation_equal_the_host_kernels(name, triple, hosts, rng):
+    build, shape = MODELS[name]
+    model = build()
+    threads = 2 if name == "conv" else 1      # the conv's parallel loop runs on the library's own pool
+    artifact = compile_model(model, target=triple, threads=threads)
+    assert cpu_kernel.shared_object_key(triple) in artifact.objects
+    kinds = [s["kind"] for s in artifact.plan["steps"]]
+    if name == "small_cnn":   # its reflect Pad stays a host (numpy) step
+        assert kinds.count("kernel") >= 10 and set(artifact.header["compile"]["host_reasons"]) == {"Pad_36"}
+    else:
+        assert set(kinds) <= {"kernel", "alias"}, artifact.header["compile"]["host_reasons"]
+    if threads > 1:
+        assert any(thread_pool.SYMBOL.encode() in code for key, code in artifact.objects.items()
+                   if not key.endswith(cpu_kernel.SHARED_OBJECT))
+    x = rng.standard_normal(shape).astype(np.float32)
+    want = Executor(compile_model(model, target="cpu")).run({"input": x})
+    got = _run_emulated(name, artifact, triple, hosts[triple], threads, {"input": x})
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-6, err_msg=f"{name} on {triple}")
+
+
+@pytest.fixture(scope="module")
+def cnn():
+    model = small_cnn(batch=1)
+    calib = np.random.default_rng(5).standard_normal((4, 1, 3, 32, 32)).astype(np.float32)
+    here = compile_model(model, target="vdla", hw_config="pynq", calibration={"input": calib})
+    return model, calib, here
+
+
+@pytest.mark.parametrize("triple", TRIPLES)
+def test_small_cnn_cpu_partition_under_emulation_equals_the_host(triple, cnn, hosts, rng, monkeypatch):
+    """The accelerator takes the convolutions (simulated), the board's CPU everything else:
+    LeakyRelu, HardSwish, Sigmoid gating, Pad, pooling, Tanh, MatMul, Softmax. Placement weighs
+    the board's CPU speed; here both compiles weigh the PYNQ's, so the artifacts differ only in
+    where their CPU kernels run."""
+    from vdla.compiler.graph.passes import quantize_vdla
+    monkeypatch.setitem(quantize_vdla.CPU_MACS_PER_S, triple, quantize_vdla.CPU_MACS_PER_S[quantize_vdla.DEFAULT_BOARD_CPU])
+    model, calib, here = cnn
+    artifact = compile_model(model, target="vdla", hw_config="pynq", calibration={"input": calib},
+                             host_triple=triple)
+    kinds = [s["kind"] for s in artifact.plan["steps"]]
+    assert "vdla" in kinds and kinds.count("kernel") >= 5
+    assert artifact.header["vdla_programs"] == here.header["vdla_programs"]
+    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    want = Executor(here).run({"input": x})
+    got = _run_emulated("small_cnn", artifact, triple, hosts[triple], 1, {"input": x})
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-6)
