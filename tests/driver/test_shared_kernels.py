@@ -147,3 +147,17 @@ def test_a_forked_child_runs_the_linked_pool_again(artifacts, rng):
         os.kill(pid, 9)
     os.waitpid(pid, 0)
     assert ready and os.read(read, 1) == b"1", "the forked child hung or computed something else"
+
+
+def test_cli_links_for_a_board_unless_told_not_to(model, tmp_path):
+    import onnx
+    from vdla.driver.artifact import load
+    from vdla.driver.cli import main
+    onnx.save(model, tmp_path / "m.onnx")
+    key = cpu_kernel.shared_object_key("aarch64-linux-gnu")
+    for flags, linked in (([], True), (["--no-link"], False)):
+        out = tmp_path / f"m{len(flags)}.vdla"
+        assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(out), "--target", "aarch64-linux-gnu", *flags]) == 0
+        assert (key in load(out).objects) == linked
+    assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "h.vdla"), "--link"]) == 0
+    assert any(k.endswith(cpu_kernel.SHARED_OBJECT) for k in load(tmp_path / "h.vdla").objects)

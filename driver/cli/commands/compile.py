@@ -3,6 +3,7 @@ artifact. --target vdla puts what the accelerator can run on it (int8, quantized
 --calibrate samples) and the rest on the CPU (this machine, or --host-triple)."""
 from __future__ import annotations
 
+import argparse
 import time
 
 
@@ -35,6 +36,10 @@ def add_parser(sub):
                    help="run every op as a numpy host step (no tensor compiler)")
     p.add_argument("--sign-key", default=None, metavar="KEY",
                    help="sign the artifact with this key file (vdla keygen), so runs that trust the key accept it")
+    p.add_argument("--link", action=argparse.BooleanOptionalAction, default=None,
+                   help="link the CPU kernels into a shared object that the runtime loads without llvmlite (needs "
+                        "the ziglang package); default: for a board's triple (--target or --host-triple), not "
+                        "for this machine")
     p.add_argument("--vta-compat", action="store_true",
                    help="with --target vdla: instruction streams VTA's hardware computes the same "
                         "(no VDLA extensions; check one with vdla disasm --check vta)")
@@ -72,7 +77,8 @@ def run(args) -> int:
     artifact = compile_model(args.model, target=args.target, hw_config=args.hw_config or
                              ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
                              kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
-                             host_triple=args.host_triple, vta_compat=args.vta_compat, tuning=tuning)
+                             host_triple=args.host_triple, vta_compat=args.vta_compat, tuning=tuning,
+                             link=args.link)
     size = artifact.save(args.output, sign_key=sign_key)
     plan = artifact.plan
     kinds = [s["kind"] for s in plan["steps"]]
