@@ -40,6 +40,11 @@ def add_parser(sub):
     p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
                    help="run only artifacts signed with this key file (repeatable; default: the key files in "
                         "VDLA_TRUST_KEY; with neither, unsigned artifacts run: an artifact is code)")
+    p.add_argument("--remote", default=None, metavar="HOST:PORT",
+                   help="run on the device of a board's `vdla serve` (its --device) instead of here")
+    p.add_argument("--key-file", default=None, metavar="FILE", help="with --remote: the server's key file")
+    p.add_argument("--insecure-loopback", action="store_true",
+                   help="with --remote: no key, for a server on this machine started with --insecure-loopback")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -72,6 +77,9 @@ def _device(artifact, kind: str, trace: str | None):
 
 
 def run(args) -> int:
+    if args.remote or args.key_file or args.insecure_loopback:
+        from ..remote_run import run_remote
+        return run_remote(args)
     from vdla.driver.artifact import load
     from vdla.driver.artifact_trust import TrustPolicy
     from vdla.driver.executor import Executor

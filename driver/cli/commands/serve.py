@@ -1,0 +1,82 @@
+"""`vdla serve --host H --port P --key-file F [--device sim|rtl|pynq] [--trust-key K ...]
+[--timeout S]`: on a board, run the artifacts that hosts holding the key upload with
+`vdla run M.vdla --remote H:P --key-file F` (vdla.driver.remote). The key authenticates the
+client; the trust keys (else VDLA_TRUST_KEY) decide which artifacts run. Runs one at a time;
+a run past --timeout is stopped and the device freed."""
+from __future__ import annotations
+
+import logging
+import sys
+
+
+def add_parser(sub):
+    from vdla.driver.remote import defaults
+    from vdla.driver.remote.limits import MiB, Limits
+    limits = Limits()
+    p = sub.add_parser("serve", help="run artifacts that authenticated hosts upload (vdla run --remote)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface of a board)")
+    p.add_argument("--port", type=int, default=defaults.PORT, help=f"port (default {defaults.PORT}; 0: any free one)")
+    p.add_argument("--key-file", default=None, metavar="FILE",
+                   help="the key clients must hold (vdla keygen -o FILE; copy it to the host, mode 0600)")
+    p.add_argument("--insecure-loopback", action="store_true",
+                   help="no key: for tests on this machine, refused unless --host is 127.0.0.1 or ::1")
+    p.add_argument("--device", choices=("sim", "rtl", "pynq"), default="sim",
+                   help="where accelerator steps run: the simulator (default), the RTL, or this PYNQ board")
+    p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
+                   help="run only artifacts signed with this key file (repeatable; default: VDLA_TRUST_KEY; with "
+                        "neither, any artifact a key holder sends runs: an artifact is code)")
+    p.add_argument("--timeout", type=float, default=defaults.RUN_TIMEOUT_S, metavar="S",
+                   help=f"stop a run after S seconds and free the device (default {defaults.RUN_TIMEOUT_S:g})")
+    p.add_argument("--idle-timeout", type=float, default=defaults.IDLE_TIMEOUT_S, metavar="S",
+                   help=f"drop a client that sends nothing for S seconds (default {defaults.IDLE_TIMEOUT_S:g})")
+    p.add_argument("--max-connections", type=int, default=defaults.MAX_CONNECTIONS, metavar="N",
+                   help=f"connections open at once; more are told busy (default {defaults.MAX_CONNECTIONS})")
+    p.add_argument("--max-artifact-mb", type=int, default=limits.artifact_bytes // MiB, metavar="MB",
+                   help="largest artifact accepted (default %(default)s)")
+    p.add_argument("--max-input-mb", type=int, default=limits.input_bytes // MiB, metavar="MB",
+                   help="largest inputs of one run (default %(default)s)")
+    p.add_argument("--max-output-mb", type=int, default=limits.output_bytes // MiB, metavar="MB",
+                   help="largest outputs of one run (default %(default)s)")
+    p.add_argument("--max-header-kb", type=int, default=limits.header_bytes // 1024, metavar="KB",
+                   help="largest message header (default %(default)s)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def _limits(args):
+    from vdla.driver.remote.limits import MiB, Limits
+    sizes = {"--max-artifact-mb": args.max_artifact_mb, "--max-input-mb": args.max_input_mb,
+             "--max-output-mb": args.max_output_mb, "--max-header-kb": args.max_header_kb}
+    for flag, value in sizes.items():
+        if value < 1:
+            raise ValueError(f"{flag} must be at least 1, got {value}")
+    return Limits(artifact_bytes=args.max_artifact_mb * MiB, input_bytes=args.max_input_mb * MiB,
+                  output_bytes=args.max_output_mb * MiB, header_bytes=args.max_header_kb * 1024)
+
+
+def run(args) -> int:
+    from vdla.driver.artifact_trust import TrustPolicy
+    from vdla.driver.remote import RemoteServer
+    policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
+    server = RemoteServer(args.host, args.port, key_file=args.key_file, device=args.device, trust_policy=policy,
+                          timeout_s=args.timeout, limits=_limits(args), insecure_loopback=args.insecure_loopback,
+                          idle_timeout_s=args.idle_timeout, max_connections=args.max_connections)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s vdla serve: %(message)s"))
+    logger = logging.getLogger("vdla.driver.remote")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    server.start()
+    try:
+        who = "no key: loopback only, for tests" if args.insecure_loopback else \
+            f"key id {server.credentials.key_id}"
+        trust = policy.origin if policy.requires_signature else \
+            "any artifact a key holder sends runs (an artifact is code; --trust-key runs only signed ones)"
+        print(f"vdla serve: listening on {server.address}; device {args.device}; {who}; trust: {trust}; "
+              f"run timeout {args.timeout:g} s", flush=True)
+        server.serve_forever()
+    finally:
+        server.close()
+        logger.removeHandler(handler)
+    return 0

@@ -1,0 +1,56 @@
+"""`vdla run M.vdla --remote HOST:PORT --key-file F [--input ...] [--output DIR] [--profile]`:
+the run happens on the device of a board's `vdla serve` (vdla.driver.remote); inputs, outputs
+and the profile table and chart are handled here as in a local run."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .array_files import describe, read_input
+
+# what needs the executor or device in this process, with the reason given to the user
+_LOCAL_ONLY = {"trace": "--trace", "timeline": "--timeline", "timeline_layer": "--timeline-layer",
+               "hw_config": "--hw-config"}
+
+
+def run_remote(args) -> int:
+    from vdla.driver.artifact import from_bytes
+    from vdla.driver.artifact_trust import TrustPolicy
+    from vdla.driver.remote import RemoteRunner, parse_address
+    from vdla.driver.remote.client import read_artifact
+
+    from .commands.run import _random_input
+    if not args.remote:
+        raise ValueError("--key-file and --insecure-loopback are for a remote run: give --remote HOST:PORT too")
+    for attr, flag in _LOCAL_ONLY.items():
+        if getattr(args, attr, None):
+            raise ValueError(f"{flag} is not available with --remote: it needs the device in this process "
+                             "(run it on the board, or without --remote)")
+    host, port = parse_address(args.remote)
+    runner = RemoteRunner(host, port, args.key_file, insecure_loopback=args.insecure_loopback)
+    data = read_artifact(args.artifact)
+    policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
+    plan = from_bytes(data, args.artifact, policy).plan   # checked here too, before it is uploaded
+    given = dict(read_input(item) for item in args.input)
+    rng = np.random.default_rng(args.seed)
+    feeds = {s["name"]: given.pop(s["name"]) if s["name"] in given else _random_input(s, rng) for s in plan["inputs"]}
+    if given:
+        raise ValueError(f"unknown inputs {sorted(given)}; the model's inputs are {list(feeds)}")
+    result = runner.run_detailed(data, feeds, profile=args.profile, repeat=max(1, args.repeat), threads=args.threads)
+    print(f"ran on vdla serve at {runner.address}: {result.device}")
+    for name, value in result.outputs.items():
+        print(f"{name}: {describe(value)}")
+        if args.output:
+            os.makedirs(args.output, exist_ok=True)
+            np.save(os.path.join(args.output, f"{name.replace('/', '_')}.npy"), value)
+    print(f"latency: {np.median(result.times_s) * 1e3:.3f} ms (median of {len(result.times_s)}, on the server)")
+    if result.profile is not None:
+        from vdla.driver.profile import format_table, write_chart
+        print(format_table(result.profile))
+        if any(r.placement == "vdla" for r in result.profile):
+            chart = os.path.join(args.output or ".", "profile.png")
+            os.makedirs(os.path.dirname(chart) or ".", exist_ok=True)
+            write_chart(result.profile, chart, result.chart_title)
+            print(f"chart written to {chart}")
+    return 0

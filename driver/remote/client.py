@@ -1,0 +1,113 @@
+"""The host side: run an artifact on a board that runs `vdla serve`.
+
+    runner = RemoteRunner("192.168.2.99", 9091, "~/.vdla/session.key")
+    outputs, profile = runner.run("model.vdla", {"input": x}, profile=True)
+
+Each run is one connection (server.py has the exchange). Sizes are checked against the
+limits the server announced before anything is uploaded, so an oversized artifact is refused
+here with the server's limit in the message; the server checks again.
+"""
+from __future__ import annotations
+
+import os
+import socket
+
+from ..artifact_errors import ArtifactError
+from .address import format_address, is_loopback
+from .arrays import pack
+from .errors import AuthenticationError, RemoteConnectionError, RemoteError, RemoteTimeout
+from .handshake import Credentials, client_handshake
+from .limits import Limits
+from .protocol import Channel, SocketStream, field
+from .run_request import RunRequest
+from .run_result import RemoteResult, result_from_wire
+
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_IO_TIMEOUT_S = 60.0      # no progress for this long while sending or receiving
+RESULT_GRACE_S = 60.0            # waited past the server's run timeout for its answer
+
+
+class RemoteRunner:
+    """Runs artifacts on the `vdla serve` at host:port. `key_file`: the server's key file (the
+    same bytes on both sides); `insecure_loopback=True` instead talks to a server started with
+    --insecure-loopback, on a loopback address only. `limits` bound what this side accepts."""
+
+    def __init__(self, host: str, port: int, key_file=None, *, insecure_loopback: bool = False,
+                 connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S, io_timeout_s: float = DEFAULT_IO_TIMEOUT_S,
+                 limits: Limits | None = None):
+        if insecure_loopback:
+            if key_file is not None:
+                raise ValueError("choose key_file (--key-file) or insecure_loopback (--insecure-loopback), not both")
+            if not is_loopback(host):
+                raise ValueError(f"insecure loopback mode talks to 127.0.0.1 or ::1 only, not {host!r}; use a key "
+                                 "file for a board")
+            self.credentials = Credentials.loopback()
+        elif key_file is None:
+            raise AuthenticationError("a remote run needs the server's key file (--key-file FILE / key_file=), or "
+                                      "--insecure-loopback for a server on this machine started with it")
+        else:
+            self.credentials = Credentials.from_key_file(key_file)
+        self.host, self.port = host, int(port)
+        self.connect_timeout_s, self.io_timeout_s = connect_timeout_s, io_timeout_s
+        self.limits = limits or Limits()
+
+    @property
+    def address(self) -> str:
+        return format_address(self.host, self.port)
+
+    def run(self, artifact, inputs: dict, profile: bool = False) -> tuple[dict, list | None]:
+        """(outputs, profile): the outputs by name, and with profile=True the per-layer rows
+        (vdla.driver.profile.LayerProfile) measured on the server, else None."""
+        result = self.run_detailed(artifact, inputs, profile=profile)
+        return result.outputs, result.profile
+
+    def run_detailed(self, artifact, inputs: dict, profile: bool = False, repeat: int = 1,
+                     threads: int | None = None) -> RemoteResult:
+        """`artifact`: a path or the bytes of a .vdla file; `inputs`: every input of the model
+        by name. `repeat` runs are timed on the server (RemoteResult.times_s)."""
+        data = read_artifact(artifact)
+        specs, parts = pack(inputs)
+        request = RunRequest(len(data), specs, bool(profile), int(repeat), threads)
+        with self._connect() as sock:
+            channel = Channel(SocketStream(sock), f"vdla serve at {self.address}")
+            session = client_handshake(channel, self.credentials, self.limits.header_bytes)
+            request.check(Limits.from_wire(session.get("limits")), f"the server at {self.address}")
+            run_timeout_s = field(session, "run_timeout_s", (int, float), f"{channel.peer}'s session")
+            channel.send(request.to_wire())
+            channel.recv("ready", self.limits.header_bytes)
+            channel.send({"type": "upload"}, [data, *parts])
+            sock.settimeout(run_timeout_s + RESULT_GRACE_S)   # the server answers by its timeout
+            try:
+                reply, payload = channel.recv("result", self.limits.header_bytes, self.limits.output_bytes)
+            except RemoteTimeout as exc:
+                if exc.from_peer:      # the server's own run timeout, in its words
+                    raise
+                raise RemoteTimeout(f"{channel.peer} did not answer within {run_timeout_s + RESULT_GRACE_S:g} s, "
+                                    f"{RESULT_GRACE_S:g} s past its own run timeout") from None
+            return result_from_wire(reply, payload, self.limits, channel.peer)
+
+    def _connect(self) -> socket.socket:
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=self.connect_timeout_s)
+        except socket.gaierror as exc:
+            raise RemoteConnectionError(f"cannot resolve host {self.host!r}: {exc.strerror}") from None
+        except TimeoutError:
+            raise RemoteConnectionError(f"cannot connect to {self.address}: no answer within "
+                                        f"{self.connect_timeout_s:g} s") from None
+        except OSError as exc:
+            raise RemoteConnectionError(f"cannot connect to {self.address}: {exc.strerror or exc} (is `vdla serve` "
+                                        "running there, on that port?)") from None
+        sock.settimeout(self.io_timeout_s)
+        return sock
+
+
+def read_artifact(artifact) -> bytes:
+    """The bytes of a .vdla file (a path), or the bytes given."""
+    if isinstance(artifact, (bytes, bytearray, memoryview)):
+        return bytes(artifact)
+    path = os.fspath(artifact)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read the artifact ({exc.strerror})") from None

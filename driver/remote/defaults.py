@@ -1,0 +1,6 @@
+"""The server's defaults, read by the server and by `vdla serve`'s help (a light module: the
+CLI builds its parser without importing the server)."""
+PORT = 9091
+RUN_TIMEOUT_S = 600.0          # a run past it is stopped and its device freed
+IDLE_TIMEOUT_S = 60.0          # a connection that sends nothing for this long is dropped
+MAX_CONNECTIONS = 8            # open at once; more are told busy

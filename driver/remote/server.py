@@ -1,0 +1,202 @@
+"""`vdla serve`: runs artifacts that authenticated clients upload, on this machine's device.
+
+One connection, one run:
+    handshake (handshake.py) -> client: run {artifact size, input specs, options}
+    -> server: ready, or an error (too large, busy, malformed): nothing uploaded yet
+    -> client: upload (artifact, then the inputs' bytes) -> server: result or error
+
+Every size is checked before the bytes it announces are read (limits.py). The artifact is
+verified against the server's trust policy here, before any of it reaches the worker process
+that runs it: the session key says who the client is, the trust policy what code may run. One
+run at a time: the run slot is taken when a request is accepted and a second client is told
+"busy" before it uploads. Runs happen in a worker process (worker.py) that is killed at the
+run timeout, which frees the device. Each connection has its own thread, with an idle timeout
+on every read, and the number of open connections is bounded, so neither a slow nor a silent
+nor a misbehaving client holds the server; any failure of one connection ends that
+connection only.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+
+from ..artifact import verify
+from ..artifact_errors import ArtifactError
+from ..artifact_trust import TrustPolicy
+from ..devices import DEVICE_KINDS
+from . import defaults
+from .address import format_address, is_loopback
+from .errors import (ArtifactRefused, AuthenticationError, RemoteConnectionError, RemoteError, ServerBusy)
+from .handshake import Credentials, server_handshake
+from .limits import Limits
+from .protocol import Channel, SocketStream
+from .run_request import parse_run_request
+from .worker_process import WorkerProcess
+
+log = logging.getLogger("vdla.driver.remote")
+
+
+class RemoteServer:
+    """Serve runs on `device` ("sim", "rtl" or "pynq") at host:port (port 0: any free port,
+    see `.port`). `key_file` is the shared key (`vdla keygen`); `insecure_loopback=True`
+    instead runs without one, on a loopback address only. `trust_policy` decides which
+    artifacts run (TrustPolicy(): any, as an artifact is code that every key holder may run)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = defaults.PORT, key_file=None, device: str = "sim",
+                 trust_policy: TrustPolicy | None = None, timeout_s: float = defaults.RUN_TIMEOUT_S,
+                 limits: Limits | None = None, insecure_loopback: bool = False,
+                 idle_timeout_s: float = defaults.IDLE_TIMEOUT_S, max_connections: int = defaults.MAX_CONNECTIONS):
+        if device not in DEVICE_KINDS:
+            raise ValueError(f"unknown device {device!r}; choose one of {', '.join(DEVICE_KINDS)}")
+        if not timeout_s > 0 or not idle_timeout_s > 0 or max_connections < 1:
+            raise ValueError("the run timeout and idle timeout must be positive and max_connections at least 1")
+        if insecure_loopback:
+            if key_file is not None:
+                raise ValueError("choose --key-file or --insecure-loopback, not both")
+            if not is_loopback(host):
+                raise ValueError(f"--insecure-loopback is refused on host {host!r}: without a key, serve only on "
+                                 "a loopback address (127.0.0.1 or ::1); on a network use --key-file")
+            self.credentials = Credentials.loopback()
+        elif key_file is None:
+            raise AuthenticationError("vdla serve needs --key-file FILE (a key from `vdla keygen`, the same file "
+                                      "on the host), or --insecure-loopback on 127.0.0.1 for local tests")
+        else:
+            self.credentials = Credentials.from_key_file(key_file)
+        self.host, self.port, self.device = host, port, device
+        self.trust_policy = trust_policy if trust_policy is not None else TrustPolicy()
+        self.timeout_s, self.idle_timeout_s = float(timeout_s), float(idle_timeout_s)
+        self.limits = limits or Limits()
+        self.max_connections = max_connections
+        self.worker = WorkerProcess(device, self.limits)
+        self._run_slot = threading.Lock()
+        self._open = threading.BoundedSemaphore(max_connections)
+        self._sock: socket.socket | None = None
+        self._closing = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ---- life cycle ---------------------------------------------------------------------------
+    def start(self) -> "RemoteServer":
+        """Start the worker (its device is opened once: an unusable device fails here), listen,
+        and accept connections on a background thread. Starting a started server does nothing."""
+        if self._thread is not None:
+            return self
+        self.worker.start()
+        try:
+            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            self._sock = socket.create_server((self.host, self.port), family=family, backlog=16)
+        except OSError as exc:
+            self.worker.close()
+            raise RemoteConnectionError(f"cannot listen on {format_address(self.host, self.port)}: "
+                                        f"{exc.strerror or exc}") from None
+        self._sock.settimeout(0.25)   # accept() wakes up to notice close()
+        self.port = self._sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._accept_loop, name="vdla serve accept", daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def address(self) -> str:
+        return format_address(self.host, self.port)
+
+    def serve_forever(self) -> None:
+        self._closing.wait()
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._sock is not None:
+            self._sock.close()
+        self.worker.close()
+
+    def __enter__(self) -> "RemoteServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- connections --------------------------------------------------------------------------
+    def _accept_loop(self) -> None:
+        while not self._closing.is_set():
+            try:
+                conn, addr = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError as exc:
+                if not self._closing.is_set():
+                    log.warning("accept failed: %s", exc)
+                continue
+            peer = f"client {format_address(addr[0], addr[1])}"
+            if not self._open.acquire(blocking=False):
+                threading.Thread(target=self._turn_away, args=(conn, peer), daemon=True).start()
+                continue
+            threading.Thread(target=self._serve_connection, args=(conn, peer),
+                             name=f"vdla serve {peer}", daemon=True).start()
+
+    def _turn_away(self, conn: socket.socket, peer: str) -> None:
+        conn.settimeout(5.0)
+        try:
+            Channel(SocketStream(conn), "the client").send_error(ServerBusy(
+                f"the server has {self.max_connections} connections open; try again shortly"))
+        except RemoteError:
+            pass
+        finally:
+            conn.close()
+
+    def _serve_connection(self, conn: socket.socket, peer: str) -> None:
+        conn.settimeout(self.idle_timeout_s)
+        channel = Channel(SocketStream(conn), "the client")
+        holding_slot = False
+        try:
+            server_handshake(channel, self.credentials, {"device": self.device, "limits": self.limits.to_wire(),
+                                                         "run_timeout_s": self.timeout_s})
+            header, _ = channel.recv("run", self.limits.header_bytes)
+            request = parse_run_request(header, self.limits, "the client's run request")
+            if not self._run_slot.acquire(blocking=False):
+                raise ServerBusy("the server is running another client's model (one run at a time); try again "
+                                 "when it is done")
+            holding_slot = True
+            channel.send({"type": "ready"})
+            _, payload = channel.recv("upload", self.limits.header_bytes, exact_payload=request.payload_bytes)
+            artifact = bytes(memoryview(payload)[:request.artifact_bytes])
+            try:
+                verify(artifact, self.trust_policy, source="the uploaded artifact")
+            except ArtifactError as exc:
+                raise ArtifactRefused(f"the server refused the artifact: {exc}") from None
+            reply, result = self.worker.run(request.to_wire(), [artifact, memoryview(payload)[request.artifact_bytes:]],
+                                            self.timeout_s)
+            del artifact, payload
+            channel.send(reply, [result])
+            log.info("%s: ran %d-byte artifact on %s in %s", peer, request.artifact_bytes, self.device,
+                     ", ".join(f"{t * 1e3:.1f} ms" for t in reply.get("times_s", [])))
+        except RemoteConnectionError as exc:
+            log.info("%s: %s", peer, exc)
+        except RemoteError as exc:
+            log.warning("%s: %s", peer, exc)
+            self._answer_error(conn, channel, exc)
+        except Exception as exc:   # a defect here must end this connection only, with a message
+            log.exception("%s: internal error", peer)
+            self._answer_error(conn, channel, RemoteError(f"internal server error: {type(exc).__name__}: {exc}"))
+        finally:
+            if holding_slot:
+                self._run_slot.release()
+            conn.close()
+            self._open.release()
+
+    @staticmethod
+    def _answer_error(conn: socket.socket, channel: Channel, error: RemoteError, drain_bytes: int = 1 << 20) -> None:
+        """Send the error, then read (and drop) what the client still sends, briefly: closing a
+        socket with unread bytes resets the connection, and a reset can destroy the answer
+        before the client reads it."""
+        try:
+            channel.send_error(error)
+            conn.shutdown(socket.SHUT_WR)
+            conn.settimeout(1.0)
+            while drain_bytes > 0:
+                chunk = conn.recv(min(drain_bytes, 65536))
+                if not chunk:
+                    break
+                drain_bytes -= len(chunk)
+        except (RemoteError, OSError):
+            pass   # the client is gone: nobody to tell

@@ -1,0 +1,329 @@
+"""`vdla serve` in this process on 127.0.0.1 (ephemeral ports): a remote run returns the bytes
+of a local run and its profile; wrong keys, oversized uploads, malformed messages, clients
+that vanish midway or say nothing, a second client while one runs, a run past the timeout, a
+worker that dies, and artifacts the trust policy refuses all end in a clear error, and the
+server serves the next client. Every socket here has a timeout, so no test can hang."""
+import os
+import signal
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from vdla.driver.artifact import from_bytes
+from vdla.driver.artifact_trust import TrustPolicy, generate_key_file, read_key_file
+from vdla.driver.executor import Executor
+from vdla.driver.profile import profile_run
+from vdla.driver.remote import (ArtifactRefused, AuthenticationError, LimitExceeded, ProtocolError, RemoteRunError,
+                                RemoteRunner, RemoteServer, RemoteTimeout, ServerBusy)
+from vdla.driver.remote.handshake import Credentials, client_handshake
+from vdla.driver.remote.limits import Limits
+from vdla.driver.remote.protocol import MAGIC, PREFIX, Channel, SocketStream
+
+from e2e.model_builders import vdla_cnn   # tests/ is on sys.path
+
+IO_TIMEOUT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """The small residual CNN compiled for the accelerator (with CPU steps around it), its
+    bytes, an input and the local run's outputs and profile."""
+    from vdla.compiler.compile_model import compile_model
+    rng = np.random.default_rng(0)
+    calib = {"input": rng.standard_normal((4, 1, 3, 32, 32)).astype(np.float32)}
+    artifact = compile_model(vdla_cnn(), target="vdla", hw_config="pynq", calibration=calib)
+    data = artifact.to_bytes()
+    x = {"input": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)}
+    local = from_bytes(data, policy=TrustPolicy())
+    outputs = Executor(local, device="sim").run(x)
+    _, rows = profile_run(local, x)
+    keys = tmp_path_factory.mktemp("keys")
+    generate_key_file(keys / "board.key")
+    generate_key_file(keys / "other.key")
+    generate_key_file(keys / "owner.key")
+    return {"artifact": artifact, "data": data, "x": x, "outputs": outputs, "rows": rows,
+            "key": keys / "board.key", "other_key": keys / "other.key", "owner_key": keys / "owner.key"}
+
+
+def start(model, **options) -> RemoteServer:
+    options.setdefault("key_file", model["key"])
+    return RemoteServer("127.0.0.1", 0, **options).start()
+
+
+@pytest.fixture(scope="module")
+def server(model):
+    with start(model) as srv:
+        yield srv
+
+
+def runner(server, key, **options) -> RemoteRunner:
+    return RemoteRunner("127.0.0.1", server.port, key, io_timeout_s=IO_TIMEOUT_S, **options)
+
+
+def assert_serves(server, model):
+    """The server answers the next client with the right outputs."""
+    outputs, _ = runner(server, model["key"]).run(model["data"], model["x"])
+    assert outputs["softmax_57"].tobytes() == model["outputs"]["softmax_57"].tobytes()
+
+
+def raw_session(server, key) -> tuple[socket.socket, Channel]:
+    """An authenticated, sealed connection on which a test writes what it likes."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=IO_TIMEOUT_S)
+    channel = Channel(SocketStream(sock), "the server")
+    client_handshake(channel, Credentials.from_key_file(key), 1 << 20)
+    return sock, channel
+
+
+def run_request(model, **changes) -> dict:
+    x = model["x"]["input"]
+    request = {"type": "run", "artifact_bytes": len(model["data"]), "profile": False, "repeat": 1, "threads": None,
+               "inputs": [{"name": "input", "dtype": "float32", "shape": list(x.shape)}]}
+    return {**request, **changes}
+
+
+# ---- runs -----------------------------------------------------------------------------------
+def test_a_remote_run_returns_the_bytes_and_profile_of_a_local_run(server, model):
+    result = runner(server, model["key"]).run_detailed(model["data"], model["x"], profile=True, repeat=2)
+    assert result.outputs.keys() == model["outputs"].keys()
+    for name, want in model["outputs"].items():
+        got = result.outputs[name]
+        assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+    assert [(r.name, r.placement, r.cycles, r.cycles_1vt) for r in result.profile] == \
+        [(r.name, r.placement, r.cycles, r.cycles_1vt) for r in model["rows"]]
+    assert sum(r.cycles for r in result.profile) > 0 and len(result.times_s) == 2
+    assert result.device.startswith("SimulatorDevice") and "vdla_cnn on" in result.chart_title
+
+
+def test_run_takes_a_path_and_returns_outputs_and_profile(server, model, tmp_path):
+    path = tmp_path / "m.vdla"
+    path.write_bytes(model["data"])
+    outputs, profile = runner(server, model["key"]).run(path, model["x"])
+    assert profile is None and outputs["softmax_57"].tobytes() == model["outputs"]["softmax_57"].tobytes()
+
+
+def test_a_run_error_on_the_server_is_carried_back(server, model):
+    with pytest.raises(RemoteRunError, match=r"input 'input': expected float32\[1, 3, 32, 32\], got float32\[2, 3"):
+        runner(server, model["key"]).run(model["data"], {"input": np.zeros((2, 3, 32, 32), np.float32)})
+    with pytest.raises(RemoteRunError, match="missing input 'input'"):
+        runner(server, model["key"]).run(model["data"], {})
+    assert_serves(server, model)
+
+
+# ---- authentication -------------------------------------------------------------------------
+def test_a_wrong_key_is_refused_and_the_server_goes_on(server, model):
+    with pytest.raises(AuthenticationError, match="is not this server's key"):
+        runner(server, model["other_key"]).run(model["data"], model["x"])
+    with pytest.raises(AuthenticationError, match="requires a key"):
+        runner(server, None, insecure_loopback=True).run(model["data"], model["x"])
+    assert_serves(server, model)
+
+
+def test_insecure_loopback_only_on_loopback(model):
+    with pytest.raises(ValueError, match="refused on host '0.0.0.0'"):
+        RemoteServer("0.0.0.0", 0, insecure_loopback=True)
+    with pytest.raises(AuthenticationError, match="--key-file"):
+        RemoteServer("127.0.0.1", 0)
+    with pytest.raises(ValueError, match="127.0.0.1 or ::1 only"):
+        RemoteRunner("192.168.2.99", 9091, insecure_loopback=True)
+    with start(model, key_file=None, insecure_loopback=True) as srv:
+        outputs, _ = runner(srv, None, insecure_loopback=True).run(model["data"], model["x"])
+        assert outputs["softmax_57"].tobytes() == model["outputs"]["softmax_57"].tobytes()
+        with pytest.raises(AuthenticationError, match="runs without a key"):
+            runner(srv, model["key"]).run(model["data"], model["x"])
+
+
+def test_a_spliced_message_fails_its_tag(server, model):
+    """A man in the middle who changes one byte of a sealed message is caught."""
+    sock, channel = raw_session(server, model["key"])
+    with sock:
+        spy = RecordingStream()
+        Channel(spy, "x", channel.seal).send(run_request(model))
+        forged = bytearray(spy.data)
+        forged[PREFIX.size + 30] ^= 0x01
+        sock.sendall(forged)
+        with pytest.raises(ProtocolError, match="failed authentication"):
+            Channel(SocketStream(sock), "the server").recv("ready", 4096)   # the server's answer is sealed
+    assert_serves(server, model)
+
+
+class RecordingStream:
+    def __init__(self):
+        self.data = bytearray()
+
+    def write_all(self, data):
+        self.data += bytes(data)
+
+    def flush(self):
+        pass
+
+
+# ---- sizes and malformed messages -----------------------------------------------------------
+def test_an_oversized_upload_is_refused_before_it_is_sent(model):
+    with start(model, limits=Limits(artifact_bytes=100_000, input_bytes=1000)) as srv:
+        size = len(model["data"])
+        with pytest.raises(LimitExceeded, match=rf"the artifact is {size} bytes.*at most 100000 bytes"):
+            runner(srv, model["key"]).run(model["data"], model["x"])
+        # a client that does not check: the server refuses on the announced sizes, nothing read
+        for request, match in [(run_request(model), "at most 100000 bytes .*--max-artifact-mb"),
+                               (run_request(model, artifact_bytes=10, inputs=[
+                                   {"name": "input", "dtype": "float32", "shape": [1 << 40]}]), "--max-input-mb")]:
+            sock, channel = raw_session(srv, model["key"])
+            with sock:
+                channel.send(request)
+                with pytest.raises(LimitExceeded, match=match):
+                    channel.recv("ready", 4096)
+        assert_small_run(srv, model)
+
+
+def assert_small_run(server, model):
+    """The server still answers (with a refusal of the same oversized artifact)."""
+    with pytest.raises(LimitExceeded):
+        runner(server, model["key"]).run(model["data"], model["x"])
+
+
+def test_an_upload_longer_than_announced_is_refused_before_its_payload(server, model):
+    sock, channel = raw_session(server, model["key"])
+    with sock:
+        channel.send(run_request(model))
+        channel.recv("ready", 4096)
+        channel.send({"type": "upload"}, [model["data"], model["data"]])
+        announced = len(model["data"]) + model["x"]["input"].nbytes
+        with pytest.raises(ProtocolError, match=f"{2 * len(model['data'])} payload bytes; {announced} were announced"):
+            channel.recv("result", 4096)
+    assert_serves(server, model)
+
+
+@pytest.mark.parametrize("garbage,error,match", [
+    (b"GET / HTTP/1.1\r\nHost: board\r\n\r\n" + b"x" * 5000, ProtocolError, "not a vdla remote message"),
+    (PREFIX.pack(MAGIC, 9, 0) + b"{not json", ProtocolError, "not UTF-8 JSON"),
+    (PREFIX.pack(MAGIC, 16 << 20, 0), LimitExceeded, "header of 16777216 bytes"),
+    (PREFIX.pack(MAGIC, 11, 0) + b'{"type":42}', ProtocolError, "without a \"type\" string"),
+    (PREFIX.pack(MAGIC, 26, 0) + b'{"type":"auth","nonce":12}', ProtocolError, "version None"),
+    (PREFIX.pack(MAGIC, 12, 1 << 62) + b'{"type":"x"}', ProtocolError, "'x' message where a 'auth'"),
+], ids=["http", "json", "long-header", "type", "fields", "type-name"])
+def test_malformed_messages_get_a_clear_answer_and_the_server_goes_on(server, model, garbage, error, match):
+    with socket.create_connection(("127.0.0.1", server.port), timeout=IO_TIMEOUT_S) as sock:
+        channel = Channel(SocketStream(sock), "the server")
+        channel.recv("hello", 4096)
+        sock.sendall(garbage)
+        with pytest.raises(error, match=match) as info:
+            channel.recv("welcome", 4096)
+        assert info.value.from_peer
+    assert_serves(server, model)
+
+
+def test_malformed_run_requests_name_the_field(server, model):
+    for request, match in [(run_request(model, repeat="2"), "'repeat' must be int"),
+                           (run_request(model, inputs=[{"name": "input", "dtype": "object", "shape": [1]}]),
+                            "dtype 'object'"),
+                           (run_request(model, artifact_bytes=-5), "positive")]:
+        sock, channel = raw_session(server, model["key"])
+        with sock:
+            channel.send(request)
+            with pytest.raises(ProtocolError, match=match):
+                channel.recv("ready", 4096)
+    assert_serves(server, model)
+
+
+# ---- clients that go away, wait, or come two at once ----------------------------------------
+def test_busy_while_a_client_holds_the_run_then_vanishes_midway_through_its_upload(server, model):
+    sock, channel = raw_session(server, model["key"])
+    channel.send(run_request(model))
+    channel.recv("ready", 4096)          # this client now holds the one run slot
+    with pytest.raises(ServerBusy, match="one run at a time"):
+        runner(server, model["key"]).run(model["data"], model["x"])
+    frame = RecordingStream()
+    Channel(frame, "x", channel.seal).send({"type": "upload"}, [model["data"], model["x"]["input"].tobytes()])
+    sock.sendall(frame.data[:len(frame.data) // 2])
+    sock.close()                         # gone, half the upload sent
+    assert_serves(server, model)
+
+
+def test_a_client_that_disconnects_during_the_handshake_or_says_nothing(model):
+    with start(model, idle_timeout_s=0.5) as srv:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=IO_TIMEOUT_S) as sock:
+            sock.recv(10)                # part of the hello, then gone
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=IO_TIMEOUT_S) as sock:
+            channel = Channel(SocketStream(sock), "the server")
+            channel.recv("hello", 4096)
+            with pytest.raises(RemoteTimeout, match="sent nothing for too long"):
+                channel.recv("welcome", 4096)   # the server gave up on us
+        assert_serves(srv, model)
+
+
+def test_connections_beyond_the_limit_are_told_busy(model):
+    with start(model, max_connections=1) as srv:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=IO_TIMEOUT_S) as first:
+            Channel(SocketStream(first), "the server").recv("hello", 4096)
+            with pytest.raises(ServerBusy, match="1 connections open"):
+                runner(srv, model["key"]).run(model["data"], model["x"])
+        deadline = time.monotonic() + IO_TIMEOUT_S
+        while True:                      # the first connection's slot is given back when it is closed
+            try:
+                return assert_serves(srv, model)
+            except ServerBusy:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+
+
+# ---- the run timeout and the worker process -------------------------------------------------
+def test_a_run_past_the_timeout_is_stopped_and_frees_the_device(model):
+    """A worker that never answers (stopped, as a hung kernel or device would leave it) is
+    killed at the timeout; the next run gets a new worker."""
+    with start(model, timeout_s=1.0) as srv:
+        stuck = srv.worker.pid
+        os.kill(stuck, signal.SIGSTOP)
+        with pytest.raises(RemoteTimeout, match="longer than the server's timeout of 1 s: the server killed"):
+            runner(srv, model["key"]).run(model["data"], model["x"])
+        with pytest.raises(ProcessLookupError):
+            os.kill(stuck, 0)            # killed and reaped
+        srv.timeout_s = IO_TIMEOUT_S
+        assert_serves(srv, model)
+        assert srv.worker.pid not in (None, stuck)
+
+
+def test_a_worker_that_dies_during_a_run_is_reported_and_replaced(model):
+    with start(model) as srv:
+        doomed = srv.worker.pid
+        os.kill(doomed, signal.SIGSTOP)  # holds the run until the test kills it
+        box = {}
+
+        def run():
+            try:
+                runner(srv, model["key"]).run(model["data"], model["x"])
+            except Exception as exc:
+                box["error"] = exc
+        thread = threading.Thread(target=run)
+        thread.start()
+        deadline = time.monotonic() + IO_TIMEOUT_S
+        while not any(t.name == "vdla worker running" for t in threading.enumerate()):
+            assert time.monotonic() < deadline, "the run never reached the worker"
+            time.sleep(0.01)             # the server is handing the run to the stopped worker now
+        os.kill(doomed, signal.SIGKILL)
+        thread.join(IO_TIMEOUT_S)
+        assert isinstance(box.get("error"), RemoteRunError) and "SIGKILL" in str(box["error"])
+        assert_serves(srv, model)
+        os.kill(srv.worker.pid, signal.SIGKILL)   # dead between runs: the next run starts a new one
+        assert_serves(srv, model)
+
+
+# ---- the trust policy -----------------------------------------------------------------------
+def test_the_trust_policy_decides_which_artifacts_run(model):
+    policy = TrustPolicy.from_key_files([model["owner_key"]])
+    with start(model, trust_policy=policy) as srv:
+        client = runner(srv, model["key"])
+        with pytest.raises(ArtifactRefused, match="the artifact is unsigned"):
+            client.run(model["data"], model["x"])
+        foreign = model["artifact"].to_bytes(read_key_file(model["other_key"]))
+        with pytest.raises(ArtifactRefused, match="does not trust"):
+            client.run(foreign, model["x"])
+        signed = model["artifact"].to_bytes(read_key_file(model["owner_key"]))
+        outputs, _ = client.run(signed, model["x"])
+        assert outputs["softmax_57"].tobytes() == model["outputs"]["softmax_57"].tobytes()
+        tampered = bytearray(signed)
+        tampered[100] ^= 1
+        with pytest.raises(ArtifactRefused, match="refused the artifact"):
+            client.run(bytes(tampered), model["x"])
