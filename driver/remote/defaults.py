@@ -3,4 +3,5 @@ CLI builds its parser without importing the server)."""
 PORT = 9091
 RUN_TIMEOUT_S = 600.0          # a run past it is stopped and its device freed
 IDLE_TIMEOUT_S = 60.0          # a connection that sends nothing for this long is dropped
+HANDSHAKE_TIMEOUT_S = 10.0     # for a client to authenticate: an unauthenticated one holds a connection no longer
 MAX_CONNECTIONS = 8            # open at once; more are told busy

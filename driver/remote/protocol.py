@@ -18,10 +18,12 @@ that a header is authenticated before its sizes are believed. Frames are not enc
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import struct
+import time
 
 from .errors import (LimitExceeded, ProtocolError, RemoteConnectionError, RemoteError, RemoteTimeout,
                      error_from_wire)
@@ -34,10 +36,32 @@ _CHUNK = 1 << 20
 
 
 class SocketStream:
+    """A socket whose timeout is the longest wait for progress; `within(seconds)` bounds a
+    whole exchange as well (a peer that trickles a byte at a time cannot stretch it)."""
+
     def __init__(self, sock):
         self.sock = sock
+        self._deadline: float | None = None
+
+    @contextlib.contextmanager
+    def within(self, seconds: float):
+        self._idle = self.sock.gettimeout()
+        self._deadline = time.monotonic() + seconds
+        try:
+            yield
+        finally:
+            self._deadline = None
+            self.sock.settimeout(self._idle)
+
+    def _arm(self) -> None:
+        if self._deadline is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the exchange took longer than allowed")
+            self.sock.settimeout(left if self._idle is None else min(self._idle, left))
 
     def read_into(self, view: memoryview) -> int:
+        self._arm()
         return self.sock.recv_into(view)
 
     def write_all(self, data) -> None:
@@ -45,6 +69,7 @@ class SocketStream:
         # meant as "no progress for that long", not "the whole upload within that long"
         view = memoryview(data).cast("B")
         for start in range(0, view.nbytes, _CHUNK):
+            self._arm()
             self.sock.sendall(view[start:start + _CHUNK])
 
     def flush(self) -> None:
@@ -159,7 +184,11 @@ class Channel:
         if payload_len > payload_limit:
             raise LimitExceeded(f"{self.peer}'s {kind} message carries {mib(payload_len)} of payload; the "
                                 f"limit is {mib(payload_limit)}")
-        payload = bytearray(payload_len)
+        try:
+            payload = bytearray(payload_len)
+        except MemoryError:
+            raise LimitExceeded(f"{self.peer}'s {kind} message carries {mib(payload_len)} of payload, more than "
+                                "this machine can allocate now") from None
         self._read_into(memoryview(payload), f"the payload of the {kind!r} message")
         if seal is not None:
             mac = seal.payload_mac(seal.recv_label, seal.recv_seq, bytes(tag))

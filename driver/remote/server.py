@@ -11,9 +11,9 @@ that runs it: the session key says who the client is, the trust policy what code
 run at a time: the run slot is taken when a request is accepted and a second client is told
 "busy" before it uploads. Runs happen in a worker process (worker.py) that is killed at the
 run timeout, which frees the device. Each connection has its own thread, with an idle timeout
-on every read, and the number of open connections is bounded, so neither a slow nor a silent
-nor a misbehaving client holds the server; any failure of one connection ends that
-connection only.
+on every read and a deadline for the whole handshake, and the number of open connections is
+bounded, so neither a slow nor a silent nor an unauthenticated client holds the server; any
+failure of one connection ends that connection only.
 """
 from __future__ import annotations
 
@@ -46,11 +46,12 @@ class RemoteServer:
     def __init__(self, host: str = "127.0.0.1", port: int = defaults.PORT, key_file=None, device: str = "sim",
                  trust_policy: TrustPolicy | None = None, timeout_s: float = defaults.RUN_TIMEOUT_S,
                  limits: Limits | None = None, insecure_loopback: bool = False,
-                 idle_timeout_s: float = defaults.IDLE_TIMEOUT_S, max_connections: int = defaults.MAX_CONNECTIONS):
+                 idle_timeout_s: float = defaults.IDLE_TIMEOUT_S, max_connections: int = defaults.MAX_CONNECTIONS,
+                 handshake_timeout_s: float = defaults.HANDSHAKE_TIMEOUT_S):
         if device not in DEVICE_KINDS:
             raise ValueError(f"unknown device {device!r}; choose one of {', '.join(DEVICE_KINDS)}")
-        if not timeout_s > 0 or not idle_timeout_s > 0 or max_connections < 1:
-            raise ValueError("the run timeout and idle timeout must be positive and max_connections at least 1")
+        if not timeout_s > 0 or not idle_timeout_s > 0 or not handshake_timeout_s > 0 or max_connections < 1:
+            raise ValueError("the run, idle and handshake timeouts must be positive and max_connections at least 1")
         if insecure_loopback:
             if key_file is not None:
                 raise ValueError("choose --key-file or --insecure-loopback, not both")
@@ -66,6 +67,7 @@ class RemoteServer:
         self.host, self.port, self.device = host, port, device
         self.trust_policy = trust_policy if trust_policy is not None else TrustPolicy()
         self.timeout_s, self.idle_timeout_s = float(timeout_s), float(idle_timeout_s)
+        self.handshake_timeout_s = float(handshake_timeout_s)
         self.limits = limits or Limits()
         self.max_connections = max_connections
         self.worker = WorkerProcess(device, self.limits)
@@ -146,11 +148,13 @@ class RemoteServer:
 
     def _serve_connection(self, conn: socket.socket, peer: str) -> None:
         conn.settimeout(self.idle_timeout_s)
-        channel = Channel(SocketStream(conn), "the client")
+        stream = SocketStream(conn)
+        channel = Channel(stream, "the client")
         holding_slot = False
         try:
-            server_handshake(channel, self.credentials, {"device": self.device, "limits": self.limits.to_wire(),
-                                                         "run_timeout_s": self.timeout_s})
+            with stream.within(self.handshake_timeout_s):
+                server_handshake(channel, self.credentials, {"device": self.device, "limits": self.limits.to_wire(),
+                                                             "run_timeout_s": self.timeout_s})
             header, _ = channel.recv("run", self.limits.header_bytes)
             request = parse_run_request(header, self.limits, "the client's run request")
             if not self._run_slot.acquire(blocking=False):

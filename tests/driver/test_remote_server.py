@@ -254,6 +254,22 @@ def test_a_client_that_disconnects_during_the_handshake_or_says_nothing(model):
         assert_serves(srv, model)
 
 
+def test_a_client_that_trickles_its_handshake_is_cut_off(model):
+    """An idle timeout alone would let a byte every few seconds hold a connection for ever."""
+    with start(model, idle_timeout_s=IO_TIMEOUT_S, handshake_timeout_s=0.5) as srv:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=IO_TIMEOUT_S) as sock:
+            channel = Channel(SocketStream(sock), "the server")
+            channel.recv("hello", 4096)
+            started = time.monotonic()
+            with pytest.raises(RemoteTimeout):
+                for byte in PREFIX.pack(MAGIC, 100, 0):
+                    sock.sendall(bytes([byte]))
+                    time.sleep(0.1)
+                channel.recv("welcome", 4096)
+            assert time.monotonic() - started < IO_TIMEOUT_S / 2
+        assert_serves(srv, model)
+
+
 def test_connections_beyond_the_limit_are_told_busy(model):
     with start(model, max_connections=1) as srv:
         with socket.create_connection(("127.0.0.1", srv.port), timeout=IO_TIMEOUT_S) as first:
