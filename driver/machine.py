@@ -117,14 +117,18 @@ def missing_features(required: list[str]) -> list[str]:
     if llvm is not None:
         have = llvm.get_host_cpu_features()
         return [f for f in required if not have.get(f.lstrip("+"), False)]
-    flags = _cpuinfo_flags()
+    flags = _cpuinfo_flags(arch_family(platform.machine()))
     if flags is None:
         return []
     return [f for f in required if f.lstrip("+") in _CPUINFO_NAMES
             and not flags.intersection(_CPUINFO_NAMES[f.lstrip("+")])]
 
 
-def _cpuinfo_flags() -> set[str] | None:
+def _cpuinfo_flags(arch: str) -> set[str] | None:
+    """The CPU's feature names as Linux lists them for `arch` (x86: `flags`, ARM: `Features`);
+    None where there is no such line (e.g. an ARM process under qemu-user reads the x86 host's
+    file, which says nothing about the emulated CPU)."""
+    field = "flags" if arch in ("x86_64", "i686") else "Features"
     try:
         with open("/proc/cpuinfo") as f:
             text = f.read()
@@ -132,6 +136,6 @@ def _cpuinfo_flags() -> set[str] | None:
         return None
     for line in text.splitlines():
         name, _, value = line.partition(":")
-        if name.strip() in ("flags", "Features"):   # x86, ARM
+        if name.strip() == field:
             return set(value.split())
     return None

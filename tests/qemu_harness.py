@@ -50,10 +50,13 @@ def ensure_emulators() -> str | None:
         if _installed():
             return None
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *PACKAGES]):
-            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
-            if done.returncode != 0:
-                return f"{' '.join(command)} failed (exit {done.returncode}): {done.stderr.strip()[-500:]}"
+        # an index that fails to download (a mirror mid-sync) fails `update` but not the install
+        update = subprocess.run(["apt-get", "update", "-qq"], capture_output=True, text=True, env=env, timeout=600)
+        done = subprocess.run(["apt-get", "install", "-y", "-qq", *PACKAGES], capture_output=True, text=True,
+                              env=env, timeout=600)
+        if done.returncode != 0:
+            return (f"apt-get install {' '.join(PACKAGES)} failed (exit {done.returncode}): "
+                    f"{(update.stderr + done.stderr).strip()[-500:]}")
     return None if _installed() else f"apt-get installed {' '.join(PACKAGES)} but qemu-arm/qemu-aarch64 are missing"
 
 
@@ -170,3 +173,65 @@ class _EmulatedKernel:
                 ctypes.memmove(pointers[k], reply[at:at + size], size)
             at += size
         return struct.unpack_from("<i", reply)[0]
+
+
+# Debian's armhf Python and numpy, as on a PYNQ image (whose Python has no llvmlite wheel), and
+# what they load: downloaded with apt-get into a private apt state (the machine's dpkg is left
+# alone), unpacked with dpkg -x into a sysroot that qemu-arm runs against.
+BOARD_PYTHON_PACKAGES = ["python3.11-minimal", "libpython3.11-minimal", "libpython3.11-stdlib", "libc6", "libexpat1",
+                         "zlib1g", "libffi8", "libbz2-1.0", "liblzma5", "libcrypt1", "libssl3", "python3-numpy",
+                         "libblas3", "liblapack3", "libgfortran5", "libgcc-s1", "libstdc++6"]
+BOARD_PYTHON = "/usr/bin/python3.11"
+
+
+def board_python(cache: str) -> tuple[str | None, str]:
+    """(sysroot, "") with an armhf Python and numpy under `cache` (reused when there), or
+    (None, why not)."""
+    root = os.path.join(cache, "armhf-python")
+    if os.path.exists(os.path.join(root, BOARD_PYTHON.lstrip("/"))):
+        return root, ""
+    if not shutil.which("apt-get") or not shutil.which("dpkg"):
+        return None, "no apt-get and dpkg to fetch Debian's armhf Python"
+    state = tempfile.mkdtemp(prefix="vdla-armhf-apt-")
+    try:
+        for sub in ("lists/partial", "cache/archives/partial", "debs"):
+            os.makedirs(os.path.join(state, sub))
+        open(os.path.join(state, "status"), "w").close()
+        options = ["-o", "APT::Architecture=armhf", "-o", "APT::Architectures::=armhf",
+                   "-o", f"Dir::State::Lists={state}/lists", "-o", f"Dir::State::Status={state}/status",
+                   "-o", f"Dir::Cache={state}/cache", "-o", "Debug::NoLocking=1"]
+        update = subprocess.run(["apt-get", *options, "update", "-qq"], capture_output=True, text=True, timeout=600)
+        debs = os.path.join(state, "debs")
+        done = subprocess.run(["apt-get", *options, "download", *BOARD_PYTHON_PACKAGES], cwd=debs,
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            return None, f"apt-get download of armhf Python failed: {(update.stderr + done.stderr).strip()[-500:]}"
+        partial = root + ".partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        os.makedirs(partial)
+        for deb in sorted(os.listdir(debs)):
+            subprocess.run(["dpkg", "-x", os.path.join(debs, deb), partial], check=True, timeout=300)
+        libs = os.path.join(partial, "usr/lib/arm-linux-gnueabihf")
+        for name in ("blas", "lapack"):      # what update-alternatives would link on a real install
+            os.symlink(f"{name}/lib{name}.so.3", os.path.join(libs, f"lib{name}.so.3"))
+        os.replace(partial, root)
+        return root, ""
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def deploy_runtime_tree(repo: str, dest: str) -> str:
+    """What a board installs of vdla: vdla.driver and vdla.hw (Python files and the JSON data
+    they read), nothing of the compiler or the simulator. Returns the folder for PYTHONPATH."""
+    for package, folder in (("driver", "driver"), ("hw", "vdla_hw")):
+        shutil.copytree(os.path.join(repo, folder), os.path.join(dest, "vdla", package),
+                        ignore=lambda d, names: [n for n in names if n == "__pycache__" or
+                                                 (os.path.isfile(os.path.join(d, n)) and not n.endswith((".py", ".json")))])
+    return dest
+
+
+def run_board_python(sysroot: str, pythonpath: str, args: list[str], timeout: float = 300):
+    """Run the board's Python under qemu-arm with only `pythonpath` besides its own library."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath, "PYTHONDONTWRITEBYTECODE": "1", "HOME": pythonpath}
+    return subprocess.run(["qemu-arm", "-L", sysroot, os.path.join(sysroot, BOARD_PYTHON.lstrip("/")), *args],
+                          capture_output=True, text=True, timeout=timeout, env=env)

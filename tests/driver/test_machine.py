@@ -82,3 +82,14 @@ def test_a_board_reporting_the_llvm_spelling_picks_the_gnu_spelled_kernels():
     assert check_compatible(artifact, on="aarch64-unknown-linux-gnu") == "aarch64-linux-gnu"
     with pytest.raises(ArtifactError, match="kernels for aarch64-linux-gnu, the kernel host is armv7l"):
         check_compatible(artifact, on="armv7l-unknown-linux-gnueabihf")
+
+
+def test_an_arm_process_under_emulation_does_not_read_the_x86_hosts_flags(monkeypatch):
+    """qemu-user shows an emulated ARM process the host's /proc/cpuinfo: its x86 `flags` say
+    nothing about the ARM CPU, so no feature is reported missing (an ARM board lists `Features`)."""
+    import platform
+    if platform.machine() != "x86_64":
+        pytest.skip("needs an x86 /proc/cpuinfo")
+    monkeypatch.setitem(sys.modules, "llvmlite", None)
+    monkeypatch.setattr(platform, "machine", lambda: "armv7l")
+    assert machine.missing_features(["+neon", "+vfp3"]) == []

@@ -3,6 +3,8 @@
 loads, run through the executor with every kernel call served under qemu-user
 (tests/qemu_harness.py), and compared with the same model compiled for and run on this
 machine. Skipped, with the reason, where qemu-user cannot be installed (not root, no apt)."""
+import json
+import os
 import time
 
 import numpy as np
@@ -119,3 +121,41 @@ def test_small_cnn_cpu_partition_under_emulation_equals_the_host(triple, cnn, ho
     got = _run_emulated("small_cnn", artifact, triple, hosts[triple], 1, {"input": x})
     for key in want:
         np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=1e-6)
+
+
+_BOARD_RUN = """
+import json, sys
+import numpy as np
+from vdla.driver.executor import Executor, host_triple
+ex = Executor(sys.argv[1], threads=2)
+out = ex.run({"input": np.load(sys.argv[2])})
+np.save(sys.argv[3], list(out.values())[0])
+print(json.dumps({"triple": host_triple(), "numpy": np.__version__,
+                  "modules": sorted(m for m in sys.modules if m.startswith(("vdla", "llvmlite", "onnx")))}))
+"""
+
+
+def test_an_armv7_artifact_runs_on_an_emulated_board_with_only_the_deploy_runtime(hosts, tmp_path, rng):
+    """Debian's armhf Python and numpy under qemu-arm, vdla.driver and vdla.hw copied beside
+    them as a board installs them: no compiler, no simulator, no llvmlite (there is no armv7l
+    wheel). The artifact's linked kernels load with ctypes; its one host step runs on numpy."""
+    sysroot, why = qemu_harness.board_python(os.environ.get("VDLA_TEST_CACHE", os.path.expanduser("~/.cache/vdla-tests")))
+    if sysroot is None:
+        pytest.skip(why)
+    model = small_cnn(batch=1)
+    artifact = compile_model(model, target="armv7a-linux-gnueabihf", threads=2)
+    artifact.save(tmp_path / "m.vdla")
+    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    (tmp_path / "run.py").write_text(_BOARD_RUN)
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(cpu_kernel.__file__)))
+    site = qemu_harness.deploy_runtime_tree(repo, str(tmp_path / "site"))
+    start = time.perf_counter()
+    done = qemu_harness.run_board_python(sysroot, site, [str(tmp_path / n) for n in ("run.py", "m.vdla", "x.npy", "y.npy")])
+    EMULATED_SECONDS["board python small_cnn[armv7a-linux-gnueabihf]"] = time.perf_counter() - start
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["triple"] == "armv7l-unknown-linux-gnueabihf"
+    assert not [m for m in report["modules"] if m.startswith(("vdla.compiler", "vdla.simulator", "llvmlite", "onnx"))]
+    want = Executor(compile_model(model, target="cpu")).run({"input": x})
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), list(want.values())[0], rtol=1e-5, atol=1e-6)
