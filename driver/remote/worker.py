@@ -128,7 +128,10 @@ def main(argv=None) -> int:
             return 1
         reply, parts = _answer(runs, header, payload, limits)
         del payload
-        channel.send(reply, parts)
+        try:
+            channel.send(reply, parts)
+        except RemoteConnectionError:
+            return 0           # the server ended while this run went on
 
 
 if __name__ == "__main__":
