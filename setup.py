@@ -1,8 +1,9 @@
 """Maps the repository folders into the single import namespace `vdla`.
 
 vdla_hw/ -> vdla.hw, simulator/ -> vdla.simulator, compiler/ -> vdla.compiler,
-driver/ -> vdla.driver (see ../shared/ARCHITECTURE.md). Subpackages are found by walking
-each folder, so a new subfolder with an __init__.py needs no edit here.
+driver/ -> vdla.driver, bitstreams/ -> vdla.bitstreams (see ../shared/ARCHITECTURE.md).
+Subpackages are found by walking each folder, so a new subfolder with an __init__.py needs
+no edit here.
 """
 import os
 
@@ -13,6 +14,7 @@ FOLDERS = {
     "vdla.simulator": "simulator",
     "vdla.compiler": "compiler",
     "vdla.driver": "driver",
+    "vdla.bitstreams": "bitstreams",   # board manifests: package data the driver reads
 }
 
 

@@ -1,12 +1,15 @@
-"""Build a VDLA bitstream for a board: `python bitstreams/build.py pynq [--prepare-only]`.
+"""Build a VDLA bitstream for a board: `python -m vdla.bitstreams.build pynq [--prepare-only]`
+(in a checkout also `python bitstreams/build.py pynq`).
 
-1. Prepares build/bitstreams/<board>/: the RTL package generated for the board's hardware
-   config, the RTL sources, the board wrapper (vdla.hw.board_wrapper), params.tcl from the
-   board manifest (bitstreams/<board>.json) and sources.txt.
-2. Runs Vivado in batch mode on bitstreams/vivado_build.tcl (unless --prepare-only, or
-   when no `vivado` is on PATH: then it says what to run).
-3. Copies the .bit/.hwh next to the manifest and records the bitstream's SHA-256 in it,
-   which the PYNQ device checks before programming the board.
+1. Prepares build/bitstreams/<board>/ (under the current folder): the RTL package generated
+   for the board's hardware config, the RTL sources, the board wrapper
+   (vdla.hw.board_wrapper), params.tcl from the board manifest (bitstreams/<board>.json),
+   vdla_id.xdc (the bitstream's USERID = the config hash's 32-bit ID, the value of the
+   hardware ID register) and sources.txt.
+2. Runs Vivado in batch mode on vivado_build.tcl (unless --prepare-only, or when no
+   `vivado` is on PATH: then it says what to run).
+3. Copies the .bit/.hwh next to the manifest and records the bitstream's SHA-256 and the
+   config hash in it, which the PYNQ device checks before programming the board.
 """
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ def prepare(board: str, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     sources = [str(p) for p in source_files(config, out)] + [write_wrapper(config, out, manifest.coherent)]
     (out / "sources.txt").write_text("\n".join(sources) + "\n")
+    # The .bit header then names the ISA instance before the bitstream is loaded (vdla.driver.bitfile).
+    (out / "vdla_id.xdc").write_text(f"set_property BITSTREAM.CONFIG.USERID 0x{config.hash32:08X} [current_design]\n")
     (out / "params.tcl").write_text("\n".join([
         f"set board {manifest.board}", f"set part {manifest.part}", f"set family {family}",
         f"set clock_mhz {manifest.clock_mhz}", f"set control_base 0x{manifest.control_base:08X}", ""]))
@@ -44,23 +49,26 @@ def prepare(board: str, out: Path) -> Path:
 
 def record(board: str, out: Path) -> None:
     from vdla.driver.board import MANIFEST_DIR
+    from vdla.hw import load_config
     path = MANIFEST_DIR / f"{board}.json"
     doc = json.loads(path.read_text())
     for suffix in ("bit", "hwh"):
         shutil.copy(out / f"vdla_{board}.{suffix}", MANIFEST_DIR / doc[suffix if suffix == "hwh" else "bitstream"])
     doc["sha256"] = hashlib.sha256((out / f"vdla_{board}.bit").read_bytes()).hexdigest()
+    doc["config_hash"] = load_config(doc["config"]).hash
     path.write_text(json.dumps(doc, indent=2) + "\n")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("board", help="a board manifest in bitstreams/ (pynq, ultra96, zcu104)")
-    parser.add_argument("--out", type=Path, default=None, help="build folder (default build/bitstreams/BOARD)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="build folder (default build/bitstreams/BOARD under the current folder)")
     parser.add_argument("--prepare-only", action="store_true", help="write the build folder, do not run Vivado")
     parser.add_argument("--record", action="store_true",
                         help="after a Vivado run made by hand: copy .bit/.hwh here and record the hash")
     args = parser.parse_args(argv)
-    out = args.out or HERE.parent / "build" / "bitstreams" / args.board
+    out = args.out or Path.cwd() / "build" / "bitstreams" / args.board
     if args.record:
         record(args.board, out)
         return 0
@@ -69,7 +77,7 @@ def main(argv=None) -> int:
     if args.prepare_only or shutil.which("vivado") is None:
         why = "--prepare-only" if args.prepare_only else "no vivado on PATH"
         print(f"prepared {out} ({why}); to build the bitstream run:\n  {' '.join(command)}\n"
-              f"then: python bitstreams/build.py {args.board} --out {out} --record")
+              f"then: python -m vdla.bitstreams.build {args.board} --out {out} --record")
         return 0
     subprocess.run(command, check=True, cwd=out)
     record(args.board, out)

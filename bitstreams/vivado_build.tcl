@@ -1,8 +1,9 @@
 # Builds a VDLA bitstream for one board with Vivado (batch mode).
 #   vivado -mode batch -source bitstreams/vivado_build.tcl -tclargs <build dir>
-# <build dir> is prepared by `python bitstreams/build.py <board>`: it holds params.tcl (part,
-# clock, control base, DRAM port: all from the board manifest and the hardware config),
-# sources.txt (the generated package, the RTL and the board wrapper vdla_axi_top.v).
+# <build dir> is prepared by `python -m vdla.bitstreams.build <board>`: it holds params.tcl
+# (part, clock, control base, DRAM port: all from the board manifest and the hardware config),
+# sources.txt (the generated package, the RTL and the board wrapper vdla_axi_top.v) and
+# vdla_id.xdc (the bitstream's USERID: the config hash's 32-bit ID).
 # Output: <build dir>/vdla_<board>.bit and .hwh (the files PYNQ loads).
 
 set build_dir [file normalize [lindex $argv 0]]
@@ -13,6 +14,7 @@ set fh [open [file join $build_dir sources.txt]]
 foreach src [split [string trim [read $fh]] "\n"] { add_files -norecurse $src }
 close $fh
 foreach src [get_files *.sv] { set_property file_type SystemVerilog $src }
+add_files -fileset constrs_1 -norecurse [file join $build_dir vdla_id.xdc]
 update_compile_order -fileset sources_1
 
 create_bd_design vdla

@@ -6,53 +6,83 @@ needs one CMA allocation, not hundreds. Launches run the control sequence of
 vdla.driver.control over `pynq.MMIO` — the very sequence the RTL testbench drives, so the
 board and the RTL share that code. pynq is imported lazily: the rest of the driver works
 without it (`pip install 'vdla[pynq]'` on the board).
+
+Opening checks the config-hash handshake (vdla.driver.board): the manifest's hash against
+its config, the bitstream's UserID against the manifest before it is loaded, and the
+hardware ID register against the manifest once it is; the executor then compares the
+artifact's config with the board's, and every launch reads the ID register again.
+
+With VDLA_PYNQ_SIM=1 the board is simulated behind pynq's own device layer
+(vdla.driver.devices.pynq_sim): everything here runs unchanged against the golden model.
 """
 from __future__ import annotations
 
 import importlib
+import os
 
 import numpy as np
 
-from vdla.hw import load_config
+from vdla.hw import load_config, regmap
 
-from ..board import load_manifest
-from ..control import launch_sequence, run_sync
+from ..board import BOARD_ENV, handshake_message, load_manifest
+from ..control import ConfigMismatch, launch_sequence, run_sync
 from ..device import DeviceError, LaunchResult
 from .dram_window import DramWindowDevice
 
 
 def _import_pynq():
     try:
-        return importlib.import_module("pynq")
+        pynq = importlib.import_module("pynq")
     except ImportError as exc:
         raise DeviceError("PynqDevice needs the pynq package on the board: pip install 'vdla[pynq]' "
                           f"({exc})") from None
+    from .pynq_sim import activate_from_environment
+    activate_from_environment(pynq)
+    return pynq
 
 
 class PynqDevice(DramWindowDevice):
-    """A VDLA accelerator in the programmable logic of a PYNQ board."""
+    """A VDLA accelerator in the programmable logic of a PYNQ board.
 
-    def __init__(self, board: str = "pynq", config=None, dram_bytes: int = 64 << 20,
-                 program: bool = True, pynq_module=None):
-        self.pynq = pynq_module or _import_pynq()
-        self.manifest = load_manifest(board)
-        self.config = load_config(config if config is not None else self.manifest.config)
+    board: a manifest name or path (default $VDLA_BOARD, else pynq); config: only checked,
+    a board runs its bitstream's config; program: load the manifest's bitstream (False: it
+    is loaded already, and the ID register says whether it is the right one)."""
+
+    def __init__(self, board: str | None = None, config=None, dram_bytes: int = 64 << 20,
+                 program: bool = True, default_max_cycles: int = 50_000_000):
+        self.pynq = _import_pynq()
+        self.manifest = load_manifest(board if board is not None else os.environ.get(BOARD_ENV, "pynq"))
+        self.config = load_config(self.manifest.config)
+        if config is not None and load_config(config).hash != self.manifest.config_hash:
+            raise ConfigMismatch(handshake_message(self.manifest, requested=load_config(config)))
+        self.default_max_cycles = default_max_cycles
+        self.window = None
         if program:
             self.pynq.Bitstream(str(self.manifest.check_bitstream())).download()
+        self.mmio = self.pynq.MMIO(self.manifest.control_base, self.manifest.control_range)
+        self.hw_id = self.mmio.read(regmap.OFFSET["HW_ID"])
+        if self.hw_id != self.manifest.hash32:
+            raise ConfigMismatch(handshake_message(self.manifest, register=self.hw_id))
         self.window = self.pynq.allocate(shape=(dram_bytes,), dtype=np.uint8)
         self._init_window(self.window, int(self.window.device_address))
-        self.mmio = self.pynq.MMIO(self.manifest.control_base, self.manifest.control_range)
 
     def __repr__(self) -> str:
-        return f"PynqDevice({self.manifest.board}, {self.config.name}, window 0x{self._window_base:x})"
+        m = self.manifest
+        return (f"PynqDevice(board {m.board}: manifest {m.path.name} config {m.config} hash {m.config_hash[:16]}..., "
+                f"hardware ID register 0x{self.hw_id:08x})")
 
     # ---- execution ----------------------------------------------------------------------
     def launch(self, insn_addr: int, insn_count: int, timeout_cycles: int | None = None) -> LaunchResult:
         self._live()
         if not self.manifest.coherent:
             self.window.flush()  # the fabric reads DRAM behind the CPU caches
-        sequence = launch_sequence(self.config, insn_addr, insn_count, timeout_cycles)
-        counters = run_sync(sequence, self.mmio.read, self.mmio.write, self.manifest.clock_mhz)
+        max_cycles = timeout_cycles if timeout_cycles is not None else self.default_max_cycles
+        sequence = launch_sequence(self.config, insn_addr, insn_count, max_cycles)
+        try:
+            counters = run_sync(sequence, self.mmio.read, self.mmio.write, self.manifest.clock_mhz)
+        except ConfigMismatch:   # the fabric was reprogrammed behind this device's back
+            register = self.mmio.read(regmap.OFFSET["HW_ID"])
+            raise ConfigMismatch(handshake_message(self.manifest, register=register)) from None
         if not self.manifest.coherent:
             self.window.invalidate()
         return LaunchResult(counters.cycles, counters.stats())
