@@ -1,0 +1,2 @@
+class SweepError(ValueError):
+    """A sweep file or a DSE request is malformed; the message names the key and what was expected."""

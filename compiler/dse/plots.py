@@ -1,0 +1,61 @@
+"""Pareto plots of a DSE: latency against LUT, DSP and BRAM, one panel each, every point
+marked by the smallest FPGA part it fits (vdla.hw.parts), each part's limit a dashed line,
+and the panel's Pareto front (latency vs that resource) drawn as a staircase."""
+from __future__ import annotations
+
+from vdla.hw.parts import PARTS
+
+from .pareto import pareto_front
+
+PANELS = (("lut", "LUT"), ("dsp", "DSP"), ("bram36", "BRAM36"))
+PART_STYLES = {"xc7z010": ("#1a9850", "o"), "xc7z020": ("#66bd63", "s"), "xczu3eg": ("#fdae61", "D"),
+               "xczu7ev": ("#f46d43", "^"), None: ("#a50026", "X")}
+
+
+def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
+    """Write the PNG; -> how many points it shows (those with latency and resources)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    shown = [r for r in rows if r.get("ms") is not None and r.get("lut") is not None]
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(5.2 * len(PANELS), 4.8), squeeze=False)
+    for ax, (key, name) in zip(axes[0], PANELS):
+        if not shown:
+            ax.text(0.5, 0.5, "no point has both latency and resources", ha="center", va="center",
+                    transform=ax.transAxes)
+            continue
+        for part, (colour, marker) in PART_STYLES.items():
+            group = [r for r in shown if r.get("smallest_part") == part]
+            if group:
+                ax.scatter([r[key] for r in group], [r["ms"] for r in group], c=colour, marker=marker, s=42,
+                           edgecolors="black", linewidths=0.5, zorder=3,
+                           label=f"fits {part} and up" if part else "fits no listed part")
+        for r in shown:
+            ax.annotate(r["id"], (r[key], r["ms"]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        front = [shown[i] for i in pareto_front(shown, (key, "ms"))]
+        front.sort(key=lambda r: r[key])
+        if front:
+            xs, ys = [front[0][key]], [front[0]["ms"]]
+            for r in front[1:]:
+                xs += [r[key], r[key]]
+                ys += [ys[-1], r["ms"]]
+            ax.plot(xs, ys, color="#4d4d4d", linewidth=1.0, zorder=2, label="Pareto front")
+        top = max(r[key] for r in shown)
+        for part, limit in ((p, PARTS[p][key]) for p in PARTS):
+            if limit <= 1.6 * top:
+                ax.axvline(limit, color=PART_STYLES[part][0], linestyle="--", linewidth=0.9, zorder=1)
+                ax.text(limit, 1.0, f" {part}", rotation=90, fontsize=6, va="top", ha="right",
+                        color=PART_STYLES[part][0], transform=ax.get_xaxis_transform())
+        ax.set_xlabel(f"{name} (Yosys, 7-series mapping)")
+        ax.set_ylabel("latency, ms at each point's clock")
+        ax.set_yscale("log")
+        ax.grid(True, which="both", linewidth=0.3, alpha=0.6)
+        ax.set_title(f"latency vs {name}", fontsize=10)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.suptitle(title or "design-space exploration", fontsize=11)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.96))
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return len(shown)

@@ -1,0 +1,138 @@
+"""Sweep files: which hardware configurations a design-space exploration visits.
+
+A sweep is one JSON object:
+
+    {
+      "base":   "pynq",                                  # preset, config file, or a config object
+      "grid":   {"LOG_BLOCK": [3, 4, 5], "clock_mhz": [100, 200]},   # every combination
+      "points": [{"LOG_BLOCK": 4, "bus_width_bits": 128}]            # and these, one by one
+    }
+
+Each point is the base with some config keys replaced (the keys of vdla.hw's config JSON:
+LOG_BATCH, LOG_BLOCK, the LOG_*_BUFF_SIZE buffers, bus_width_bits, clock_mhz, and `timing`,
+an object merged into the base's timing parameters). The grid's points come first, in the
+order of its keys (the last key varies fastest), then the listed points; a point equal to
+an earlier one is dropped. Without grid and points the sweep is the base alone.
+
+Keys are checked when the sweep is read (an unknown key is an error that lists the known
+ones); values are checked per point, by vdla.hw's own validation, so one impossible
+combination of a grid is reported as an invalid point instead of stopping the sweep.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+
+from vdla.hw import HwConfig, load_config
+
+from .errors import SweepError
+
+_SWEEP_KEYS = ("base", "grid", "points", "name")
+
+
+@dataclass
+class Point:
+    """One configuration of a sweep: its id, the keys it changes, and the config (or why not)."""
+    id: str
+    overrides: dict
+    doc: dict                      # the whole config JSON of the point
+    config: HwConfig | None = None
+    invalid: str | None = None     # vdla.hw's reason when the combination is not a valid config
+
+    @property
+    def label(self) -> str:
+        """Short name for tables and plots: BATCHxBLOCK, buffers, bus and clock."""
+        d = self.doc
+        return (f"{1 << d['LOG_BATCH']}x{1 << d['LOG_BLOCK']} u{d['LOG_UOP_BUFF_SIZE']} i{d['LOG_INP_BUFF_SIZE']} "
+                f"w{d['LOG_WGT_BUFF_SIZE']} a{d['LOG_ACC_BUFF_SIZE']} bus{d['bus_width_bits']} {d['clock_mhz']}MHz")
+
+
+@dataclass
+class Sweep:
+    name: str
+    base: HwConfig
+    points: list = field(default_factory=list)
+    dropped_duplicates: int = 0
+
+
+def _base(value, where: str) -> HwConfig:
+    try:
+        return load_config(value)
+    except ValueError as exc:
+        raise SweepError(f"{where} 'base': {exc}") from None
+
+
+def _check_override(keys: dict, where: str, known: list[str]) -> None:
+    if not isinstance(keys, dict):
+        raise SweepError(f"{where} must be an object of config keys, got {type(keys).__name__}")
+    for key, value in keys.items():
+        if key not in known:
+            raise SweepError(f"{where}: unknown config key {key!r}; a sweep may set {', '.join(known)}")
+        if key == "timing" and not isinstance(value, dict):
+            raise SweepError(f"{where}: 'timing' must be an object of timing parameters, got {value!r}")
+
+
+def _apply(base_doc: dict, overrides: dict) -> dict:
+    doc = json.loads(json.dumps(base_doc))
+    for key, value in overrides.items():
+        if key == "timing":
+            doc["timing"] = {**doc.get("timing", {}), **value}
+        else:
+            doc[key] = value
+    return doc
+
+
+def parse_sweep(doc, where: str = "sweep") -> Sweep:
+    """A Sweep from the parsed JSON object; SweepError naming what is wrong with it."""
+    if not isinstance(doc, dict):
+        raise SweepError(f"{where} must be a JSON object with keys {', '.join(_SWEEP_KEYS)}")
+    unknown = [k for k in doc if k not in _SWEEP_KEYS]
+    if unknown:
+        raise SweepError(f"{where}: unknown key {unknown[0]!r}; a sweep has {', '.join(_SWEEP_KEYS)}")
+    base = _base(doc.get("base"), where)
+    base_doc = base.to_dict()
+    known = [k for k in base_doc if k != "TARGET"]
+    grid = doc.get("grid", {})
+    listed = doc.get("points", [])
+    _check_override(grid, f"{where} 'grid'", known)
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise SweepError(f"{where} 'grid' {key!r}: expected a non-empty list of values, got {values!r}")
+    if not isinstance(listed, list):
+        raise SweepError(f"{where} 'points' must be a list of objects of config keys")
+    for k, point in enumerate(listed):
+        _check_override(point, f"{where} 'points'[{k}]", known)
+    combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())] if grid else []
+    overrides = combos + [dict(p) for p in listed] or [{}]
+    sweep = Sweep(str(doc.get("name") or "sweep"), base)
+    seen = set()
+    for change in overrides:
+        full = _apply(base_doc, change)
+        key = json.dumps(full, sort_keys=True)
+        if key in seen:
+            sweep.dropped_duplicates += 1
+            continue
+        seen.add(key)
+        point = Point(f"p{len(sweep.points):02d}", change, full)
+        try:
+            point.config = HwConfig.from_dict(full)
+        except ValueError as exc:
+            point.invalid = str(exc)
+        sweep.points.append(point)
+    return sweep
+
+
+def load_sweep(source) -> Sweep:
+    """A sweep from a JSON file path or an already parsed object."""
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            with open(source) as f:
+                doc = json.load(f)
+        except OSError as exc:
+            raise SweepError(f"cannot read the sweep file {os.fspath(source)!r}: {exc.strerror or exc}") from None
+        except json.JSONDecodeError as exc:
+            raise SweepError(f"sweep file {os.fspath(source)!r} is not valid JSON: {exc}") from None
+        return parse_sweep(doc, f"sweep file {os.fspath(source)!r}")
+    return parse_sweep(source)

@@ -1,0 +1,172 @@
+"""The DSE end to end on a small model and a few configs, with a stand-in synthesizer (the
+table, the Pareto front, the cache and the failure paths are what is tested here; real Yosys
+runs in test_dse_yosys.py): every point compiled and simulated for real, its cycles equal
+to a direct compile-and-run of the same config."""
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from vdla.compiler.compile_model import compile_model
+from vdla.compiler.dse import LocalPool, explore, pareto_front
+from vdla.compiler.dse.point import sample_inputs
+from vdla.compiler.frontend.example_models import small_residual_cnn
+from vdla.driver.devices import SimulatorDevice
+from vdla.driver.executor import Executor
+
+from dse_stubs import calls, failing_synthesize, fake_synthesize
+
+SWEEP = {"base": "pynq", "grid": {"LOG_BLOCK": [3, 4], "clock_mhz": [100, 200]},
+         "points": [{"LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 14, "LOG_WGT_BUFF_SIZE": 16, "LOG_ACC_BUFF_SIZE": 16},
+                    {"LOG_WGT_BUFF_SIZE": 9}]}
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return small_residual_cnn()
+
+
+@pytest.fixture
+def synth_log(tmp_path, monkeypatch):
+    folder = tmp_path / "synth_calls"
+    folder.mkdir()
+    monkeypatch.setenv("VDLA_TEST_SYNTH_LOG", str(folder))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def first_run(model, tmp_path_factory):
+    out = tmp_path_factory.mktemp("dse")
+    folder = out / "synth_calls"
+    folder.mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VDLA_TEST_SYNTH_LOG", str(folder))
+        result = explore(model, SWEEP, out / "run", synthesizer=fake_synthesize, log=None)
+    return out, result, calls(folder)
+
+
+def test_every_point_has_a_status_and_the_invalid_and_unbuildable_say_why(first_run):
+    _, result, _ = first_run
+    status = {r["id"]: r["status"] for r in result.rows}
+    assert status == {"p00": "invalid", "p01": "invalid", "p02": "ok", "p03": "ok", "p04": "ok",
+                      "p05": "compile_failed"}
+    assert "GEMM fields need 136 bits" in result.row("p00")["error"]
+    assert "no VDLA tiling" in result.row("p05")["error"] and "weight" in result.row("p05")["error"]
+    assert result.row("p00")["synth_status"] == "skipped"
+
+
+def test_cycles_equal_a_direct_compile_and_run_and_ms_follow_the_clock(first_run, model):
+    _, result, _ = first_run
+    calib, inputs = sample_inputs(model, None)
+    for point_id in ("p02", "p04"):
+        row = result.row(point_id)
+        artifact = compile_model(model, target="vdla", hw_config=row["config"], calibration=calib)
+        ex = Executor(artifact, device=SimulatorDevice(row["config"], dram_bytes=1 << 26))
+        ex.run(inputs)
+        assert row["cycles"] == sum(launch.cycles for launch in ex.last_launches.values())
+    p02, p03 = result.row("p02"), result.row("p03")
+    assert p02["cycles"] == p03["cycles"] and p03["ms"] == pytest.approx(p02["ms"] / 2)
+    assert p02["ms"] == pytest.approx(p02["cycles"] / 100e3)
+
+
+def test_points_sharing_an_rtl_share_one_synthesis(first_run):
+    _, result, synth_calls = first_run
+    # p02 and p03 differ in the clock only (one RTL); p04 is its own; nothing else synthesizes
+    assert sorted((c["LOG_BLOCK"], c["LOG_WGT_BUFF_SIZE"]) for c in synth_calls) == [(3, 16), (4, 18)]
+    for key in ("lut", "ff", "dsp", "bram36", "fits"):
+        assert result.row("p02")[key] == result.row("p03")[key] is not None
+    assert result.row("p04")["fits"][0] == result.row("p04")["smallest_part"]
+
+
+def test_pareto_front_is_the_front_of_the_ok_rows(first_run):
+    _, result, _ = first_run
+    ok = [r if r["status"] == "ok" else {} for r in result.rows]
+    expected = [result.rows[k]["id"] for k in pareto_front(ok, ("ms", "lut", "ff", "dsp", "bram36"))]
+    assert result.pareto == expected == [r["id"] for r in result.rows if r["pareto"]]
+    assert "p02" not in result.pareto      # p03 is the same hardware at twice the clock
+
+
+def test_table_files_csv_json_png(first_run):
+    _, result, _ = first_run
+    with open(result.files["csv"]) as f:
+        table = list(csv.DictReader(f))
+    assert [r["id"] for r in table] == [r["id"] for r in result.rows]
+    by_id = {r["id"]: r for r in table}
+    assert int(by_id["p04"]["cycles"]) == result.row("p04")["cycles"]
+    assert by_id["p04"]["fits_xc7z020"] in ("True", "False") and by_id["p00"]["fits_xc7z020"] == ""
+    assert "GEMM fields" in by_id["p00"]["error"]
+    doc = json.loads(open(result.files["json"]).read())
+    assert doc["pareto"] == result.pareto and len(doc["points"]) == 6
+    assert doc["parts"]["xc7z020"]["lut"] == 53200
+    assert open(result.files["png"], "rb").read(8) == PNG
+
+
+def test_second_run_does_no_work_and_gives_the_same_table(first_run, model, synth_log):
+    out, result, _ = first_run
+
+    class NoPool:
+        where = "nowhere"
+
+        def map(self, fn, items, common=None):
+            items = list(items)
+            assert not items, f"the cached run evaluated {len(items)} point(s)"
+            return iter(())
+    again = explore(model, SWEEP, out / "run", pool=NoPool(), synthesizer=fake_synthesize, log=None)
+    assert again.evaluated == 0 and again.synthesized == 0 and calls(synth_log) == []
+    strip = ("cached",)
+    assert [{k: v for k, v in r.items() if k not in strip} for r in again.rows] == \
+        [{k: v for k, v in r.items() if k not in strip} for r in result.rows]
+    assert all(r["cached"] for r in again.rows if r["status"] in ("ok", "compile_failed"))
+
+
+def test_synthesis_results_are_reused_for_a_new_point_with_a_known_rtl(first_run, model, synth_log):
+    out, _, _ = first_run
+    # 300 MHz is a new point, but its RTL is p02's: compiled and simulated, not synthesized again
+    again = explore(model, {"grid": {"clock_mhz": [300]}}, out / "run", synthesizer=fake_synthesize, log=None)
+    assert again.evaluated == 1 and again.synthesized == 0 and calls(synth_log) == []
+    assert again.rows[0]["lut"] is not None
+
+
+def test_a_damaged_cache_file_is_recomputed(model, tmp_path, synth_log):
+    sweep = {"points": [{}]}
+    first = explore(model, sweep, tmp_path, synthesizer=fake_synthesize, log=None)
+    (tmp_path / "cache" / f"{first.rows[0]['key']}.json").write_text("{not json")
+    again = explore(model, sweep, tmp_path, synthesizer=fake_synthesize, log=None)
+    assert again.evaluated == 1 and again.rows[0]["cycles"] == first.rows[0]["cycles"]
+    assert len(calls(synth_log)) == 1    # the synthesis cache was intact
+
+
+def test_a_failing_synthesis_keeps_the_cycles_and_is_not_cached(model, tmp_path):
+    result = explore(model, {"points": [{}]}, tmp_path, synthesizer=failing_synthesize, log=None)
+    row = result.rows[0]
+    assert row["status"] == "ok" and row["cycles"] > 0
+    assert row["synth_status"] == "failed" and "RuntimeError: the stub refuses" in row["synth_error"]
+    assert row["lut"] is None and not row["pareto"]
+    again = explore(model, {"points": [{}]}, tmp_path, synthesizer=failing_synthesize, log=None)
+    assert again.evaluated == 1
+
+
+def test_without_synthesis_the_front_is_the_fastest(model, tmp_path):
+    result = explore(model, {"grid": {"clock_mhz": [100, 200]}}, tmp_path, synthesizer=None, log=None)
+    assert [r["synth_status"] for r in result.rows] == ["skipped", "skipped"]
+    assert result.pareto == ["p01"]
+
+
+def test_local_process_pool_gives_the_same_table(first_run, model, tmp_path, synth_log):
+    _, result, _ = first_run
+    sweep = {"points": [{}, {"LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 14, "LOG_WGT_BUFF_SIZE": 16,
+                             "LOG_ACC_BUFF_SIZE": 16}]}
+    pooled = explore(model, sweep, tmp_path, pool=LocalPool(2), synthesizer=fake_synthesize, log=None)
+    assert len(calls(synth_log)) == 2          # the workers ran the stub: the environment reached them
+    for row, ref in zip(pooled.rows, (result.row("p02"), result.row("p04"))):
+        for key in ("cycles", "ms", "gemm_utilization", "lut", "ff", "dsp", "bram36", "fits"):
+            assert row[key] == ref[key], key
+
+
+def test_sample_inputs_check_given_calibration_shapes(model):
+    bad = {"input": np.zeros((2, 3, 32, 32), np.float32)}
+    with pytest.raises(ValueError, match=r"calibration samples of input 'input' have shape \[2, 3, 32, 32\]; "
+                                         r"expected \[samples, 1, 3, 32, 32\]"):
+        sample_inputs(model, bad)

@@ -1,0 +1,70 @@
+"""Sweep files (vdla.compiler.dse.sweep): grid order, listed points, duplicates, per-point
+validation by vdla.hw, and errors that name the key; the ResNet-18 sweep of benchmarks/dse.py."""
+import json
+from pathlib import Path
+
+import pytest
+
+from vdla.compiler.dse import SweepError, load_sweep
+from vdla.hw import load_config
+
+BENCH_SWEEP = Path(__file__).resolve().parents[3] / "benchmarks" / "dse_resnet18.json"
+
+
+def test_grid_then_points_last_key_fastest_duplicates_dropped():
+    sweep = load_sweep({"base": "pynq", "grid": {"LOG_BLOCK": [4, 5], "clock_mhz": [100, 200]},
+                        "points": [{"LOG_BLOCK": 5, "clock_mhz": 100}, {"bus_width_bits": 128}]})
+    got = [(p.doc["LOG_BLOCK"], p.doc["clock_mhz"], p.doc["bus_width_bits"]) for p in sweep.points]
+    assert got == [(4, 100, 64), (4, 200, 64), (5, 100, 64), (5, 200, 64), (4, 100, 128)]
+    assert sweep.dropped_duplicates == 1
+    assert [p.id for p in sweep.points] == ["p00", "p01", "p02", "p03", "p04"]
+    assert sweep.points[4].config == load_config("ultra96").__class__.from_dict(
+        {**load_config("pynq").to_dict(), "bus_width_bits": 128})
+
+
+def test_no_grid_no_points_is_the_base_and_timing_merges():
+    assert [p.doc for p in load_sweep({"base": "zcu104"}).points] == [load_config("zcu104").to_dict()]
+    [point] = load_sweep({"points": [{"timing": {"dram_read_latency": 64}}]}).points
+    assert point.config.timing.dram_read_latency == 64
+    assert point.config.timing.dram_write_latency == load_config().timing.dram_write_latency
+
+
+def test_an_impossible_combination_is_an_invalid_point_with_vdla_hw_reason():
+    sweep = load_sweep({"grid": {"LOG_BLOCK": [3, 4, 7]}})
+    block8, block16, block128 = sweep.points
+    assert block16.invalid is None and block16.config.block == 16
+    assert "GEMM fields need 136 bits" in block8.invalid and block8.config is None
+    assert "'LOG_BLOCK'" in block128.invalid and "out of range 2..6" in block128.invalid
+
+
+@pytest.mark.parametrize("doc, message", [
+    ([1, 2], "must be a JSON object"),
+    ({"grids": {}}, "unknown key 'grids'; a sweep has base, grid, points, name"),
+    ({"grid": {"BLOCK": [16]}}, "unknown config key 'BLOCK'; a sweep may set LOG_INP_WIDTH"),
+    ({"grid": {"LOG_BLOCK": []}}, "'LOG_BLOCK': expected a non-empty list"),
+    ({"grid": {"LOG_BLOCK": 4}}, "'LOG_BLOCK': expected a non-empty list"),
+    ({"points": {"LOG_BLOCK": 4}}, "'points' must be a list"),
+    ({"points": [{"timing": 3}]}, "'timing' must be an object"),
+    ({"points": [{"TARGET": "x"}]}, "unknown config key 'TARGET'"),
+    ({"base": "pynq2"}, "'base': unknown hardware config 'pynq2'"),
+])
+def test_malformed_sweeps_name_the_key(doc, message):
+    with pytest.raises(SweepError, match=message.replace("(", r"\(")):
+        load_sweep(doc)
+
+
+def test_sweep_files_unreadable_or_not_json(tmp_path):
+    with pytest.raises(SweepError, match="cannot read the sweep file"):
+        load_sweep(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(SweepError, match="is not valid JSON"):
+        load_sweep(tmp_path / "bad.json")
+    (tmp_path / "ok.json").write_text(json.dumps({"grid": {"clock_mhz": [100, 250]}}))
+    assert [p.config.clock_mhz for p in load_sweep(tmp_path / "ok.json").points] == [100, 250]
+
+
+def test_benchmark_sweep_has_eight_valid_resnet18_configs_with_blocks_8_16_32():
+    sweep = load_sweep(BENCH_SWEEP)
+    valid = [p for p in sweep.points if p.invalid is None]
+    assert len(valid) == len(sweep.points) >= 8
+    assert {p.config.block for p in valid} >= {8, 16, 32}
