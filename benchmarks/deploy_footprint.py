@@ -69,6 +69,17 @@ def _vdla_bytes(modules: list[str], files: dict) -> int:
     return sum(os.path.getsize(files[m]) for m in modules if m.startswith("vdla") and files.get(m))
 
 
+def _installed_vdla_bytes() -> int:
+    """All of vdla as pip installs it (every package, its package data): what `pip install
+    --no-deps vdla` puts on a board, most of which the runtime never imports."""
+    import vdla.driver
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(vdla.driver.__file__)))
+    kinds = (".py", ".json", ".sv", ".svh", ".tcl", ".ys", ".txt")
+    return sum(os.path.getsize(os.path.join(d, f)) for folder in ("driver", "vdla_hw", "simulator", "compiler", "bitstreams")
+               for d, _, fs in os.walk(os.path.join(repo, folder)) if "__pycache__" not in d
+               for f in fs if f.endswith(kinds))
+
+
 def measure() -> dict:
     from vdla.compiler.compile_model import compile_model
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,6 +106,7 @@ def measure() -> dict:
         "third_party": third_party,
         "numpy_installed_mb": (_tree_bytes(numpy_dir) + (_tree_bytes(numpy_libs) if os.path.isdir(numpy_libs) else 0)) / 2**20,
         "linked_kernels_kb": len(so) / 1024,
+        "vdla_installed_kb": _installed_vdla_bytes() / 1024,
         "llvmlite_installed_mb": _tree_bytes(os.path.dirname(llvmlite.__file__)) / 2**20,
         "tvm_runtime_kb": list(TVM_RUNTIME_KB),
     }
@@ -111,6 +123,8 @@ def main(argv=None) -> int:
     print(f"  vdla runtime, with the accelerator  {r['vdla_accel_kb']:7.0f} KB  ({r['vdla_accel_modules']} modules"
           f"{'; includes vdla.simulator, imported by vdla.driver.devices' if r['imports_simulator'] else ''})")
     print(f"  TVM runtime (libtvm_runtime)        {lo:4d}-{hi} KB")
+    print(f"  all of vdla as pip installs it      {r['vdla_installed_kb']:7.0f} KB  (compiler, simulator, RTL: on disk, "
+          "never imported)")
     print(f"  third-party packages imported       {', '.join(r['third_party'])}: numpy {r['numpy_installed_mb']:.1f} MB "
           "installed (PYNQ images ship it)")
     print(f"  the model's linked kernels          {r['linked_kernels_kb']:7.1f} KB  (in the artifact, not the runtime)")
