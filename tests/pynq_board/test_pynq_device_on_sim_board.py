@@ -2,8 +2,11 @@
 bit-exact with the simulator device (data, cycles, counters), the register sequence the RTL
 testbench drives, the config-hash handshake, hardware errors and timeouts, a non-coherent
 DRAM port."""
+import asyncio
+import importlib.util
+import sys
+import types
 from dataclasses import replace
-from itertools import islice
 
 import numpy as np
 import pytest
@@ -15,7 +18,7 @@ pynq = pytest.importorskip("pynq", reason=SKIP_REASON)
 from hw.test_errors import _streams  # noqa: E402
 from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, default_conv_knobs  # noqa: E402
 from vdla.driver.board import BoardError, load_manifest  # noqa: E402
-from vdla.driver.control import ConfigMismatch, HardwareError, Read, WaitDone, Write, launch_sequence  # noqa: E402
+from vdla.driver.control import ConfigMismatch, HardwareError, launch_sequence  # noqa: E402
 from vdla.driver.device import DeviceError, LaunchTimeout  # noqa: E402
 from vdla.driver.devices import SimulatorDevice  # noqa: E402
 from vdla.driver.devices.pynq import PynqDevice  # noqa: E402
@@ -63,51 +66,60 @@ def test_the_demo_conv_is_bit_exact_with_the_simulator_device(board, device):
     assert board.block.launches >= 1
 
 
-def _rtl_bench_ops(config, log) -> list:
-    """The register operations vdla.driver.devices.rtl_bench.run_control performs for the
-    launches in `log`: launch_sequence's Reads and Writes as they are, and WaitDone as the
-    one CONTROL read it makes once the accelerator's irq rises. Reads are answered with the
-    values in `log`; each launch's address and count are those `log` shows written."""
-    answers = iter(v for kind, _, v in log if kind == "r")
-    writes = iter((off, v) for kind, off, v in log if kind == "w")
-    ops = []
-    while len(ops) < len(log):
-        program = dict(islice(writes, 2))
-        sequence = launch_sequence(config, program[regmap.OFFSET["INSN_ADDR"]],
-                                   program[regmap.OFFSET["INSN_COUNT"]], 1000)
-        next(writes)   # START
-        answer = None
-        try:
-            while True:
-                op = sequence.send(answer)
-                if isinstance(op, Write):
-                    ops.append(("w", op.offset, op.value))
-                    answer = None
-                else:
-                    offset = op.offset if isinstance(op, Read) else regmap.OFFSET["CONTROL"]
-                    assert isinstance(op, (Read, WaitDone))
-                    answer = next(answers)
-                    ops.append(("r", offset, answer))
-        except StopIteration:
-            pass
-    return ops
+def _launch_as_the_rtl_testbench_does(monkeypatch, board, device, insn_addr, insn_count):
+    """One launch driven by the RTL testbench's own executor (rtl_bench.run_control, which
+    tests/hw runs against the RTL's AXI-lite port) over pynq.MMIO of the same board. Its
+    irq is the board's done; cocotb's triggers, needed only while irq is low, are stubbed
+    where cocotb is not installed (they are never reached: done rises within START)."""
+    from vdla.driver.devices.rtl_bench import run_control
+    if importlib.util.find_spec("cocotb") is None:
+        triggers = types.ModuleType("cocotb.triggers")
+        triggers.ClockCycles = triggers.First = triggers.RisingEdge = None
+        monkeypatch.setitem(sys.modules, "cocotb", types.ModuleType("cocotb"))
+        monkeypatch.setitem(sys.modules, "cocotb.triggers", triggers)
+
+    class AxiLite:
+        async def read(self, offset):
+            return device.mmio.read(offset)
+
+        async def write(self, offset, value):
+            device.mmio.write(offset, value)
+
+    class Irq:
+        @property
+        def value(self):
+            return int(board.block.done)
+
+    sequence = launch_sequence(device.config, insn_addr, insn_count, 1_000_000)
+    return asyncio.run(run_control(sequence, AxiLite(), types.SimpleNamespace(irq=Irq())))
 
 
-def test_the_register_sequence_is_the_one_the_rtl_testbench_drives(board, device, rng):
-    board.block.log.clear()
+def test_the_register_sequence_is_the_one_the_rtl_testbench_drives(monkeypatch, board, device, rng):
     a = rng.integers(-128, 128, size=(32, 64), dtype=np.int8)
     b = rng.integers(-128, 128, size=(64, 48), dtype=np.int8)
+    launches = []
+    real_launch = board.block._launch
+
+    def remember():   # the stream of each launch, to launch it again the testbench's way
+        launches.append((board.block.insn_addr, board.block.insn_count))
+        real_launch()
+    monkeypatch.setattr(board.block, "_launch", remember)
+    board.block.log.clear()
     c, result, _ = run_dense(device, a, b, Epilogue(lo=None, hi=None))
     np.testing.assert_array_equal(c, dense_reference(a, b, Epilogue(lo=None, hi=None)))
-    log = list(board.block.log)
-    assert log == _rtl_bench_ops(device.config, log)
+    by_pynq_device = list(board.block.log)
+    assert len(launches) == 1
+
+    pynq.Bitstream(board.bitfile_name).download()   # the testbench resets before each launch; so does a download
+    counters = _launch_as_the_rtl_testbench_does(monkeypatch, board, device, *launches[0])
+    assert list(board.block.log) == by_pynq_device     # the same accesses, in order, with the same values
+    assert counters.cycles == result.cycles
+
     off = regmap.OFFSET
-    launch = len(log) // board.block.launches
-    first = log[:launch]
-    assert [e[:2] for e in first[:2]] == [("r", off["HW_ID"]), ("r", off["CONTROL"])]
-    assert [e[:2] for e in first[2:5]] == [("w", off["INSN_ADDR"]), ("w", off["INSN_COUNT"]), ("w", off["CONTROL"])]
-    assert first[4][2] == regmap.START and first[5] == ("r", off["CONTROL"], regmap.DONE)
-    assert [e[1] for e in first[6:]] == [off["CYCLES"]] + [off[n] for n in regmap.COUNTERS]
+    assert by_pynq_device[:6] == [("r", off["HW_ID"], device.config.hash32), ("r", off["CONTROL"], 0),
+                                  ("w", off["INSN_ADDR"], launches[0][0]), ("w", off["INSN_COUNT"], launches[0][1]),
+                                  ("w", off["CONTROL"], regmap.START), ("r", off["CONTROL"], regmap.DONE)]
+    assert [e[1] for e in by_pynq_device[6:]] == [off["CYCLES"]] + [off[n] for n in regmap.COUNTERS]
     assert result.stats["gemm_uops"] == (32 * 64 * 48) // 256
 
 
