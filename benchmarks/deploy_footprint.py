@@ -55,7 +55,8 @@ def _model():
              helper.make_node("Relu", ["c"], ["r"]), helper.make_node("GlobalAveragePool", ["r"], ["p"]),
              helper.make_node("Flatten", ["p"], ["f"]), helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["l"], transB=1),
              helper.make_node("Softmax", ["l"], ["out"], axis=-1)]
-    graph = helper.make_graph(nodes, "footprint", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 32, 32])],
+    graph = helper.make_graph(nodes, "footprint",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 32, 32])],
                               [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 10])], initializer=inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
 
@@ -104,7 +105,8 @@ def measure() -> dict:
         "vdla_accel_modules": len([m for m in probe["accel"] if m.startswith("vdla")]),
         "imports_simulator": any(m.startswith("vdla.simulator") for m in probe["accel"]),
         "third_party": third_party,
-        "numpy_installed_mb": (_tree_bytes(numpy_dir) + (_tree_bytes(numpy_libs) if os.path.isdir(numpy_libs) else 0)) / 2**20,
+        "numpy_installed_mb": (_tree_bytes(numpy_dir)
+                               + (_tree_bytes(numpy_libs) if os.path.isdir(numpy_libs) else 0)) / 2**20,
         "linked_kernels_kb": len(so) / 1024,
         "vdla_installed_kb": _installed_vdla_bytes() / 1024,
         "llvmlite_installed_mb": _tree_bytes(os.path.dirname(llvmlite.__file__)) / 2**20,

@@ -192,6 +192,15 @@ def board_python(cache: str) -> tuple[str | None, str]:
         return root, ""
     if not shutil.which("apt-get") or not shutil.which("dpkg"):
         return None, "no apt-get and dpkg to fetch Debian's armhf Python"
+    os.makedirs(cache, exist_ok=True)
+    with open(os.path.join(cache, "armhf-python.lock"), "w") as lock:   # one builder at a time
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(os.path.join(root, BOARD_PYTHON.lstrip("/"))):
+            return root, ""
+        return _fetch_board_python(root)
+
+
+def _fetch_board_python(root: str) -> tuple[str | None, str]:
     state = tempfile.mkdtemp(prefix="vdla-armhf-apt-")
     try:
         for sub in ("lists/partial", "cache/archives/partial", "debs"):

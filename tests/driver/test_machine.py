@@ -52,7 +52,6 @@ def test_missing_features_without_llvmlite_reads_cpuinfo(monkeypatch):
 
 
 def _relu_model():
-    import onnx
     from onnx import TensorProto, helper
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],

@@ -28,7 +28,8 @@ def small_cnn(seed=0):
              helper.make_node("Mul", ["r", "g"], ["m"]), helper.make_node("GlobalAveragePool", ["m"], ["p"]),
              helper.make_node("Flatten", ["p"], ["f"]), helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["l"], transB=1),
              helper.make_node("Softmax", ["l"], ["out"], axis=-1)]
-    graph = helper.make_graph(nodes, "small_cnn", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
+    graph = helper.make_graph(nodes, "small_cnn",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 16, 16])],
                               [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 10])], initializer=inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
 
