@@ -7,21 +7,29 @@ cycles); speed is simulated accelerator cycles per wall-clock second of each, si
 (RTL: time inside the simulation process, AXI-lite control included, process start-up
 excluded and reported separately). With --json the last line is one JSON object:
 programs, data_mismatches, cycle_mismatches, cycle_max_rel_err, rtl_cycles_per_s,
-sim_cycles_per_s, rtl_startup_s, conv_cycles, conv_rtl_cycles_per_s, conv_sim_cycles_per_s.
+sim_cycles_per_s, rtl_startup_s (per task), tasks, failed_tasks, hosts, conv_cycles,
+conv_rtl_cycles_per_s, conv_sim_cycles_per_s.
 
-    python benchmarks/rtl_vs_sim.py [--config pynq] [--programs 200] [--json]
+The random programs run in this process by default; --workers N spreads them over local
+processes and --ray ADDRESS over a Ray cluster ("local" starts one here), in chunks of
+--chunk seeds, through the executor the DSE uses (vdla.compiler.dse.workers): a campaign of
+many thousand programs goes to as many machines as the cluster has.
+
+    python benchmarks/rtl_vs_sim.py [--config pynq] [--programs 200] [--ray ADDRESS | --workers N] [--json]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import socket
 import sys
 import tempfile
 import time
 
 import numpy as np
 
+from vdla.compiler.dse.workers import InlinePool, WorkerFailure, make_pool
 from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, Epilogue, compile_conv2d
 from vdla.driver.devices.rtl import RtlDevice
 from vdla.driver.devices.rtl_bench import run_jobs
@@ -34,38 +42,67 @@ from vdla.simulator import Simulator
 from vdla.simulator.random_program import describe_mismatch, random_program
 
 
-def random_programs(config, count: int, workdir: str) -> dict:
+def check_programs(seeds: list[int], common: dict) -> dict:
+    """One task of the campaign: the random programs of `seeds` on the simulator and on the RTL
+    (one Verilator process for all of them, built or reused on this machine); what differed."""
+    config = load_config(common["config"])
+    build(config)
     progs, launches, expected = [], [], []
     sim_s = 0.0
-    for seed in range(count):
-        p = random_program(config, seed)
-        dram = p.fresh_dram()
+    with tempfile.TemporaryDirectory(prefix="vdla-rtl-vs-sim-") as workdir:
+        for seed in seeds:
+            p = random_program(config, seed)
+            dram = p.fresh_dram()
+            t0 = time.perf_counter()
+            result = Simulator(config).run(dram, p.insn_addr, p.insn_count)
+            sim_s += time.perf_counter() - t0
+            path = os.path.join(workdir, f"dram{seed}.bin")
+            p.fresh_dram().tofile(path)
+            progs.append(p)
+            expected.append((dram, result.cycles))
+            launches.append({"dram": path, "insn_addr": p.insn_addr, "insn_count": p.insn_count,
+                             "max_cycles": 4 * result.cycles + 10_000})
         t0 = time.perf_counter()
-        result = Simulator(config).run(dram, p.insn_addr, p.insn_count)
-        sim_s += time.perf_counter() - t0
-        path = os.path.join(workdir, f"dram{seed}.bin")
-        p.fresh_dram().tofile(path)
-        progs.append(p)
-        expected.append((dram, result.cycles))
-        launches.append({"dram": path, "insn_addr": p.insn_addr, "insn_count": p.insn_count,
-                         "max_cycles": 4 * result.cycles + 10_000})
-    t0 = time.perf_counter()
-    records = run_jobs(config, launches, os.path.join(workdir, "sim"))
-    process_s = time.perf_counter() - t0
-    data_bad, cycle_bad, rel_err, rtl_s, cycles = [], [], 0.0, 0.0, 0
-    for p, (dram, sim_cycles), launch, rec in zip(progs, expected, launches, records):
-        got = np.fromfile(launch["dram"], dtype=np.uint8)
-        problem = describe_mismatch(p, dram, got) if rec["error"] is None else f"RTL error: {rec['error']}"
-        if problem:
-            data_bad.append(f"seed {p.seed}: {problem}")
-        if rec["cycles"] != sim_cycles:
-            cycle_bad.append(f"seed {p.seed}: simulator {sim_cycles}, RTL {rec['cycles']}")
-            rel_err = max(rel_err, abs((rec["cycles"] or 0) - sim_cycles) / sim_cycles)
-        rtl_s += rec["wall_s"]
-        cycles += sim_cycles
-    return dict(programs=count, data_mismatches=len(data_bad), cycle_mismatches=len(cycle_bad),
-                cycle_max_rel_err=rel_err, rtl_cycles_per_s=cycles / rtl_s, sim_cycles_per_s=cycles / sim_s,
-                rtl_startup_s=max(process_s - rtl_s, 0.0), cycles=cycles, details=(data_bad + cycle_bad)[:5])
+        records = run_jobs(config, launches, os.path.join(workdir, "sim"))
+        process_s = time.perf_counter() - t0
+        data_bad, cycle_bad, rel_err, rtl_s, cycles = [], [], 0.0, 0.0, 0
+        for p, (dram, sim_cycles), launch, rec in zip(progs, expected, launches, records):
+            got = np.fromfile(launch["dram"], dtype=np.uint8)
+            problem = describe_mismatch(p, dram, got) if rec["error"] is None else f"RTL error: {rec['error']}"
+            if problem:
+                data_bad.append(f"seed {p.seed}: {problem}")
+            if rec["cycles"] != sim_cycles:
+                cycle_bad.append(f"seed {p.seed}: simulator {sim_cycles}, RTL {rec['cycles']}")
+                rel_err = max(rel_err, abs((rec["cycles"] or 0) - sim_cycles) / sim_cycles)
+            rtl_s += rec["wall_s"]
+            cycles += sim_cycles
+    return dict(programs=len(seeds), data_bad=data_bad, cycle_bad=cycle_bad, rel_err=rel_err, rtl_s=rtl_s,
+                sim_s=sim_s, process_s=process_s, cycles=cycles, host=socket.gethostname())
+
+
+def random_programs(config, count: int, pool=None, chunk: int | None = None) -> dict:
+    """Seeds 0..count-1 in chunks over the pool (this process by default: one chunk), the
+    same executor the DSE uses (vdla.compiler.dse.workers), then the figures of them all."""
+    pool = pool or InlinePool()
+    if chunk is None:   # one Verilator process per chunk: few chunks in one process, ~4 per worker in a pool
+        chunk = count if pool.workers == 1 else max(1, -(-count // (4 * pool.workers)))
+    chunks = [list(range(k, min(k + chunk, count))) for k in range(0, count, chunk)]
+    parts, failures = [], []
+    for index, outcome in pool.map(check_programs, chunks, {"config": config.to_dict()}):
+        if isinstance(outcome, WorkerFailure):
+            failures.append(f"seeds {chunks[index][0]}..{chunks[index][-1]}: {outcome}")
+        else:
+            parts.append(outcome)
+    data_bad = [line for part in parts for line in part["data_bad"]] + failures
+    cycle_bad = [line for part in parts for line in part["cycle_bad"]]
+    rtl_s, sim_s = sum(p["rtl_s"] for p in parts), sum(p["sim_s"] for p in parts)
+    cycles = sum(p["cycles"] for p in parts)
+    return dict(programs=sum(p["programs"] for p in parts), data_mismatches=len(data_bad),
+                cycle_mismatches=len(cycle_bad), cycle_max_rel_err=max([p["rel_err"] for p in parts], default=0.0),
+                rtl_cycles_per_s=cycles / rtl_s if rtl_s else 0.0, sim_cycles_per_s=cycles / sim_s if sim_s else 0.0,
+                rtl_startup_s=max(sum(p["process_s"] for p in parts) - rtl_s, 0.0) / max(len(parts), 1),
+                cycles=cycles, tasks=len(chunks), failed_tasks=len(failures),
+                hosts=len({p["host"] for p in parts}), details=(data_bad + cycle_bad)[:5])
 
 
 def conv_layer(config) -> dict:
@@ -94,17 +131,28 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
     ap.add_argument("--programs", type=int, default=200, help="random programs to compare")
+    ap.add_argument("--ray", default=None, metavar="ADDRESS",
+                    help='spread the random programs over a Ray cluster ("local": a Ray instance here); every '
+                         "node needs vdla[dev,ray] and builds (or reuses) the RTL itself")
+    ap.add_argument("--workers", type=int, default=None, help="local worker processes (default: this process)")
+    ap.add_argument("--chunk", type=int, default=None, help="random programs per task (default: 4 tasks a worker)")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
     args = ap.parse_args(argv)
     config = load_config(args.config)
     t0 = time.perf_counter()
     build(config)
     build_s = time.perf_counter() - t0
-    with tempfile.TemporaryDirectory(prefix="vdla-rtl-vs-sim-") as work:
-        figures = random_programs(config, args.programs, work)
+    if args.ray and args.workers:
+        ap.error("--workers sizes the local pool; with --ray the cluster's CPUs do the work")
+    if (args.chunk is not None and args.chunk < 1) or (args.workers is not None and args.workers < 1):
+        ap.error("--chunk and --workers must be at least 1")
+    with make_pool(args.ray, args.workers or 1) as pool:
+        figures = random_programs(config, args.programs, pool, args.chunk)
+        where = pool.where
     figures.update(conv_layer(config))
     figures["build_or_cache_s"] = build_s
-    print(f"config {config.name}: {figures['programs']} random programs, {figures['cycles']} cycles in all")
+    print(f"config {config.name}: {figures['programs']} random programs, {figures['cycles']} cycles in all, "
+          f"{figures['tasks']} task(s) on {where} ({figures['hosts']} host(s))")
     print(f"  data mismatches   {figures['data_mismatches']}")
     print(f"  cycle mismatches  {figures['cycle_mismatches']} (max relative error {figures['cycle_max_rel_err']:.3g})")
     for line in figures["details"]:
