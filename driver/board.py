@@ -8,8 +8,10 @@ cache-coherent, and the bitstream file with its SHA-256 (null until built).
 The config hash is the handshake between the three parties that must agree: the manifest
 (what the bitstream was built for), the bitstream itself (its UserID, and once loaded the
 hardware ID register, which hold the hash's first 32 bits) and an artifact (the config it
-was compiled for). `handshake_message` states all that is known of the three and what to
-rebuild or load, so every mismatch reads the same wherever it is found.
+was compiled for). `handshake_message` states what the board side knows (manifest, UserID,
+register) and what to rebuild or load; the executor compares an artifact with the board's
+config, and its message names PynqDevice, whose repr carries the manifest's hash and the
+ID register, so there too all three values are named.
 """
 from __future__ import annotations
 
@@ -88,17 +90,15 @@ class BoardManifest:
 
 
 def handshake_message(manifest: BoardManifest, *, register: int | None = None, bitstream_id: int | None = None,
-                      artifact: "tuple[str, str] | None" = None, requested=None) -> str:
+                      requested=None) -> str:
     """Why the config hashes disagree: every value known (manifest, bitstream UserID,
-    hardware ID register, artifact or requested config) and what to rebuild or load."""
+    hardware ID register, a config asked for) and what to rebuild or load."""
     known = [f"the manifest {manifest.path} records config {manifest.config} (hash {manifest.config_hash[:16]}..., "
              f"ID 0x{manifest.hash32:08x})"]
     if bitstream_id is not None:
         known.append(f"the bitstream {manifest.bitstream_path.name} carries UserID 0x{bitstream_id:08x}")
     if register is not None:
         known.append(f"the hardware ID register reads 0x{register:08x}")
-    if artifact is not None:
-        known.append(f"the artifact was compiled for {artifact[0]} (hash {artifact[1][:16]}...)")
     if requested is not None:
         known.append(f"the caller asked for config {requested.name} (hash {requested.hash[:16]}...)")
     if bitstream_id is not None and bitstream_id != manifest.hash32:
@@ -107,8 +107,6 @@ def handshake_message(manifest: BoardManifest, *, register: int | None = None, b
     elif register is not None and register != manifest.hash32:
         advice = (f"the fabric holds another design: load {manifest.bitstream_path} (open the device with "
                   f"program=True) or rebuild it (`{BUILD_COMMAND} {manifest.board}`)")
-    elif artifact is not None and artifact[1] != manifest.config_hash:
-        advice = f"recompile the artifact for this board (vdla compile ... --hw-config {manifest.config})"
     else:
         advice = f"open the board without a config (it runs {manifest.config}) or load a bitstream built for it"
     return f"config hash mismatch on board {manifest.board}: " + "; ".join(known) + f". {advice}"

@@ -98,10 +98,10 @@ def test_the_handshake_message_names_every_value_and_what_to_do():
     fabric = handshake_message(m, register=other.hash32)
     assert f"config pynq (hash {m.config_hash[:16]}" in fabric and f"register reads 0x{other.hash32:08x}" in fabric
     assert "the fabric holds another design: load" in fabric and "vdla_pynq.bit" in fabric
-    artifact = handshake_message(m, register=m.hash32, artifact=(other.name, other.hash))
-    assert f"register reads 0x{m.hash32:08x}" in artifact
-    assert f"compiled for {other.name} (hash {other.hash[:16]}" in artifact
-    assert "recompile the artifact for this board (vdla compile ... --hw-config pynq)" in artifact
+    asked = handshake_message(m, register=m.hash32, requested=other)
+    assert f"register reads 0x{m.hash32:08x}" in asked
+    assert f"asked for config {other.name} (hash {other.hash[:16]}" in asked
+    assert "open the board without a config (it runs pynq)" in asked
 
 
 def test_without_pynq_the_error_says_what_to_install(monkeypatch):
