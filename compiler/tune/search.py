@@ -39,11 +39,11 @@ class KernelSearch:
                  seed: int = 0):
         self.index, self.config, self.spec, self.sig, self.name = index, config, spec, sig, name
         self.vta_compat = vta_compat
-        self.space = KnobSpace(config, spec, name)
         try:
             default = _DEFAULTS[spec.op](config, spec.layer, spec.ep)
         except ValueError as exc:
             raise TuningError(f"{name}: {exc}") from None
+        self.space = KnobSpace(config, spec, name, default)
         self.defaults = default_variants(default)
         self.budget = max(budget, len(self.defaults))
         self.model_share = len(self.defaults) + (self.budget - len(self.defaults)) // 2

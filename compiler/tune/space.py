@@ -1,14 +1,23 @@
-"""The schedules of one kernel that a search may measure: every knob setting that fits the
-hardware (topi.vdla.plan's knob spaces), the cost model's order over them, and the
-neighbours of a setting for evolutionary steps."""
+"""The schedules of one kernel that a search may measure: the knob settings that fit the
+hardware (topi.vdla.plan's knob spaces) and are worth a measurement, the cost model's order
+over them, and the neighbours of a setting for evolutionary steps.
+
+Worth a measurement: estimated within MAX_COST_RATIO of the cost model's best, and with at
+most MAX_STEP_RATIO times the default schedule's tile steps. The model estimates cycles
+well enough to drop what cannot win, but not the wall time of a trial, which grows with
+the tile steps (a one-pixel-wide tile over ResNet-18's first layer takes a minute to
+compile and simulate, its default two seconds)."""
 from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from ..topi.vdla.plan import conv_cost, conv_knob_space, dense_cost, dense_knob_space
+from ..topi.vdla.plan import conv_cost, conv_knob_space, conv_steps, dense_cost, dense_knob_space, dense_steps
 from .errors import TuningError
 
-_SPACES = {"VdlaConv": (conv_knob_space, conv_cost), "VdlaDense": (dense_knob_space, dense_cost)}
+MAX_COST_RATIO = 1.5
+MAX_STEP_RATIO = 4
+_SPACES = {"VdlaConv": (conv_knob_space, conv_cost, conv_steps),
+           "VdlaDense": (dense_knob_space, dense_cost, dense_steps)}
 # the knobs that shape a tile's size; the others (threads, chunking, order) are its structure
 _SIZE_KNOBS = ("tile_h", "tile_w", "tile_m", "tile_n")
 
@@ -19,19 +28,25 @@ def _value_order(v):
 
 
 class KnobSpace:
-    def __init__(self, config, spec, name: str = "kernel"):
+    def __init__(self, config, spec, name: str = "kernel", default=None):
+        """`default`: the default schedule, whose tile steps bound the others' (None: no bound)."""
         if spec.op not in _SPACES:
             raise TuningError(f"{name}: {spec.op} kernels have no schedule knobs to tune")
-        space, cost = _SPACES[spec.op]
-        points = space(config, spec.layer, spec.ep)
-        if not points:
+        space, cost, steps = _SPACES[spec.op]
+        fitting = space(config, spec.layer, spec.ep)
+        if not fitting:
             raise TuningError(f"{name}: no schedule of {spec.layer} fits the {config.name} SRAMs")
-        self.points = points
-        self.members = set(points)
-        costs = {p: cost(config, spec.layer, p, spec.ep) for p in points}
-        self.ranked = sorted(points, key=costs.__getitem__)
-        self.fields = [f.name for f in fields(type(points[0]))]
-        self.values = {f: sorted({getattr(p, f) for p in points}, key=_value_order) for f in self.fields}
+        costs = {p: cost(config, spec.layer, p, spec.ep) for p in fitting}
+        best = min(costs.values())
+        max_steps = MAX_STEP_RATIO * steps(spec.layer, default) if default is not None else None
+        points = [p for p in fitting if costs[p] <= MAX_COST_RATIO * best and
+                  (max_steps is None or steps(spec.layer, p) <= max_steps)]
+        self.fitting = len(fitting)
+        self.points = points or [min(fitting, key=costs.__getitem__)]
+        self.members = set(self.points)
+        self.ranked = sorted(self.points, key=costs.__getitem__)
+        self.fields = [f.name for f in fields(type(self.points[0]))]
+        self.values = {f: sorted({getattr(p, f) for p in self.points}, key=_value_order) for f in self.fields}
 
     def __len__(self) -> int:
         return len(self.points)

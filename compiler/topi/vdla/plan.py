@@ -119,14 +119,30 @@ def conv_fits(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None
     return conv_knob_problem(config, layer, k, ep) is None
 
 
-def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> float:
+def _conv_tiles(layer: ConvLayer, k: ConvKnobs) -> tuple[int, int, int, int]:
+    """(output-channel tiles, row tiles, column tiles, input-channel chunks per tile)."""
     chunk = 1 if layer.depthwise else (k.ic_chunk or layer.c)
-    chunks = 1 if layer.depthwise else layer.c // chunk
-    rows = (k.tile_h - 1) * layer.stride + layer.kh
-    cols = (k.tile_w - 1) * layer.stride + layer.kw
     h_mult = k.tile_h * (k.vthreads if k.vthreads > 1 and k.vthread_axis == "h" else 1)
     h_tiles, w_tiles = _ceil(layer.out_h, h_mult) * h_mult // k.tile_h, _ceil(layer.out_w, k.tile_w)
-    oc_tiles = layer.o // k.tile_oc
+    return layer.o // k.tile_oc, h_tiles, w_tiles, 1 if layer.depthwise else layer.c // chunk
+
+
+def conv_steps(layer: ConvLayer, k: ConvKnobs) -> int:
+    """Tile steps (a chunk's loads and GEMM): the size of the instruction stream, and so of the
+    time compiling and simulating it takes."""
+    oc_tiles, h_tiles, w_tiles, chunks = _conv_tiles(layer, k)
+    return layer.n * oc_tiles * h_tiles * w_tiles * chunks
+
+
+def dense_steps(layer: DenseLayer, k: DenseKnobs) -> int:
+    return (layer.m // k.tile_m) * (layer.n // k.tile_n) * (layer.k // (k.k_chunk or layer.k))
+
+
+def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> float:
+    chunk = 1 if layer.depthwise else (k.ic_chunk or layer.c)
+    oc_tiles, h_tiles, w_tiles, chunks = _conv_tiles(layer, k)
+    rows = (k.tile_h - 1) * layer.stride + layer.kh
+    cols = (k.tile_w - 1) * layer.stride + layer.kw
     taps = layer.kh * layer.kw
     ib, wb = config.batch * config.block, config.block * config.block * config.wgt_bits // 8
     gemm = k.tile_oc * chunk * taps * k.tile_h * k.tile_w + 10

@@ -6,13 +6,14 @@ import pytest
 
 from vdla.compiler.lower_vdla import KernelSpec
 from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, DenseLayer, Epilogue
-from vdla.compiler.topi.vdla.plan import (conv_cost, conv_knob_problem, conv_knob_space, default_conv_knobs,
-                                          default_dense_knobs, dense_cost, dense_knob_problem, dense_knob_space)
+from vdla.compiler.topi.vdla.plan import (conv_cost, conv_knob_problem, conv_knob_space, conv_steps,
+                                          default_conv_knobs, default_dense_knobs, dense_cost, dense_knob_problem,
+                                          dense_knob_space)
 from vdla.compiler.tune import TuningError
 from vdla.compiler.tune.measure import measure
 from vdla.compiler.tune.search import KernelSearch
 from vdla.compiler.tune.signature import kernel_signature
-from vdla.compiler.tune.space import KnobSpace
+from vdla.compiler.tune.space import MAX_COST_RATIO, MAX_STEP_RATIO, KnobSpace
 from vdla.hw import load_config
 
 CFG = load_config("pynq")
@@ -83,3 +84,18 @@ def test_kernels_without_knobs_or_without_a_fitting_schedule():
     tiny = load_config(dict(CFG.to_dict(), LOG_INP_BUFF_SIZE=8))
     with pytest.raises(TuningError, match="no schedule of .* fits"):
         KnobSpace(tiny, KernelSpec("VdlaConv", ConvLayer(1, 1, 16, 16, 1, 7, 7, 1, (3, 3, 3, 3)), EP))
+
+
+def test_hopeless_and_slow_to_measure_schedules_are_left_out():
+    """Measured: estimated within MAX_COST_RATIO of the model's best and with at most
+    MAX_STEP_RATIO times the default's tile steps (a trial's wall time grows with them)."""
+    layer = ConvLayer(1, 1, 64, 64, 2, 7, 7, 2, (3, 3, 3, 3))
+    default = default_conv_knobs(CFG, layer, EP)
+    ks = KnobSpace(CFG, KernelSpec("VdlaConv", layer, EP), default=default)
+    fitting = conv_knob_space(CFG, layer, EP)
+    best = min(conv_cost(CFG, layer, k, EP) for k in fitting)
+    assert default in ks.members and 0 < len(ks) < ks.fitting == len(fitting)
+    assert all(conv_cost(CFG, layer, k, EP) <= MAX_COST_RATIO * best for k in ks.points)
+    assert all(conv_steps(layer, k) <= MAX_STEP_RATIO * conv_steps(layer, default) for k in ks.points)
+    one_pixel_wide = ConvKnobs(1, 16, 1, 0, 2)
+    assert one_pixel_wide in fitting and one_pixel_wide not in ks.members
