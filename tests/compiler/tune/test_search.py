@@ -90,3 +90,13 @@ def test_probe_data_spreads_the_outputs_over_int8():
         y = out.view(np.int8)
         assert np.mean((y == 127) | (y == -128)) < 0.2 and len(np.unique(y)) > min(100, y.size // 2), \
             json.dumps(prog.meta)
+
+
+def test_the_search_beats_a_weak_default():
+    """A 1x1 stride-2 conv (a ResNet downsampling shortcut), where the cost model's choice is
+    weak: its default takes 19% more cycles than the best of 16 trials."""
+    spec = KernelSpec("VdlaConv", ConvLayer(1, 8, 14, 14, 16, 1, 1, 2, (0, 0, 0, 0)), EP)
+    s = search(spec, 16)
+    run_searches([s], jobs=1, progress=False)
+    rec = s.record()
+    assert rec.default_cycles > 1.1 * rec.cycles and rec.knobs not in s.defaults
