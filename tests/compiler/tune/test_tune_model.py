@@ -98,3 +98,22 @@ def test_a_record_whose_schedule_does_not_fit_the_layer_names_the_node(tuned, mo
 def test_tuning_applies_to_target_vdla_only(model_b):
     with pytest.raises(ValueError, match="target 'vdla'"):
         compile_model(model_b, target="cpu", tuning=TuningLog())
+
+
+def test_vta_mode_kernels_have_their_own_records(tuned, model_a, calibration):
+    """Records carry the mode: the default mode's do not schedule VTA-mode kernels; VTA-mode
+    records compile to streams that still pass the VTA check and compute the same outputs."""
+    from vdla.driver.runtime.vta_check import check_program_vta
+    path, _, _ = tuned
+    default_mode_log = load_tuning(path)
+    art = compile_model(model_a, target="vdla", hw_config=CFG, calibration=calibration, vta_compat=True,
+                        tuning=default_mode_log)
+    assert art.header["compile"]["tuning"]["tuned"] == 0
+    vta = tune_model(model_a, CFG, trials=TRIALS, jobs=1, calibration=calibration, vta_compat=True, progress=False)
+    tuned_art = compile_model(model_a, target="vdla", hw_config=CFG, calibration=calibration, vta_compat=True,
+                              tuning=vta.log)
+    assert tuned_art.header["compile"]["tuning"] == {"tuned": 2, "default": 0, "tunable": 2}
+    for doc in tuned_art.header["vdla_programs"]:
+        assert check_program_vta(KernelProgram.from_dict(doc), CFG) == []
+    x = np.random.default_rng(4).standard_normal((1, 3, IMAGE, IMAGE)).astype(np.float32)
+    np.testing.assert_array_equal(_launch_cycles(art, x)[0], _launch_cycles(tuned_art, x)[0])
