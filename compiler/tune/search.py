@@ -147,13 +147,14 @@ class KernelSearch:
                             default, self.measured[default].cycles, len(self.measured))
 
 
-def run_searches(searches: list[KernelSearch], jobs: int = 1, progress: bool = True) -> None:
+def run_searches(searches: list[KernelSearch], jobs: int = 1, progress: bool | None = None) -> None:
     """Measure what the searches ask for until each is done: in this process for jobs=1,
     else on `jobs` worker processes (spawned: the parent may hold threads a fork would copy
-    mid-lock), keeping two trials per worker in flight."""
+    mid-lock), keeping two trials per worker in flight. progress: a bar on stderr (None:
+    where stderr is a terminal)."""
     from tqdm import tqdm
-    bar = tqdm(total=sum(s.budget for s in searches), desc="tuning", unit="trial", disable=not progress,
-               dynamic_ncols=True)
+    bar = tqdm(total=sum(s.budget for s in searches), desc="tuning", unit="trial",
+               disable=None if progress is None else not progress, dynamic_ncols=True)
     try:
         if jobs <= 1:
             _run_inline(searches, bar)

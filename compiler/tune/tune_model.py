@@ -96,11 +96,12 @@ def model_kernels(model, config, calibration=None, input_shapes=None, vta_compat
 
 def tune_model(model, hw_config=None, trials: int = 32, jobs: int | None = None, output=None,
                calibration=None, input_shapes=None, vta_compat: bool = False, host_triple=None, seed: int = 0,
-               retune: bool = False, progress: bool = True, log=None) -> TuneSummary:
+               retune: bool = False, progress: bool | None = None, log=None) -> TuneSummary:
     """Tune every distinct conv/dense kernel of `model` for `hw_config` with `trials`
     measurements each on `jobs` processes (default: every core). With `output`, records
     already in that log are reused (not searched again unless `retune`) and the new ones are
-    added to it; the log is written back. `log`: a function for progress lines."""
+    added to it; the log is written back. `progress`: a bar on stderr (None: where stderr is
+    a terminal); `log`: a function for progress lines."""
     from vdla.hw import load_config
     if trials < 1:
         raise TuningError(f"--trials {trials}: each kernel needs at least one trial (its default schedule)")

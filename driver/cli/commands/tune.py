@@ -28,7 +28,8 @@ def add_parser(sub):
     p.add_argument("--vta-compat", action="store_true", help="tune the VTA-mode kernels (vdla compile --vta-compat)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search and of the probe data")
     p.add_argument("--retune", action="store_true", help="search kernels again that the log already has")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (there is none where stderr is not "
+                                                                  "a terminal)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -49,7 +50,7 @@ def run(args) -> int:
     summary = tune_model(args.model, args.hw_config or "pynq", trials=args.trials, jobs=args.jobs,
                          output=args.output, calibration=calibration, input_shapes=shapes,
                          vta_compat=args.vta_compat, host_triple=args.host_triple, seed=args.seed,
-                         retune=args.retune, progress=not args.no_progress, log=print)
+                         retune=args.retune, progress=False if args.no_progress else None, log=print)
     _print_table(summary)
     for r in summary.results:
         if r.mismatched:
