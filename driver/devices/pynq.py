@@ -17,8 +17,8 @@ With VDLA_PYNQ_SIM=1 the board is simulated behind pynq's own device layer
 """
 from __future__ import annotations
 
-import importlib
 import os
+import warnings
 
 import numpy as np
 
@@ -31,13 +31,21 @@ from .dram_window import DramWindowDevice
 
 
 def _import_pynq():
+    """pynq, with an active device (a board, or the simulated one with VDLA_PYNQ_SIM=1)."""
     try:
-        pynq = importlib.import_module("pynq")
+        import pynq
     except ImportError as exc:
         raise DeviceError("PynqDevice needs the pynq package on the board: pip install 'vdla[pynq]' "
                           f"({exc})") from None
-    from .pynq_sim import activate_from_environment
+    from .pynq_sim import ENV_VAR, activate_from_environment
     activate_from_environment(pynq)
+    if not hasattr(pynq.Device, "_active_device"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # pynq's hint about XRT: the message below says more
+            found = pynq.Device.devices
+        if not found:
+            raise DeviceError("pynq finds no device here: PynqDevice runs on a PYNQ board (Zynq with the PYNQ "
+                              f"image), or on the simulated board with {ENV_VAR}=1")
     return pynq
 
 

@@ -187,3 +187,11 @@ def test_vdla_demo_conv_on_the_board(board_folder):
     done = run_cli(["demo", "--workload", "conv", "--device", "pynq"], board_folder())
     assert done.returncode == 0, done.stderr[-2000:]
     assert "device: PynqDevice(board pynq" in done.stdout and "OK" in done.stdout
+
+
+def test_without_a_board_pynq_finds_nothing_and_the_error_says_so(board_folder):
+    """pynq raised a bare RuntimeError("No Devices Found") from inside PynqDevice."""
+    done = run_cli(["demo", "--workload", "conv", "--device", "pynq"], board_folder(), VDLA_PYNQ_SIM="")
+    assert done.returncode == 1
+    assert "vdla demo: error: pynq finds no device here: PynqDevice runs on a PYNQ board" in done.stderr
+    assert "VDLA_PYNQ_SIM=1" in done.stderr and "Traceback" not in done.stderr
