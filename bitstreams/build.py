@@ -27,12 +27,11 @@ FAMILIES = {"xc7z": "zynq", "xczu": "zynqmp"}
 
 def prepare(board: str, out: Path) -> Path:
     from vdla.driver.board import load_manifest
-    from vdla.hw import load_config
     from vdla.hw.board_wrapper import write_wrapper
     from vdla.hw.rtl import source_files
 
     manifest = load_manifest(board)
-    config = load_config(manifest.config)
+    config = manifest.hw_config()
     family = next((f for prefix, f in FAMILIES.items() if manifest.part.startswith(prefix)), None)
     if family is None:
         raise SystemExit(f"board {board}: part {manifest.part} is not a Zynq-7000 or Zynq UltraScale+ part")
@@ -48,14 +47,14 @@ def prepare(board: str, out: Path) -> Path:
 
 
 def record(board: str, out: Path) -> None:
-    from vdla.driver.board import MANIFEST_DIR
+    from vdla.driver.board import MANIFEST_DIR, config_source
     from vdla.hw import load_config
     path = MANIFEST_DIR / f"{board}.json"
     doc = json.loads(path.read_text())
     for suffix in ("bit", "hwh"):
         shutil.copy(out / f"vdla_{board}.{suffix}", MANIFEST_DIR / doc[suffix if suffix == "hwh" else "bitstream"])
     doc["sha256"] = hashlib.sha256((out / f"vdla_{board}.bit").read_bytes()).hexdigest()
-    doc["config_hash"] = load_config(doc["config"]).hash
+    doc["config_hash"] = load_config(config_source(doc["config"], path.parent)).hash
     path.write_text(json.dumps(doc, indent=2) + "\n")
 
 

@@ -59,6 +59,11 @@ class BoardManifest:
     def bitstream_path(self) -> Path:
         return self.folder / self.bitstream
 
+    def hw_config(self):
+        """The HwConfig the bitstream implements (a preset, or a JSON file beside the manifest)."""
+        from vdla.hw import load_config
+        return load_config(config_source(self.config, self.folder))
+
     @property
     def hash32(self) -> int:
         """The value the hardware ID register of this board's bitstream holds."""
@@ -116,6 +121,11 @@ _FIELDS = {"board": str, "config": str, "config_hash": str, "part": str, "clock_
            "control_range": int, "dram_port": str, "coherent": bool, "bitstream": str, "hwh": str}
 
 
+def config_source(config: str, folder: Path):
+    """A preset name as it is; a JSON file name relative to the manifest's folder."""
+    return folder / config if Path(config).suffix else config
+
+
 def _is_hex(text, digits: int) -> bool:
     return isinstance(text, str) and len(text) == digits and all(c in "0123456789abcdef" for c in text)
 
@@ -147,11 +157,8 @@ def load_manifest(source: "str | os.PathLike" = "pynq") -> BoardManifest:
     except ValueError:
         raise BoardError(f"board manifest {path}: control_base must be a hex address, "
                          f"got {doc['control_base']!r}") from None
-    source = doc["config"]   # a preset name, or a JSON file beside the manifest
-    if Path(source).suffix:
-        source = path.parent / source
     try:
-        config = load_config(source)
+        config = load_config(config_source(doc["config"], path.parent))
     except Exception as exc:   # the config loader's own message names the problem
         raise BoardError(f"board manifest {path}: config {doc['config']!r} cannot be loaded: {exc}") from None
     if doc["config_hash"] != config.hash:

@@ -60,7 +60,7 @@ class PynqDevice(DramWindowDevice):
                  program: bool = True, default_max_cycles: int = 50_000_000):
         self.pynq = _import_pynq()
         self.manifest = load_manifest(board if board is not None else os.environ.get(BOARD_ENV, "pynq"))
-        self.config = load_config(self.manifest.config)
+        self.config = self.manifest.hw_config()
         if config is not None and load_config(config).hash != self.manifest.config_hash:
             raise ConfigMismatch(handshake_message(self.manifest, requested=load_config(config)))
         self.default_max_cycles = default_max_cycles

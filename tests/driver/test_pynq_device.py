@@ -130,3 +130,10 @@ def test_the_build_sets_the_user_id_and_records_the_config_hash(tmp_path, monkey
     recorded = json.loads((manifests / "pynq.json").read_text())
     assert recorded["sha256"] == hashlib.sha256(b"bits").hexdigest()
     assert recorded["config_hash"] == load_config().hash and (manifests / "vdla_pynq.bit").exists()
+
+
+def test_a_config_file_beside_the_manifest_is_found_from_anywhere(tmp_path, monkeypatch):
+    (tmp_path / "board_config.json").write_text(json.dumps(OTHER))
+    path = _manifest(tmp_path, config="board_config.json", config_hash=load_config(OTHER).hash)
+    monkeypatch.chdir("/")
+    assert load_manifest(path).hw_config().hash == load_config(OTHER).hash

@@ -84,7 +84,7 @@ def make_board_folder(folder, board: str = "pynq", config=None, user_id: int | N
     if coherent is not None and coherent != manifest.coherent:
         doc.update(coherent=coherent, dram_port=("ACP" if manifest.part.startswith("xc7z") else "HPC0")
                    if coherent else ("HP0" if manifest.part.startswith("xc7z") else "HP0_FPD"))
-    design = SimDesign(manifest.board, load_config(config if config is not None else manifest.config),
+    design = SimDesign(manifest.board, load_config(config) if config is not None else manifest.hw_config(),
                        manifest.control_base, manifest.control_range, doc["coherent"], manifest.part)
     raw = sim_bitstream(design, user_id)
     folder = Path(folder)
