@@ -100,6 +100,9 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
             synth_owner[skey] = point.id
         todo.append({"id": point.id, "config": point.doc, "synthesize": synthesizer is not None and owner})
 
+    # longest first: syntheses before the rest, the largest GEMM core (the slowest Yosys run) first
+    todo.sort(key=lambda item: (not item["synthesize"], -(1 << (item["config"]["LOG_BATCH"] +
+                                                               2 * item["config"]["LOG_BLOCK"]))))
     pool = pool or InlinePool()
     if todo:
         synth_count = sum(item["synthesize"] for item in todo)
