@@ -26,8 +26,10 @@ def add_parser(sub):
     p.add_argument("--repeat", type=int, default=1, help="runs to time (median is printed)")
     p.add_argument("--profile", action="store_true",
                    help="per-layer table and chart (accelerator vs CPU, with 1 and 2 virtual threads)")
-    p.add_argument("--device", choices=("sim", "rtl", "pynq"), default="sim",
-                   help="where accelerator steps run: the simulator (default), the RTL, or a PYNQ board")
+    # default None: with --remote the server's --device decides, so only an explicit one is refused
+    p.add_argument("--device", choices=("sim", "rtl", "pynq"), default=None,
+                   help="where accelerator steps run: the simulator (default), the RTL, or a PYNQ board "
+                        "(not with --remote: the server's --device decides)")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="write a Perfetto trace of the accelerator's instructions, each naming its graph node")
     p.add_argument("--timeline", default=None, metavar="FILE.png",
@@ -78,6 +80,9 @@ def _device(artifact, kind: str, trace: str | None):
 
 def run(args) -> int:
     if args.remote or args.key_file or args.insecure_loopback:
+        if args.device is not None:
+            raise ValueError(f"--device {args.device} is not available with --remote: the device is the one the "
+                             "board's `vdla serve --device` opened; leave --device out")
         from ..remote_run import run_remote
         return run_remote(args)
     from vdla.driver.artifact import load
@@ -91,7 +96,7 @@ def run(args) -> int:
     artifact = load(args.artifact, policy=policy)
     if args.timeline_layer and not args.timeline:
         raise ValueError("--timeline-layer picks the step --timeline draws: give --timeline FILE.png too")
-    device = _device(artifact, args.device, "--trace" if args.trace else "--timeline" if args.timeline else None)
+    device = _device(artifact, args.device or "sim", "--trace" if args.trace else "--timeline" if args.timeline else None)
     executor = Executor(artifact, hw_config=hw, threads=args.threads, device=device)
     plan = executor.artifact.plan
     given = {}
