@@ -96,7 +96,8 @@ def run(args) -> int:
     artifact = load(args.artifact, policy=policy)
     if args.timeline_layer and not args.timeline:
         raise ValueError("--timeline-layer picks the step --timeline draws: give --timeline FILE.png too")
-    device = _device(artifact, args.device or "sim", "--trace" if args.trace else "--timeline" if args.timeline else None)
+    needs_trace = "--trace" if args.trace else "--timeline" if args.timeline else None
+    device = _device(artifact, args.device or "sim", needs_trace)
     executor = Executor(artifact, hw_config=hw, threads=args.threads, device=device)
     plan = executor.artifact.plan
     given = {}
