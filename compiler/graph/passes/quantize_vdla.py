@@ -26,6 +26,8 @@ from dataclasses import asdict
 
 import numpy as np
 
+from vdla.driver.machine import same_machine
+
 from ..ir import Graph, Node, TensorType
 
 # Nominal int8 multiply-accumulates per second of the CPUs a VDLA board carries, for the
@@ -100,10 +102,18 @@ def _accel_seconds(graph, node, config) -> float:
     return uops / ACCEL_EFFICIENCY / (config.clock_mhz * 1e6)
 
 
+def board_cpu_rate(triple: str) -> float:
+    """The board CPU's MAC rate for any spelling of its triple (aarch64-linux-gnu is the
+    aarch64-unknown-linux-gnu that a board's llvmlite reports); an unknown CPU counts as the
+    slowest board's."""
+    rate = next((r for t, r in CPU_MACS_PER_S.items() if same_machine(t, triple)), None)
+    return CPU_MACS_PER_S[DEFAULT_BOARD_CPU] if rate is None else rate
+
+
 def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: bool = False) -> dict[str, dict]:
     """{node name: {"device": "vdla" | "cpu", "reason": str, "macs": int, "fused_into": name?}}."""
     consumers = _consumers(graph)
-    cpu_rate = CPU_MACS_PER_S.get(board_cpu or DEFAULT_BOARD_CPU, CPU_MACS_PER_S[DEFAULT_BOARD_CPU])
+    cpu_rate = board_cpu_rate(board_cpu or DEFAULT_BOARD_CPU)
     place: dict[str, dict] = {}
     nonneg: set[str] = set()          # tensors known to be >= 0 (ReLU outputs)
 

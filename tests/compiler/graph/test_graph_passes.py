@@ -248,3 +248,13 @@ def test_layout_runs_wide_3x3_stride_1_convs_as_winograd(rng):
     x = rng.standard_normal((1, 32, 20, 18)).astype(np.float32)
     want = run_reference(import_onnx(m), {"x": x})["y"]
     np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-4, atol=1e-4)
+
+
+def test_board_cpu_rate_reads_any_spelling_of_the_board_triple():
+    """A board's llvmlite reports aarch64-unknown-linux-gnu; placement must still weigh the
+    aarch64 CPU, not fall back to the slowest board's."""
+    from vdla.compiler.graph.passes.quantize_vdla import CPU_MACS_PER_S, DEFAULT_BOARD_CPU, board_cpu_rate
+    assert board_cpu_rate("aarch64-unknown-linux-gnu") == CPU_MACS_PER_S["aarch64-linux-gnu"]
+    assert board_cpu_rate("armv7a-unknown-linux-gnueabihf") == CPU_MACS_PER_S["armv7a-linux-gnueabihf"]
+    assert CPU_MACS_PER_S["aarch64-linux-gnu"] != CPU_MACS_PER_S[DEFAULT_BOARD_CPU]
+    assert board_cpu_rate("riscv64-unknown-linux-gnu") == CPU_MACS_PER_S[DEFAULT_BOARD_CPU]
