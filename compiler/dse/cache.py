@@ -4,7 +4,8 @@ that share an RTL (they differ in clock only, say) share one synthesis.
 
 A point's key covers everything its figures depend on: the whole config, the model's bytes,
 the calibration and input samples, the source of the vdla packages (an edit anywhere in the
-compiler or simulator is a new key: never a stale number) and the synthesizer. A synthesis
+compiler or simulator is a new key: never a stale number; the DSE's plots and table printing
+are left out) and the synthesizer. A synthesis
 key is vdla.hw.synth.input_digest (RTL sources, generated package, flow, Yosys version) and
 the synthesizer, so Python edits elsewhere keep the slow part cached."""
 from __future__ import annotations
@@ -19,6 +20,8 @@ import numpy as np
 
 _CODE_PACKAGES = ("vdla.hw", "vdla.simulator", "vdla.compiler", "vdla.driver")
 _CODE_SUFFIXES = (".py", ".sv", ".json")
+# how the DSE draws and prints its figures changes none of them
+_PRESENTATION = {"vdla.compiler/dse/plots.py", "vdla.compiler/dse/table.py"}
 FORMAT = 1   # bump when the shape of a cached record changes
 
 
@@ -28,7 +31,9 @@ def code_digest() -> str:
     for name in _CODE_PACKAGES:
         root = Path(importlib.import_module(name).__path__[0])
         for path in sorted(p for p in root.rglob("*") if p.suffix in _CODE_SUFFIXES and p.is_file()):
-            h.update(f"{name}/{path.relative_to(root)}".encode() + b"\0" + path.read_bytes())
+            rel = f"{name}/{path.relative_to(root)}"
+            if rel not in _PRESENTATION:
+                h.update(rel.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
 

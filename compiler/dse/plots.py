@@ -3,6 +3,8 @@ marked by the smallest FPGA part it fits (vdla.hw.parts), each part's limit a da
 and the panel's Pareto front (latency vs that resource) drawn as a staircase."""
 from __future__ import annotations
 
+import math
+
 from vdla.hw.parts import PARTS
 
 from .pareto import pareto_front
@@ -10,6 +12,18 @@ from .pareto import pareto_front
 PANELS = (("lut", "LUT"), ("dsp", "DSP"), ("bram36", "BRAM36"))
 PART_STYLES = {"xc7z010": ("#1a9850", "o"), "xc7z020": ("#66bd63", "s"), "xczu3eg": ("#fdae61", "D"),
                "xczu7ev": ("#f46d43", "^"), None: ("#a50026", "X")}
+
+
+def _label_groups(rows: list[dict], key: str) -> list[tuple[tuple, list[str]]]:
+    """Points that would print their ids on top of each other (within ~4% of the x span and
+    6% of a decade of latency) share one label."""
+    xs = [r[key] for r in rows]
+    span = (max(xs) - min(xs)) or 1.0
+    groups = {}
+    for r in rows:
+        cell = (round(r[key] / (0.04 * span)), round(math.log10(max(r["ms"], 1e-12)) / 0.06))
+        groups.setdefault(cell, ((r[key], r["ms"]), []))[1].append(r["id"])
+    return list(groups.values())
 
 
 def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
@@ -30,8 +44,8 @@ def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
                 ax.scatter([r[key] for r in group], [r["ms"] for r in group], c=colour, marker=marker, s=42,
                            edgecolors="black", linewidths=0.5, zorder=3,
                            label=f"fits {part} and up" if part else "fits no listed part")
-        for r in shown:
-            ax.annotate(r["id"], (r[key], r["ms"]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        for (x, y), ids in _label_groups(shown, key):
+            ax.annotate(" ".join(ids), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
         front = [shown[i] for i in pareto_front(shown, (key, "ms"))]
         front.sort(key=lambda r: r[key])
         if front:
