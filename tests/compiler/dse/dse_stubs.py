@@ -23,3 +23,19 @@ def failing_synthesize(config, timeout=None):
 
 def calls(folder) -> list[dict]:
     return [json.loads((folder / name).read_text()) for name in sorted(os.listdir(folder))]
+
+
+# ---- work items for the pool tests (importable by the pools' worker processes) -------------
+def work(item, common):
+    """item: ('echo', x) -> (x, common); ('raise', msg); ('exit', code): the worker dies;
+    ('sleep', seconds) -> os.getpid() after sleeping."""
+    import time
+    kind, value = item
+    if kind == "raise":
+        raise ValueError(value)
+    if kind == "exit":
+        os._exit(value)
+    if kind == "sleep":
+        time.sleep(value)
+        return os.getpid()
+    return value, common
