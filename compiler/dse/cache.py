@@ -51,7 +51,7 @@ def synthesizer_name(synthesizer) -> str:
     return f"{getattr(synthesizer, '__module__', '?')}.{getattr(synthesizer, '__qualname__', repr(synthesizer))}"
 
 
-def point_key(config_doc: dict, model_sha: str, samples_sha: str, code_sha: str, synth_name: str) -> str:
+def point_key(config_doc: dict, *, model_sha: str, samples_sha: str, code_sha: str, synth_name: str) -> str:
     doc = {k: v for k, v in config_doc.items() if k != "TARGET"}   # the target is a label, not a figure
     text = json.dumps({"format": FORMAT, "config": doc, "model": model_sha, "samples": samples_sha,
                        "code": code_sha, "synthesizer": synth_name}, sort_keys=True)
