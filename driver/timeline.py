@@ -126,8 +126,8 @@ def _draw_lanes(ax, segments, window, clock_mhz, label_segments: bool) -> set:
         for s in segments[1:]:
             if lo < s.offset < hi:
                 ax.axvline(s.offset, color="black", linewidth=0.4, alpha=0.5)
-        if label_segments and len(segments) <= 64:   # the launches' graph nodes along the top edge
-            shown = [s for s in segments if lo <= s.offset + s.cycles / 2 <= hi]
+        if label_segments:   # the launches' graph nodes along the top edge, where there is room for them
+            shown = [s for s in segments if lo <= s.offset + s.cycles / 2 <= hi and s.cycles >= 0.012 * (hi - lo)]
             top = ax.secondary_xaxis("top")
             top.set_xticks([s.offset + s.cycles / 2 for s in shown])
             top.set_xticklabels([s.name for s in shown], fontsize=6, rotation=30 if len(shown) > 8 else 0,
