@@ -193,3 +193,27 @@ def test_builders_small_cnn_mostly_on_the_cpu_still_exact_and_accurate(tmp_path)
         ref.append(fp32.run(None, {"input": x})[0])
         theirs.append(int8.run(None, {"input": x})[0])
     assert _sqnr(ref, ours) >= _sqnr(ref, theirs) - 1.0, (_sqnr(ref, ours), _sqnr(ref, theirs))
+
+
+def test_global_average_pool_of_a_1x1_map_is_offloaded_exactly():
+    """ResNet-18 at 32x32 reaches the global average pool with a 1x1 map: its factor 2^15 / 1
+    overflowed the ALU's 16-bit immediate and the model failed to compile."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((16, 16, 1, 1)).astype(np.float32) * 0.3, "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["input", "w"], ["c"]), helper.make_node("Relu", ["c"], ["r"]),
+         helper.make_node("MaxPool", ["r"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("GlobalAveragePool", ["m"], ["g"]), helper.make_node("Flatten", ["g"], ["out"])],
+        "gap1x1", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 16, 2, 2])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 16])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=9)
+    calib = rng.standard_normal((8, 1, 16, 2, 2)).astype(np.float32)
+    art = compile_model(model, target="vdla", hw_config="pynq", calibration={"input": calib})
+    pools = [s for s in art.plan["steps"] if s["op"] == "VdlaPool"]
+    assert len(pools) == 2 and all(s["kind"] == "vdla" for s in pools)
+    x = rng.standard_normal((1, 16, 2, 2)).astype(np.float32)
+    got = Executor(art).run({"input": x})["out"]
+    np.testing.assert_array_equal(got, Executor(art, device="numpy").run({"input": x})["out"])
+    ref = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})[0]
+    assert _sqnr([ref], [got]) > 30

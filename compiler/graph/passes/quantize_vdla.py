@@ -424,8 +424,10 @@ class _Builder:
             hw = xt.shape[2] * xt.shape[3]
             layer = PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], xt.shape[2], xt.shape[3],
                               1, (0, 0, 0, 0), "sum")
-            # sum * round(2^shift / (H*W)) >> shift, same scale; VTA mode keeps the factor int8
-            shift = min(15, int(math.floor(math.log2(127 * hw)))) if self.vta_compat else 15
+            # sum * round(2^shift / (H*W)) >> shift, same scale, with the factor inside the ALU's
+            # 16-bit immediate (a 1x1 window: 2^14 >> 14, not 2^15); VTA mode keeps it int8
+            largest = 127 if self.vta_compat else (1 << 15) - 1
+            shift = min(15, int(math.floor(math.log2(largest * hw))))
             ep = Epilogue(mul=max(1, int(round((1 << shift) / hw))), shift=shift, round=True)
         # max and mean commute with the code shift: the output keeps the input's zero point
         out = self.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, cfg.batch, cfg.block), s_x,
