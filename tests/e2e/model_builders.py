@@ -214,3 +214,13 @@ def efficientnet_b0(batch: int = 1, image: int = 224, classes: int = 1000, seed:
     y = b.node("Flatten", [b.node("GlobalAveragePool", [y])], axis=1)
     out = b.gemm(y, 1280, classes)
     return b.model("input", (batch, 3, image, image), out, (batch, classes))
+
+
+def write_vdla_cnn_files(folder, calib_samples: int = 6, seed: int = 0):
+    """The CLI's inputs for vdla_cnn in `folder`: m.onnx, calib.npz (calibration samples of
+    `input`) and x.npy (one input). Returns the folder."""
+    onnx.save(vdla_cnn(), folder / "m.onnx")
+    rng = np.random.default_rng(seed)
+    np.savez(folder / "calib.npz", input=rng.standard_normal((calib_samples, 1, 3, 32, 32)).astype(np.float32))
+    np.save(folder / "x.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+    return folder

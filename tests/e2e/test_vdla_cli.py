@@ -4,21 +4,16 @@ errors for what does not fit together."""
 import json
 
 import numpy as np
-import onnx
 import pytest
 
 from vdla.driver.cli import main
 
-from model_builders import vdla_cnn
+from model_builders import write_vdla_cnn_files
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("vdla_cli")
-    onnx.save(vdla_cnn(), d / "m.onnx")
-    rng = np.random.default_rng(0)
-    np.savez(d / "calib.npz", input=rng.standard_normal((6, 1, 3, 32, 32)).astype(np.float32))
-    np.save(d / "x.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+    d = write_vdla_cnn_files(tmp_path_factory.mktemp("vdla_cli"))
     assert main(["compile", str(d / "m.onnx"), "-o", str(d / "m.vdla"), "--target", "vdla",
                  "--calibrate", str(d / "calib.npz")]) == 0
     return d

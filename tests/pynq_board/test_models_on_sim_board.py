@@ -4,14 +4,13 @@ an artifact compiled for another config is refused naming the three hashes."""
 import json
 
 import numpy as np
-import onnx
 import pytest
 
 from board_cli import SKIP_REASON, run_cli
 
 pynq = pytest.importorskip("pynq", reason=SKIP_REASON)
 
-from model_builders import vdla_cnn  # noqa: E402
+from model_builders import write_vdla_cnn_files  # noqa: E402
 from vdla.driver.artifact import ArtifactError  # noqa: E402
 from vdla.driver.artifact_trust import ENV_VAR  # noqa: E402
 from vdla.driver.cli import main  # noqa: E402
@@ -30,11 +29,7 @@ def no_trust_policy_in_the_environment(monkeypatch):
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("cnn")
-    onnx.save(vdla_cnn(), d / "m.onnx")
-    rng = np.random.default_rng(0)
-    np.savez(d / "calib.npz", input=rng.standard_normal((6, 1, 3, 32, 32)).astype(np.float32))
-    np.save(d / "x.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+    d = write_vdla_cnn_files(tmp_path_factory.mktemp("cnn"))
     (d / "wide.json").write_text(json.dumps(WIDE))
     for name, extra in (("m", []), ("wide", ["--hw-config", str(d / "wide.json")])):
         assert main(["compile", str(d / "m.onnx"), "-o", str(d / f"{name}.vdla"), "--target", "vdla",

@@ -17,7 +17,7 @@ if importlib.util.find_spec("cocotb") is None or importlib.util.find_spec("veril
                 allow_module_level=True)
 
 from hw.test_errors import _streams  # noqa: E402
-from model_builders import vdla_cnn  # noqa: E402
+from model_builders import write_vdla_cnn_files  # noqa: E402
 from test_pynq_device_on_sim_board import STAT_KEYS, _demo_conv  # noqa: E402
 from vdla.driver.artifact_trust import ENV_VAR as TRUST_ENV_VAR  # noqa: E402
 from vdla.driver.cli import main  # noqa: E402
@@ -90,12 +90,7 @@ def test_the_fabric_is_chosen_by_name_or_by_the_environment(monkeypatch):
 
 @pytest.fixture(scope="module")
 def cnn(tmp_path_factory):
-    d = tmp_path_factory.mktemp("cnn_rtl")
-    import onnx
-    onnx.save(vdla_cnn(), d / "m.onnx")
-    rng = np.random.default_rng(1)
-    np.savez(d / "calib.npz", input=rng.standard_normal((4, 1, 3, 32, 32)).astype(np.float32))
-    np.save(d / "x.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+    d = write_vdla_cnn_files(tmp_path_factory.mktemp("cnn_rtl"), calib_samples=4, seed=1)
     assert main(["compile", str(d / "m.onnx"), "-o", str(d / "m.vdla"), "--target", "vdla",
                  "--calibrate", str(d / "calib.npz")]) == 0
     return d
