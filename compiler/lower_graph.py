@@ -11,16 +11,17 @@ from __future__ import annotations
 import hashlib
 import json
 
+from vdla.driver import kernel_abi
+
+from . import lower_ops
+from .artifact_build import node_record
+from .build import build  # the tensor compiler's entry point
 from .graph.ir import Graph, Node
 from .graph.passes.memory_plan import ALIAS_OPS
-
-
-class NotLowerable(Exception):
-    """This node stays a host step; the message says why."""
+from .lower_ops import NotLowerable
 
 
 def _signature(graph: Graph, node: Node, args: list[str]) -> str:
-    from .artifact_build import node_record
     body = node.body if node.op == "Fused" else [node]
     # Tensor names do not matter, only ops, attrs, and the position/type/constness of args.
     rename = {name: f"a{i}" for i, name in enumerate(args)}
@@ -48,8 +49,6 @@ def kernel_args(graph: Graph, node: Node) -> list[str]:
 def lower_graph(graph: Graph, target, log=None, skip=()) -> tuple[dict, dict, dict, dict]:
     """Returns (kernel_steps, objects by triple, kernels index by triple, host reasons).
     Nodes named in `skip` run elsewhere (the accelerator) and are left alone."""
-    from . import lower_ops
-    from .build import build  # the tensor compiler's entry point
 
     kernel_steps: dict[str, dict] = {}
     host_reasons: dict[str, str] = {}
@@ -79,10 +78,10 @@ def lower_graph(graph: Graph, target, log=None, skip=()) -> tuple[dict, dict, di
         kernel_steps[node.name] = {"kernel": name, "args": args}
         if log:
             log(f"compiled {name} for {node.name}")
-    objects = {f"{k.target}/{name}": k.object_code for name, k in compiled.items()}
+    objects = {kernel_abi.kernel_object_key(k.target, name): k.object_code for name, k in compiled.items()}
     index = {}
     for name, k in compiled.items():
         index.setdefault(k.target, {"names": [], "arg_specs": {}})
         index[k.target]["names"].append(name)
-        index[k.target]["arg_specs"][name] = [[list(s), d] for s, d in k.arg_specs]
+        index[k.target]["arg_specs"][name] = kernel_abi.argspec_record(k.arg_specs)
     return kernel_steps, objects, index, host_reasons

@@ -11,10 +11,13 @@ import numpy as np
 
 from . import te, topi
 from .graph.ir import Graph, Node
-from .lower_graph import NotLowerable
 
 _FLOAT = {"float32"}
 _KERNEL_DTYPES = {"float32", "int32", "int8", "uint8", "int64", "bool"}
+
+
+class NotLowerable(Exception):
+    """This node stays a host step; the message says why."""
 
 
 def _require(cond: bool, why: str) -> None:

@@ -8,6 +8,7 @@ tensor inside the arena. Violations are ArtifactErrors naming the field.
 """
 from __future__ import annotations
 
+from . import kernel_abi
 from .artifact_errors import ArtifactError
 from .header_fields import MAX_BYTES, array, dtype, fail, field, integer, nbytes, obj, shape, string, strings
 from .plan_check import check_plan, check_programs
@@ -66,9 +67,9 @@ def check_contents(header: dict, params: dict[str, tuple[tuple[int, ...], str]],
                     raise fail(where, "[shape, dtype]", spec)
                 shape(spec[0], f"{where}[0]")
                 dtype(spec[1], f"{where}[1]")
-            if f"{triple}/{name}" not in objects:
+            if kernel_abi.kernel_object_key(triple, name) not in objects:
                 raise ArtifactError(f"artifact header: kernel {name} for {triple} has no object file "
-                                    f"{triple}/{name!r} in the artifact")
+                                    f"{kernel_abi.kernel_object_key(triple, name)!r} in the artifact")
     config_hash = _check_hardware(header.get("hardware"))
     programs = check_programs(header, config_hash)
     check_plan(obj(field(header, "plan", "header"), "header.plan"), params, programs)

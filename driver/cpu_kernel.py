@@ -1,8 +1,7 @@
 """Loading CPU kernel objects into this process and calling them (deploy runtime side).
 
-A kernel is one exported C function `int32_t NAME(void* const* buffers)`. Objects also
-carry `NAME__argspec` (JSON [[shape, dtype], ...], NUL-terminated) and `NAME__num_threads`
-(int32, threads for parallel loops), which this loader reads and sets. No compiler imports.
+A kernel is the entry, argument record and thread count that kernel_abi.py describes; this
+loader calls the entry, reads the record and sets the thread count. No compiler imports.
 
 Two loaders: `load` JIT-links one relocatable object with llvmlite (on the machine that
 compiles), `load_shared` opens the shared object the compiler linked for a board (all kernels
@@ -11,7 +10,6 @@ and a thread pool) with ctypes, so a board needs neither llvmlite nor the compil
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import tempfile
 import threading
@@ -19,13 +17,7 @@ import weakref
 
 import numpy as np
 
-# An artifact's linked kernels for TRIPLE are its object "TRIPLE/kernels.so" (kernel names are
-# identifiers, so no kernel object has this name).
-SHARED_OBJECT = "kernels.so"
-
-
-def shared_object_key(triple: str) -> str:
-    return f"{triple}/{SHARED_OBJECT}"
+from . import kernel_abi, thread_pool
 
 _llvm_ready = False
 
@@ -44,7 +36,10 @@ class KernelError(RuntimeError):
     pass
 
 
-_KERNEL_T = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+_C_TYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "ptr": ctypes.c_void_p}
+_KERNEL_T = ctypes.CFUNCTYPE(_C_TYPES[kernel_abi.KERNEL_SIGNATURE[0]],
+                             *(_C_TYPES[t] for t in kernel_abi.KERNEL_SIGNATURE[1]))
+_NUM_THREADS_T = _C_TYPES[kernel_abi.NUM_THREADS_TYPE]
 
 
 class KernelLibrary:
@@ -60,10 +55,17 @@ class KernelLibrary:
         return self.kernels[name][1]
 
     def set_num_threads(self, n, name=None):
-        """Threads for parallel loops (of one kernel, or all)."""
+        """Threads for parallel loops (of one kernel, or all); more than the pool runs
+        (kernel_abi.MAX_THREADS) are that many."""
+        if name is not None and name not in self.kernels:
+            raise KernelError(f"no kernel named {name!r}; this library has {self.names}")
+        try:
+            value = kernel_abi.num_threads(n)
+        except ValueError as exc:
+            raise KernelError(f"set_num_threads: {exc}") from None
         for k, (_, _, addr) in self.kernels.items():
             if (name is None or k == name) and addr:
-                ctypes.c_int32.from_address(addr).value = int(n)
+                _NUM_THREADS_T.from_address(addr).value = value
 
     def run(self, name, arrays):
         """Call kernel `name` on numpy arrays (inputs then outputs), checked against its specs."""
@@ -84,7 +86,7 @@ class KernelLibrary:
                                   "pass np.ascontiguousarray(x)")
             ptrs[k] = a.ctypes.data
         rc = fn(ptrs)
-        if rc != 0:
+        if rc != kernel_abi.KERNEL_OK:
             raise KernelError(f"kernel {name} returned error code {rc}")
 
 
@@ -95,12 +97,9 @@ def _read_spec(addr, name):
         raise KernelError(f"kernel {name} has no embedded argument spec; pass the specs explicitly")
     raw = ctypes.string_at(addr)
     try:
-        specs = [(tuple(int(d) for d in shape), str(np.dtype(dtype))) for shape, dtype in json.loads(raw.decode())]
-    except (ValueError, TypeError) as exc:
+        return kernel_abi.decode_argspec(raw)
+    except ValueError as exc:
         raise KernelError(f"kernel {name}: its embedded argument spec {raw[:80]!r} is malformed ({exc})") from None
-    if any(d < 0 for shape, _ in specs for d in shape):
-        raise KernelError(f"kernel {name}: its embedded argument spec has a negative dimension")
-    return specs
 
 
 def load(object_code: bytes, names) -> KernelLibrary:
@@ -111,8 +110,7 @@ def load(object_code: bytes, names) -> KernelLibrary:
         raise KernelError("object code is not an ELF file")
     target = llvm.Target.from_default_triple()
     tm = target.create_target_machine(reloc="pic", codemodel="small")
-    from . import thread_pool
-    thread_pool.ensure_loaded()   # kernels with parallel loops call vdla_parallel_for
+    thread_pool.ensure_loaded()   # kernels with parallel loops call its entries
     backing = llvm.parse_assembly("")
     engine = llvm.create_mcjit_compiler(backing, tm)
     engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(object_code)))
@@ -124,9 +122,9 @@ def load(object_code: bytes, names) -> KernelLibrary:
         if not addr:
             raise KernelError(f"the object does not export a kernel named {name!r}")
         if specs is None:
-            specs = _read_spec(engine.get_global_value_address(f"{name}__argspec"), name)
+            specs = _read_spec(engine.get_global_value_address(kernel_abi.argspec_symbol(name)), name)
         specs = [(tuple(s), str(d)) for s, d in specs]
-        threads = engine.get_global_value_address(f"{name}__num_threads")
+        threads = engine.get_global_value_address(kernel_abi.num_threads_symbol(name))
         kernels[name] = (_KERNEL_T(addr), specs, threads)
     return KernelLibrary(engine, kernels)
 
@@ -153,8 +151,8 @@ def load_shared(shared_object: bytes, names, what: str = "the linked kernels") -
             fn = _KERNEL_T((name, lib))
         except AttributeError:
             raise KernelError(f"{what} export no kernel named {name!r}") from None
-        specs = _read_spec(_symbol_address(lib, f"{name}__argspec"), name)
-        kernels[name] = (fn, specs, _symbol_address(lib, f"{name}__num_threads"))
+        specs = _read_spec(_symbol_address(lib, kernel_abi.argspec_symbol(name)), name)
+        kernels[name] = (fn, specs, _symbol_address(lib, kernel_abi.num_threads_symbol(name)))
     _forget_pool_after_fork(lib)
     return KernelLibrary(lib, kernels)
 
@@ -184,9 +182,8 @@ def _forget_pool_after_fork(lib) -> None:
 
 
 def _reset_linked_pools() -> None:
-    from .thread_pool import STATE
     for lib in list(_linked_pools):
-        for name, size in STATE:
-            addr = _symbol_address(lib, "vdla_" + name)
+        for symbol, size in thread_pool.state_symbols():
+            addr = _symbol_address(lib, symbol)
             if addr:
                 ctypes.memset(addr, 0, size)

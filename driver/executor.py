@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import host_ops, machine
+from . import host_ops, kernel_abi, machine
 from .artifact import Artifact, ArtifactError, load
 from .artifact_header import check_contents
 
@@ -234,7 +234,7 @@ class Executor:
             return {}
         from . import cpu_kernel
         names = artifact.header["kernels"][triple]["names"]
-        shared = artifact.objects.get(cpu_kernel.shared_object_key(triple))
+        shared = artifact.objects.get(kernel_abi.shared_object_key(triple))
         if kernel_host is not None:
             libraries = [kernel_host.load(artifact, triple)]
         elif shared is not None:    # linked at compile time: ctypes, no llvmlite
@@ -244,7 +244,8 @@ class Executor:
                 raise ArtifactError(str(exc)) from None
         else:
             _need_llvmlite(triple)
-            libraries = [cpu_kernel.load(artifact.objects[f"{triple}/{name}"], [name]) for name in names]
+            libraries = [cpu_kernel.load(artifact.objects[kernel_abi.kernel_object_key(triple, name)], [name])
+                         for name in names]
         kernels = {}
         for library in libraries:
             if threads is not None:

@@ -1,15 +1,16 @@
-"""The CPU kernels' thread pool: `void vdla_parallel_for_chunks(fn, env, max_chunks, threads)`
-runs fn(env, c, n) for c = 0..n-1, where fn accepts any chunk count n <= max_chunks (the
-parallel loop's extent) and the pool picks n, on up to `threads` threads: the calling thread
-and persistent workers (started on first use).
+"""The CPU kernels' thread pool: kernel_abi.PARALLEL_FOR(fn, env, max_chunks, threads) runs
+fn(env, c, n) for c = 0..n-1, where fn accepts any chunk count n <= max_chunks (the parallel
+loop's extent) and the pool picks n, on up to `threads` threads: the calling thread and
+persistent workers (started on first use).
 
 Kernels compiled with Target.threads > 1 call this symbol for their parallel loops; it is
 machine code built here, once per process, from LLVM IR (pthread calls, atomics, sched_yield
 and the CPU's spin-wait hint), and registered with LLVM so every kernel object loaded
 afterwards links against it. (A shared object linked for a board carries its own copy,
-compiled from the same IR; cpu_kernel.load_shared resets its state after a fork.) Reusing threads saves the tens of microseconds a
-pthread_create/join pair costs on every call. (`vdla_parallel_for(fn, env, n)`, the entry of
-objects compiled before chunks existed, stays: n chunks on n threads.)
+compiled from the same IR; cpu_kernel.load_shared resets its state after a fork.) Reusing
+threads saves the tens of microseconds a pthread_create/join pair costs on every call.
+(kernel_abi.PARALLEL_FOR_LEGACY(fn, env, n), the entry of objects compiled before chunks
+existed, stays: n chunks on n threads.)
 
 Tasks are not threads. A loop is cut into CHUNKS_PER_THREAD chunks per thread, and threads
 (the caller included) claim chunks one at a time from a shared word; the caller waits only for
@@ -52,11 +53,12 @@ from __future__ import annotations
 
 import threading
 
+from . import kernel_abi
+
 _lock = threading.Lock()
 _engine = None
-SYMBOL = "vdla_parallel_for_chunks"
-LEGACY_SYMBOL = "vdla_parallel_for"
-MAX_WORKERS = 63
+SYMBOL_PREFIX = "vdla_"   # of the pool's own globals (STATE)
+MAX_WORKERS = kernel_abi.MAX_THREADS - 1   # the caller is the other thread
 CHUNKS_PER_THREAD = 4
 SYNC_BYTES = 64          # >= sizeof(pthread_mutex_t), sizeof(pthread_cond_t) on glibc targets
 SPIN_ROUNDS = 4096       # rounds before a wait sleeps: 0.1-0.2 ms on the Zen 4 hosts
@@ -121,13 +123,25 @@ class _PoolIR:
         if hint:
             self.hint = (self._extern(hint[0], self.void, [i32] * len(hint[1])),
                          [ir.Constant(i32, a) for a in hint[1]])
-        self.task_t = ir.FunctionType(self.void, [ptr, i64, i64])
+        self.abi = {"void": self.void, "i32": i32, "i64": i64, "ptr": ptr}   # kernel_abi's spellings
+        self.task_t = self.abi_function_type(kernel_abi.TASK_SIGNATURE)
         # typed with the function type: llvmlite reads an indirect callee's signature from it
         # (it still prints as an opaque "ptr")
         self.task_ptr = ir.PointerType(self.task_t)
 
+    def abi_function_type(self, signature):
+        result, params = signature
+        return self.ir.FunctionType(self.abi[result], [self.abi[t] for t in params])
+
+    def entry(self, name, signature):
+        """An entry point of kernel_abi's `signature`; its first parameter, the task, typed
+        with task_t."""
+        result, params = signature
+        types = [self.task_ptr] + [self.abi[t] for t in params[1:]]
+        return self.ir.Function(self.m, self.ir.FunctionType(self.abi[result], types), name=name)
+
     def _global(self, name, typ):
-        g = self.ir.GlobalVariable(self.m, typ, name="vdla_" + name)
+        g = self.ir.GlobalVariable(self.m, typ, name=SYMBOL_PREFIX + name)
         g.initializer = self.ir.Constant(typ, None)
         g.align = 16
         g.type = self.ptr
@@ -288,9 +302,9 @@ def _emit_worker(p: _PoolIR, run_chunks):
 
 
 def _emit_parallel_for(p: _PoolIR, worker, run_chunks):
-    """vdla_parallel_for_chunks(fn, env, max_chunks, threads)."""
+    """PARALLEL_FOR(fn, env, max_chunks, threads)."""
     ir, i64, c = p.ir, p.i64, p.c
-    pf = ir.Function(p.m, ir.FunctionType(p.void, [p.task_ptr, p.ptr, i64, i64]), name=SYMBOL)
+    pf = p.entry(kernel_abi.PARALLEL_FOR, kernel_abi.PARALLEL_FOR_SIGNATURE)
     fn, env, max_chunks, threads = pf.args
     b = ir.IRBuilder(pf.append_basic_block("entry"))
     serial, try_pool, par = (pf.append_basic_block(x) for x in ("serial", "try_pool", "parallel"))
@@ -391,9 +405,9 @@ def _emit_parallel_for(p: _PoolIR, worker, run_chunks):
 
 
 def _emit_legacy_entry(p: _PoolIR, parallel_for):
-    """vdla_parallel_for(fn, env, n): n chunks on n threads."""
+    """PARALLEL_FOR_LEGACY(fn, env, n): n chunks on n threads."""
     ir = p.ir
-    f = ir.Function(p.m, ir.FunctionType(p.void, [p.task_ptr, p.ptr, p.i64]), name=LEGACY_SYMBOL)
+    f = p.entry(kernel_abi.PARALLEL_FOR_LEGACY, kernel_abi.PARALLEL_FOR_LEGACY_SIGNATURE)
     b = ir.IRBuilder(f.append_basic_block("entry"))
     fn, env, n = f.args
     b.call(parallel_for, [fn, env, n, n])
@@ -431,7 +445,7 @@ def ensure_loaded():
         tm = llvm.Target.from_default_triple().create_target_machine(opt=2)
         engine = llvm.create_mcjit_compiler(mod, tm)
         engine.finalize_object()
-        for name in (SYMBOL, LEGACY_SYMBOL):
+        for name in (kernel_abi.PARALLEL_FOR, kernel_abi.PARALLEL_FOR_LEGACY):
             llvm.add_symbol(name, engine.get_function_address(name))
         _engine = engine
         import os
@@ -444,13 +458,18 @@ STATE = [("pool_mutex", SYNC_BYTES), ("pool_launch_mutex", SYNC_BYTES), ("pool_w
          ("pool_sleepers", 8), ("pool_caller_waiting", 8), ("pool_generation", 8), ("pool_started", 8)]
 
 
+def state_symbols() -> list[tuple[str, int]]:
+    """(symbol, bytes) of the pool's state, which a forked child zeroes."""
+    return [(SYMBOL_PREFIX + name, size) for name, size in STATE]
+
+
 def _reset_after_fork():
     """A forked child has none of the parent's worker threads: forget them (and any lock
     state copied mid-launch) so the child's first parallel call starts its own."""
     import ctypes
     if _engine is None:
         return
-    for name, size in STATE:
-        addr = _engine.get_global_value_address("vdla_" + name)
+    for symbol, size in state_symbols():
+        addr = _engine.get_global_value_address(symbol)
         if addr:
             ctypes.memset(addr, 0, size)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
-import json
 import os
 import shutil
 import struct
@@ -23,7 +22,7 @@ import weakref
 
 import numpy as np
 
-from vdla.driver import cpu_kernel, machine
+from vdla.driver import cpu_kernel, kernel_abi, machine
 
 # architecture family -> (qemu-user binary, the glibc sysroot it runs binaries against)
 EMULATORS = {"arm": ("qemu-arm", "/usr/arm-linux-gnueabihf"), "aarch64": ("qemu-aarch64", "/usr/aarch64-linux-gnu")}
@@ -79,14 +78,13 @@ class EmulatedKernels:
 
     def load(self, artifact, triple: str) -> cpu_kernel.KernelLibrary:
         names = artifact.header["kernels"][triple]["names"]
-        return self.load_shared(artifact.objects[cpu_kernel.shared_object_key(triple)], names)
+        return self.load_shared(artifact.objects[kernel_abi.shared_object_key(triple)], names)
 
     def load_shared(self, shared_object: bytes, names) -> cpu_kernel.KernelLibrary:
         process = _HarnessProcess(self, shared_object)
         kernels = {}
         for name in names:
-            raw = process.string(f"{name}__argspec")
-            specs = [(tuple(shape), dtype) for shape, dtype in json.loads(raw)]
+            specs = kernel_abi.decode_argspec(process.string(kernel_abi.argspec_symbol(name)))
             kernels[name] = (_EmulatedKernel(process, name, specs), specs, 0)
         return cpu_kernel.KernelLibrary(process, kernels)
 

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from vdla.driver import machine, thread_pool
+from vdla.driver import kernel_abi, machine, thread_pool
 
 GLIBC_VERSION = "2.17"
 # our architecture families -> zig's names for them
@@ -77,7 +77,7 @@ def link_shared(objects: dict[str, bytes], target) -> bytes:
             with open(path, "wb") as f:
                 f.write(code)
             paths.append(path)
-        out = os.path.join(tmp, "kernels.so")
+        out = os.path.join(tmp, kernel_abi.SHARED_OBJECT)
         command += ["-target", zig_target(target.triple), "-shared", "-s", "-o", out, *paths,
                     "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-Wl,--gc-sections", "-lm", "-lpthread", "-lc"]
         try:
@@ -98,11 +98,11 @@ def link_kernels(objects: dict[str, bytes], index: dict, target) -> dict[str, by
     index entry records how its shared object was linked."""
     from importlib.metadata import version
 
-    from vdla.driver.cpu_kernel import shared_object_key
     linked = {}
     for triple, entry in index.items():
-        mine = {name: objects[f"{triple}/{name}"] for name in entry["names"]}
-        linked[shared_object_key(triple)] = link_shared(mine, target)
-        entry["shared_object"] = {"object": shared_object_key(triple), "linker": f"ziglang {version('ziglang')}",
+        mine = {name: objects[kernel_abi.kernel_object_key(triple, name)] for name in entry["names"]}
+        key = kernel_abi.shared_object_key(triple)
+        linked[key] = link_shared(mine, target)
+        entry["shared_object"] = {"object": key, "linker": f"ziglang {version('ziglang')}",
                                   "zig_target": zig_target(triple)}
     return linked

@@ -1,95 +1,34 @@
 """Loop IR -> LLVM IR text (llvmlite.ir), for any LLVM CPU target.
 
-Kernel ABI: `int32_t NAME(void* const* buffers)`; buffers are the PrimFunc params in order.
-Representation choices:
-- scalar int32 values (indices, mostly) are computed as i64, so address arithmetic needs no
-  sign extensions the optimizer cannot remove; they are truncated where stored as int32;
-- a `parallel` loop is outlined into a worker function of chunks of its iterations that the
-  deploy runtime's persistent thread pool (`vdla_parallel_for_chunks`, driver/thread_pool.py)
-  runs on up to `NAME__num_threads` threads; with Target.threads == 1 (or too little work)
-  parallel loops are plain loops and the object needs no runtime symbols;
+A kernel follows vdla.driver.kernel_abi (entry, argument record, thread count); its buffers
+are the PrimFunc params in order. Representation choices:
+- scalar int32 values (indices, mostly) are computed as i64 (llvm_types.value_type); they are
+  truncated where stored as int32;
+- a `parallel` loop is outlined into a task over chunks of its iterations that the deploy
+  runtime's persistent thread pool runs (parallel.py); with Target.threads == 1 (or too
+  little work) parallel loops are plain loops and the object needs no runtime symbols;
 - "local" buffers are stack arrays in the function's entry block (so LLVM can keep them in
   registers), "global" temporaries are malloc'ed; other memory scopes are rejected.
 """
 from __future__ import annotations
 
-import json
-
-import llvmlite.ir.types
 from llvmlite import ir
 
-# LLVM >= 17 only reads opaque pointers ("ptr"); make llvmlite print every pointer that way.
-llvmlite.ir.types.ir_layer_typed_pointers_enabled = False
+from vdla.driver import kernel_abi
 
 from ..tir import dtype as dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import visit
-from vdla.driver import thread_pool as _thread_pool   # the CPU-kernel ABI the runtime provides
+from . import parallel
+from .llvm_function import FunctionState
+from .llvm_types import I1, I8, I32, I64, PTR, abi_function_type, abi_type, mangle, scalar_type, value_type
 
-I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-PTR = ir.PointerType()
-PARALLEL_FOR = _thread_pool.SYMBOL   # the deploy runtime's thread pool
-# Below this many (estimated) stores a parallel loop runs on the calling thread. Measured on
-# the Zen 4 hosts, a unit of the estimate is 0.3-0.45 ns of serial time (vector stores count
-# once), so 50k is about 20 us: a call into the warm (spinning) pool costs a few us, a call
-# that must wake a sleeping worker about 45 us.
-PARALLEL_MIN_WORK = 50_000
-FAST = ("contract",)
+FAST = ("contract",)   # float multiply-adds may fuse; no other fast-math licence
 
 
 class CodegenError(Exception):
     pass
-
-
-def scalar_type(d: str):
-    s = dt.scalar(d)
-    if s == "float32":
-        return ir.FloatType()
-    if s == "float64":
-        return ir.DoubleType()
-    if s == "float16":
-        return ir.HalfType()
-    if s == "bool":
-        return I1
-    return ir.IntType(dt.bits(s))
-
-
-def value_type(d: str):
-    """The LLVM type a value of dtype d is computed in (scalar int32 widened to i64)."""
-    n = dt.lanes(d)
-    if n == 1:
-        return I64 if dt.scalar(d) == "int32" else scalar_type(d)
-    return ir.VectorType(scalar_type(d), n)
-
-
-def _mangle(t):
-    if isinstance(t, ir.VectorType):
-        return f"v{t.count}{_mangle(t.element)}"
-    if isinstance(t, ir.FloatType):
-        return "f32"
-    if isinstance(t, ir.DoubleType):
-        return "f64"
-    if isinstance(t, ir.HalfType):
-        return "f16"
-    return f"i{t.width}"
-
-
-class _Fn:
-    """Per-LLVM-function state: builder, variable and buffer environment."""
-
-    def __init__(self, func):
-        # "allocas" holds only stack allocations (hoisted there so LLVM can promote them to
-        # registers) and branches to "entry", where the code starts.
-        self.entry = func.append_basic_block("allocas")
-        body = func.append_basic_block("entry")
-        ir.IRBuilder(self.entry).branch(body)
-        self.func, self.b = func, ir.IRBuilder(body)
-        self.vars = {}
-        self.bufs = {}
-        self.frees = []
-        self.in_parallel = False
-        self.guards = []   # select conditions the current expression is evaluated under
 
 
 class LLVMCodegen:
@@ -99,7 +38,7 @@ class LLVMCodegen:
         self.module.triple = target.llvm_triple
         self.module.data_layout = str(target.target_machine().target_data)
         self.ptr_int = ir.IntType(target.pointer_bits)
-        self._par_count = 0
+        self.parallel_loops = 0    # outlined so far (their tasks are numbered)
 
     # -- helpers -----------------------------------------------------------------------
     def _extern(self, name, ret, args, var_arg=False):
@@ -108,7 +47,7 @@ class LLVMCodegen:
         return ir.Function(self.module, ir.FunctionType(ret, args, var_arg=var_arg), name=name)
 
     def _intrinsic(self, base, types, ret=None, nargs=1):
-        name = base + "." + ".".join(_mangle(t) for t in types)
+        name = base + "." + ".".join(mangle(t) for t in types)
         if name in self.module.globals:
             return self.module.globals[name]
         t = types[0]
@@ -117,24 +56,25 @@ class LLVMCodegen:
     # -- kernels -----------------------------------------------------------------------
     def add_kernel(self, func: S.PrimFunc):
         name = func.name
-        nthreads = ir.GlobalVariable(self.module, I32, name=f"{name}__num_threads")
-        nthreads.initializer = ir.Constant(I32, self.target.threads)
-        self._nthreads = nthreads
-        specs = json.dumps([[list(b.shape), b.dtype] for b in func.params]).encode() + b"\0"
-        spec = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(specs)), name=f"{name}__argspec")
+        threads_t = abi_type(kernel_abi.NUM_THREADS_TYPE)
+        nthreads = ir.GlobalVariable(self.module, threads_t, name=kernel_abi.num_threads_symbol(name))
+        nthreads.initializer = ir.Constant(threads_t, kernel_abi.num_threads(self.target.threads))
+        self.num_threads = nthreads   # of the kernel being written: its parallel loops read it
+        specs = kernel_abi.encode_argspec((b.shape, b.dtype) for b in func.params)
+        spec = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(specs)), name=kernel_abi.argspec_symbol(name))
         spec.initializer = ir.Constant(ir.ArrayType(I8, len(specs)), bytearray(specs))
         spec.global_constant = True
 
-        fn = ir.Function(self.module, ir.FunctionType(I32, [PTR]), name=name)
+        fn = ir.Function(self.module, abi_function_type(kernel_abi.KERNEL_SIGNATURE), name=name)
         fn.args[0].name = "buffers"
-        st = _Fn(fn)
+        st = FunctionState(fn)
         b = st.b
         for k, buf in enumerate(func.params):
             p = b.load(b.gep(fn.args[0], [ir.Constant(I64, k)], inbounds=True, source_etype=PTR),
                        typ=PTR, name=buf.name.replace(".", "_"))
             st.bufs[buf] = p
         self.stmt(st, func.body)
-        b.ret(ir.Constant(I32, 0))
+        b.ret(ir.Constant(fn.function_type.return_type, kernel_abi.KERNEL_OK))
         return fn
 
     # -- statements --------------------------------------------------------------------
@@ -144,9 +84,8 @@ class LLVMCodegen:
             for c in s.seq:
                 self.stmt(st, c)
         elif isinstance(s, S.For):
-            if s.kind is S.ForKind.PARALLEL and not st.in_parallel and self.target.threads > 1 \
-                    and _parallel.estimated_work(s) >= PARALLEL_MIN_WORK:
-                self.parallel_for(st, s)
+            if s.kind is S.ForKind.PARALLEL and parallel.worth_threads(st, s, self.target.threads):
+                parallel.emit_parallel_for(self, st, s)
             else:
                 self.serial_for(st, s)
         elif isinstance(s, S.IfThenElse):
@@ -201,12 +140,7 @@ class LLVMCodegen:
         n = buf.size()
         elem = scalar_type(buf.dtype)
         if buf.scope == "local":
-            eb = ir.IRBuilder(st.entry)
-            eb.position_before(st.entry.terminator)
-            arr = eb.alloca(ir.ArrayType(elem, n), name=buf.name.replace(".", "_"))
-            arr.align = 64
-            arr.type = PTR  # opaque pointer (llvmlite types allocas with a typed pointer)
-            st.bufs[buf] = arr
+            st.bufs[buf] = st.entry_alloca(ir.ArrayType(elem, n), buf.name.replace(".", "_"), align=64)
             self.stmt(st, s.body)
         elif buf.scope == "global":
             malloc = self._extern("malloc", PTR, [self.ptr_int])
@@ -220,19 +154,6 @@ class LLVMCodegen:
             raise CodegenError(f"buffer {buf.name} is in memory scope {buf.scope!r}, which a CPU "
                                "cannot address; use 'global' or 'local', or compile this kernel "
                                "for the accelerator target")
-
-    # -- parallel loops ----------------------------------------------------------------
-    def parallel_for(self, st, s):
-        from .parallel import emit_parallel_for
-        emit_parallel_for(self, st, s)
-
-    def _entry_alloca(self, st, typ, name):
-        eb = ir.IRBuilder(st.entry)
-        eb.position_before(st.entry.terminator)
-        a = eb.alloca(typ, name=name)
-        a.align = 16
-        a.type = PTR
-        return a
 
     # -- memory ------------------------------------------------------------------------
     def _addr(self, st, buf, index):
@@ -296,7 +217,7 @@ class LLVMCodegen:
         return mask
 
     def _masked_load(self, vt):
-        name = f"llvm.masked.load.{_mangle(vt)}.p0"
+        name = f"llvm.masked.load.{mangle(vt)}.p0"
         if name in self.module.globals:
             return self.module.globals[name]
         return ir.Function(self.module, ir.FunctionType(vt, [PTR, I32, ir.VectorType(I1, vt.count), vt]), name=name)
@@ -304,7 +225,6 @@ class LLVMCodegen:
     def store(self, st, s):
         b = st.b
         buf, idx = s.buffer, s.indices[0]
-        elem = scalar_type(buf.dtype)
         esize = max(1, dt.bits(buf.dtype) // 8)
         val = self.narrow(st, self.expr(st, s.value), buf.dtype)
         if isinstance(idx, E.Ramp) and E.is_const(idx.stride, 1):
@@ -521,5 +441,3 @@ def _has_load(e) -> bool:
     visit(e, lambda n: found.append(1) if isinstance(n, E.BufferLoad) else None)
     return bool(found)
 
-
-from . import parallel as _parallel  # noqa: E402  (parallel.py builds on the definitions above)

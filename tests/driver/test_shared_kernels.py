@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vdla.compiler.compile_model import compile_model
-from vdla.driver import cpu_kernel
+from vdla.driver import kernel_abi
 from vdla.driver.artifact import ArtifactError
 from vdla.driver.executor import Executor
 
@@ -49,9 +49,9 @@ def artifacts(model):
 def test_host_compiles_are_jit_loaded_unless_linking_is_asked_for(artifacts):
     linked, jitted = artifacts
     triple = linked.header["target"]["triple"]
-    assert cpu_kernel.shared_object_key(triple) in linked.objects
+    assert kernel_abi.shared_object_key(triple) in linked.objects
     assert linked.header["kernels"][triple]["shared_object"]["zig_target"].startswith("x86_64-linux-gnu")
-    assert not any(key.endswith(cpu_kernel.SHARED_OBJECT) for key in jitted.objects)
+    assert not any(key.endswith(kernel_abi.SHARED_OBJECT) for key in jitted.objects)
 
 
 def test_executor_prefers_the_shared_object_and_matches_the_jit(artifacts, rng):
@@ -72,7 +72,7 @@ def test_a_shared_object_for_another_machine_is_refused_naming_it(artifacts, mod
     triple = linked.header["target"]["triple"]
     board = compile_model(model, target="aarch64-linux-gnu")
     edited = type(linked)(linked.header, linked.params, dict(linked.objects))
-    edited.objects[cpu_kernel.shared_object_key(triple)] = board.objects[cpu_kernel.shared_object_key("aarch64-linux-gnu")]
+    edited.objects[kernel_abi.shared_object_key(triple)] = board.objects[kernel_abi.shared_object_key("aarch64-linux-gnu")]
     with pytest.raises(ArtifactError, match=f"linked kernels for {triple} cannot be loaded on this machine"):
         Executor(edited)
 
@@ -155,10 +155,10 @@ def test_cli_links_for_a_board_unless_told_not_to(model, tmp_path):
     from vdla.driver.artifact import load
     from vdla.driver.cli import main
     onnx.save(model, tmp_path / "m.onnx")
-    key = cpu_kernel.shared_object_key("aarch64-linux-gnu")
+    key = kernel_abi.shared_object_key("aarch64-linux-gnu")
     for flags, linked in (([], True), (["--no-link"], False)):
         out = tmp_path / f"m{len(flags)}.vdla"
         assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(out), "--target", "aarch64-linux-gnu", *flags]) == 0
         assert (key in load(out).objects) == linked
     assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "h.vdla"), "--link"]) == 0
-    assert any(k.endswith(cpu_kernel.SHARED_OBJECT) for k in load(tmp_path / "h.vdla").objects)
+    assert any(k.endswith(kernel_abi.SHARED_OBJECT) for k in load(tmp_path / "h.vdla").objects)

@@ -10,14 +10,14 @@ import time
 import llvmlite.binding as llvm
 import pytest
 
-from vdla.driver import thread_pool
+from vdla.driver import kernel_abi, thread_pool
 
 CHUNK_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 POOL_FN = ctypes.CFUNCTYPE(None, CHUNK_FN, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 LEGACY_FN = ctypes.CFUNCTYPE(None, CHUNK_FN, ctypes.c_void_p, ctypes.c_int64)
 
 
-def pool_entry(name=thread_pool.SYMBOL, proto=POOL_FN):
+def pool_entry(name=kernel_abi.PARALLEL_FOR, proto=POOL_FN):
     thread_pool.ensure_loaded()
     address = llvm.address_of_symbol(name)
     assert address, f"{name} is not registered with LLVM"
@@ -79,7 +79,7 @@ def test_every_chunk_runs_exactly_once(max_chunks, threads):
         if threads <= 1 or max_chunks <= 1:
             assert n == 1
         else:
-            assert n <= min(threads, thread_pool.MAX_WORKERS + 1) * thread_pool.CHUNKS_PER_THREAD
+            assert n <= min(threads, kernel_abi.MAX_THREADS) * thread_pool.CHUNKS_PER_THREAD
 
 
 def test_many_repeated_loops_alternating_shapes():
@@ -179,7 +179,7 @@ def test_caller_runs_every_chunk_a_stuck_worker_never_claimed():
 
 def test_legacy_entry_runs_n_chunks():
     """Objects compiled before chunked loops call vdla_parallel_for(fn, env, n)."""
-    legacy = pool_entry(thread_pool.LEGACY_SYMBOL, LEGACY_FN)
+    legacy = pool_entry(kernel_abi.PARALLEL_FOR_LEGACY, LEGACY_FN)
     for n in (1, 2, 5):
         rec = Recorder()
         run_guarded(lambda: legacy(rec.fn, None, n))

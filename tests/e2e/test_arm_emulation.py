@@ -13,7 +13,7 @@ import pytest
 import qemu_harness
 from model_builders import ModelBuilder, small_cnn
 from vdla.compiler.compile_model import compile_model
-from vdla.driver import cpu_kernel, thread_pool
+from vdla.driver import cpu_kernel, kernel_abi
 from vdla.driver.executor import Executor
 
 pytest.importorskip("ziglang")
@@ -78,15 +78,15 @@ def test_board_kernels_under_emulation_equal_the_host_kernels(name, triple, host
     model = build()
     threads = 2 if name == "conv" else 1      # the conv's parallel loop runs on the library's own pool
     artifact = compile_model(model, target=triple, threads=threads)
-    assert cpu_kernel.shared_object_key(triple) in artifact.objects
+    assert kernel_abi.shared_object_key(triple) in artifact.objects
     kinds = [s["kind"] for s in artifact.plan["steps"]]
     if name == "small_cnn":   # its reflect Pad stays a host (numpy) step
         assert kinds.count("kernel") >= 10 and set(artifact.header["compile"]["host_reasons"]) == {"Pad_36"}
     else:
         assert set(kinds) <= {"kernel", "alias"}, artifact.header["compile"]["host_reasons"]
     if threads > 1:
-        assert any(thread_pool.SYMBOL.encode() in code for key, code in artifact.objects.items()
-                   if not key.endswith(cpu_kernel.SHARED_OBJECT))
+        assert any(kernel_abi.PARALLEL_FOR.encode() in code for key, code in artifact.objects.items()
+                   if not key.endswith(kernel_abi.SHARED_OBJECT))
     x = rng.standard_normal(shape).astype(np.float32)
     want = Executor(compile_model(model, target="cpu")).run({"input": x})
     got = _run_emulated(name, artifact, triple, hosts[triple], threads, {"input": x})

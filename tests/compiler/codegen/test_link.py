@@ -8,7 +8,7 @@ import pytest
 from vdla.compiler import build, te, topi
 from vdla.compiler.codegen import arm_abi, link
 from vdla.compiler.target import Target
-from vdla.driver import cpu_kernel, thread_pool
+from vdla.driver import cpu_kernel, kernel_abi, thread_pool
 
 pytest.importorskip("ziglang")
 
@@ -63,12 +63,12 @@ def test_no_shared_objects_for_other_systems():
 def test_board_shared_object_exports_kernels_specs_and_its_own_pool(triple, machine):
     target = Target(triple, threads=2)
     kern = _conv(target)
-    assert thread_pool.SYMBOL in kern.llvm_ir          # two threads: the kernel calls the pool
+    assert kernel_abi.PARALLEL_FOR in kern.llvm_ir          # two threads: the kernel calls the pool
     so = link.link_shared({"conv": kern.object_code}, target)
     assert so[:4] == b"\x7fELF" and struct.unpack_from("<HH", so, 16) == (3, machine)   # ET_DYN
     symbols = _dynamic_symbols(so)
-    assert {"conv", "conv__argspec", "conv__num_threads", thread_pool.SYMBOL} <= symbols
-    assert {"vdla_" + name for name, _ in thread_pool.STATE} <= symbols   # reset after a fork
+    assert {"conv", "conv__argspec", "conv__num_threads", kernel_abi.PARALLEL_FOR} <= symbols
+    assert {symbol for symbol, _ in thread_pool.state_symbols()} <= symbols   # reset after a fork
     if machine == 40:
         assert arm_abi.e_flags(so) & arm_abi.EF_ARM_ABI_FLOAT_HARD
     assert len(so) < 64 * 1024    # no unused compiler-rt

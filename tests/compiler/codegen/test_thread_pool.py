@@ -17,7 +17,7 @@ import pytest
 from vdla.compiler import build, te
 from vdla.compiler.schedule import create_schedule
 from vdla.compiler.target import Target
-from vdla.driver import thread_pool
+from vdla.driver import kernel_abi, thread_pool
 
 
 def parallel_kernel(shape=(64, 4096)):
@@ -26,7 +26,7 @@ def parallel_kernel(shape=(64, 4096)):
     s = create_schedule(b)
     s[b].parallel(s[b].op.axis[0])
     kern = build(s, [a, b], Target.host(threads=2), "triple")
-    assert thread_pool.SYMBOL in kern.llvm_ir
+    assert kernel_abi.PARALLEL_FOR in kern.llvm_ir
     return kern.load()
 
 
@@ -39,7 +39,7 @@ def row_sums_kernel(rows, cols):
     s = create_schedule(out)
     s[out].parallel(s[out].op.axis[0])
     kern = build(s, [a, out], Target.host(threads=2), "row_sums")
-    assert thread_pool.SYMBOL in kern.llvm_ir
+    assert kernel_abi.PARALLEL_FOR in kern.llvm_ir
     return kern.load()
 
 
@@ -156,7 +156,7 @@ def test_pool_compiles_for_each_board_with_its_spin_hint(triple, bits, hint):
     mod.triple = triple
     mod.verify()
     asm = Target(triple).target_machine().emit_assembly(mod)
-    assert f"{thread_pool.SYMBOL}:" in asm
-    assert f"{thread_pool.LEGACY_SYMBOL}:" in asm
+    assert f"{kernel_abi.PARALLEL_FOR}:" in asm
+    assert f"{kernel_abi.PARALLEL_FOR_LEGACY}:" in asm
     assert hint in asm.split()
     assert "sched_yield" in asm          # spin waits hand the core over now and then
