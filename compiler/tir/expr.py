@@ -1,7 +1,8 @@
 """Expression nodes shared by tensor expressions (te) and the loop IR.
 
 Every node is immutable and lists its children in `_fields`, so generic visitors and
-mutators (see functor.py) can walk any tree without a case per node type.
+mutators (see functor.py) can walk any tree without a case per node type. Each node states
+its text form (__repr__, Python-like) beside its definition, as statements do (stmt.py).
 """
 from __future__ import annotations
 
@@ -20,8 +21,7 @@ class Node:
             yield f, getattr(self, f)
 
     def __repr__(self):
-        from .printer import to_text
-        return to_text(self)
+        return f"<{type(self).__name__}>"
 
 
 class Expr(Node):
@@ -68,6 +68,9 @@ class Var(Expr):
         self.dtype = dt.check(dtype)
         self.uid = next(_ids)
 
+    def __repr__(self):
+        return self.name
+
 
 class Const(Expr):
     def __init__(self, value, dtype: str):
@@ -82,6 +85,11 @@ class Const(Expr):
             if not lo <= value <= hi:
                 raise ValueError(f"constant {value} does not fit in {dtype} ([{lo}, {hi}])")
         self.value = value
+
+    def __repr__(self):
+        if self.dtype in ("int32", "bool", "float32"):    # the dtypes a bare literal gets
+            return repr(self.value)
+        return f"{self.dtype}({self.value!r})"
 
 
 def const(value, dtype: str | None = None) -> Const:
@@ -101,6 +109,9 @@ class BinaryOp(Expr):
     def result_dtype(self, t):
         return t
 
+    def __repr__(self):
+        return f"({self.a!r} {self.symbol} {self.b!r})"
+
 
 class Add(BinaryOp): symbol = "+"
 class Sub(BinaryOp): symbol = "-"
@@ -108,8 +119,20 @@ class Mul(BinaryOp): symbol = "*"
 class Div(BinaryOp): symbol = "/"          # true division, floats only
 class FloorDiv(BinaryOp): symbol = "//"    # integer division rounding to -inf
 class FloorMod(BinaryOp): symbol = "%"     # remainder with the sign of the divisor
-class Min(BinaryOp): symbol = "min"
-class Max(BinaryOp): symbol = "max"
+
+
+class Min(BinaryOp):
+    symbol = "min"
+
+    def __repr__(self):
+        return f"min({self.a!r}, {self.b!r})"
+
+
+class Max(BinaryOp):
+    symbol = "max"
+
+    def __repr__(self):
+        return f"max({self.a!r}, {self.b!r})"
 
 
 class CmpOp(BinaryOp):
@@ -137,6 +160,9 @@ class Not(Expr):
             raise TypeError(f"logical not needs a bool operand, got {a.dtype}: {a!r}")
         self.a, self.dtype = a, a.dtype
 
+    def __repr__(self):
+        return f"!{self.a!r}"
+
 
 class Select(Expr):
     """cond ? t : f. Both branches may be evaluated (no side effects in expressions)."""
@@ -150,6 +176,9 @@ class Select(Expr):
                             "cast one of them")
         self.cond, self.t, self.f, self.dtype = cond, t, f, t.dtype
 
+    def __repr__(self):
+        return f"select({self.cond!r}, {self.t!r}, {self.f!r})"
+
 
 class Cast(Expr):
     """Conversion. float->int truncates toward zero; int->narrower int wraps (two's
@@ -160,6 +189,9 @@ class Cast(Expr):
         self.dtype = dt.with_lanes(dtype, dt.lanes(value.dtype))
         self.value = value
 
+    def __repr__(self):
+        return f"{self.dtype}({self.value!r})"
+
 
 class Call(Expr):
     """A pure math intrinsic (exp, log, sqrt, tanh, fabs, floor, round, fma, ...)."""
@@ -169,6 +201,9 @@ class Call(Expr):
 
     def __init__(self, name: str, args, dtype: str):
         self.name, self.args, self.dtype = name, tuple(args), dtype
+
+    def __repr__(self):
+        return f"{self.name}({', '.join(map(repr, self.args))})"
 
 
 class TensorRead(Expr):
@@ -183,6 +218,9 @@ class TensorRead(Expr):
         self.indices = tuple(to_expr(i, "int32") for i in indices)
         self.dtype = tensor.dtype
 
+    def __repr__(self):
+        return f"{self.tensor.name}[{', '.join(map(repr, self.indices))}]"
+
 
 class BufferLoad(Expr):
     """A read of a Buffer in the loop IR: multi-dimensional before flattening, one flat index
@@ -193,6 +231,9 @@ class BufferLoad(Expr):
         self.buffer, self.indices = buffer, tuple(indices)
         lanes = max([dt.lanes(i.dtype) for i in self.indices] + [1])
         self.dtype = dtype or dt.with_lanes(buffer.dtype, lanes)
+
+    def __repr__(self):
+        return f"{self.buffer.name}[{', '.join(map(repr, self.indices))}]"
 
 
 class Reduce(Expr):
@@ -216,6 +257,11 @@ class Reduce(Expr):
         lo, hi = dt.int_range(t)
         return Const(lo if self.combiner == "max" else hi, t)
 
+    def __repr__(self):
+        axes = ", ".join(iv.var.name for iv in self.axis)
+        cond = f", where={self.condition!r}" if self.condition is not None else ""
+        return f"{self.combiner}({self.source!r}, axis=[{axes}]{cond})"
+
 
 class Ramp(Expr):
     """The vector [base, base+stride, ..., base+(lanes-1)*stride]."""
@@ -225,6 +271,9 @@ class Ramp(Expr):
         self.base, self.stride, self.lanes = base, stride, lanes
         self.dtype = dt.with_lanes(base.dtype, lanes)
 
+    def __repr__(self):
+        return f"ramp({self.base!r}, {self.stride!r}, {self.lanes})"
+
 
 class Broadcast(Expr):
     _fields = ("value",)
@@ -232,6 +281,9 @@ class Broadcast(Expr):
     def __init__(self, value: Expr, lanes: int):
         self.value, self.lanes = value, lanes
         self.dtype = dt.with_lanes(value.dtype, lanes)
+
+    def __repr__(self):
+        return f"x{self.lanes}({self.value!r})"
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
-"""Statements and buffers of the loop IR."""
+"""Statements and buffers of the loop IR. Each statement states its text form, lines(indent),
+beside its definition; repr() joins them (expressions print themselves likewise, expr.py)."""
 from __future__ import annotations
 
 import enum
 import math
 
 from . import dtype as dt
-from .expr import Node, Expr, Var, to_expr
+from .expr import Node, Expr, Var, is_const, to_expr
 
 
 class Buffer:
@@ -54,7 +55,20 @@ class ForKind(enum.Enum):
 
 
 class Stmt(Node):
-    pass
+    def lines(self, indent=0) -> list[str]:
+        return [f"{_pad(indent)}<{type(self).__name__}>"]
+
+    def __repr__(self):
+        return "\n".join(self.lines())
+
+
+def _pad(indent: int) -> str:
+    return "  " * indent
+
+
+def _lines(s, indent) -> list[str]:
+    """A body's lines (none where there is no body)."""
+    return [] if s is None else s.lines(indent)
 
 
 class For(Stmt):
@@ -65,12 +79,21 @@ class For(Stmt):
         self.kind, self.body = kind, body
         self.annotations = dict(annotations or {})
 
+    def lines(self, indent=0):
+        kind = "" if self.kind is ForKind.SERIAL else f" # {self.kind.value}"
+        lo, n = self.min, self.extent
+        rng = f"range({n!r})" if is_const(lo, 0) else f"range({lo!r}, {lo!r} + {n!r})"
+        return [f"{_pad(indent)}for {self.var.name} in {rng}:{kind}"] + _lines(self.body, indent + 1)
+
 
 class SeqStmt(Stmt):
     _fields = ("seq",)
 
     def __init__(self, seq):
         self.seq = tuple(seq)
+
+    def lines(self, indent=0):
+        return [line for s in self.seq for line in _lines(s, indent)]
 
 
 class IfThenElse(Stmt):
@@ -79,12 +102,21 @@ class IfThenElse(Stmt):
     def __init__(self, cond: Expr, then_case: Stmt, else_case: Stmt | None = None):
         self.cond, self.then_case, self.else_case = cond, then_case, else_case
 
+    def lines(self, indent=0):
+        out = [f"{_pad(indent)}if {self.cond!r}:"] + _lines(self.then_case, indent + 1)
+        if self.else_case is not None:
+            out += [f"{_pad(indent)}else:"] + _lines(self.else_case, indent + 1)
+        return out
+
 
 class BufferStore(Stmt):
     _fields = ("value", "indices")
 
     def __init__(self, buffer: Buffer, value: Expr, indices):
         self.buffer, self.value, self.indices = buffer, value, tuple(indices)
+
+    def lines(self, indent=0):
+        return [f"{_pad(indent)}{self.buffer.name}[{', '.join(map(repr, self.indices))}] = {self.value!r}"]
 
 
 class Allocate(Stmt):
@@ -94,12 +126,20 @@ class Allocate(Stmt):
     def __init__(self, buffer: Buffer, body: Stmt):
         self.buffer, self.body = buffer, body
 
+    def lines(self, indent=0):
+        b = self.buffer
+        return ([f"{_pad(indent)}{b.name} = alloc({list(b.shape)}, {b.dtype}, scope={b.scope!r})"]
+                + _lines(self.body, indent))
+
 
 class Evaluate(Stmt):
     _fields = ("value",)
 
     def __init__(self, value: Expr):
         self.value = value
+
+    def lines(self, indent=0):
+        return [f"{_pad(indent)}{self.value!r}"]
 
 
 class AttrStmt(Stmt):
@@ -108,6 +148,9 @@ class AttrStmt(Stmt):
 
     def __init__(self, key: str, node, value, body: Stmt):
         self.key, self.node, self.value, self.body = key, node, value, body
+
+    def lines(self, indent=0):
+        return [f"{_pad(indent)}# attr {self.key} = {self.value!r}"] + _lines(self.body, indent)
 
 
 class IntrinsicStmt(Stmt):
@@ -118,6 +161,10 @@ class IntrinsicStmt(Stmt):
 
     def __init__(self, intrin_name: str, regions, attrs=None):
         self.intrin_name, self.regions, self.attrs = intrin_name, tuple(regions), dict(attrs or {})
+
+    def lines(self, indent=0):
+        regs = ", ".join(f"{r.name}@{r.scope}" for r in self.regions)
+        return [f"{_pad(indent)}{self.intrin_name}({regs}){'' if not self.attrs else ' ' + repr(self.attrs)}"]
 
 
 class PrimFunc:
@@ -131,8 +178,8 @@ class PrimFunc:
         return PrimFunc(self.name, self.params, body, self.attrs)
 
     def __repr__(self):
-        from .printer import to_text
-        return to_text(self)
+        params = ", ".join(f"{b.name}: {b.dtype}{list(b.shape)}" for b in self.params)
+        return "\n".join([f"def {self.name}({params}):"] + _lines(self.body, 1))
 
 
 def seq(*stmts) -> Stmt:
