@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from .array_files import describe, read_input
+from .array_files import describe, input_feeds
 
 # what needs the executor or device in this process, with the reason given to the user
 _LOCAL_ONLY = {"trace": "--trace", "timeline": "--timeline", "timeline_layer": "--timeline-layer",
@@ -20,7 +20,6 @@ def run_remote(args) -> int:
     from vdla.driver.remote import RemoteRunner, parse_address
     from vdla.driver.remote.client import read_artifact
 
-    from .commands.run import _random_input
     if not args.remote:
         raise ValueError("--key-file and --insecure-loopback are for a remote run: give --remote HOST:PORT too")
     for attr, flag in _LOCAL_ONLY.items():
@@ -32,11 +31,7 @@ def run_remote(args) -> int:
     data = read_artifact(args.artifact)
     policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
     plan = from_bytes(data, args.artifact, policy).plan   # checked here too, before it is uploaded
-    given = dict(read_input(item) for item in args.input)
-    rng = np.random.default_rng(args.seed)
-    feeds = {s["name"]: given.pop(s["name"]) if s["name"] in given else _random_input(s, rng) for s in plan["inputs"]}
-    if given:
-        raise ValueError(f"unknown inputs {sorted(given)}; the model's inputs are {list(feeds)}")
+    feeds = input_feeds(plan["inputs"], args.input, args.seed)
     result = runner.run_detailed(data, feeds, profile=args.profile, repeat=max(1, args.repeat), threads=args.threads)
     print(f"ran on vdla serve at {runner.address}: {result.device}")
     for name, value in result.outputs.items():

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..array_files import describe, read_input
+from ..array_files import describe, input_feeds
 
 
 def add_parser(sub):
@@ -49,16 +49,6 @@ def add_parser(sub):
                    help="with --remote: no key, for a server on this machine started with --insecure-loopback")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
-
-
-def _random_input(spec: dict, rng: np.random.Generator) -> np.ndarray:
-    dtype = np.dtype(spec["dtype"])
-    if dtype.kind == "f":
-        return rng.standard_normal(spec["shape"]).astype(dtype)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, spec["shape"]).astype(dtype)
-    info = np.iinfo(dtype)
-    return rng.integers(max(info.min, -128), min(info.max, 127) + 1, spec["shape"]).astype(dtype)
 
 
 def _device(artifact, kind: str, trace: str | None):
@@ -100,15 +90,7 @@ def run(args) -> int:
     device = _device(artifact, args.device or "sim", needs_trace)
     executor = Executor(artifact, hw_config=hw, threads=args.threads, device=device)
     plan = executor.artifact.plan
-    given = {}
-    for item in args.input:
-        name, value = read_input(item)
-        given[name] = value
-    rng = np.random.default_rng(args.seed)
-    feeds = {s["name"]: given.pop(s["name"]) if s["name"] in given else _random_input(s, rng)
-             for s in plan["inputs"]}
-    if given:
-        raise ValueError(f"unknown inputs {sorted(given)}; the model's inputs are {list(feeds)}")
+    feeds = input_feeds(plan["inputs"], args.input, args.seed)
     times = []
     for _ in range(max(1, args.repeat)):
         start = time.perf_counter()

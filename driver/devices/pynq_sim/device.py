@@ -34,7 +34,7 @@ import pynq
 from pynq.buffer import PynqBuffer
 
 from ...device import DeviceBuffer, DeviceError, DeviceMemory
-from . import ENV_VAR, fabric_from_environment
+from .environment import ENV_VAR, fabric_from_environment
 from .control_block import ControlBlock, SimulatorFabric
 from .design import SimDesign, read_sim_bitstream
 
