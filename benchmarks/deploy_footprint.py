@@ -83,11 +83,12 @@ def _installed_vdla_bytes() -> int:
 
 def measure() -> dict:
     from vdla.compiler.compile_model import compile_model
+    from vdla.driver.kernel_abi import SHARED_OBJECT
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "m.vdla")
         artifact = compile_model(_model(), target="cpu", link=True)
         artifact.save(path)
-        so = next(v for k, v in artifact.objects.items() if k.endswith("/kernels.so"))
+        so = next(v for k, v in artifact.objects.items() if k.endswith("/" + SHARED_OBJECT))
         done = subprocess.run([sys.executable, "-c", _PROBE, path], capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
             raise SystemExit(f"the deploy-only run failed:\n{done.stderr}")

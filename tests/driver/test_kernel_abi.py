@@ -13,6 +13,15 @@ from vdla.compiler.target import Target
 from vdla.driver import cpu_kernel, kernel_abi
 
 
+def test_names_stay_those_of_built_artifacts():
+    """Artifacts and boards' shared objects already built use these names: a change breaks them."""
+    assert (kernel_abi.PARALLEL_FOR, kernel_abi.PARALLEL_FOR_LEGACY) == ("vdla_parallel_for_chunks", "vdla_parallel_for")
+    assert (kernel_abi.argspec_symbol("k0"), kernel_abi.num_threads_symbol("k0")) == ("k0__argspec", "k0__num_threads")
+    assert kernel_abi.kernel_object_key("aarch64-linux-gnu", "k0") == "aarch64-linux-gnu/k0"
+    assert kernel_abi.shared_object_key("aarch64-linux-gnu") == "aarch64-linux-gnu/kernels.so"
+    assert kernel_abi.KERNEL_SIGNATURE == ("i32", ("ptr",)) and kernel_abi.NUM_THREADS_TYPE == "i32"
+
+
 def test_argspec_round_trip():
     specs = [((2, 3), "float32"), ((), "int8"), ((0, 4), "bool"), ((7,), np.dtype("int32"))]
     raw = kernel_abi.encode_argspec(specs)

@@ -7,7 +7,7 @@ from vdla.compiler import build, te, topi
 from vdla.compiler.codegen import elf_machine
 from vdla.compiler.schedule import create_schedule
 from vdla.compiler.target import Target
-from vdla.driver import cpu_kernel
+from vdla.driver import cpu_kernel, kernel_abi
 
 
 def conv_group(c=2, hw=10, blk=8):
@@ -28,7 +28,7 @@ def test_cross_target_conv_object(triple, machine, elf_class):
     assert kern.target == triple
     assert elf_machine(kern.object_code) == machine
     assert kern.object_code[4] == elf_class
-    assert "vdla_parallel_for" not in kern.llvm_ir    # threads=1: no runtime symbols needed
+    assert kernel_abi.PARALLEL_FOR not in kern.llvm_ir    # threads=1: no runtime symbols needed
     assert kern.arg_specs == [((1, 2, 10, 10, 8), "float32"), ((2, 2, 3, 3, 8, 8), "float32"),
                               ((1, 2, 10, 10, 8), "float32")]
 
@@ -38,10 +38,10 @@ def test_host_object_is_x86_64_and_uses_threads():
     target = Target.host(threads=2)
     kern = build(topi.schedule_for([y], target), [x, w, y], target, "conv")
     assert elf_machine(kern.object_code) == "x86_64"
-    assert "vdla_parallel_for" in kern.llvm_ir     # parallel loops go to the runtime's pool
+    assert kernel_abi.PARALLEL_FOR in kern.llvm_ir     # parallel loops go to the runtime's pool
     g = conv_group()
     small = build(topi.schedule_for([g[2]], target), list(g), target, "small")
-    assert "vdla_parallel_for" not in small.llvm_ir  # too little work: runs on the calling thread
+    assert kernel_abi.PARALLEL_FOR not in small.llvm_ir  # too little work: runs on the calling thread
 
 
 def _add_kernel(shape=(5, 7), dtype="float32", threads=2):

@@ -67,7 +67,8 @@ def test_board_shared_object_exports_kernels_specs_and_its_own_pool(triple, mach
     so = link.link_shared({"conv": kern.object_code}, target)
     assert so[:4] == b"\x7fELF" and struct.unpack_from("<HH", so, 16) == (3, machine)   # ET_DYN
     symbols = _dynamic_symbols(so)
-    assert {"conv", "conv__argspec", "conv__num_threads", kernel_abi.PARALLEL_FOR} <= symbols
+    assert {"conv", kernel_abi.argspec_symbol("conv"), kernel_abi.num_threads_symbol("conv"),
+            kernel_abi.PARALLEL_FOR} <= symbols
     assert {symbol for symbol, _ in thread_pool.state_symbols()} <= symbols   # reset after a fork
     if machine == 40:
         assert arm_abi.e_flags(so) & arm_abi.EF_ARM_ABI_FLOAT_HARD
