@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 
+from .isa import INSN_BYTES, UOP_BYTES
 from .timing import Timing
 
 PRESETS = ("pynq", "ultra96", "zcu104")
@@ -146,8 +147,8 @@ class HwConfig:
     def out_elem_bytes(self) -> int:
         return self.batch * self.block * self.out_bits // 8
 
-    uop_elem_bytes = 4
-    insn_bytes = 16
+    uop_elem_bytes = UOP_BYTES
+    insn_bytes = INSN_BYTES
 
     # SRAM depths in elements
     @property

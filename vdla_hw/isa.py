@@ -20,6 +20,17 @@ from enum import IntEnum
 import numpy as np
 
 
+# Instruction and micro-op word sizes; every byte count, alignment and stride of a stream
+# derives from these.
+INSN_BITS = 128
+INSN_BYTES = INSN_BITS // 8
+UOP_BITS = 32
+UOP_BYTES = UOP_BITS // 8
+
+# Width of the ALU's signed immediate (its range and meaning: vdla.hw.alu_ops).
+IMM_BITS = 16
+
+
 class DecodeError(ValueError):
     """Bytes that are not an instruction of this ISA instance. `insn_index` names the
     instruction in the stream (None when decoding a single word); `reason` is the message
@@ -247,19 +258,19 @@ class Isa:
         self.mem = _pack(_HEADER + [
             ("memory_type", 3), ("sram_base", 16), ("dram_base", 32), ("pad_min", 1),
             ("y_size", 16), ("x_size", 16), ("x_stride", 16),
-            ("y_pad_0", 4), ("y_pad_1", 4), ("x_pad_0", 4), ("x_pad_1", 4)], 128, "LOAD/STORE")
+            ("y_pad_0", 4), ("y_pad_1", 4), ("x_pad_0", 4), ("x_pad_1", 4)], INSN_BITS, "LOAD/STORE")
         loop = [("reset", 1), ("uop_begin", log_uop), ("uop_end", log_uop + 1),
                 ("iter_out", 14), ("iter_in", 14),
                 ("dst_factor_out", log_acc), ("dst_factor_in", log_acc)]
         self.gemm = _pack(_HEADER + loop + [
             ("src_factor_out", log_inp), ("src_factor_in", log_inp),
-            ("wgt_factor_out", log_wgt), ("wgt_factor_in", log_wgt)], 128, "GEMM")
+            ("wgt_factor_out", log_wgt), ("wgt_factor_in", log_wgt)], INSN_BITS, "GEMM")
         self.alu = _pack(_HEADER + loop + [
             ("src_factor_out", log_acc), ("src_factor_in", log_acc),
-            ("alu_opcode", 3), ("use_imm", 1), ("imm", 16, True)], 128, "ALU")
-        self.finish = _pack(_HEADER, 128, "FINISH")
+            ("alu_opcode", 3), ("use_imm", 1), ("imm", IMM_BITS, True)], INSN_BITS, "ALU")
+        self.finish = _pack(_HEADER, INSN_BITS, "FINISH")
         self.uop = _pack([("dst", log_acc), ("src", max(log_acc, log_inp)), ("wgt", log_wgt)],
-                         32, "micro-op")
+                         UOP_BITS, "micro-op")
         self._by_opcode = {Opcode.LOAD: (self.mem, MemInsn), Opcode.STORE: (self.mem, MemInsn),
                            Opcode.GEMM: (self.gemm, GemmInsn), Opcode.ALU: (self.alu, AluInsn),
                            Opcode.FINISH: (self.finish, FinishInsn)}
@@ -320,11 +331,11 @@ class Isa:
         return cls(**values)
 
     def encode_stream(self, insns: list[Insn]) -> np.ndarray:
-        """Instructions as the bytes fetch reads from DRAM (uint8, 16 per instruction)."""
+        """Instructions as the bytes fetch reads from DRAM (uint8, INSN_BYTES per instruction)."""
         out = bytearray()
         for i, insn in enumerate(insns):
             try:
-                out += self.encode(insn).to_bytes(16, "little")
+                out += self.encode(insn).to_bytes(INSN_BYTES, "little")
             except ValueError as exc:
                 raise ValueError(f"instruction {i}: {exc}") from None
         return np.frombuffer(bytes(out), dtype=np.uint8).copy()
@@ -333,10 +344,10 @@ class Isa:
         """Decode a whole stream; fields are extracted with numpy, one column per field."""
         raw = np.frombuffer(bytes(data), dtype=np.uint8) if isinstance(data, (bytes, bytearray)) \
             else np.ascontiguousarray(data, dtype=np.uint8)
-        if raw.size % 16:
-            raise DecodeError(f"an instruction stream is a multiple of 16 bytes, got {raw.size}",
-                              raw.size // 16)
-        words = raw.view("<u8").reshape(-1, 2)
+        if raw.size % INSN_BYTES:
+            raise DecodeError(f"an instruction stream is a multiple of {INSN_BYTES} bytes, got {raw.size}",
+                              raw.size // INSN_BYTES)
+        words = raw.view("<u8").reshape(-1, INSN_BYTES // 8)
         lo, hi = words[:, 0], words[:, 1]
         opcodes = (lo & 7).astype(np.int64)
         bad = np.flatnonzero(opcodes > Opcode.ALU)

@@ -12,9 +12,10 @@ from .isa import AluOp, MemType
 # The tensor ALU decodes MIN, MAX, ADD and SHR; MUL is a VDLA extension.
 ALU_OPS = frozenset({AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR})
 
-# SHR reads the low 5 bits of its operand as a signed amount (VDLA reads 6 bits), so only
-# shifts in this range mean the same on both.
-SHR_MIN, SHR_MAX = -16, 15
+# SHR reads the low SHIFT_BITS of its operand as a signed amount (VDLA reads
+# alu_ops.SHIFT_BITS = 6), so only shifts in this range mean the same on both.
+SHIFT_BITS = 5
+SHR_MIN, SHR_MAX = -(1 << (SHIFT_BITS - 1)), (1 << (SHIFT_BITS - 1)) - 1
 
 # LOAD memory types; ACC_8BIT (int8 sign-extended into the accumulator) is a VDLA extension.
 MEM_TYPES = frozenset({MemType.UOP, MemType.WGT, MemType.INP, MemType.ACC, MemType.OUT})
