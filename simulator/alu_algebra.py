@@ -1,7 +1,8 @@
 """Each ALU opcode as an algebra of per-lane functions that compose (SPEC §3 semantics).
 
 An ALU step on entry d is x -> op(x, b), where b is the immediate or an accumulator value
-the instruction does not change. Functions of one opcode compose into a function of the
+the instruction does not change; the step itself is vdla.hw.alu_ops.lane_op, and this
+module adds only how steps compose. Functions of one opcode compose into a function of the
 same kind, so a run of updates of one entry -- or a loop that repeats a run millions of
 times -- collapses into one exact application:
 
@@ -21,20 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from vdla.hw.alu_ops import LANE_MAX, LANE_MIN, lane_op, shift_amount, wrap
 from vdla.hw.isa import AluOp
 
 _MASK = np.uint64(0xFFFFFFFF)
-_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
-
-
-def to_int32(values: np.ndarray) -> np.ndarray:
-    """Low 32 bits of int64/uint64 values, as int32 (two's complement wrap)."""
-    return values.astype(np.uint64).astype(np.uint32).view(np.int32)
-
-
-def shift_amount(operand: np.ndarray) -> np.ndarray:
-    """SHR reads the operand's low 6 bits as a signed amount: >= 0 right, < 0 left."""
-    return ((operand & 63) ^ 32) - 32
 
 
 class Algebra:
@@ -54,8 +45,9 @@ class Algebra:
         raise NotImplementedError
 
     def step(self, x: np.ndarray, operand: np.ndarray) -> np.ndarray:
-        """One update op(x, operand) on int32 arrays (the ordered engine's primitive)."""
-        raise NotImplementedError
+        """One update op(x, operand) on int32 arrays (the ordered engine's primitive): the
+        lane operation exactly as vdla.hw states it."""
+        return lane_op(self.op, x, operand)
 
     def power(self, f, n):
         """f applied n times (n: an int, or one count per entry along the first axis)."""
@@ -121,13 +113,10 @@ class _Add(Algebra):
         return (f * n.astype(np.uint64)) & _MASK
 
     def apply(self, f, x):
-        return to_int32((x.astype(np.int64) & 0xFFFFFFFF).astype(np.uint64) + f)
+        return wrap((x.astype(np.int64) & 0xFFFFFFFF).astype(np.uint64) + f)
 
     def reduce_runs(self, fs, starts):
         return np.add.reduceat(fs, starts, axis=0) & _MASK
-
-    def step(self, x, operand):
-        return to_int32(x.astype(np.int64) + operand)
 
 
 class _Mul(_Add):
@@ -142,18 +131,15 @@ class _Mul(_Add):
     power = Algebra.power
 
     def apply(self, f, x):
-        return to_int32((x.astype(np.int64) & 0xFFFFFFFF).astype(np.uint64) * f)
+        return wrap((x.astype(np.int64) & 0xFFFFFFFF).astype(np.uint64) * f)
 
     def reduce_runs(self, fs, starts):
         return np.multiply.reduceat(fs, starts, axis=0) & _MASK  # mod 2^64 keeps the low 32 bits
 
-    def step(self, x, operand):
-        return to_int32(x.astype(np.int64) * operand)   # |product| <= 2^62: exact in int64
-
 
 class _Min(Algebra):
     op = AluOp.MIN
-    neutral = _INT32_MAX
+    neutral = LANE_MAX
     pick = staticmethod(np.minimum)
 
     def of_operand(self, operand):
@@ -177,13 +163,10 @@ class _Min(Algebra):
     def reduce_runs(self, fs, starts):
         return self.pick.reduceat(fs, starts, axis=0)
 
-    def step(self, x, operand):
-        return self.pick(x, operand)
-
 
 class _Max(_Min):
     op = AluOp.MAX
-    neutral = _INT32_MIN
+    neutral = LANE_MIN
     pick = staticmethod(np.maximum)
 
 
@@ -234,19 +217,13 @@ class _Shr(Algebra):
         out[zero] = 0
         return out
 
-    def step(self, x, operand):
-        amount = shift_amount(operand.astype(np.int64))
-        x = x.astype(np.int64)
-        left = (x << np.maximum(-amount, 0)) & 0xFFFFFFFF          # amounts lie in -32..31
-        return to_int32(np.where(amount >= 0, x >> np.maximum(amount, 0), left))
-
     def apply(self, f, x):
         r, w, l = (f[..., k].astype(np.int64) for k in range(3))
         width = np.minimum(w, 32 - l)
         safe = np.maximum(width, 1)
         sign = np.left_shift(1, safe - 1)
         field = (((x.astype(np.int64) >> r) & (2 * sign - 1)) ^ sign) - sign
-        return np.where(width > 0, to_int32(field * np.left_shift(1, l)), 0).astype(np.int32)
+        return np.where(width > 0, wrap(field * np.left_shift(1, l)), 0).astype(np.int32)
 
 
 ALGEBRAS = {a.op: a for a in (_Add(), _Mul(), _Min(), _Max(), _Shr())}

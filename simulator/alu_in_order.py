@@ -20,9 +20,9 @@ import hashlib
 
 import numpy as np
 
+from vdla.hw.alu_ops import wrap
 from vdla.hw.isa import AluOp
 
-from .alu_algebra import to_int32
 from .work_limit import ALU_DEPENDENT_STRETCH, ALU_STEP, UNLIMITED
 
 _MASK = np.uint64(0xFFFFFFFF)
@@ -125,7 +125,7 @@ def _linear_power(algebra, nest, first: int, stop: int, reps: int, acc: np.ndarr
         run_in_order(lambda a, b: np.minimum(a + b, 32), d, s, capped)
         reach = _matrix_power(capped, reps, lambda p, q: np.minimum(p @ q, 32))
         new = _products_of_powers(x, power, reach)
-    acc[entries] = to_int32(new).reshape(acc[entries].shape)
+    acc[entries] = wrap(new).reshape(acc[entries].shape)
     return True
 
 

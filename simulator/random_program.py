@@ -37,15 +37,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vdla.hw import load_config
-from vdla.hw.isa import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop
+from vdla.hw.alu_ops import IMM_MAX, IMM_MIN, SHR_MAX, SHR_MIN
+from vdla.hw.isa import (FLAG_QUEUE, INSN_BYTES, TOKEN_QUEUES, UOP_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn,
+                         MemInsn, MemType, Module, Opcode, Uop)
 
-LOAD, COMPUTE, STORE = 0, 1, 2
-# which module pushes / pops each queue (SPEC §4), and the flag names on each side
-_QUEUE_ENDS = {"l2c": (LOAD, COMPUTE), "c2l": (COMPUTE, LOAD), "c2s": (COMPUTE, STORE), "s2c": (STORE, COMPUTE)}
-_PUSH_FLAG = {(LOAD, "l2c"): "push_next", (COMPUTE, "c2l"): "push_prev", (COMPUTE, "c2s"): "push_next",
-              (STORE, "s2c"): "push_prev"}
-_POP_FLAG = {(COMPUTE, "l2c"): "pop_prev", (LOAD, "c2l"): "pop_next", (STORE, "c2s"): "pop_prev",
-             (COMPUTE, "s2c"): "pop_next"}
+LOAD, COMPUTE, STORE = Module.LOAD, Module.COMPUTE, Module.STORE
+# SPEC §4's flag table (vdla.hw.isa.FLAG_QUEUE) read the other way: the flag that pushes /
+# pops each queue on its module, and which module pushes and which pops each queue
+_PUSH_FLAG = {(m, q): f for m, table in FLAG_QUEUE.items() for f, q in table.items() if q and f.startswith("push")}
+_POP_FLAG = {(m, q): f for m, table in FLAG_QUEUE.items() for f, q in table.items() if q and f.startswith("pop")}
+_QUEUE_ENDS = {q: (next(m for m, p in _PUSH_FLAG if p == q), next(m for m, p in _POP_FLAG if p == q))
+               for q in TOKEN_QUEUES}
 _MAX_PENDING_TOKENS = 6     # unconsumed pushes per queue in stream order (queue depth is far larger)
 _TRIES = 12                 # operand draws before an access falls back to a NOP
 
@@ -390,10 +392,12 @@ class _Generator:
 
     def _imm(self, op: AluOp) -> int:
         if op == AluOp.SHR:  # mostly small shifts: large ones leave little in the 8-bit OUT
-            return int(self.rng.integers(-31, 32)) if self.rng.random() < 0.3 else int(self.rng.integers(-7, 8))
+            if self.rng.random() < 0.3:   # any shift but SHR_MIN, which clears every bit
+                return int(self.rng.integers(SHR_MIN + 1, SHR_MAX + 1))
+            return int(self.rng.integers(-7, 8))
         if self.rng.random() < 0.5:
             return int(self.rng.integers(-8, 9))
-        return int(self.rng.integers(-(1 << 15), 1 << 15))
+        return int(self.rng.integers(IMM_MIN, IMM_MAX + 1))
 
     def _place_kernel(self, uops: list[Uop]) -> int | None:
         base, size = self.win["uop"]
@@ -458,22 +462,22 @@ class _Generator:
 
         in_at = 0
         uop_at = up(in_at + self.in_bytes)
-        out_at = up(uop_at + 4 * len(self.uop_words) + 4)
+        out_at = up(uop_at + UOP_BYTES * len(self.uop_words) + UOP_BYTES)
         insn_at = up(out_at + out_eb * self.out_elems + out_eb)
-        size = up(insn_at + 16 * len(self.insns) + 16)
+        size = up(insn_at + INSN_BYTES * len(self.insns) + INSN_BYTES)
         for insn in self.insns:
             if isinstance(insn, MemInsn) and insn.x_size:
                 if insn.opcode == Opcode.STORE:
                     insn.dram_base += out_at // out_eb
                 elif insn.memory_type == MemType.UOP:
-                    insn.dram_base += uop_at // 4
+                    insn.dram_base += uop_at // UOP_BYTES
         dram = self.rng.integers(0, 256, size, dtype=np.uint8)
         if self.uop_words:
-            dram[uop_at:uop_at + 4 * len(self.uop_words)] = np.array(self.uop_words, dtype="<u4").view(np.uint8)
-        dram[insn_at:insn_at + 16 * len(self.insns)] = self.isa.encode_stream(self.insns)
+            dram[uop_at:uop_at + UOP_BYTES * len(self.uop_words)] = np.array(self.uop_words, dtype="<u4").view(np.uint8)
+        dram[insn_at:insn_at + INSN_BYTES * len(self.insns)] = self.isa.encode_stream(self.insns)
         outputs = [(out_at + start * out_eb, n * out_eb) for start, n in self.outputs_rel]
-        regions = {"input": (in_at, self.in_bytes), "uops": (uop_at, 4 * len(self.uop_words)),
-                   "output": (out_at, out_eb * self.out_elems), "insns": (insn_at, 16 * len(self.insns))}
+        regions = {"input": (in_at, self.in_bytes), "uops": (uop_at, UOP_BYTES * len(self.uop_words)),
+                   "output": (out_at, out_eb * self.out_elems), "insns": (insn_at, INSN_BYTES * len(self.insns))}
         return Program(cfg.name, self.seed, dram, insn_at, len(self.insns), self.insns, outputs, regions,
                        out_eb)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vdla.hw.config import load_config
-from vdla.hw.isa import AluInsn, DecodeError as IsaDecodeError, GemmInsn
+from vdla.hw.isa import INSN_BYTES, AluInsn, DecodeError as IsaDecodeError, GemmInsn
 
 from .errors import DecodeError, MemoryAccessError, StreamError
 from .schedule import schedule
@@ -54,11 +54,11 @@ class Simulator:
             max_cycles: int | None = None) -> SimResult:
         if dram.dtype != np.uint8 or dram.ndim != 1:
             raise TypeError("dram must be a 1-D uint8 array (the DRAM image)")
-        if insn_addr % 16:
-            raise StreamError(f"instruction address 0x{insn_addr:x} is not 16-byte aligned")
+        if insn_addr % INSN_BYTES:
+            raise StreamError(f"instruction address 0x{insn_addr:x} is not {INSN_BYTES}-byte aligned")
         if insn_count <= 0:
             raise StreamError(f"insn_count must be positive, got {insn_count}")
-        end = insn_addr + 16 * insn_count
+        end = insn_addr + INSN_BYTES * insn_count
         if insn_addr < 0 or end > dram.size:
             raise MemoryAccessError(f"fetch of {insn_count} instructions at 0x{insn_addr:x} reads past the end "
                                     f"of DRAM ({dram.size} bytes)")

@@ -36,6 +36,8 @@ import numpy as np
 
 from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Module, Opcode, load_config
 from vdla.hw import vta
+from vdla.hw.alu_ops import SHR_MAX, SHR_MIN, shift_amount
+from vdla.hw.isa import INSN_BYTES
 from vdla.hw.timing import dram_elem_bytes
 
 from .errors import DeadlockError, MemoryAccessError, StreamError
@@ -72,10 +74,11 @@ def check_vta_image(dram: np.ndarray, insn_addr: int, insn_count: int, config=No
     """check_vta for a stream of `insn_count` instructions at byte `insn_addr` of the image."""
     config = load_config(config)
     dram = _as_image(dram)
-    end = insn_addr + 16 * insn_count
-    if insn_addr < 0 or insn_addr % 16 or insn_count <= 0 or end > dram.size:
+    end = insn_addr + INSN_BYTES * insn_count
+    if insn_addr < 0 or insn_addr % INSN_BYTES or insn_count <= 0 or end > dram.size:
         raise StreamError(f"no stream of {insn_count} instructions at 0x{insn_addr:x} in a DRAM image of "
-                          f"{dram.size} bytes (the address must be 16-byte aligned, the stream inside the image)")
+                          f"{dram.size} bytes (the address must be {INSN_BYTES}-byte aligned, the stream "
+                          "inside the image)")
     return check_vta(config.isa.decode_stream(dram[insn_addr:end]), dram, config)
 
 
@@ -99,14 +102,15 @@ def _alu_fields(i: int, insn: AluInsn) -> list[VtaFinding]:
                                             f"(it has {', '.join(o.name for o in sorted(vta.ALU_OPS))}), "
                                             "so it would not compute this"))
     if op == AluOp.SHR and insn.use_imm and not vta.SHR_MIN <= insn.imm <= vta.SHR_MAX:
-        out.append(VtaFinding(i, "shr_range", f"ALU SHR by immediate {insn.imm}: VTA reads the low 5 bits as a "
-                                              f"signed amount ({vta.SHR_MIN}..{vta.SHR_MAX}) and would shift "
-                                              f"{_describe_shift(_low_bits_signed(insn.imm, 5))}, VDLA shifts "
-                                              f"{_describe_shift(_low_bits_signed(insn.imm, 6))}"))
+        out.append(VtaFinding(i, "shr_range", f"ALU SHR by immediate {insn.imm}: VTA reads the low "
+                                              f"{vta.SHIFT_BITS} bits as a signed amount ({vta.SHR_MIN}.."
+                                              f"{vta.SHR_MAX}) and would shift "
+                                              f"{_describe_shift(_low_bits_signed(insn.imm, vta.SHIFT_BITS))}, "
+                                              f"VDLA shifts {_describe_shift(int(shift_amount(insn.imm)))}"))
     if op == AluOp.SHR and not insn.use_imm:
         out.append(VtaFinding(i, "shr_tensor", "ALU SHR by a tensor operand: the amounts are accumulator data, which "
                                                "a static check cannot see; VTA honours only "
-                                               f"{vta.SHR_MIN}..{vta.SHR_MAX} (VDLA -32..31), so the stream is "
+                                               f"{vta.SHR_MIN}..{vta.SHR_MAX} (VDLA {SHR_MIN}..{SHR_MAX}), so the stream is "
                                                "VTA-compatible only if every amount stays in that range"))
     if insn.reset and not vta.ALU_HONOURS_RESET:
         out.append(VtaFinding(i, "alu_reset", f"ALU {op.name} with reset=1: VTA's ALU (and VDLA's, which follows it) "

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from vdla.hw import AluInsn, AluOp, GemmInsn, load_config
+from vdla.hw.alu_ops import IMM_MAX, IMM_MIN
 from vdla.simulator.errors import HazardError, MemoryAccessError
 from vdla.simulator.reference import ReferenceHazardError, ReferenceMachine, ReferenceMemoryError
 from vdla.simulator.semantics import execute
@@ -80,7 +81,7 @@ def test_alu_matches_the_reference_on_overlapping_indices(op, use_imm):
         n = int(rng.integers(1, 7))
         state, ref = machines(TINY, rng, n, spread=int(rng.choice([4, 10, 16])))
         imm = int(rng.integers(-40, 40)) if op == AluOp.SHR or rng.random() < 0.5 else \
-            int(rng.integers(-2**15, 2**15))
+            int(rng.integers(IMM_MIN, IMM_MAX + 1))
         insn = AluInsn(uop_begin=0, uop_end=n, alu_opcode=op, use_imm=use_imm, imm=imm,
                        reset=bool(rng.random() < 0.3), **loop_fields(rng, big=case % 3 == 0))
         results.append(compare(TINY, state, ref, insn))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Uop, load_config
+from vdla.hw.alu_ops import SHR_MAX, SHR_MIN, lane_op, shift_amount, wrap
 from vdla.simulator.semantics import execute
 from vdla.simulator.state import OnChipState
 
@@ -19,22 +20,19 @@ MUST_END_S = 60      # "must not hang" bound: these take well under a second
 
 
 def repeated(op: AluOp, x: int, b: int, n: int) -> int:
-    """op(., b) applied n times to the int32 x, with Python integers (SPEC §3)."""
-    wrap = lambda v: (v + 2**31) % 2**32 - 2**31  # noqa: E731
+    """op(., b) applied n times to the int32 x: one lane step (vdla.hw.alu_ops) by the operand
+    that n steps amount to, in closed form with Python integers. MIN and MAX: b itself;
+    ADD: n*b; MUL: b^n (both mod 2^32); SHR: n times the amount, where a right shift past 31
+    only repeats the sign and a left shift of 32 or more leaves 0."""
     if n == 0:
         return x
     if op == AluOp.ADD:
-        return wrap(x + n * b)
-    if op == AluOp.MUL:
-        return wrap(x * pow(b, n, 2**32))
-    if op == AluOp.MIN:
-        return min(x, b)
-    if op == AluOp.MAX:
-        return max(x, b)
-    amount = ((b & 63) ^ 32) - 32
-    if amount >= 0:
-        return x >> min(amount * n, 63)
-    return 0 if -amount * n >= 32 else wrap(x << (-amount * n))
+        b = n * b % 2**32
+    elif op == AluOp.MUL:
+        b = pow(b, n, 2**32)
+    elif op == AluOp.SHR:
+        b = min(max(int(shift_amount(b)) * n, SHR_MIN), SHR_MAX)
+    return int(lane_op(op, x, wrap(b)))
 
 
 def fresh(rng, uops):
@@ -86,7 +84,7 @@ def test_alu_at_max_iterations_and_every_micro_op(op, rng):
                 for b in operands:
                     x = repeated(op, x, b, reps)
             else:   # one sign per lane: the shifts of a lane add up
-                total = sum(((b & 63) ^ 32) - 32 for b in operands) * reps
+                total = sum(int(shift_amount(b)) for b in operands) * reps
                 x = repeated(op, x, 1 if total > 0 else -1, abs(total)) if total else x
             assert state.acc[d, 0, lane] == x, (d, lane)
     np.testing.assert_array_equal(state.acc[512:], before[512:])

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop, load_config
+from vdla.hw.alu_ops import IMM_MAX, IMM_MIN
 from vdla.simulator import DeadlockError, Simulator, SimulatorError
 
 CFG = load_config()
@@ -60,7 +61,7 @@ def random_insn(rng, with_flags: bool):
         if gemm:
             return GemmInsn(**f, **flags(rng, with_flags))
         return AluInsn(**f, alu_opcode=AluOp(int(rng.integers(0, 5))), use_imm=bool(rng.random() < 0.5),
-                       imm=int(rng.integers(-2**15, 2**15)), **flags(rng, with_flags))
+                       imm=int(rng.integers(IMM_MIN, IMM_MAX + 1)), **flags(rng, with_flags))
     store = kind < 0.65
     mt = MemType.OUT if store and rng.random() < 0.9 else MemType(int(rng.integers(0, 6)))
     if not store and mt == MemType.OUT and rng.random() < 0.8:

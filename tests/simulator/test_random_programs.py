@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from vdla.hw import load_config
-from vdla.hw.isa import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode
+from vdla.hw.alu_ops import shift_amount
+from vdla.hw.isa import INSN_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode
 from vdla.simulator import Simulator
 from vdla.simulator import reference
 from vdla.simulator.random_program import describe_mismatch, random_program
@@ -91,7 +92,7 @@ def test_programs_are_well_formed_and_store_computed_data():
         assert isinstance(program.insns[-1], FinishInsn)
         assert sum(isinstance(i, FinishInsn) for i in program.insns) == 1
         # the stream in DRAM decodes back to the instructions the generator describes
-        raw = program.dram[program.insn_addr:program.insn_addr + 16 * program.insn_count]
+        raw = program.dram[program.insn_addr:program.insn_addr + INSN_BYTES * program.insn_count]
         assert load_config("pynq").isa.decode_stream(raw) == program.insns
         dram = reference_run("pynq", program.fresh_dram(), program.insn_addr, program.insn_count)
         before = program.dram
@@ -122,7 +123,7 @@ def test_token_patterns_never_deadlock_even_with_tiny_queues(timing):
 
 
 def _shr_negative_as_zero(op, a, b):
-    if op == 3 and (b & 63) >= 32:
+    if op == AluOp.SHR and shift_amount(b) < 0:
         return a
     return original_alu_op(op, a, b)
 

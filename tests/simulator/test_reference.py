@@ -1,12 +1,14 @@
 """The reference interpreter (vdla.simulator.reference) against numpy, on small hand-written programs.
 
 Expected values come from numpy formulas written here from SPEC §3 (np.pad for padding, int64
-matmul then two's-complement wrap, lane-wise ALU), never from the code under test.
+matmul then two's-complement wrap) and the lane-wise ALU of vdla.hw.alu_ops, never from the
+code under test: the reference's own statement of the ALU is checked against vdla.hw's here.
 """
 import numpy as np
 import pytest
 
 from vdla.hw import load_config
+from vdla.hw.alu_ops import IMM_MAX, IMM_MIN, SHIFT_BITS, SHR_MAX, SHR_MIN, lane_op
 from vdla.hw.isa import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop
 from vdla.simulator.reference import (ReferenceDeadlock, ReferenceHazardError, ReferenceMemoryError,
                                       ReferenceStreamError, ReferenceTokenError, reference_run)
@@ -48,7 +50,8 @@ def run(insns, data: bytes = b"", uops=()):
     if uops:
         words = CFG.isa.encode_uops(uops)
         dram[UOPS:UOPS + 4 * len(words)] = words.view(np.uint8)
-    dram[INSNS:INSNS + 16 * len(insns)] = CFG.isa.encode_stream(insns)
+    stream = CFG.isa.encode_stream(insns)
+    dram[INSNS:INSNS + stream.size] = stream
     return reference_run(CFG, dram, INSNS, len(insns))
 
 
@@ -90,14 +93,14 @@ def test_acc_loads_pad_and_sign_extend(rng, mt):
     rows, cols = y + pads[0] + pads[1], x + pads[2] + pads[3]
     total = rows * cols
     uops = [Uop(dst=0, src=0)]
-    # MAX with imm -2^15 leaves every value > -2^15 alone and clamps the rest: check both
+    # MAX with the most negative immediate leaves every value above it alone and clamps the rest
     insns = [load(mt, 0, 0, y, x, pads=pads),
              AluInsn(uop_begin=0, uop_end=1, iter_out=1, iter_in=total, dst_factor_in=1,
-                     alu_opcode=AluOp.MAX, use_imm=True, imm=-2**15)]
+                     alu_opcode=AluOp.MAX, use_imm=True, imm=IMM_MIN)]
     insns = [uop_load(uops)] + insns
     dram = run(stored_after_compute(insns, store(0, 0, 1, total)), src.tobytes(), uops)
     padded = np.pad(src.astype(np.int64), ((pads[0], pads[1]), (pads[2], pads[3]), (0, 0)))
-    expect = np.maximum(padded.reshape(total, N), -2**15)
+    expect = np.maximum(padded.reshape(total, N), IMM_MIN)
     np.testing.assert_array_equal(out_elems(dram, 0, total), low8(expect))
 
 
@@ -137,23 +140,6 @@ def test_inp_wgt_loads_pad_strided_rows(rng, mt):
     np.testing.assert_array_equal(out_elems(dram, 0, total), low8(expect))
 
 
-def alu_expect(op, a, b):
-    a = np.asarray(a, dtype=np.int64)
-    b = np.broadcast_to(np.asarray(b, dtype=np.int64), a.shape)
-    if op == AluOp.MIN:
-        return np.minimum(a, b)
-    if op == AluOp.MAX:
-        return np.maximum(a, b)
-    if op == AluOp.ADD:
-        return wrap32(a + b)
-    if op == AluOp.MUL:
-        return wrap32(a * b)
-    amount = b & 63
-    amount = np.where(amount >= 32, amount - 64, amount)
-    left = np.array([wrap32(int(p) << int(-s)) if s < 0 else 0 for p, s in zip(a.ravel(), amount.ravel())])
-    return np.where(amount >= 0, a >> np.maximum(amount, 0), left.reshape(a.shape))
-
-
 def acc_program(values: np.ndarray, alu_insns, n_out: int):
     uops = [Uop(dst=0, src=1), Uop(dst=2, src=3)]
     insns = [uop_load(uops), load(MemType.ACC, 0, 0, 1, len(values))] + alu_insns
@@ -163,27 +149,28 @@ def acc_program(values: np.ndarray, alu_insns, n_out: int):
 @pytest.mark.parametrize("op", list(AluOp))
 def test_alu_tensor_operand(rng, op):
     values = rng.integers(-2**31, 2**31, (4, N), dtype=np.int64)
-    if op == AluOp.SHR:  # every shift amount -32..31 across the lanes of the operands
-        values[1] = values[1] & ~63 | np.arange(-32, -16) & 63
-        values[3] = values[3] & ~63 | np.arange(-16, 0) & 63
-        values[3, :8] = values[3, :8] & ~63 | np.arange(0, 32, 4) & 63
+    if op == AluOp.SHR:  # shift amounts of both signs and both ends across the lanes, random high bits
+        amounts = np.r_[SHR_MIN:-16, -8:0, 0:SHR_MAX:4]
+        amounts[-1] = SHR_MAX
+        low = (amounts & (1 << SHIFT_BITS) - 1).reshape(2, N)
+        values[[1, 3]] = (values[[1, 3]] >> SHIFT_BITS << SHIFT_BITS) | low
     dram = acc_program(values, [AluInsn(uop_begin=0, uop_end=2, alu_opcode=op)], 4)
     got = out_elems(dram, 0, 4)
-    np.testing.assert_array_equal(got[0], low8(alu_expect(op, values[0], values[1])))
-    np.testing.assert_array_equal(got[2], low8(alu_expect(op, values[2], values[3])))
+    np.testing.assert_array_equal(got[0], low8(lane_op(op, values[0], values[1])))
+    np.testing.assert_array_equal(got[2], low8(lane_op(op, values[2], values[3])))
     np.testing.assert_array_equal(got[[1, 3]], np.zeros((2, N), np.int8))  # never written by GEMM/ALU
 
 
-@pytest.mark.parametrize("op,imm", [(AluOp.MIN, -5), (AluOp.MAX, 7), (AluOp.ADD, -32768), (AluOp.ADD, 32767),
-                                    (AluOp.MUL, -3), (AluOp.MUL, 32767), (AluOp.SHR, 3), (AluOp.SHR, -31),
-                                    (AluOp.SHR, -1), (AluOp.SHR, 31), (AluOp.SHR, 0)])
+@pytest.mark.parametrize("op,imm", [(AluOp.MIN, -5), (AluOp.MAX, 7), (AluOp.ADD, IMM_MIN), (AluOp.ADD, IMM_MAX),
+                                    (AluOp.MUL, -3), (AluOp.MUL, IMM_MAX), (AluOp.SHR, 3), (AluOp.SHR, -31),
+                                    (AluOp.SHR, -1), (AluOp.SHR, SHR_MAX), (AluOp.SHR, 0)])
 def test_alu_immediate(rng, op, imm):
     values = rng.integers(-2**31, 2**31, (4, N), dtype=np.int64)
     values[0, :4] = [-1, 0, 2**31 - 1, -2**31]
     dram = acc_program(values, [AluInsn(uop_begin=0, uop_end=2, alu_opcode=op, use_imm=True, imm=imm)], 4)
     got = out_elems(dram, 0, 4)
-    np.testing.assert_array_equal(got[0], low8(alu_expect(op, values[0], imm)))
-    np.testing.assert_array_equal(got[2], low8(alu_expect(op, values[2], imm)))
+    np.testing.assert_array_equal(got[0], low8(lane_op(op, values[0], imm)))
+    np.testing.assert_array_equal(got[2], low8(lane_op(op, values[2], imm)))
 
 
 def test_alu_reads_its_own_earlier_writes_in_order(rng):
@@ -255,6 +242,7 @@ def test_simulator_rejects_the_same_streams(insns, sim_error):
     only where the simulator's verdict is about time: a load still running at FINISH)."""
     import vdla.simulator as sim
     dram = np.zeros(SIZE, dtype=np.uint8)
-    dram[INSNS:INSNS + 16 * len(insns)] = CFG.isa.encode_stream(insns)
+    stream = CFG.isa.encode_stream(insns)
+    dram[INSNS:INSNS + stream.size] = stream
     with pytest.raises(getattr(sim, sim_error)):
         sim.Simulator(CFG).run(dram, INSNS, len(insns))

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, load_config
+from vdla.hw import INSN_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, load_config
 
 from .streams import run_stream
 
@@ -18,7 +18,7 @@ def ceil_div(a, b):
 
 
 def first_burst_arrival(n_insns):
-    return T.dram_read_latency + ceil_div(16 * n_insns, BUS)
+    return T.dram_read_latency + ceil_div(INSN_BYTES * n_insns, BUS)
 
 
 def test_finish_alone():
