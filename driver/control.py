@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from vdla.hw import regmap
+from vdla.hw.isa import INSN_BYTES
 
 from .device import DeviceError, LaunchTimeout
 
@@ -83,8 +84,8 @@ def launch_sequence(config, insn_addr: int, insn_count: int, max_cycles: int | N
     status = yield Read(off["CONTROL"])
     if status & regmap.RUNNING:
         raise DeviceError("the accelerator is still running a previous launch; reset it first")
-    if insn_addr % 16:
-        raise DeviceError(f"instruction address 0x{insn_addr:x} is not 16-byte aligned")
+    if insn_addr % INSN_BYTES:
+        raise DeviceError(f"instruction address 0x{insn_addr:x} is not {INSN_BYTES}-byte aligned")
     if not 0 < insn_count < 1 << 32:
         raise DeviceError(f"insn_count must be in 1..2^32-1, got {insn_count}")
     yield Write(off["INSN_ADDR"], insn_addr)

@@ -10,24 +10,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from vdla.hw import AluOp, Uop
+from vdla.hw.alu_ops import immediate_error
 
 from vdla.driver.runtime import LoopLevel, UopKernel
 
 
 @dataclass(frozen=True)
 class Requant:
-    shift: int = 0            # arithmetic right shift; negative shifts left (SPEC §3 SHR)
+    shift: int = 0            # arithmetic right shift; negative shifts left (vdla.hw.alu_ops SHR)
     lo: int | None = -128     # clip bounds (None: no clip on that side)
     hi: int | None = 127
     mul: int | None = None    # multiply by this immediate before the shift
 
     def __post_init__(self):
-        if not -32 <= self.shift <= 31:
-            raise ValueError(f"requant shift {self.shift} is outside the ALU's SHR range -32..31")
-        for name in ("lo", "hi", "mul"):
+        for name, op in (("shift", AluOp.SHR), ("lo", AluOp.MAX), ("hi", AluOp.MIN), ("mul", AluOp.MUL)):
             value = getattr(self, name)
-            if value is not None and not -(1 << 15) <= value < 1 << 15:
-                raise ValueError(f"requant {name} {value} does not fit the ALU's 16-bit immediate")
+            if value is not None and (problem := immediate_error(op, value)):
+                raise ValueError(f"requant {name}: {problem}")
 
     def steps(self) -> list[tuple[AluOp, int]]:
         out = []

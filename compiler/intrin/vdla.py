@@ -7,9 +7,15 @@ output lanes, the input/weight/accumulator widths.
 gemm(config): acc[b, o] += sum_i acc_t(inp[b, i]) * acc_t(wgt[o, i]), operands in the
 accelerator's on-chip buffers (scopes vdla.inp, vdla.wgt, vdla.acc), each tile contiguous
 (the on-chip buffers hold whole elements).
-alu(op, config, imm) / alu_shr(shift, config): one accumulator element, lane-wise.
+alu(op, config, imm) / alu_shr(shift, config): one accumulator element, lane-wise. The lane
+operations and the immediates they accept are vdla.hw.alu_ops'; the declarations restate the
+operations as loop-IR expressions (the language tensorize matches in), and
+tests/compiler/intrin/test_vdla_alu_declarations.py runs them against vdla.hw's statement.
 """
 from __future__ import annotations
+
+from vdla.hw.alu_ops import LANE_BITS, SHR_MAX, immediate_error
+from vdla.hw.isa import AluOp
 
 from .. import te
 from ..tir import expr as E
@@ -47,12 +53,20 @@ def _view(region):
                     strides=region.strides, elem_offset=region.offset, data=region.buffer)
 
 
-ALU_OPS = {
-    "min": lambda a, b: E.Min(a, b),
-    "max": lambda a, b: E.Max(a, b),
-    "add": lambda a, b: a + b,
-    "mul": lambda a, b: a * b,
+# The tensor-operand lane operations as loop-IR expressions, keyed by the stage's op name
+# (the AluOp's name in lower case); SHR, a right shift by an immediate only, is `alu_shr`.
+_EXPRESSIONS = {
+    AluOp.MIN: lambda a, b: E.Min(a, b),
+    AluOp.MAX: lambda a, b: E.Max(a, b),
+    AluOp.ADD: lambda a, b: a + b,
+    AluOp.MUL: lambda a, b: a * b,
 }
+ALU_OPS = {op.name.lower(): expr for op, expr in _EXPRESSIONS.items()}
+
+# The longest right shift one declaration states: the loop IR writes SHR as floor division
+# by 2^shift, an int32 constant, which 2^31 is not. A longer shift is two SHRs (a floor of a
+# floor is one floor): apply_epilogue splits it.
+MAX_SHIFT = min(SHR_MAX, LANE_BITS - 2)
 
 
 def alu(op, config, imm=None):
@@ -61,6 +75,8 @@ def alu(op, config, imm=None):
     With `imm` the declaration holds that constant, so a stage matches only the same value."""
     if op not in ALU_OPS:
         raise ValueError(f"VDLA ALU op {op!r}: expected one of {sorted(ALU_OPS)} (or alu_shr)")
+    if imm is not None and (problem := immediate_error(AluOp[op.upper()], int(imm))):
+        raise ValueError(f"VDLA ALU {op}: {problem}")
     batch, block_out, acc_t = config.batch, config.block, _dtypes(config)[2]
     src = te.placeholder((batch, block_out), acc_t, "src")
     if imm is None:
@@ -74,8 +90,8 @@ def alu(op, config, imm=None):
 
 def alu_shr(shift, config):
     """Arithmetic shift right by a positive immediate, i.e. floor division by 2**shift."""
-    if not 0 < shift < config.acc_bits:
-        raise ValueError(f"alu_shr: shift {shift} outside 1..{config.acc_bits - 1}")
+    if not 0 < shift <= MAX_SHIFT:
+        raise ValueError(f"alu_shr: shift {shift} outside 1..{MAX_SHIFT} (longer right shifts are two SHRs)")
     batch, block_out, acc_t = config.batch, config.block, _dtypes(config)[2]
     src = te.placeholder((batch, block_out), acc_t, "src")
     dst = te.compute((batch, block_out), lambda b, o: src[b, o] // (1 << shift), name="dst")

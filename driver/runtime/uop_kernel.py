@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from vdla.hw import AluOp, Uop
+from vdla.hw.alu_ops import immediate_error
 
 from .errors import KernelError
 
@@ -121,15 +122,8 @@ class UopKernel:
                 if not 0 <= step <= f.mask:
                     raise KernelError(f"{what}: {level} loop {name} step {step} does not fit field "
                                       f"{key} (0..{f.mask})")
-        if self.use_imm:
-            lo, hi = layout["imm"].range()
-            if not lo <= self.imm <= hi:
-                raise KernelError(f"{what}: immediate {self.imm} does not fit the {layout['imm'].width}-bit "
-                                  f"signed field ({lo}..{hi})")
-        if self.use_imm and self.alu_op == AluOp.SHR and not -32 <= self.imm <= 31:
-            raise KernelError(f"{what}: SHR immediate {self.imm} is outside -32..31; the hardware reads "
-                              "the low 6 bits as a signed amount, so it would shift by "
-                              f"{((self.imm & 63) ^ 32) - 32}")
+        if self.use_imm and (problem := immediate_error(self.alu_op, self.imm)):
+            raise KernelError(f"{what}: {problem}")
         try:
             isa.encode_uops(self.uops)
         except ValueError as exc:

@@ -4,26 +4,17 @@ One program: int32 accumulators from DRAM (LOAD ACC), a per-column bias broadcas
 (tensor ADD whose source index does not move with the row loop), an int8 residual loaded
 with sign extension (LOAD ACC_8BIT) and added, MUL, SHR by immediates (positive and
 negative = left shift) and by a tensor of per-lane amounts, MAX/MIN clip, then the
-truncating STORE. Each numpy line below is written from SPEC §3, not from the simulator.
+truncating STORE. The expectation applies vdla.hw's lane operations (vdla.hw.alu_ops, checked
+against the independent reference model) one step at a time, not the simulator's engines.
 """
 import numpy as np
 import pytest
 
 from vdla.driver.runtime import CommandQueue, LoopLevel, Stage, UopKernel
 from vdla.hw import AluOp, MemType, Uop
+from vdla.hw.alu_ops import lane_op
 
 ROWS, COLS = 6, 4   # accumulator tile: ROWS x COLS elements of 16 int32 lanes
-
-
-def _wrap32(x):
-    return np.asarray(x, dtype=np.int64).astype(np.uint32).astype(np.int32).astype(np.int64)
-
-
-def _shr(x, amount):
-    """SPEC: low 6 bits of the operand as a signed amount; >= 0 arithmetic right, < 0 left."""
-    amount = np.asarray(amount, dtype=np.int64)
-    amount = ((amount & 63) ^ 32) - 32
-    return np.where(amount >= 0, x >> np.clip(amount, 0, 63), _wrap32(x << np.clip(-amount, 0, 63)))
 
 
 def _elementwise(cq, op, dst, src=None, imm=None, src_row_step=COLS):
@@ -66,14 +57,14 @@ def test_requant_pipeline_on_alu(device, rng, clip):
     cq.store_2d(X, out, 0, n)
     cq.synchronize()
 
-    ref = x.astype(np.int64) + bias[None].astype(np.int64)
-    ref = _wrap32(ref + residual.astype(np.int64))
-    ref = _wrap32(ref * -3)
-    ref = _shr(ref, -2)
-    ref = _shr(ref, shifts)
-    ref = _shr(ref, 6)
+    ref = lane_op(AluOp.ADD, x, bias[None])
+    ref = lane_op(AluOp.ADD, ref, residual)
+    ref = lane_op(AluOp.MUL, ref, -3)
+    ref = lane_op(AluOp.SHR, ref, -2)
+    ref = lane_op(AluOp.SHR, ref, shifts)
+    ref = lane_op(AluOp.SHR, ref, 6)
     if clip:
-        ref = np.minimum(np.maximum(ref, -128), 127)
+        ref = lane_op(AluOp.MIN, lane_op(AluOp.MAX, ref, -128), 127)
     expected = (ref & 0xFF).astype(np.uint8).view(np.int8)   # the STORE truncates to 8 bits
     got = device.read(out, np.int8, (ROWS, COLS, lanes))
     np.testing.assert_array_equal(got, expected)

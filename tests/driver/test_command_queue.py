@@ -5,7 +5,7 @@ import pytest
 from vdla.driver.device import LaunchTimeout
 from vdla.driver.runtime import (CommandQueue, DependenceError, LoopLevel, RuntimeStreamError, Stage,
                                   UopKernel)
-from vdla.hw import MemType, Uop, disassemble
+from vdla.hw import INSN_BYTES, MemType, Uop, disassemble
 
 
 def test_stream_snapshot_for_one_gemm(device):
@@ -60,7 +60,7 @@ def test_stream_and_uops_live_in_device_memory_and_run(device, rng):
         assert sum(i.memory_type == MemType.UOP and i.x_size > 0 for i in cq.last_stream
                    if hasattr(i, "memory_type")) == 2
     # the launched stream is the one in the queue's device instruction buffer
-    words = device.read(cq._insn_buf, np.uint8, 16 * len(cq.last_stream))
+    words = device.read(cq._insn_buf, np.uint8, INSN_BYTES * len(cq.last_stream))
     assert device.config.isa.decode_stream(words) == cq.last_stream
 
 

@@ -57,14 +57,14 @@ def test_padded_3x3_conv_two_virtual_threads(rng):
 def test_rtl_device_is_a_device_and_reports_hardware_errors(tmp_path):
     from vdla.driver.control import HardwareError
     from vdla.driver.device import Device
-    from vdla.hw.isa import FinishInsn, MemInsn, MemType, Opcode
+    from vdla.hw.isa import INSN_BYTES, FinishInsn, MemInsn, MemType, Opcode
     with RtlDevice() as rtl:
         assert isinstance(rtl, Device)
         config = rtl.config
         # a token pushed and never popped: the hardware raises its error bit at FINISH
         insns = [MemInsn(opcode=Opcode.LOAD, memory_type=MemType.INP, x_size=0, push_next=True), FinishInsn()]
         stream = config.isa.encode_stream(insns)
-        buf = rtl.alloc(stream.size, align=16)
+        buf = rtl.alloc(stream.size, align=INSN_BYTES)
         rtl.write(buf, stream)
         with pytest.raises(HardwareError, match="tokens left"):
             rtl.launch(buf.addr, len(insns))

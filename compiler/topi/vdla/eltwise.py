@@ -15,6 +15,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from vdla.hw.alu_ops import immediate_error
+from vdla.hw.isa import AluOp
+
 from ... import te
 from ...build import build_vdla
 from .epilogue import Epilogue, apply_epilogue
@@ -62,8 +65,8 @@ def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None =
     """-> (KernelProgram, knobs); buffers a, b, [ma, mb, [offset]], y (VTA mode: a, b, wa,
     wb, [offset], y)."""
     for k in ("ma", "mb"):
-        if not layer.per_channel and not -(1 << 15) <= getattr(layer, k) < (1 << 15):
-            raise ValueError(f"{name}: {k}={getattr(layer, k)} does not fit the ALU's 16-bit immediate")
+        if not layer.per_channel and (problem := immediate_error(AluOp.MUL, getattr(layer, k))):
+            raise ValueError(f"{name}: {k}={getattr(layer, k)}: {problem}")
     knobs = knobs or default_add_knobs(config, layer, vta_compat)
     if vta_compat:
         return _compile_add_vta(config, layer, ep, knobs, name)

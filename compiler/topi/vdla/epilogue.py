@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vdla.hw.alu_ops import SHR_MAX, immediate_error
+from vdla.hw.isa import AluOp
+
 from ... import te
+from ...intrin.vdla import MAX_SHIFT
 from ...tir import expr as E
 from ..transform import pad
 
@@ -31,14 +35,14 @@ class Epilogue:
 
     def __post_init__(self):
         for name in ("shift", "pre_shift"):
-            if not 0 <= getattr(self, name) <= 31:
-                raise ValueError(f"epilogue {name} {getattr(self, name)} outside 0..31")
-        for name in ("mul", "lo", "hi"):
+            if not 0 <= getattr(self, name) <= SHR_MAX:
+                raise ValueError(f"epilogue {name} {getattr(self, name)} outside 0..{SHR_MAX} (the ALU's right shifts)")
+        for name, op in (("mul", AluOp.MUL), ("lo", AluOp.MAX), ("hi", AluOp.MIN)):
             v = getattr(self, name)
-            if v is not None and not -(1 << 15) <= v < (1 << 15):
-                raise ValueError(f"epilogue {name} {v} does not fit the ALU's 16-bit immediate")
-        if self.round and self.shift and (1 << (self.shift - 1)) >= (1 << 15):
-            raise ValueError(f"epilogue rounding constant 2^{self.shift - 1} does not fit the ALU immediate")
+            if v is not None and (problem := immediate_error(op, v)):
+                raise ValueError(f"epilogue {name}: {problem}")
+        if self.round and self.shift and (problem := immediate_error(AluOp.ADD, 1 << (self.shift - 1))):
+            raise ValueError(f"epilogue rounding constant 2^{self.shift - 1}: {problem}")
         for name in ("lo", "hi"):
             v = getattr(self, name)
             if v is not None and not -128 <= v <= 127:
@@ -52,8 +56,8 @@ def _alu(shape, f, name, op, imm):
 def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name="out", scale=None,
                    shift_step: int | None = None):
     """-> (ALU stages in order, residual load stage or None, int8 output of out_shape).
-    shift_step: the largest shift one SHR may take (VTA's ALU honours 15); longer shifts
-    become several SHRs, which floor exactly like one."""
+    shift_step: the largest shift one SHR may take (VTA's ALU honours 15; the declarations
+    state at most MAX_SHIFT); longer shifts become several SHRs, which floor exactly like one."""
     stages = []
     t = acc
     shape = acc.shape
@@ -110,5 +114,5 @@ def _shift_steps(shift: int, step: int | None) -> list[int]:
     """`shift` as SHR amounts of at most `step` each (floor(floor(x / 2^a) / 2^b) = floor(x / 2^(a+b)))."""
     if not shift:
         return []
-    step = step or shift
+    step = min(step or shift, MAX_SHIFT)
     return [step] * (shift // step) + ([shift % step] if shift % step else [])

@@ -33,17 +33,17 @@ def add_parser(sub):
 def run(args) -> int:
     import numpy as np
 
-    from vdla.hw import disassemble, load_config
+    from vdla.hw import INSN_BYTES, disassemble, load_config
     config = load_config(args.config)
     data = np.fromfile(args.file, dtype=np.uint8)
     image = None
     if args.insn_addr is not None:
         image, addr = data, args.insn_addr
-        if addr < 0 or addr % 16 or addr >= image.size:
-            raise ValueError(f"--insn-addr {addr:#x}: not a 16-byte aligned address inside {args.file} "
+        if addr < 0 or addr % INSN_BYTES or addr >= image.size:
+            raise ValueError(f"--insn-addr {addr:#x}: not a {INSN_BYTES}-byte aligned address inside {args.file} "
                              f"({image.size} bytes)")
         count = args.insn_count if args.insn_count is not None else _count_to_finish(image, addr)
-        end = addr + 16 * count
+        end = addr + INSN_BYTES * count
         if count <= 0 or end > image.size:
             raise ValueError(f"--insn-addr {addr:#x} --insn-count {count}: the stream would end at byte {end}, "
                              f"outside {args.file} ({image.size} bytes)")
@@ -73,9 +73,10 @@ def _check_vta(insns, image, config) -> int:
 
 
 def _count_to_finish(image, addr: int) -> int:
-    """Instructions from byte `addr` up to and including the first FINISH (opcode 3)."""
-    opcodes = image[addr::16][: max(0, (image.size - addr) // 16)] & 7
-    hits = (opcodes == 3).nonzero()[0]
+    """Instructions from byte `addr` up to and including the first FINISH."""
+    from vdla.hw import INSN_BYTES, Opcode
+    opcodes = image[addr::INSN_BYTES][: max(0, (image.size - addr) // INSN_BYTES)] & 7   # bits [2:0]
+    hits = (opcodes == Opcode.FINISH).nonzero()[0]
     if not hits.size:
         raise ValueError(f"no FINISH after byte 0x{addr:x} of the image; give --insn-count")
     return int(hits[0]) + 1

@@ -35,3 +35,15 @@ def test_dense_reduction_chunks(rng):
     ep = Epilogue(lo=None, hi=None)                      # the raw int8 truncation of the sum
     y = run_dense(config, a, b, ep, knobs=DenseKnobs(tile_m=4, tile_n=2, k_chunk=4, vthreads=2))
     np.testing.assert_array_equal(y, wrap32(a.astype(np.int64) @ b.astype(np.int64)).astype(np.int8))
+
+
+def test_dense_with_the_longest_right_shift(rng):
+    """shift = 31, the most SHR can express, as two SHR stages (2^31 is no int32 divisor):
+    negative sums become -1, the others 0."""
+    config = CONFIGS["pynq"]
+    a = rng.integers(-128, 128, (3, 64), dtype=np.int8)
+    b = rng.integers(-128, 128, (64, 32), dtype=np.int8)
+    ep = Epilogue(shift=31, lo=None, hi=None)
+    y = run_dense(config, a, b, ep)
+    np.testing.assert_array_equal(y, dense_reference(a, b, ep))
+    assert set(np.unique(y)) == {-1, 0}

@@ -27,5 +27,5 @@ def test_scaled_add_with_relu(cfg, rng):
 
 
 def test_factor_outside_the_immediate_is_refused():
-    with pytest.raises(ValueError, match="ma=40000 does not fit the ALU's 16-bit immediate"):
+    with pytest.raises(ValueError, match="ma=40000: MUL immediate 40000 does not fit the ALU.s 16-bit signed field"):
         compile_add(CONFIGS["pynq"], AddLayer(1, 2, 4, 4, 40000, 1), Epilogue())

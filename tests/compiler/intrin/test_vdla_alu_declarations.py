@@ -1,0 +1,74 @@
+"""The VDLA ALU intrinsics declare what the hardware computes: each declaration's loop-IR
+expression, compiled for the CPU and run on random int32 lanes (extremes included), equals
+vdla.hw's statement of the lane operation (vdla.hw.alu_ops.lane_op). Their legality is
+vdla.hw's too: immediates and shifts outside what an ALU instruction can express are refused."""
+import numpy as np
+import pytest
+
+from vdla.compiler import build
+from vdla.compiler.intrin import vdla
+from vdla.compiler.schedule import create_schedule
+from vdla.hw import AluOp, load_config
+from vdla.hw.alu_ops import IMM_MAX, IMM_MIN, LANE_MAX, LANE_MIN, SHR_MAX, lane_op
+from vdla.compiler.topi.vdla import Epilogue, apply_epilogue
+from vdla.compiler import te
+
+CFG = load_config("pynq")
+TENSOR_OPS = [op for op in AluOp if op != AluOp.SHR]   # SHR is declared by immediate only (alu_shr)
+
+
+def lanes(rng, count: int) -> np.ndarray:
+    x = rng.integers(LANE_MIN, LANE_MAX + 1, (count, CFG.batch, CFG.block), dtype=np.int64)
+    x[0, 0, :4] = [LANE_MIN, LANE_MAX, -1, 0]
+    return x.astype(np.int32)
+
+
+def run_declaration(intrin, *inputs: np.ndarray) -> np.ndarray:
+    """The declaration's compute, built for the CPU, on one (batch, block) tile at a time."""
+    kernel = build(create_schedule(intrin.output), intrin.inputs + [intrin.output], name="decl").load()
+    outs = []
+    for tile in zip(*inputs):
+        out = np.zeros(tile[0].shape, np.int32)
+        kernel.run("decl", [*tile, out])
+        outs.append(out)
+    return np.stack(outs)
+
+
+@pytest.mark.parametrize("op", TENSOR_OPS, ids=[op.name for op in TENSOR_OPS])
+def test_tensor_operand_declaration_is_the_lane_operation(op, rng):
+    a, b = lanes(rng, 8), lanes(rng, 8)
+    b[0, 0, :4] = [LANE_MIN, LANE_MAX, LANE_MAX, -1]
+    got = run_declaration(vdla.alu(op.name.lower(), CFG), a, b)
+    np.testing.assert_array_equal(got, lane_op(op, a, b))
+
+
+@pytest.mark.parametrize("op,imm", [(AluOp.MIN, -5), (AluOp.MAX, IMM_MIN), (AluOp.ADD, IMM_MAX),
+                                    (AluOp.MUL, IMM_MIN), (AluOp.MUL, -3)])
+def test_immediate_declaration_is_the_lane_operation(op, imm, rng):
+    a = lanes(rng, 8)
+    got = run_declaration(vdla.alu(op.name.lower(), CFG, imm=imm), a)
+    np.testing.assert_array_equal(got, lane_op(op, a, imm))
+
+
+@pytest.mark.parametrize("shift", [1, 7, vdla.MAX_SHIFT])
+def test_shift_declaration_is_the_lane_operation(shift, rng):
+    a = lanes(rng, 8)
+    np.testing.assert_array_equal(run_declaration(vdla.alu_shr(shift, CFG), a), lane_op(AluOp.SHR, a, shift))
+
+
+def test_declarations_refuse_what_an_alu_instruction_cannot_express():
+    with pytest.raises(ValueError, match="VDLA ALU add: ADD immediate 32768 does not fit the ALU's 16-bit"):
+        vdla.alu("add", CFG, imm=IMM_MAX + 1)
+    with pytest.raises(ValueError, match=r"alu_shr: shift 31 outside 1..30 \(longer right shifts are two SHRs\)"):
+        vdla.alu_shr(SHR_MAX, CFG)
+    with pytest.raises(ValueError, match="VDLA ALU op 'shr'"):
+        vdla.alu("shr", CFG)
+
+
+@pytest.mark.parametrize("field", ["shift", "pre_shift"])
+def test_an_epilogue_shift_of_31_is_two_declarable_shrs(field):
+    """SHR by 31 is legal, but 2^31 is no int32 divisor: the epilogue takes it as 30 + 1
+    (before, building the stage failed with "constant 2147483648 does not fit in int32")."""
+    acc = te.placeholder((1, 1, CFG.batch, CFG.block), "int32", "acc")
+    stages, _, _ = apply_epilogue(acc, Epilogue(lo=None, hi=None, **{field: SHR_MAX}), acc.shape)
+    assert [st.op.attrs["vdla.alu"] for st in stages] == [("shr", vdla.MAX_SHIFT), ("shr", SHR_MAX - vdla.MAX_SHIFT)]
