@@ -11,7 +11,7 @@ the SHR amount (`_alu_op`, against vdla.hw.alu_ops), SPEC §4's flag-to-queue ta
 (`_QUEUE_OF_FLAG`, against vdla.hw.isa.FLAG_QUEUE) and the 16-byte instruction size. An
 oracle that read the statement it checks would agree with any mistake in it; written a
 second time from the SPEC, a mistake in either shows up as a disagreement (tests compare
-the two: tests/hw_unit/test_alu_ops.py, tests/simulator/test_reference.py).
+the two: tests/hw_unit/test_alu_ops.py, test_stated_once.py, tests/simulator/test_reference.py).
 
 Choices where SPEC.md is silent or loose (also stated in the closing note of issue 3):
 - LOAD UOP reads x_size micro-ops from one DRAM row; y_size, x_stride and the pad fields

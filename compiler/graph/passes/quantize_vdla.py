@@ -27,6 +27,7 @@ from dataclasses import asdict
 import numpy as np
 
 from vdla.driver.machine import same_machine
+from vdla.hw.alu_ops import IMM_MAX
 
 from ..ir import Graph, Node, TensorType
 
@@ -426,7 +427,7 @@ class _Builder:
                               1, (0, 0, 0, 0), "sum")
             # sum * round(2^shift / (H*W)) >> shift, same scale, with the factor inside the ALU's
             # 16-bit immediate (a 1x1 window: 2^14 >> 14, not 2^15); VTA mode keeps it int8
-            largest = 127 if self.vta_compat else (1 << 15) - 1
+            largest = 127 if self.vta_compat else IMM_MAX
             shift = min(15, int(math.floor(math.log2(largest * hw))))
             ep = Epilogue(mul=max(1, int(round((1 << shift) / hw))), shift=shift, round=True)
         # max and mean commute with the code shift: the output keeps the input's zero point
