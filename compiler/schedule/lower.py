@@ -14,9 +14,11 @@ from __future__ import annotations
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import arith
+from ..tir import gpu as G
 from ..tir.functor import transform, substitute, visit
 from ..intrin.tensorize import emit_tensorized
 from .schedule import ScheduleError, Split
+from .thread_binding import thread_leaves
 
 
 class LoweringContext:
@@ -144,6 +146,8 @@ def _infer_region(ctx, st):
             raise ScheduleError(f"compute_at of {st.name} at {parent.name}.{iv.name}: its reader "
                                 f"{r.name} is computed outside that loop; attach it deeper or "
                                 "move the reader inside")
+        if st.scope == "shared":   # one copy per block, so the part of every thread in it
+            relax_vars = relax_vars + thread_leaves(r)
         for v in relax_vars:
             lo, hi = ctx.var_ranges[v.var]
             dom[v.var] = (E.Const(lo, "int32"), E.Const(hi, "int32"))
@@ -311,8 +315,12 @@ def _assemble(ctx, parts):
     allocs = []
     for kind, x in parts:
         if kind == "alloc":
-            allocs.append(ctx.buffers[x.op])
-            out.append(stage_nest(ctx, x))
+            buf = ctx.buffers[x.op]
+            allocs.append(buf)
+            nest = stage_nest(ctx, x)
+            if buf.scope == "shared":   # the GPU lowering splits it over the block's threads
+                nest = S.AttrStmt(G.SHARED_FETCH, buf, x.name, nest)
+            out.append(nest)
         else:
             out.append(x)
     body = S.seq(*out)

@@ -159,12 +159,22 @@ class Stage:
         self._annotate(iv, ForKind.PARALLEL, "parallel")
 
     def bind(self, iv, thread):
-        """Bind a loop to a virtual thread: its iterations become independent instruction
-        streams that a backend may interleave (the VDLA backend uses them to overlap
-        load/compute/store); on CPUs they run one after another."""
+        """Bind a loop to a virtual thread (schedule.vthread()): its iterations become
+        independent instruction streams that a backend may interleave (the VDLA backend uses
+        them to overlap load/compute/store); on CPUs they run one after another.
+        Or bind it to a GPU launch dimension ("blockIdx.x" ... "threadIdx.z"): its iterations
+        become the blocks or the threads of a block of a kernel (see thread_binding.py)."""
+        if isinstance(thread, str):
+            from .thread_binding import check_binding
+            self._no_placeholder("bind")
+            self._leaf(iv, "bind")
+            check_binding(self, iv, thread, ScheduleError)
+            self._annotate(iv, ForKind.THREAD_BINDING, "bind")
+            self.iter_annot.setdefault(iv, {})["thread_tag"] = thread
+            return
         if not isinstance(thread, VThread):
-            raise ScheduleError(f"bind on stage {self.name}: only virtual threads "
-                                f"(schedule.vthread()) can be bound, got {thread!r}")
+            raise ScheduleError(f"bind on stage {self.name}: bind a loop to schedule.vthread() or to a "
+                                f"GPU launch dimension such as 'threadIdx.x', got {thread!r}")
         self._annotate(iv, ForKind.VTHREAD, "bind")
         self.iter_annot.setdefault(iv, {})["vthread"] = thread.name
 

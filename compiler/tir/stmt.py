@@ -51,6 +51,9 @@ class ForKind(enum.Enum):
     VECTORIZED = "vectorized"
     UNROLLED = "unrolled"
     VTHREAD = "vthread"      # a virtual thread: a hint that iterations are independent streams
+    # a GPU launch dimension (annotations["thread_tag"]: blockIdx.x ... threadIdx.z): the
+    # iterations run as the blocks or threads of a kernel launch, not as a loop
+    THREAD_BINDING = "thread_binding"
     TENSORIZED = "tensorized"
 
 
