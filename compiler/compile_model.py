@@ -1,6 +1,7 @@
 """ONNX model -> optimized graph -> kernels -> artifact: the whole compile in one function."""
 from __future__ import annotations
 
+import copy
 import time
 
 from .artifact_build import make_artifact
@@ -88,6 +89,7 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
     from .graph.passes.qdq import has_qdq, strip_qdq
     from .graph.passes.quantize_vdla import (demote_unranged, place_nodes, quantize_vdla, tensors_to_calibrate,
                                              unclipped_at_exits)
+    from .lower_vdla import untileable_kernels
     from .target import check_triple
     if host_triple:
         check_triple(host_triple, "host triple")
@@ -102,14 +104,23 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
     if vta_compat and per_channel_activations:
         raise ValueError("vta_compat requantizes with one shift per layer: it takes no per-channel activation scales")
     place = place_nodes(graph, config, host_triple, vta_compat=vta_compat)
-    if calibration is not None:
-        stats = calibrate(graph, calibration, tensors_to_calibrate(graph, place), per_channel=per_channel_activations)
-        unclipped_at_exits(graph, place, stats)
-    else:
-        stats = {}
-    stats.update(qdq_ranges)
-    demote_unranged(graph, place, stats)
-    return quantize_vdla(graph, place, stats, config, vta_compat=vta_compat), graph, place, stats
+    measured = {} if calibration is None else \
+        calibrate(graph, calibration, tensors_to_calibrate(graph, place), per_channel=per_channel_activations)
+    untileable = {}
+    while True:
+        # a node no schedule fits goes to the CPU and the graph is placed again; that only
+        # shrinks the accelerator's part, so the first calibration covers every placement
+        stats = copy.deepcopy(measured)
+        if calibration is not None:
+            unclipped_at_exits(graph, place, stats)
+        stats.update(qdq_ranges)
+        demote_unranged(graph, place, stats)
+        quantized = quantize_vdla(graph, place, stats, config, vta_compat=vta_compat)
+        found = untileable_kernels(quantized, config, vta_compat)
+        if not found:
+            return quantized, graph, place, stats
+        untileable.update(found)
+        place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
 
 
 def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,

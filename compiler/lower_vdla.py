@@ -51,6 +51,40 @@ def compile_kernel(config, spec: KernelSpec, knobs=None, name: str = "kernel", v
     return compile_(config, spec.layer, spec.ep, knobs, name=name, vta_compat=vta_compat)
 
 
+def tiling_problem(config, spec: KernelSpec, vta_compat: bool = False) -> str | None:
+    """None when `spec` has a default schedule on `config`, else why no tiling fits (the
+    constraint: an SRAM too small for the smallest tile, the accumulator hazard rule, ...)."""
+    from .topi import vdla as V
+    if spec.op == "VdlaConv":
+        return V.conv_tiling_problem(config, spec.layer, spec.ep)
+    if spec.op == "VdlaDense":
+        return V.dense_tiling_problem(config, spec.layer, spec.ep)
+    if spec.op == "VdlaPool":
+        return V.pool_tiling_problem(config, spec.layer, vta_compat)
+    try:
+        V.default_add_knobs(config, spec.layer, vta_compat)
+    except V.NoTilingError as exc:
+        return exc.reason
+    return None
+
+
+def untileable_kernels(graph: Graph, config, vta_compat: bool = False) -> dict[str, str]:
+    """{node name: placement reason} of the accelerator nodes of a quantized graph that no
+    schedule fits on `config`: placement puts them on the CPU before lowering, instead of
+    the compile failing (small SRAMs in a design-space sweep, a one-pixel one-block conv)."""
+    found, seen = {}, {}
+    for node in graph.nodes:
+        if node.op not in KERNEL_OPS:
+            continue
+        spec = kernel_spec(graph, node)
+        key = repr(spec)
+        if key not in seen:
+            seen[key] = tiling_problem(config, spec, vta_compat)
+        if seen[key] is not None:
+            found[node.name] = f"no VDLA tiling fits {config.name}: {seen[key]}"
+    return found
+
+
 def default_variants(knobs) -> list:
     """The schedules the default choice is made between: the default knobs and, with several
     virtual threads, the same tiles on one thread; the first wins a tie."""

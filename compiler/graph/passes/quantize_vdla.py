@@ -111,8 +111,19 @@ def board_cpu_rate(triple: str) -> float:
     return CPU_MACS_PER_S[DEFAULT_BOARD_CPU] if rate is None else rate
 
 
-def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: bool = False) -> dict[str, dict]:
-    """{node name: {"device": "vdla" | "cpu", "reason": str, "macs": int, "fused_into": name?}}."""
+def _gemm_macs(graph, node) -> int:
+    return int(np.prod(graph.types[node.outputs[0]].shape)) * graph.types[node.inputs[0]].shape[-1]
+
+
+def _macs(graph, node) -> int:
+    return {"Conv": _conv_macs, "Gemm": _gemm_macs}.get(node.op, lambda *_: 0)(graph, node)
+
+
+def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: bool = False,
+                untileable: dict[str, str] | None = None) -> dict[str, dict]:
+    """{node name: {"device": "vdla" | "cpu", "reason": str, "macs": int, "fused_into": name?}}.
+    untileable: {node name: reason} of nodes no VDLA schedule fits (lower_vdla.untileable_kernels
+    of an earlier placement's quantized graph): they and their fused activations go to the CPU."""
     consumers = _consumers(graph)
     cpu_rate = board_cpu_rate(board_cpu or DEFAULT_BOARD_CPU)
     place: dict[str, dict] = {}
@@ -131,6 +142,12 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
         if node.name in place:
             continue
         op = node.op
+        if node.name in (untileable or {}):
+            cpu(node, untileable[node.name], _macs(graph, node))
+            act = _fused_activation(graph, node, consumers) if op in ("Conv", "Gemm", "Add") else None
+            if act is not None:
+                cpu(act, f"its producer {node.name} runs on the CPU")
+            continue
         if op == "Conv":
             macs = _conv_macs(graph, node)
             problem = _conv_problem(graph, node, config)
@@ -146,7 +163,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             vdla(node, macs, _fused_activation(graph, node, consumers))
         elif op == "Gemm":
             x = graph.types[node.inputs[0]]
-            macs = int(np.prod(graph.types[node.outputs[0]].shape)) * x.shape[-1]
+            macs = _gemm_macs(graph, node)
             rows = -(-x.shape[0] // config.batch)
             cols = -(-graph.types[node.outputs[0]].shape[1] // config.block)
             if node.attrs.get("transA", 0) or node.inputs[1] not in graph.constants or len(x.shape) != 2:

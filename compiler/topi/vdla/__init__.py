@@ -6,15 +6,17 @@ takes vta_compat=True for streams VTA's hardware computes the same (vta_mode).""
 from .ops import conv2d, dense, depthwise_conv2d
 from .epilogue import Epilogue, apply_epilogue
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
-from .plan import ConvLayer, DenseLayer, default_conv_knobs, default_dense_knobs
+from .plan import (ConvLayer, DenseLayer, NoTilingError, conv_tiling_problem, default_conv_knobs, default_dense_knobs,
+                   dense_tiling_problem)
 from .build import compile_conv2d, compile_dense
 from .eltwise import AddLayer, compile_add, default_add_knobs
-from .pool import PoolKnobs, PoolLayer, compile_pool2d, default_pool_knobs
+from .pool import PoolKnobs, PoolLayer, compile_pool2d, default_pool_knobs, pool_tiling_problem
 from .run import pack_bias, pack_depthwise_weight, run_add, run_conv, run_dense, run_pool
 from .vta_mode import diagonal_weight, scaled_identity
 
 __all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", "ConvKnobs", "DenseKnobs",
-           "schedule_conv2d", "schedule_dense", "ConvLayer", "DenseLayer", "default_conv_knobs",
-           "default_dense_knobs", "compile_conv2d", "compile_dense", "pack_bias", "pack_depthwise_weight", "run_conv",
-           "run_dense", "PoolKnobs", "PoolLayer", "compile_pool2d", "default_pool_knobs", "run_pool", "AddLayer", "compile_add",
+           "schedule_conv2d", "schedule_dense", "ConvLayer", "DenseLayer", "NoTilingError", "conv_tiling_problem",
+           "dense_tiling_problem", "pool_tiling_problem", "default_conv_knobs", "default_dense_knobs",
+           "compile_conv2d", "compile_dense", "pack_bias", "pack_depthwise_weight", "run_conv", "run_dense",
+           "PoolKnobs", "PoolLayer", "compile_pool2d", "default_pool_knobs", "run_pool", "AddLayer", "compile_add",
            "default_add_knobs", "run_add", "diagonal_weight", "scaled_identity"]

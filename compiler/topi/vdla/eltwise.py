@@ -21,6 +21,7 @@ from vdla.hw.isa import AluOp
 from ... import te
 from ...build import build_vdla
 from .epilogue import Epilogue, apply_epilogue
+from .plan import NoTilingError
 from .pool import PoolKnobs
 from .schedule import schedule_tile_chain
 from .vta_mode import SHIFT_STEP, check_int8_factor, gemm_into_acc, vta_epilogue
@@ -56,8 +57,8 @@ def default_add_knobs(config, layer: AddLayer, vta_compat: bool = False) -> Pool
             th = max((d for d in range(1, min(rows, layer.h) + 1) if layer.h % d == 0), default=0)
             if th >= 1:
                 return PoolKnobs(tc, th, layer.w, vt)
-    raise ValueError(f"no VDLA tiling of {layer}: one row of {layer.w} pixels of both operands does not fit "
-                     f"the {config.acc_depth}-element accumulator SRAM")
+    raise NoTilingError(layer, config, f"one row of {layer.w} pixels of both operands does not fit the "
+                                       f"{depth}-element {'accumulator' if depth == config.acc_depth else 'input'} SRAM")
 
 
 def compile_add(config, layer: AddLayer, ep: Epilogue, knobs: PoolKnobs | None = None, name: str = "add",

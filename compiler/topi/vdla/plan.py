@@ -64,6 +64,15 @@ def _divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+class NoTilingError(ValueError):
+    """No schedule of a layer fits the hardware. `reason` names the constraint; placement
+    puts such a layer on the CPU with it (vdla.compiler.lower_vdla.untileable_kernels)."""
+
+    def __init__(self, layer, config, reason: str):
+        self.layer, self.reason = layer, reason
+        super().__init__(f"no VDLA tiling of {layer} fits {config.name}: {reason}")
+
+
 def _ceil(a, b):
     return -(-a // b)
 
@@ -182,16 +191,47 @@ def conv_knob_space(config, layer: ConvLayer, ep: Epilogue | None = None) -> lis
     return list(_conv_candidates(config, layer, ep, threads=(1, 2, 3, 4), orders=("oc_outer", "pixel_outer")))
 
 
+def _default_conv_candidates(config, layer: ConvLayer, ep):
+    return _conv_candidates(config, layer, ep, threads=(2, 1), orders=("oc_outer",))
+
+
 def default_conv_knobs(config, layer: ConvLayer, ep: Epilogue | None = None) -> ConvKnobs:
     best = None
-    for k in _conv_candidates(config, layer, ep, threads=(2, 1), orders=("oc_outer",)):
+    for k in _default_conv_candidates(config, layer, ep):
         cost = conv_cost(config, layer, k, ep)
         if best is None or cost < best[0]:
             best = (cost, k)
     if best is None:
-        raise ValueError(f"no VDLA tiling of {layer} fits the {config.name} SRAMs (input {config.inp_depth}, "
-                         f"weight {config.wgt_depth}, accumulator {config.acc_depth} elements)")
+        raise NoTilingError(layer, config, _conv_no_tiling_reason(config, layer, ep))
     return best[1]
+
+
+def conv_tiling_problem(config, layer: ConvLayer, ep: Epilogue | None = None) -> str | None:
+    """None when default_conv_knobs finds a schedule, else why none fits (cheap: it stops at
+    the first schedule that fits)."""
+    if next(_default_conv_candidates(config, layer, ep), None) is not None:
+        return None
+    return _conv_no_tiling_reason(config, layer, ep)
+
+
+def _conv_no_tiling_reason(config, layer: ConvLayer, ep) -> str:
+    """The problem of the smallest tiles. A one-element tile never fits (it updates one
+    accumulator on consecutive micro-ops), so the smallest that may are the two-element ones;
+    SRAM needs only grow from there."""
+    chunk = 0 if layer.depthwise or layer.c == 1 else 1
+    pairs = []
+    if layer.out_w > 1:
+        pairs.append(("1x2 pixels of 1 channel block", ConvKnobs(1, 1, 2, chunk, 1)))
+    if layer.out_h > 1:
+        pairs.append(("2x1 pixels of 1 channel block", ConvKnobs(1, 2, 1, chunk, 1)))
+    two = next((d for d in _divisors(layer.o) if d > 1), None)
+    if two is not None:
+        pairs.append((f"1 pixel of {two} channel blocks", ConvKnobs(two, 1, 1, chunk, 1)))
+    if not pairs:
+        return ("its output is one pixel of one channel block, so every tile updates the same accumulator "
+                "on consecutive micro-ops (timing.acc_raw_min_distance)")
+    what, knobs = pairs[0]
+    return f"the smallest tile ({what}): {conv_knob_problem(config, layer, knobs, ep)}"
 
 
 def dense_knob_problem(config, layer: DenseLayer, k: DenseKnobs, ep: Epilogue | None = None) -> str | None:
@@ -249,5 +289,29 @@ def default_dense_knobs(config, layer: DenseLayer, ep: Epilogue | None = None) -
         if best is None or cost < best[0]:
             best = (cost, k)
     if best is None:
-        raise ValueError(f"no VDLA tiling of {layer} fits the {config.name} SRAMs")
+        raise NoTilingError(layer, config, _dense_no_tiling_reason(config, layer, ep))
     return best[1]
+
+
+def dense_tiling_problem(config, layer: DenseLayer, ep: Epilogue | None = None) -> str | None:
+    """None when default_dense_knobs finds a schedule, else why none fits."""
+    if next(_dense_candidates(config, layer, ep, threads=(2, 1)), None) is not None:
+        return None
+    return _dense_no_tiling_reason(config, layer, ep)
+
+
+def _dense_no_tiling_reason(config, layer: DenseLayer, ep) -> str:
+    """The problem of the smallest tiles that may fit (two blocks, one reduction block at a time)."""
+    chunk = 0 if layer.k == 1 else 1
+    pairs = []
+    two_m = next((d for d in _divisors(layer.m) if d > 1), None)
+    two_n = next((d for d in _divisors(layer.n) if d > 1), None)
+    if two_n is not None:
+        pairs.append((f"1 row block x {two_n} column blocks", DenseKnobs(1, two_n, chunk, 1)))
+    if two_m is not None:
+        pairs.append((f"{two_m} row blocks x 1 column block", DenseKnobs(two_m, 1, chunk, 1)))
+    if not pairs:
+        return ("its output is one block, so every tile updates the same accumulator on consecutive "
+                "micro-ops (timing.acc_raw_min_distance)")
+    what, knobs = pairs[0]
+    return f"the smallest tile ({what}): {dense_knob_problem(config, layer, knobs, ep)}"

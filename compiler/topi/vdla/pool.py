@@ -26,6 +26,7 @@ from ...build import build_vdla
 from ...codegen.vdla.errors import VtaCompatError
 from .epilogue import Epilogue, apply_epilogue
 from .ops import _padded_input, conv_out_hw
+from .plan import NoTilingError
 from .schedule import schedule_tile_chain
 from .vta_mode import SHIFT_STEP, check_int8_factor, gemm_into_acc, vta_epilogue, zero_padding
 
@@ -136,8 +137,15 @@ def default_pool_knobs(config, layer: PoolLayer, vta_compat: bool = False) -> Po
         if best is not None:
             break
     if best is None:
-        raise ValueError(f"no VDLA tiling of {layer} fits the {config.name} accumulator SRAM")
+        raise NoTilingError(layer, config, pool_tiling_problem(config, layer, vta_compat))
     return best[1]
+
+
+def pool_tiling_problem(config, layer: PoolLayer, vta_compat: bool = False) -> str | None:
+    """None when default_pool_knobs finds a schedule, else why none fits: every need grows
+    with the tile, so the one-element tile on one thread fits if any does."""
+    problem = _problem(config, layer, PoolKnobs(1, 1, 1, 1), vta_compat)
+    return problem and f"the smallest tile (1 pixel of 1 channel block): {problem}"
 
 
 def compile_pool2d(config, layer: PoolLayer, ep: Epilogue | None = None, knobs: PoolKnobs | None = None,

@@ -87,9 +87,24 @@ def run(args) -> int:
           f"{kinds.count('host')} host, {kinds.count('alias')} alias), arena {plan['arena_bytes']} B "
           f"(one buffer per tensor: {plan['naive_bytes']} B), {time.perf_counter() - start:.2f} s"
           + (f", signed by key {sign_key.key_id.hex()}" if sign_key else ""))
+    _print_cpu_layers(artifact)
     if tuning is not None:
         _print_tuning(args.tuning, tuning, artifact)
     return 0
+
+
+def _print_cpu_layers(artifact, shown: int = 4) -> None:
+    """--target vdla: the layers with MACs that stay on the CPU, and why (no tiling fits the
+    SRAMs, cheaper on the CPU, ...); vdla info lists every node."""
+    place = artifact.header.get("compile", {}).get("placement") or {}
+    layers = [(name, p) for name, p in place.items() if p["device"] == "cpu" and p.get("macs")]
+    if not layers:
+        return
+    total = sum(p.get("macs", 0) for p in place.values()) or 1
+    on_cpu = sum(p["macs"] for _, p in layers)
+    listed = "; ".join(f"{name} ({p['reason']})" for name, p in layers[:shown])
+    more = f"; and {len(layers) - shown} more (vdla info)" if len(layers) > shown else ""
+    print(f"on the CPU: {len(layers)} layer(s), {on_cpu / total:.1%} of the MACs: {listed}{more}")
 
 
 def _print_tuning(path, tuning, artifact) -> None:
