@@ -46,9 +46,11 @@ def kernel_args(graph: Graph, node: Node) -> list[str]:
     return inputs + [o for o in node.outputs if o]
 
 
-def lower_graph(graph: Graph, target, log=None, skip=()) -> tuple[dict, dict, dict, dict]:
+def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tuple[dict, dict, dict, dict]:
     """Returns (kernel_steps, objects by triple, kernels index by triple, host reasons).
-    Nodes named in `skip` run elsewhere (the accelerator) and are left alone."""
+    Nodes named in `skip` run elsewhere (the accelerator) and are left alone. `knobs_for`:
+    a group's outputs -> the schedule knobs of a tuning record, or None for the default's
+    (vdla.compiler.tune.CpuTuningUse)."""
 
     kernel_steps: dict[str, dict] = {}
     host_reasons: dict[str, str] = {}
@@ -64,7 +66,7 @@ def lower_graph(graph: Graph, target, log=None, skip=()) -> tuple[dict, dict, di
             continue
         try:
             tensors, outputs = lower_ops.group_to_te(graph, node, args)
-            schedule = lower_ops.schedule(outputs, target)
+            schedule = lower_ops.schedule(outputs, target, knobs_for(outputs) if knobs_for else None)
             name = f"k{len(compiled)}_{node.attrs.get('pattern', node.op).replace('+', '_').lower()}"
             kernel = build(schedule, tensors, target, name)
         except NotLowerable as why:

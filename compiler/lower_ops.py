@@ -264,5 +264,6 @@ def group_to_te(graph: Graph, node: Node, args: list[str]):
     return placeholders + outputs, outputs
 
 
-def schedule(outputs, target):
-    return topi.schedule_for(outputs, target)
+def schedule(outputs, target, knobs=None):
+    """The group's CPU schedule; `knobs` (a tuning record's) shape its anchor's, None: the default."""
+    return topi.schedule_for(outputs, target, knobs)

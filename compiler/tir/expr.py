@@ -68,6 +68,13 @@ class Var(Expr):
         self.dtype = dt.check(dtype)
         self.uid = next(_ids)
 
+    def __setstate__(self, state):
+        # A uid is unique within one process: an unpickled Var (a tensor expression sent to a
+        # compiling worker) takes a fresh one, as its old one may name another Var there.
+        # One pickle holds one object per Var, so all its uses still agree.
+        self.__dict__.update(state)
+        self.uid = next(_ids)
+
     def __repr__(self):
         return self.name
 

@@ -10,33 +10,32 @@ way, the convolution is computed at that tile, and the padded input is materiali
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from . import tags
-
-MAX_REG_TILE = 14
-MIN_ACCUMULATORS = 8    # FMA latency (4) x FMA ports (2) on the hosts we tune for
-# Winograd: images of at most this many output tiles get the whole-image schedule (measured
-# vs the direct conv: 7x7 outputs, 16 tiles, 1.27x with it, 0.92x without; 14x14, 49 tiles,
-# 2.04x without, 1.85x with).
-WINOGRAD_WHOLE_IMAGE_TILES = 32
-DW_INLINE_PAD = True
+from .cpu_knobs import default_knobs, knobs_problem
 
 
-def _row_tile(ow, limit=MAX_REG_TILE):
-    """Output pixels per register tile: the largest divisor of the width up to `limit` (no
-    tail) unless that is small, then `limit` with a tail tile (partition_loops keeps the
-    bounds checks out of the full tiles)."""
-    for t in range(min(ow, limit), 0, -1):
-        if ow % t == 0:
-            return t if t >= limit // 2 else min(ow, limit)
-    return min(ow, limit)
+@dataclass
+class Anchor:
+    """The computation a fused group is scheduled around, as the schedules and their knobs
+    see it: its kind (a cpu_knobs.KNOBS name), the stages the schedule rewrites, and the
+    extents its knobs are chosen from (cpu_knobs' `dims`)."""
+    kind: str
+    out: object                                   # the group's output stage
+    anchor: object                                # the conv / dense-partial / Winograd GEMM stage
+    dims: dict
+    stages: dict = field(default_factory=dict)    # other stages by role ("reduce": dense's sum)
 
 
-def _schedule_blocked_conv(s, conv, out, conv_tensor, target):
-    depthwise = conv.op.tag == tags.DEPTHWISE_NCHWC
+def _schedule_blocked_conv(s, a: Anchor, knobs, target):
+    conv, out = a.anchor, a.out
+    conv_tensor = s.outputs[0] if out is conv else None
+    depthwise = a.kind == "depthwise_conv2d_nchwc"
     # Materialize the padded input at the root: no conditions inside the micro-kernel.
     # (Depthwise convolutions read each input once per tap only: copying the input would
-    # double their memory traffic, so they read it through masked loads instead.)
-    for t in ([] if depthwise and DW_INLINE_PAD else conv.op.input_tensors):
+    # double their memory traffic, so by default they read it through masked loads instead.)
+    for t in ([] if depthwise and knobs.inline_pad else conv.op.input_tensors):
         st = s[t]
         if st.op.tag == tags.INJECTIVE and st.attach == "inline" and not st.is_placeholder:
             st.compute_root()
@@ -47,21 +46,29 @@ def _schedule_blocked_conv(s, conv, out, conv_tensor, target):
         acc = conv
         acc.set_scope("local")
     n, oco, oh, ow, oci = out.axis
-    owt = _row_tile(ow.extent)
-    owo, owi = out.split(ow, owt)
-    out.reorder(n, oco, oh, owo, owi, oci)
+    owo, owi = out.split(ow, knobs.row_tile)
+    if knobs.oc_blocks > 1:     # a register tile of several output-channel blocks
+        oco, ocoi = out.split(oco, knobs.oc_blocks)
+        out.reorder(n, oco, oh, owo, ocoi, owi, oci)
+    else:
+        out.reorder(n, oco, oh, owo, owi, oci)
     fused = out.fuse(n, oco, oh)
     out.parallel(fused)
     out.vectorize(oci)
     acc.compute_at(out, owo)
     an, aoco, aoh, aow, aoci = acc.axis
+    # the tile's output-channel blocks inside the reduction, beside its pixels
+    blocks = [aoco] if knobs.oc_blocks > 1 else []
+    outer = [an, aoh] if blocks else [an, aoco, aoh]
+    if blocks:
+        acc.unroll(aoco)
     if depthwise:
         ry, rx = acc.reduce_axis
-        acc.reorder(an, aoco, aoh, ry, rx, aow, aoci)
+        acc.reorder(*outer, ry, rx, *blocks, aow, aoci)
         acc.unroll(rx)
-    elif conv.op.tag == tags.CONV2D_NCHWC_INT8:
+    elif a.kind == "conv2d_nchwc_int8":
         ico, ry, rx, icq, ic4 = acc.reduce_axis
-        acc.reorder(an, aoco, aoh, ico, ry, rx, icq, aow, aoci, ic4)
+        acc.reorder(*outer, ico, ry, rx, icq, *blocks, aow, aoci, ic4)
         acc.unroll(aow)
         from ..intrin.cpu import has_vnni, int8_dot_16x4
         if has_vnni(target):
@@ -71,7 +78,7 @@ def _schedule_blocked_conv(s, conv, out, conv_tensor, target):
         return {out, acc}
     else:
         ico, ry, rx, ici = acc.reduce_axis
-        acc.reorder(an, aoco, aoh, ico, ry, rx, ici, aow, aoci)
+        acc.reorder(*outer, ico, ry, rx, ici, *blocks, aow, aoci)
     acc.unroll(aow)
     acc.vectorize(aoci)
     return {out, acc}
@@ -90,16 +97,11 @@ def _vector_width(extent, lanes):
     return None
 
 
-def _divisor_up_to(n, limit):
-    for t in range(min(n, limit), 0, -1):
-        if n % t == 0:
-            return t
-    return 1
-
-
-def _schedule_nchw_conv(s, conv, out, conv_tensor, target):
+def _schedule_nchw_conv(s, a: Anchor, knobs, target):
     """NCHW: vectorize along the output row (contiguous), register-tile a few output
     channels, broadcast one weight per (channel, tap)."""
+    conv, out = a.anchor, a.out
+    conv_tensor = s.outputs[0] if out is conv else None
     for t in conv.op.input_tensors:
         st = s[t]
         if st.op.tag == tags.INJECTIVE and st.attach == "inline" and not st.is_placeholder:
@@ -112,8 +114,7 @@ def _schedule_nchw_conv(s, conv, out, conv_tensor, target):
     lanes = target.vector_lanes(32) if target is not None else 4
     n, oc, oh, ow = out.axis
     vw = _vector_width(ow.extent, lanes)
-    oct_ = _divisor_up_to(oc.extent, 8)
-    oco, oci = out.split(oc, oct_)
+    oco, oci = out.split(oc, knobs.oc_tile)
     if vw is not None:
         owo, owi = out.split(ow, vw)
     else:
@@ -133,10 +134,14 @@ def _schedule_nchw_conv(s, conv, out, conv_tensor, target):
     return {out, acc}
 
 
-def _schedule_dense(s, partial, red, out):
-    """One output element per iteration: its 16-lane partial sums stay in a register
-    (contiguous vector loads of x and of the weight row), then one horizontal sum."""
+def _schedule_dense(s, a: Anchor, knobs, target):
+    """`columns` output elements per iteration, each with its 16-lane partial sums in a
+    register (contiguous vector loads of x, once for all of them, and of the weight rows),
+    then one horizontal sum each."""
+    partial, red, out = a.anchor, a.stages["reduce"], a.out
     i, j = out.axis
+    if knobs.columns > 1:
+        j, ji = out.split(j, knobs.columns)
     f = out.fuse(i, j)
     out.parallel(f)
     for st in (partial, red):
@@ -145,28 +150,30 @@ def _schedule_dense(s, partial, red, out):
             st.set_scope("local")
     ko = partial.reduce_axis[0]
     pm, pn, pl = partial.axis
-    partial.reorder(pm, pn, ko, pl)
+    if knobs.columns > 1:
+        partial.reorder(pm, ko, pn, pl)
+        partial.unroll(pn)
+    else:
+        partial.reorder(pm, pn, ko, pl)
     partial.vectorize(pl)
     return {partial, red, out}
 
 
-def _schedule_winograd(s, out, target):
+def _schedule_winograd(s, a: Anchor, knobs, target):
     """conv2d_nchwc_winograd. Large images: per row of output tiles (the parallel loop) the
     input transform V and the GEMM M of that row only, so both stay in cache. Small images
-    (few tiles, many channels): V and M for the whole image, the GEMM looping over tiles
-    inside each (output block, e, u), so each transformed-weight slice is read once rather
-    than once per row. Either way the GEMM keeps a register tile of tiles x ob accumulators
-    (the direct convolution's micro-kernel, reducing over input channels)."""
-    by_tag = {st.op.tag: st for st in s.stages}
-    v, m = by_tag[tags.WINOGRAD_INPUT], by_tag[tags.WINOGRAD_GEMM]
+    (few tiles, many channels; knobs.whole_image): V and M for the whole image, the GEMM
+    looping over tiles inside each (output block, e, u), so each transformed-weight slice is
+    read once rather than once per row. Either way the GEMM keeps a register tile of tiles x
+    ob accumulators (the direct convolution's micro-kernel, reducing over input channels)."""
+    out, m, v = a.out, a.anchor, a.stages["input"]
     for t in v.op.input_tensors:             # the padded input, once, at the root
         st = s[t]
         if st.op.tag == tags.INJECTIVE and not st.is_placeholder:
             st.compute_root()
     m_tensor = next(t for st in s.stages for t in st.op.input_tensors if t.op is m.op)
     acc = s[s.cache_write(m_tensor, "local")]
-    _, _, tiles_h, _, _, tiles_w, _ = m.op.shape
-    whole = tiles_h * tiles_w <= WINOGRAD_WHOLE_IMAGE_TILES
+    whole = knobs.whole_image
 
     n, oco, oh, ow, oci = out.axis
     oho, ohi = out.split(oh, 2)
@@ -190,12 +197,8 @@ def _schedule_winograd(s, out, target):
     v.vectorize(vci)
 
     mn, mo, mty, me, mu, mtx, moc = m.axis
-    tile = _row_tile(mtx.extent)
-    # A row of few tiles gives few independent accumulators: take two output-channel blocks
-    # per register tile then, so the FMA pipeline has enough chains in flight.
-    oblocks = 2 if tile < MIN_ACCUMULATORS and mo.extent % 2 == 0 else 1
-    moo, moi = m.split(mo, oblocks)
-    mtxo, mtxi = m.split(mtx, tile)
+    moo, moi = m.split(mo, knobs.oc_blocks)
+    mtxo, mtxi = m.split(mtx, knobs.row_tile)
     if whole:
         m.compute_root()
         m.reorder(mn, moo, me, mu, mty, mtxo, moi, mtxi, moc)
@@ -214,29 +217,60 @@ def _schedule_winograd(s, out, target):
     return {out, v, m, acc}
 
 
-def try_schedule_anchor(s, outputs, target):
-    """Schedule a recognized anchor and the output it feeds; return the stages handled
-    (empty when the group is not one this module knows; the generic schedule applies)."""
-    partials = [st for st in s.stages if st.op.tag == tags.DENSE_PARTIAL]
-    if len(partials) == 1 and len(outputs) == 1:
-        reds = [st for st in s.stages if st.op.tag == tags.DENSE and st.reduce_axis]
-        out = s[outputs[0]]
-        if len(reds) == 1 and tuple(out.op.shape) == tuple(reds[0].op.shape):
-            return _schedule_dense(s, partials[0], reds[0], out)
-    if any(st.op.tag == tags.WINOGRAD_GEMM for st in s.stages) and len(outputs) == 1:
-        return _schedule_winograd(s, s[outputs[0]], target)
-    convs = [st for st in s.stages if st.op.tag in (tags.CONV2D_NCHWC, tags.DEPTHWISE_NCHWC,
-                                                     tags.CONV2D_NCHWC_INT8, tags.CONV2D_NCHW)
-             and st.reduce_axis]
-    if len(convs) != 1 or len(outputs) != 1:
-        return set()
-    conv = convs[0]
+_CONV_KINDS = {tags.CONV2D_NCHWC: "conv2d_nchwc", tags.DEPTHWISE_NCHWC: "depthwise_conv2d_nchwc",
+               tags.CONV2D_NCHWC_INT8: "conv2d_nchwc_int8", tags.CONV2D_NCHW: "conv2d_nchw"}
+
+
+def find_anchor(s, outputs) -> Anchor | None:
+    """The anchor of a group whose injective intermediates are inlined, if it is one these
+    schedules know (None: the generic schedule applies)."""
+    if len(outputs) != 1:
+        return None
     out = s[outputs[0]]
-    if out is not conv and tuple(out.op.shape) != tuple(conv.op.shape):
+    partials = [st for st in s.stages if st.op.tag == tags.DENSE_PARTIAL]
+    if len(partials) == 1:
+        reds = [st for st in s.stages if st.op.tag == tags.DENSE and st.reduce_axis]
+        if len(reds) == 1 and tuple(out.op.shape) == tuple(reds[0].op.shape):
+            return Anchor("dense", out, partials[0], {"columns": out.axis[1].extent}, {"reduce": reds[0]})
+    by_tag = {st.op.tag: st for st in s.stages}
+    if tags.WINOGRAD_GEMM in by_tag:
+        m = by_tag[tags.WINOGRAD_GEMM]
+        _, blocks, tiles_h, _, _, tiles_w, _ = m.op.shape
+        return Anchor("conv2d_nchwc_winograd", out, m,
+                      {"tiles_h": tiles_h, "tiles_w": tiles_w, "out_blocks": blocks},
+                      {"input": by_tag[tags.WINOGRAD_INPUT]})
+    convs = [st for st in s.stages if st.op.tag in _CONV_KINDS and st.reduce_axis]
+    if len(convs) != 1:
+        return None
+    conv = convs[0]
+    if out is not conv and (tuple(out.op.shape) != tuple(conv.op.shape) or conv.attach != "root"):
+        return None
+    kind = _CONV_KINDS[conv.op.tag]
+    shape = conv.op.shape
+    dims = {"out_channels": shape[1]} if kind == "conv2d_nchw" else {"out_w": shape[3], "out_blocks": shape[1]}
+    return Anchor(kind, out, conv, dims)
+
+
+_SCHEDULES = {"conv2d_nchwc": _schedule_blocked_conv, "conv2d_nchwc_int8": _schedule_blocked_conv,
+              "depthwise_conv2d_nchwc": _schedule_blocked_conv, "conv2d_nchw": _schedule_nchw_conv,
+              "conv2d_nchwc_winograd": _schedule_winograd, "dense": _schedule_dense}
+
+
+def try_schedule_anchor(s, outputs, target, knobs=None):
+    """Schedule a recognized anchor and the output it feeds with `knobs` (None: the default
+    heuristic's, cpu_knobs.default_knobs); return the stages handled (empty when the group is
+    not one this module knows; the generic schedule applies). Knobs that do not fit the
+    anchor are a ValueError saying which and why."""
+    a = find_anchor(s, outputs)
+    if a is None:
+        if knobs is not None:
+            raise ValueError(f"schedule knobs {knobs} given for a group with no tunable anchor "
+                             f"(outputs {[t.op.name for t in outputs]})")
         return set()
-    if out is not conv and conv.attach != "root":
-        return set()
-    conv_tensor = outputs[0] if out is conv else None
-    if conv.op.tag == tags.CONV2D_NCHW:
-        return _schedule_nchw_conv(s, conv, out, conv_tensor, target)
-    return _schedule_blocked_conv(s, conv, out, conv_tensor, target)
+    if knobs is None:
+        knobs = default_knobs(a.kind, a.dims)
+    else:
+        problem = knobs_problem(a.kind, a.dims, knobs)
+        if problem is not None:
+            raise ValueError(f"schedule knobs for {a.kind} {a.anchor.op.name}: {problem}")
+    return _SCHEDULES[a.kind](s, a, knobs, target)

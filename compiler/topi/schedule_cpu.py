@@ -3,8 +3,9 @@
 A fused group has at most one anchor (a reduction: conv, dense/matmul, pooling, softmax,
 reduce) with chains of injective ops before and/or after it. The default:
 - injective intermediates are inlined into their readers;
-- a convolution anchor gets its schedule from conv_schedules.py (the blocked micro-kernel
-  computed at the tiles of the group's output; Winograd's three stages);
+- a convolution or dense anchor gets its schedule from conv_schedules.py (the blocked
+  micro-kernel computed at the tiles of the group's output; Winograd's three stages), shaped
+  by knobs (cpu_knobs.py: the default heuristic's, or a tuning record's);
 - every other remaining stage gets a generic nest: outer data axes fused and parallel, the
   innermost data axis split by the vector width and vectorized, reductions in between.
 """
@@ -53,18 +54,34 @@ def generic_schedule(s, st, target):
         st.vectorize(inner)
 
 
-def schedule_for(outputs, target=None):
-    """A default CPU schedule for the fused group whose results are `outputs`."""
-    from .conv_schedules import try_schedule_anchor
-    outputs = list(outputs)
+def _inlined_schedule(outputs):
     s = create_schedule(outputs)
     computes = [st for st in s.stages if isinstance(st.op, ComputeOp)]
     for st in computes:
         if not st.is_output and not st.reduce_axis:
             st.compute_inline()
-    handled = try_schedule_anchor(s, outputs, target)
+    return s, computes
+
+
+def schedule_for(outputs, target=None, knobs=None):
+    """A CPU schedule for the fused group whose results are `outputs`: its anchor's with
+    `knobs` (a cpu_knobs record that fits the anchor, e.g. a tuning record's; None: the
+    default heuristic's), the generic one for every other stage."""
+    from .conv_schedules import try_schedule_anchor
+    outputs = list(outputs)
+    s, computes = _inlined_schedule(outputs)
+    handled = try_schedule_anchor(s, outputs, target, knobs)
     for st in computes:
         if st.attach == "inline" or st in handled:
             continue
         generic_schedule(s, st, target)
     return s
+
+
+def cpu_anchor(outputs) -> tuple[str, dict] | None:
+    """(kind, dims) of the group's anchor if its schedule has knobs (cpu_knobs), else None."""
+    from .conv_schedules import find_anchor
+    outputs = list(outputs)
+    s, _ = _inlined_schedule(outputs)
+    a = find_anchor(s, outputs)
+    return None if a is None else (a.kind, dict(a.dims))

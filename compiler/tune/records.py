@@ -1,14 +1,17 @@
 """The tuning log: one JSON file of records, each the best schedule found for one kernel
 signature on one hardware (signature.py), with the default schedule it was measured against.
+Accelerator records (below) count simulator cycles; CPU records (cpu_records.py, marked
+"target": "cpu") are keyed by the host and count milliseconds measured on it.
 
-    {"format": "vdla-tuning-log", "version": 1,
+    {"format": "vdla-tuning-log", "version": 2,
      "records": [{"op": "conv2d", "layer": {...}, "epilogue": ["bias", "shr", "max", "min"],
                   "vta_compat": false, "hw_hash": "...", "hw_name": "1x16_i8w8a32_15_15_18_17",
                   "knobs": {...}, "cycles": 123, "default_knobs": {...}, "default_cycles": 150,
                   "trials": 32}]}
 
-A log holds records of many models and hardware configs; compile applies those whose
-signature and hardware match and leaves every other kernel on its default schedule."""
+A log holds records of many models, hardware configs and hosts; compile applies those whose
+signature and hardware (or host) match and leaves every other kernel on its default schedule.
+Version 1 logs (accelerator records only, before CPU records) read as they are."""
 from __future__ import annotations
 
 import json
@@ -17,11 +20,17 @@ import tempfile
 from dataclasses import asdict, dataclass, fields
 
 from ..topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, DenseLayer
+from .cpu_records import TARGET as CPU_TARGET
+from .cpu_records import CpuTuningRecord
+from .cpu_signature import host_hash
+from .cpu_signature import signature_key as cpu_signature_key
 from .errors import TuningFileError
+from .knob_json import build_dataclass as _build
 from .signature import kernel_signature, signature, signature_key, tuning_hash
 
 FORMAT = "vdla-tuning-log"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)      # versions this vdla reads; it writes VERSION
 KNOBS = {"conv2d": ConvKnobs, "dense": DenseKnobs}
 LAYERS = {"conv2d": ConvLayer, "dense": DenseLayer}
 
@@ -47,6 +56,10 @@ class TuningRecord:
     @property
     def key(self) -> tuple[str, str]:
         return self.hw_hash, signature_key(self.signature)
+
+    @property
+    def cost(self) -> int:
+        return self.cycles
 
     def to_dict(self) -> dict:
         doc = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -91,38 +104,9 @@ class TuningRecord:
                    doc["cycles"], default_knobs, doc["default_cycles"], doc["trials"])
 
 
-_TYPES = {   # a field's annotation -> (does a JSON value fit it, what was expected)
-    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
-    "str": (lambda v: isinstance(v, str), "a string"),
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
-    "tuple": (lambda v: isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v),
-              "a list of integers"),
-}
-
-
-def _build(cls, doc, where: str):
-    """A knobs or layer dataclass from its JSON object; TuningFileError saying what is wrong
-    (the dataclasses check ranges, not types: a tile of "4" is no tile)."""
-    if not isinstance(doc, dict):
-        raise TuningFileError(f"{where} must be a JSON object of {cls.__name__} fields, got {doc!r}")
-    known = {f.name: f.type for f in fields(cls)}
-    unknown = sorted(set(doc) - set(known))
-    if unknown:
-        raise TuningFileError(f"{where}: unknown {cls.__name__} field(s) {', '.join(unknown)}; "
-                              f"expected {', '.join(known)}")
-    for name, value in doc.items():
-        fits, expected = _TYPES[known[name]]
-        if not fits(value):
-            raise TuningFileError(f"{where}: {name} must be {expected}, got {value!r}")
-    values = {k: tuple(v) if known[k] == "tuple" else v for k, v in doc.items()}
-    try:
-        return cls(**values)
-    except (TypeError, ValueError) as exc:
-        raise TuningFileError(f"{where}: not a valid {cls.__name__}: {exc}") from None
-
-
 class TuningLog:
-    """Records by (hardware, signature); the better record of two for one key is kept."""
+    """Records by (hardware, signature) and CPU records by ("cpu", host, signature); the
+    better record of two for one key is kept."""
 
     def __init__(self, records=()):
         self.records: dict[tuple[str, str], TuningRecord] = {}
@@ -135,7 +119,7 @@ class TuningLog:
     def add(self, record: TuningRecord, replace: bool = False) -> bool:
         """Keep `record` if its key is new, it is faster than the one there, or `replace`."""
         old = self.records.get(record.key)
-        if old is None or replace or record.cycles < old.cycles:
+        if old is None or replace or record.cost < old.cost:
             self.records[record.key] = record
             return True
         return False
@@ -148,9 +132,26 @@ class TuningLog:
         return self.records.get((tuning_hash(config), signature_key(sig)))
 
     def other_hardware(self, config) -> int:
-        """How many records were measured on hardware other than `config` (never applied to it)."""
+        """How many accelerator records were measured on hardware other than `config` (never
+        applied to it)."""
         h = tuning_hash(config)
-        return sum(1 for r in self.records.values() if r.hw_hash != h)
+        return sum(1 for r in self.records.values() if isinstance(r, TuningRecord) and r.hw_hash != h)
+
+    def lookup_cpu(self, target, sig: dict | None) -> CpuTuningRecord | None:
+        """The CPU record for the kernel of signature `sig` (cpu_signature.cpu_signature)
+        compiled for `target` (a compiler.target.Target), or None."""
+        if sig is None:
+            return None
+        return self.records.get((CPU_TARGET, host_hash(target), cpu_signature_key(sig)))
+
+    def other_hosts(self, target) -> dict[str, int]:
+        """{host name: records} of the CPU records measured for a host other than `target`
+        (never applied to it)."""
+        h, out = host_hash(target), {}
+        for r in self.records.values():
+            if isinstance(r, CpuTuningRecord) and r.host_hash != h:
+                out[r.host_name] = out.get(r.host_name, 0) + 1
+        return out
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "version": VERSION,
@@ -177,13 +178,24 @@ class TuningLog:
         if doc.get("format") != FORMAT:
             raise TuningFileError(f"{source}: not a vdla tuning log (format {doc.get('format')!r}, expected "
                                   f"{FORMAT!r}; write one with vdla tune)")
-        if doc.get("version") != VERSION:
+        if doc.get("version") not in READS:
             raise TuningFileError(f"{source}: tuning log version {doc.get('version')!r}; this vdla reads "
-                                  f"version {VERSION}")
+                                  f"version(s) {', '.join(map(str, READS))}")
         records = doc.get("records")
         if not isinstance(records, list):
             raise TuningFileError(f"{source}: field 'records' must be a list, got {type(records).__name__}")
-        return cls(TuningRecord.from_dict(r, f"{source}: record {i}") for i, r in enumerate(records))
+        return cls(_record(r, f"{source}: record {i}", doc["version"]) for i, r in enumerate(records))
+
+
+def _record(doc, where: str, version: int):
+    """A record of either kind, by its "target" field (a CPU record's is "cpu"; an accelerator
+    record has none)."""
+    if isinstance(doc, dict) and "target" in doc:
+        if doc["target"] != CPU_TARGET or version < 2:
+            raise TuningFileError(f"{where}: field 'target' is {doc['target']!r}; a CPU record has "
+                                  f"{CPU_TARGET!r} (version 2 logs), an accelerator record no 'target'")
+        return CpuTuningRecord.from_dict(doc, where)
+    return TuningRecord.from_dict(doc, where)
 
 
 def load_tuning(path) -> TuningLog:

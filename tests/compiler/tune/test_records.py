@@ -72,7 +72,7 @@ _DELETE = object()
 BAD = [
     (lambda d: [], "a tuning log is a JSON object"),
     (_set(("format",), "vdla-kernel-program/1"), "not a vdla tuning log"),
-    (_set(("version",), 2), "version 2"),
+    (_set(("version",), 3), "version 3"),
     (_set(("records",), {}), "'records' must be a list"),
     (_set(("records", 0), "conv"), "record 0: a record is a JSON object"),
     (_set(("records", 1, "cycles"), _DELETE), "record 1: missing field.*cycles"),

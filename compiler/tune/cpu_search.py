@@ -1,0 +1,227 @@
+"""The search over one CPU kernel's schedules, and the loop that runs the searches of a model:
+candidates compiled in batches (on worker processes when there are several jobs), then timed
+one at a time in this process while no compile runs, with a progress bar.
+
+Per kernel, within its trial budget: the default schedule first (its output is the
+reference, its time the bar to beat), then the space's order (cpu_space.py). A candidate
+counts only if its output equals the default's (within float rounding). At the end the
+fastest candidate that beat the default's time by more than MARGIN is timed again,
+alternating with the default (HostTimer.paired); it becomes the record only if it beats the
+default by MARGIN there too, else the next fastest is tried (FINALISTS in all), else the
+default is the record. So a record is never slower than the default beyond the noise of one
+paired measurement, and the default wins every tie."""
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cpu_measure import CompileJob, compile_job, same_output, target_parts
+from .cpu_records import CpuTuningRecord
+from .cpu_signature import host_hash, host_name
+from .cpu_space import CpuKnobSpace
+from .errors import TuningError
+
+MARGIN = 0.03       # a candidate must be this much faster than the default (3%)
+FINALISTS = 2       # candidates timed again against the default, fastest first
+
+
+@dataclass
+class Candidate:
+    knobs: object
+    ms: float | None = None
+    error: str | None = None        # did not compile or run
+    mismatch: bool = False          # ran, but computed another output than the default
+
+
+@dataclass
+class CpuKernelSearch:
+    """Ask for knobs to measure, tell what they gave, confirm a finalist, read the record."""
+    kernel: object                  # cpu_tune_model.CpuKernel
+    space: CpuKnobSpace
+    budget: int
+    target: object                  # compiler.target.Target the kernels are compiled for
+    seed: int = 0
+    measured: list = field(default_factory=list)      # Candidates, in the order asked
+    reference: list | None = None                      # the default's outputs
+    confirmed: tuple | None = None                     # (knobs, ms, default_ms) of the paired timing
+    broken: str | None = None                          # why the default schedule failed: no record
+
+    def __post_init__(self):
+        self.budget = max(1, min(self.budget, len(self.space)))
+        self.asked = 0
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+    def ask(self):
+        """The next knobs to measure, or None when the budget or the space is used up."""
+        if self.asked >= self.budget or self.broken is not None:
+            return None
+        self.asked += 1
+        return self.space.points[self.asked - 1]
+
+    def tell(self, knobs, ms: float | None, outputs: list | None, error: str | None = None) -> None:
+        c = Candidate(knobs, ms, error)
+        if knobs == self.space.default:
+            self.reference = outputs
+            if error is not None:
+                self.broken = f"the default schedule {knobs} fails: {error}"
+        elif error is None:
+            c.mismatch = self.reference is None or not same_output(outputs, self.reference)
+        self.measured.append(c)
+
+    @property
+    def default(self) -> Candidate:
+        found = [c for c in self.measured if c.knobs == self.space.default]
+        if not found:
+            raise TuningError(f"{self.name}: the default schedule was never measured")
+        return found[0]
+
+    def finalists(self) -> list:
+        """The verified candidates that beat the default by MARGIN, fastest first."""
+        if self.broken is not None:
+            return []
+        bar = self.default.ms / (1 + MARGIN)
+        ok = [c for c in self.measured if c.knobs != self.space.default and c.error is None and not c.mismatch
+              and c.ms < bar]
+        return [c.knobs for c in sorted(ok, key=lambda c: c.ms)][:FINALISTS]
+
+    def confirm(self, knobs, ms: float, default_ms: float) -> bool:
+        """A finalist's paired timing against the default; True if it becomes the record."""
+        if ms * (1 + MARGIN) <= default_ms and (self.confirmed is None or ms / default_ms <
+                                                 self.confirmed[1] / self.confirmed[2]):
+            self.confirmed = (knobs, ms, default_ms)
+            return True
+        return False
+
+    @property
+    def failed(self) -> list:
+        return [(c.knobs, c.error) for c in self.measured if c.error is not None]
+
+    @property
+    def mismatched(self) -> list:
+        return [c.knobs for c in self.measured if c.mismatch]
+
+    def record(self) -> CpuTuningRecord | None:
+        """The best schedule confirmed, else the default; None if the default failed."""
+        if self.broken is not None:
+            return None
+        d = self.default
+        knobs, ms, default_ms = self.confirmed or (d.knobs, d.ms, d.ms)
+        return CpuTuningRecord(self.kernel.signature["kernel"], self.kernel.signature, host_hash(self.target),
+                               host_name(self.target), self.target.threads, knobs, round(ms, 6), d.knobs,
+                               round(default_ms, 6), len(self.measured))
+
+
+class Compiler:
+    """Compiles batches of candidates: in this process for jobs=1, else on `jobs` spawned
+    worker processes (the parent may hold threads a fork would copy mid-lock)."""
+
+    def __init__(self, jobs: int = 1):
+        self.jobs = jobs
+        self._pool = None
+
+    def __enter__(self):
+        if self.jobs > 1:
+            self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
+        return self
+
+    def __exit__(self, *exc):
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def compile(self, jobs: list[CompileJob]) -> list:
+        if self._pool is None:
+            return [compile_job(j) for j in jobs]
+        try:
+            return list(self._pool.map(compile_job, jobs))
+        except BrokenProcessPool:
+            raise TuningError("a compiling worker process died (out of memory?); try fewer --jobs") from None
+
+
+def run_cpu_searches(searches: list[CpuKernelSearch], timer, jobs: int = 1, progress: bool | None = None,
+                     batch: int | None = None) -> None:
+    """Measure what the searches ask for until each is done, then confirm their finalists.
+    `timer`: a cpu_measure.HostTimer (or anything with its time and paired methods)."""
+    from tqdm import tqdm
+    batch = batch or 2 * max(jobs, 1)
+    bar = tqdm(total=sum(s.budget for s in searches), desc="tuning", unit="trial",
+               disable=None if progress is None else not progress, dynamic_ncols=True)
+    try:
+        with Compiler(jobs) as compiler:
+            _measure_all(searches, timer, compiler, batch, bar)
+            bar.set_description("confirming")
+            for s in searches:
+                _confirm(s, timer, compiler)
+    finally:
+        bar.close()
+
+
+def _measure_all(searches, timer, compiler, batch, bar) -> None:
+    active = deque(searches)        # round robin over the kernels, each asking its default first
+    while active:
+        asked = []
+        while active and len(asked) < batch:
+            s = active.popleft()
+            k = s.ask()
+            if k is None:
+                _finished(bar, s)
+                continue
+            asked.append((s, k))
+            active.append(s)
+        built = compiler.compile([_job(s, k) for s, k in asked])
+        for (s, k), kernel in zip(asked, built):
+            _measure(s, k, kernel, timer)
+            bar.update()
+
+
+def _finished(bar, s: CpuKernelSearch) -> None:
+    """A search that stops short of its budget (a failed default) shrinks the bar's total."""
+    bar.total -= s.budget - s.asked
+    bar.refresh()
+
+
+def _job(s: CpuKernelSearch, knobs) -> CompileJob:
+    return CompileJob(s.kernel.tensors, s.kernel.outputs, knobs, target_parts(s.target), "tune")
+
+
+def _runner(s: CpuKernelSearch, kernel):
+    lib = kernel.load()
+    arrays = s.kernel.probe(s.seed)
+    return (lambda: lib.run(kernel.name, arrays)), arrays
+
+
+def _measure(s: CpuKernelSearch, knobs, kernel, timer) -> None:
+    if s.broken is not None:        # asked in the default's batch: nothing to compare with
+        s.tell(knobs, None, None, "not measured: the default schedule failed")
+        return
+    if isinstance(kernel, str):
+        s.tell(knobs, None, None, kernel)
+        return
+    try:
+        run, arrays = _runner(s, kernel)
+        run()
+        outputs = [np.copy(a) for a in arrays[len(arrays) - len(s.kernel.outputs):]]
+        ms = timer.time(knobs, run)
+    except Exception as exc:  # noqa: BLE001 -- a kernel that does not load or run is one failed candidate
+        s.tell(knobs, None, None, f"{type(exc).__name__}: {exc}")
+        return
+    s.tell(knobs, ms, outputs)
+
+
+def _confirm(s: CpuKernelSearch, timer, compiler) -> None:
+    finalists = s.finalists()
+    if not finalists:
+        return
+    built = compiler.compile([_job(s, k) for k in [s.space.default] + finalists])
+    run_default, _ = _runner(s, built[0])
+    for knobs, kernel in zip(finalists, built[1:]):
+        run, _ = _runner(s, kernel)
+        default_ms, ms = timer.paired(s.space.default, run_default, knobs, run)
+        s.confirm(knobs, ms, default_ms)

@@ -1,0 +1,114 @@
+"""The CPU schedules' knobs (topi.cpu_knobs): the default knobs are today's schedule, every
+setting a search may measure schedules every kernel of ResNet-18 and MobileNetV2, computes what
+the default computes, and knobs that do not fit are refused by name."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from vdla.compiler import te, topi
+from vdla.compiler.schedule.lower import lower_schedule
+from vdla.compiler.target import Target
+from vdla.compiler.topi.cpu_knobs import (DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs, WinogradKnobs,
+                                          default_knobs, knobs_problem)
+from vdla.compiler.topi.schedule_cpu import cpu_anchor
+from vdla.compiler.tune.cpu_measure import CompileJob, compile_job, probe_inputs, same_output, target_parts, zeroed
+from vdla.compiler.tune.cpu_space import CpuKnobSpace
+from vdla.compiler.tune.cpu_tune_model import cpu_model_kernels
+
+from cpu_models import cpu_knob_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
+import model_builders  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def host():
+    return Target.host(threads=2)
+
+
+def _int8_group():
+    """An int8 blocked conv with its requantization (QLinearConv's kernel; VNNI where the host has it)."""
+    x = te.placeholder((1, 2, 7, 9, 16), "uint8", "x")
+    w = te.placeholder((4, 2, 3, 3, 4, 16, 4), "int8", "w")
+    y = topi.requantize(topi.conv2d_nchwc_int8(x, w, strides=1, pads=1), 0.02, 0.5, 3, "uint8")
+    return [x, w, y], [y]
+
+
+def _groups():
+    groups = [(k.name, k.tensors, k.outputs) for k in cpu_model_kernels(cpu_knob_model())]
+    return groups + [("int8 conv", *_int8_group())]
+
+
+GROUPS = _groups()
+
+
+def test_the_small_model_has_a_kernel_of_every_kind():
+    kinds = {cpu_anchor(outputs)[0] for _, _, outputs in GROUPS}
+    assert kinds == {"conv2d_nchwc", "conv2d_nchwc_int8", "depthwise_conv2d_nchwc", "conv2d_nchwc_winograd",
+                     "conv2d_nchw", "dense"}
+
+
+@pytest.mark.parametrize("name, tensors, outputs", GROUPS, ids=[g[0].split(" ")[0] for g in GROUPS])
+def test_default_knobs_schedule_as_no_knobs_do(name, tensors, outputs, host):
+    kind, dims = cpu_anchor(outputs)
+    plain = lower_schedule(topi.schedule_for(outputs, host), tensors, "k")
+    explicit = lower_schedule(topi.schedule_for(outputs, host, default_knobs(kind, dims)), tensors, "k")
+    assert repr(plain) == repr(explicit)
+
+
+@pytest.mark.parametrize("name, tensors, outputs", GROUPS, ids=[g[0].split(" ")[0] for g in GROUPS])
+def test_every_knob_setting_computes_what_the_default_does(name, tensors, outputs, host):
+    kind, dims = cpu_anchor(outputs)
+    space = CpuKnobSpace(kind, dims, default_knobs(kind, dims))
+    inputs = probe_inputs(tensors[:len(tensors) - len(outputs)], 1)
+    results = []
+    for knobs in space.points:
+        kernel = compile_job(CompileJob(tensors, outputs, knobs, target_parts(host), "k"))
+        assert not isinstance(kernel, str), f"{name} with {knobs}: {kernel}"
+        arrays = inputs + zeroed(outputs)
+        kernel.load().run("k", arrays)
+        results.append((knobs, arrays[len(inputs):]))
+    reference = results[0][1]
+    wrong = [knobs for knobs, out in results[1:] if not same_output(out, reference)]
+    assert not wrong, f"{name}: {len(wrong)} of {len(results)} settings compute something else, e.g. {wrong[0]}"
+
+
+@pytest.mark.parametrize("build", [model_builders.resnet18, model_builders.mobilenetv2], ids=["resnet18", "mbv2"])
+def test_the_knob_space_schedules_every_kernel_of_the_models(build, host):
+    kernels = cpu_model_kernels(build(image=64))
+    assert len(kernels) >= 10
+    for k in kernels:
+        space = CpuKnobSpace(k.kind, k.dims, default_knobs(k.kind, k.dims))
+        assert space.points[0] == default_knobs(k.kind, k.dims) and len(set(space.points)) == len(space)
+        for knobs in space.points:
+            assert knobs_problem(k.kind, k.dims, knobs) is None, (k.name, knobs)
+            topi.schedule_for(k.outputs, host, knobs)
+
+
+@pytest.mark.parametrize("knobs, message", [
+    (DirectConvKnobs(5, 3), "oc_blocks 3 does not divide the 2 output-channel blocks"),
+    (DirectConvKnobs(13, 1), "row_tile 13 exceeds the 12 pixels of a row"),
+    (DepthwiseConvKnobs(4), "a conv2d_nchwc kernel takes DirectConvKnobs, got DepthwiseConvKnobs"),
+])
+def test_knobs_that_do_not_fit_are_refused_naming_the_knob(knobs, message, host):
+    x = te.placeholder((1, 2, 12, 12, 16), "float32", "x")
+    w = te.placeholder((2, 2, 3, 3, 16, 16), "float32", "w")
+    y = topi.conv2d_nchwc(x, w, strides=1, pads=1)
+    with pytest.raises(ValueError, match=f"schedule knobs for conv2d_nchwc conv2d_nchwc: {message}"):
+        topi.schedule_for([y], host, knobs)
+
+
+def test_knob_records_refuse_values_of_the_wrong_kind():
+    with pytest.raises(ValueError, match="DirectConvKnobs.row_tile must be a positive integer, got 0"):
+        DirectConvKnobs(0)
+    with pytest.raises(ValueError, match="WinogradKnobs.whole_image must be true or false"):
+        WinogradKnobs(1, 4)
+    with pytest.raises(ValueError, match="DenseKnobs.columns must be a positive integer"):
+        DenseKnobs(2.0)
+
+
+def test_knobs_for_a_group_without_a_tunable_anchor_are_refused(host):
+    x = te.placeholder((4, 16), "float32", "x")
+    with pytest.raises(ValueError, match="no tunable anchor"):
+        topi.schedule_for([topi.relu(x)], host, DenseKnobs(2))
