@@ -1,13 +1,14 @@
 """build_cuda: GPU schedule -> kernels (schedule.gpu) -> NVPTX LLVM IR -> PTX, one module.
 
 The pipeline for each kernel after lowering, in order: flatten_buffers, simplify; then code generation, LLVM's O3 pipeline for the architecture and PTX out. The
-result says everything a launcher needs: the PTX, each kernel's entry name, grid, block and
-which buffers it takes, and the temporaries to allocate in device memory.
+result is what the deploy runtime launches (vdla.driver.gpu_program.GpuProgram): the PTX, each
+kernel's entry name, grid, block and buffers, and the temporaries to allocate in device memory.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from vdla.driver.gpu_program import GpuLaunch, GpuProgram   # the format the runtime replays
 from vdla.hw import gpu as limits
 
 from ...schedule.gpu import GpuFunction, GpuKernel, lower_gpu
@@ -25,28 +26,10 @@ KERNEL_PASSES = [
 
 
 @dataclass
-class CudaKernel:
-    name: str                  # the PTX entry
-    grid: tuple                # (x, y, z) blocks
-    block: tuple               # (x, y, z) threads
-    buffers: list              # indices into CudaModule.buffers, in the entry's parameter order
-    shared_bytes: int = 0
-
-
-@dataclass
-class CudaModule:
-    name: str
-    arch: str
-    ptx: str
-    params: list               # [(name, shape, dtype)]: inputs, then outputs
-    temporaries: list          # [(name, shape, dtype)]: device buffers between kernels
-    kernels: list = field(default_factory=list)   # [CudaKernel], launched in this order
+class CudaModule(GpuProgram):
+    """The deploy runtime's GpuProgram, with the IR it came from (for reading, not running)."""
     llvm_ir: str = ""
     loop_ir: str = ""
-
-    @property
-    def buffers(self):
-        return self.params + self.temporaries
 
 
 def kernel_ir(kernel: GpuKernel, check=False) -> GpuKernel:
@@ -67,12 +50,12 @@ def codegen_cuda(gf: GpuFunction, arch: str = limits.DEFAULT_ARCH, check=False) 
         k = kernel_ir(k, check)
         cg.add_kernel(k)
         shared = sum(b.size() * dt.itemsize(b.dtype) for b in k.allocations("shared"))
-        kernels.append(CudaKernel(k.name, k.grid, k.block, [every.index(b) for b in k.params], shared))
+        kernels.append(GpuLaunch(k.name, k.grid, k.block, [every.index(b) for b in k.params], shared))
     mod = optimize(parse(str(cg.module)), target)
     ptx = target.target_machine().emit_assembly(mod)
     spec = lambda b: (b.name, tuple(b.shape), b.dtype)  # noqa: E731
     return CudaModule(gf.name, arch, ptx, [spec(b) for b in gf.params], [spec(b) for b in gf.temporaries],
-                      kernels, str(mod), repr(gf))
+                      kernels, gf.num_outputs, str(mod), repr(gf))
 
 
 def build_cuda(schedule, args, name="kernel", arch=limits.DEFAULT_ARCH, check=False) -> CudaModule:

@@ -40,6 +40,7 @@ def lower_gpu(schedule, args, name="kernel", check=False) -> GpuFunction:
         if check:
             verify(func, stage=pass_name)
     gf = split_kernels(func)
+    gf.num_outputs = len(schedule.outputs)
     for pass_name, fn in KERNEL_PASSES:
         gf = gf.map_kernels(fn)
         if check:

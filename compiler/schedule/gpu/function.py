@@ -79,14 +79,15 @@ class GpuKernel:
 
 
 class GpuFunction:
-    def __init__(self, name, params, temporaries, kernels):
+    def __init__(self, name, params, temporaries, kernels, num_outputs=None):
         self.name = name
         self.params = list(params)            # inputs, then outputs (the schedule's args)
         self.temporaries = list(temporaries)  # global buffers written by one kernel, read by a later
         self.kernels = list(kernels)
+        self.num_outputs = num_outputs        # the last params; None: unknown
 
     def map_kernels(self, fn):
-        return GpuFunction(self.name, self.params, self.temporaries, [fn(k) for k in self.kernels])
+        return GpuFunction(self.name, self.params, self.temporaries, [fn(k) for k in self.kernels], self.num_outputs)
 
     def __repr__(self):
         temps = "".join(f"# temporary {b.name}: {b.dtype}{list(b.shape)}\n" for b in self.temporaries)

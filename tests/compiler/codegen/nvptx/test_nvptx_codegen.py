@@ -23,8 +23,8 @@ def test_shared_matmul_ptx():
     assert "%tid.x" in ptx and "%tid.y" in ptx and "%ctaid.x" in ptx and "%ctaid.y" in ptx
     assert "bar.sync \t0;" in ptx
     (k,) = m.kernels
-    assert (k.name, k.grid, k.block, k.buffers, k.shared_bytes) == ("mm__C", (4, 5, 1), (16, 16, 1), [0, 1, 2], 1024)
-    assert [p[0] for p in m.params] == ["A", "B", "C"]
+    assert (k.kernel, k.grid, k.block, k.buffers, k.shared_bytes) == ("mm__C", (4, 5, 1), (16, 16, 1), [0, 1, 2], 1024)
+    assert [p[0] for p in m.params] == ["A", "B", "C"] and list(m.outputs) == [2]
 
 
 def test_sm_90_ptx():
@@ -42,8 +42,8 @@ def test_math_is_the_approximate_instructions_and_calls_nothing():
 def test_softmax_is_three_entries_with_a_temporary_between():
     case = softmax_rows()
     m = build_cuda(case.schedule, case.args, "sm")
-    assert [k.name for k in m.kernels] == ["sm__softmax_max", "sm__softmax_sum", "sm__softmax"]
-    assert all(f".visible .entry {k.name}(" in m.ptx for k in m.kernels)
+    assert [k.kernel for k in m.kernels] == ["sm__softmax_max", "sm__softmax_sum", "sm__softmax"]
+    assert all(f".visible .entry {k.kernel}(" in m.ptx for k in m.kernels)
     assert [t[0] for t in m.temporaries] == ["softmax_max", "softmax_sum"]
     # softmax_sum reads x and the max (buffers 0 and 2), writes the sum (3)
     assert m.kernels[1].buffers == [0, 2, 3]

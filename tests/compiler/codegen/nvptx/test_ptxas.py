@@ -20,7 +20,7 @@ def test_ptxas_assembles_every_gpu_kernel(name, arch):
     out = ptxas.assemble(module.ptx, arch, what=name)
     assert out.cubin[:4] == b"\x7fELF"
     for k in module.kernels:   # ptxas -v reports each entry, with its static shared memory
-        report = out.log.split(f"Compiling entry function '{k.name}' for '{arch}'")[1].split("Compile time")[0]
+        report = out.log.split(f"Compiling entry function '{k.kernel}' for '{arch}'")[1].split("Compile time")[0]
         assert f"{k.shared_bytes} bytes smem" in report if k.shared_bytes else "smem" not in report
 
 
