@@ -29,8 +29,9 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
     kernels=False keeps every op a host (numpy) step: useful as a baseline and for checking
     the frontend and passes without the tensor compiler. vta_compat (target "vdla"): streams
     that VTA's hardware computes the same (power-of-two requantization, no VDLA extensions).
-    tuning (target "vdla"): a vdla.compiler.tune.TuningLog whose records choose the schedules
-    of the kernels they match (vdla.compiler.tune.load_tuning reads one from a file).
+    tuning: a vdla.compiler.tune.TuningLog whose records choose the schedules of the kernels
+    they match: accelerator records for target "vdla", CPU records (measured on this host) for
+    the CPU kernels of any target (vdla.compiler.tune.load_tuning reads one from a file).
     link: also link the CPU kernels into a shared object the deploy runtime loads without
     llvmlite (needs the ziglang package); default: for a triple that is not this machine."""
     from .target import check_target
@@ -40,8 +41,8 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
                                 threads, log, vta_compat=vta_compat, tuning=tuning, link=link)
     if vta_compat:
         raise ValueError(f"vta_compat applies to target 'vdla', not {target!r}")
-    if tuning is not None:
-        raise ValueError(f"tuning records choose VDLA schedules: they apply to target 'vdla', not {target!r}")
+    if tuning is not None and not kernels:
+        raise ValueError("tuning records choose kernel schedules: a compile without kernels has none to choose")
     start = time.perf_counter()
     graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
     graph = optimize(graph)
@@ -54,14 +55,27 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
             tgt = Target.host() if threads is None else Target.host(threads=threads)
         else:  # cross-compile: kernels for another CPU (a board's ARM cores)
             tgt = Target(target, threads=threads)
-        kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log)
+        cpu_tuning = _cpu_tuning(tuning, tgt)
+        kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, knobs_for=cpu_tuning)
+        if cpu_tuning is not None:
+            cpu_tuning.check()
         objects.update(_linked(objects, index, tgt, link))
         target_info.update({"triple": tgt.triple, "cpu": getattr(tgt, "cpu", ""),
                             "features": _feature_list(getattr(tgt, "features", "")),
                             "threads": getattr(tgt, "threads", None)})
     info = {"seconds": round(time.perf_counter() - start, 3), "pass_log": graph.meta["pass_log"],
             "host_reasons": reasons}
+    if tuning is not None:
+        info["cpu_tuning"] = cpu_tuning.summary()
     return make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(hw_config), info)
+
+
+def _cpu_tuning(tuning, target):
+    """The knobs_for of lower_graph that applies `tuning`'s CPU records for `target`, or None."""
+    if tuning is None:
+        return None
+    from .tune.cpu_apply import CpuTuningUse
+    return CpuTuningUse(tuning, target)
 
 
 def _linked(objects: dict, index: dict, target, link: bool | None) -> dict:
@@ -148,7 +162,10 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat, tuning=tuning)
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
     skip = set(vdla_steps) | {n.name for n in graph.nodes if n.op in ("VdlaQuantize", "VdlaDequantize")}
-    kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=skip)
+    cpu_tuning = _cpu_tuning(tuning, tgt)
+    kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=skip, knobs_for=cpu_tuning)
+    if cpu_tuning is not None:
+        cpu_tuning.check()
     objects.update(_linked(objects, index, tgt, link))
     target_info = {"kind": "vdla", "triple": tgt.triple, "cpu": getattr(tgt, "cpu", ""),
                    "features": _feature_list(getattr(tgt, "features", "")), "threads": tgt.threads}
@@ -159,6 +176,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
             "vta_compat": vta_compat}
     if tuning is not None:
         info["tuning"] = graph.meta.get("vdla_tuning", {})
+        info["cpu_tuning"] = cpu_tuning.summary()
     artifact = make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(config), info,
                              vdla_steps, programs)
     artifact.header["vdla_programs_1vt"] = single_thread

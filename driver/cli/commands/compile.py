@@ -44,8 +44,9 @@ def add_parser(sub):
                    help="with --target vdla: instruction streams VTA's hardware computes the same "
                         "(no VDLA extensions; check one with vdla disasm --check vta)")
     p.add_argument("--tuning", default=None, metavar="TUNING.json",
-                   help="with --target vdla: schedules from a tuning log (vdla tune) for the kernels it has records "
-                        "of on this hardware; the others keep their default schedules")
+                   help="schedules from a tuning log (vdla tune) for the kernels it has records of: accelerator "
+                        "kernels on this hardware (--target vdla), CPU kernels on this CPU; the others keep their "
+                        "default schedules")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -70,8 +71,6 @@ def run(args) -> int:
                          "(for a CPU-only artifact give the triple as --target)")
     tuning = None
     if args.tuning:     # read first: a bad tuning log should not cost a whole compile
-        if args.target != "vdla":
-            raise ValueError("--tuning chooses accelerator schedules: use it with --target vdla")
         from vdla.compiler.tune import load_tuning
         tuning = load_tuning(args.tuning)
     artifact = compile_model(args.model, target=args.target, hw_config=args.hw_config or
@@ -109,8 +108,17 @@ def _print_cpu_layers(artifact, shown: int = 4) -> None:
 
 def _print_tuning(path, tuning, artifact) -> None:
     from vdla.hw import load_config
-    used = artifact.header["compile"].get("tuning", {})
-    other = tuning.other_hardware(load_config(artifact.header["hardware"]["config"]))
-    print(f"tuning: {used.get('tuned', 0)} of {used.get('tunable', 0)} conv/dense kernels scheduled from {path}, "
-          f"{used.get('default', 0)} on default schedules (no record for their layer on this hardware)"
-          + (f"; {other} record(s) for other hardware ignored" if other else ""))
+    info = artifact.header["compile"]
+    if "tuning" in info:
+        used = info["tuning"]
+        other = tuning.other_hardware(load_config(artifact.header["hardware"]["config"]))
+        print(f"tuning: {used.get('tuned', 0)} of {used.get('tunable', 0)} conv/dense kernels scheduled from "
+              f"{path}, {used.get('default', 0)} on default schedules (no record for their layer on this hardware)"
+              + (f"; {other} record(s) for other hardware ignored" if other else ""))
+    cpu = info.get("cpu_tuning", {})
+    others = cpu.get("other_hosts", {})
+    if cpu.get("tunable") or others:
+        ignored = ", ".join(f"{n} on {host}" for host, n in others.items())
+        print(f"tuning: {cpu.get('tuned', 0)} of {cpu.get('tunable', 0)} CPU kernels scheduled from {path}, "
+              f"{cpu.get('default', 0)} on default schedules (no record for them on this CPU)"
+              + (f"; record(s) measured on another CPU ignored: {ignored}" if ignored else ""))

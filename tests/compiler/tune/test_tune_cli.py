@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 
 from vdla.driver.cli import main
@@ -46,9 +47,11 @@ def test_bad_inputs_give_one_clear_line(files, capsys):
                  "--tuning", str(d / "bad.json"), "-o", str(d / "x.vdla")]) == 1
     assert "record 0: missing field(s)" in capsys.readouterr().err
     assert main(["compile", str(d / "b.onnx"), "--tuning", str(d / "bad.json"), "-o", str(d / "x.vdla")]) == 1
-    assert "--tuning chooses accelerator schedules: use it with --target vdla" in capsys.readouterr().err
-    assert main(["tune", str(d / "b.onnx"), "--target", "cpu", "-o", str(d / "x.json")]) == 1
-    assert "--target vdla" in capsys.readouterr().err
+    assert "record 0: missing field(s)" in capsys.readouterr().err
+    assert main(["tune", str(d / "b.onnx"), "--target", "aarch64-linux-gnu", "-o", str(d / "x.json")]) == 1
+    assert "CPU schedules are measured on the machine they run on" in capsys.readouterr().err
+    assert main(["tune", str(d / "b.onnx"), "--target", "cpu", "--hw-config", "pynq", "-o", str(d / "x.json")]) == 1
+    assert "--hw-config: for --target vdla" in capsys.readouterr().err
     assert main(["tune", str(d / "b.onnx"), "--trials", "0", "-o", str(d / "x.json")]) == 1
     assert "--trials 0" in capsys.readouterr().err
     assert main(["tune", str(d / "b.onnx"), "--jobs", "0", "-o", str(d / "x.json")]) == 1
@@ -56,3 +59,28 @@ def test_bad_inputs_give_one_clear_line(files, capsys):
     # a log that cannot be read is not overwritten by a tune into it
     assert main(["tune", str(d / "b.onnx"), "--no-progress", "-o", str(d / "bad.json")]) == 1
     assert "tuning log" in capsys.readouterr().err and '"op": 1' in (d / "bad.json").read_text()
+
+
+def test_tune_cpu_kernels_then_compile_with_the_log(files, capsys):
+    d = files
+    assert main(["tune", str(d / "a.onnx"), "--target", "cpu", "--trials", "2", "--jobs", "1", "--no-progress",
+                 "-o", str(d / "c.json")]) == 0
+    out = capsys.readouterr().out
+    assert "2 distinct CPU kernels with schedule knobs, 0 already in the log" in out
+    assert "conv2d_nchwc [1,1,32,32,16]*[2,1,3,3,16,16] -> [1,2,16,16,16] +relu" in out and "(2 records)" in out
+    records = json.loads((d / "c.json").read_text())["records"]
+    assert [r["target"] for r in records] == ["cpu", "cpu"] and all(r["trials"] == 2 for r in records)
+    # a second tune into the log reuses its records
+    assert main(["tune", str(d / "a.onnx"), "--target", "host", "--trials", "2", "--jobs", "1", "--no-progress",
+                 "-o", str(d / "c.json")]) == 0
+    assert "2 already in the log, 0 to tune" in capsys.readouterr().out
+    # model B shares conv1: one of its two CPU kernels is scheduled from A's log
+    assert main(["compile", str(d / "b.onnx"), "--target", "cpu", "--tuning", str(d / "c.json"),
+                 "-o", str(d / "b.vdla")]) == 0
+    out = capsys.readouterr().out
+    assert "tuning: 1 of 2 CPU kernels scheduled from" in out and "1 on default schedules" in out
+    x = np.random.default_rng(3).standard_normal((1, 3, IMAGE, IMAGE)).astype(np.float32)
+    np.save(d / "x.npy", x)
+    assert main(["run", str(d / "b.vdla"), "--input", f"x={d / 'x.npy'}", "--output", str(d / "out")]) == 0
+    want = ort.InferenceSession(str(d / "b.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(np.load(d / "out" / "y.npy"), want, rtol=1e-4, atol=1e-4)
