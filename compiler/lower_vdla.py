@@ -17,6 +17,7 @@ import numpy as np
 from .graph.ir import Graph
 
 KERNEL_OPS = ("VdlaConv", "VdlaDense", "VdlaPool", "VdlaAdd")
+NO_TILING = "no VDLA tiling fits"            # how the placement reason of an untileable node begins
 TUNABLE_OPS = ("VdlaConv", "VdlaDense")     # the ops whose schedules vdla tune searches
 
 
@@ -81,7 +82,7 @@ def untileable_kernels(graph: Graph, config, vta_compat: bool = False) -> dict[s
         if key not in seen:
             seen[key] = tiling_problem(config, spec, vta_compat)
         if seen[key] is not None:
-            found[node.name] = f"no VDLA tiling fits {config.name}: {seen[key]}"
+            found[node.name] = f"{NO_TILING} {config.name}: {seen[key]}"
     return found
 
 

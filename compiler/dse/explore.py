@@ -20,7 +20,8 @@ from .sweep import Sweep, load_sweep
 from .table import format_table, write_csv, write_json
 from .workers import InlinePool, WorkerFailure
 
-OBJECTIVES = ("ms", "lut", "ff", "dsp", "bram36")
+# all minimized; macs_on_cpu because the cycles are the accelerator's only
+OBJECTIVES = ("ms", "macs_on_cpu", "lut", "ff", "dsp", "bram36")
 _SYNTH_FIELDS = ("synth_status", "synth_error", "lut", "ff", "dsp", "bram36", "fits", "synth_seconds", "synth_tool")
 
 
@@ -175,8 +176,9 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
     _evaluate(plan, pool, common, store, log)
     _merge(plan, store, synthesizer)
 
-    # without synthesis the front is the fastest point; with it, a point lacking resources is on no front
-    objectives = OBJECTIVES if synthesizer is not None else ("ms",)
+    # without synthesis the front trades latency against the MACs left to the CPU; with it, a
+    # point lacking resources is on no front
+    objectives = OBJECTIVES if synthesizer is not None else OBJECTIVES[:2]
     front = pareto_front([r if r["status"] == "ok" else {} for r in rows], objectives)
     for k, row in enumerate(rows):
         row["pareto"] = k in front
@@ -184,6 +186,10 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
     notes = []
     if sweep.dropped_duplicates:
         notes.append(f"{sweep.dropped_duplicates} duplicate point(s) of the sweep dropped")
+    untiled = [r["id"] for r in rows if r["status"] == "ok" and r.get("untiled")]
+    if untiled:
+        notes.append(f"{', '.join(untiled)}: layers no tiling fits these SRAMs run on the CPU (untiled, "
+                     "macs_untiled, why in cpu_reasons), which the latency leaves out")
     if synthesizer is not None:
         notes.append("resources: Yosys synth_xilinx with the 7-series mapping for every part (vdla.hw.parts); "
                      "latency at each point's clock_mhz, which synthesis does not check (no timing analysis)")

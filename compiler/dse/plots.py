@@ -1,6 +1,8 @@
 """Pareto plots of a DSE: latency against LUT, DSP and BRAM, one panel each, every point
 marked by the smallest FPGA part it fits (vdla.hw.parts), each part's limit a dashed line,
-and the panel's Pareto front (latency vs that resource) drawn as a staircase."""
+and the panel's Pareto front (latency vs that resource) drawn as a staircase. A point whose
+SRAMs hold no tiling of some layers (they run on the CPU) is drawn hollow and kept off the
+staircase: its latency leaves those layers out."""
 from __future__ import annotations
 
 import math
@@ -32,6 +34,7 @@ def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     shown = [r for r in rows if r.get("ms") is not None and r.get("lut") is not None]
+    whole = [r for r in shown if not r.get("untiled")]
     fig, axes = plt.subplots(1, len(PANELS), figsize=(5.2 * len(PANELS), 4.8), squeeze=False)
     for ax, (key, name) in zip(axes[0], PANELS):
         if not shown:
@@ -39,14 +42,19 @@ def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
                     transform=ax.transAxes)
             continue
         for part, (colour, marker) in PART_STYLES.items():
-            group = [r for r in shown if r.get("smallest_part") == part]
+            group = [r for r in whole if r.get("smallest_part") == part]
             if group:
                 ax.scatter([r[key] for r in group], [r["ms"] for r in group], c=colour, marker=marker, s=42,
                            edgecolors="black", linewidths=0.5, zorder=3,
                            label=f"fits {part} and up" if part else "fits no listed part")
+            group = [r for r in shown if r.get("smallest_part") == part and r not in whole]
+            if group:
+                ax.scatter([r[key] for r in group], [r["ms"] for r in group], facecolors="none", marker=marker,
+                           s=42, edgecolors=colour, linewidths=1.0, zorder=3,
+                           label="layers without a tiling on the CPU")
         for (x, y), ids in _label_groups(shown, key):
             ax.annotate(" ".join(ids), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
-        front = [shown[i] for i in pareto_front(shown, (key, "ms"))]
+        front = [whole[i] for i in pareto_front(whole, (key, "ms"))]
         front.sort(key=lambda r: r[key])
         if front:
             xs, ys = [front[0][key]], [front[0]["ms"]]
@@ -66,8 +74,10 @@ def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
         ax.grid(True, which="both", linewidth=0.3, alpha=0.6)
         ax.set_title(f"latency vs {name}", fontsize=10)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    if handles:
-        fig.legend(handles, labels, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    legend = dict(zip(labels, handles))          # the hollow points of every part share one entry
+    if legend:
+        fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=len(legend), fontsize=8,
+                   frameon=False)
     fig.suptitle(title or "design-space exploration", fontsize=11)
     fig.tight_layout(rect=(0, 0.07, 1, 0.96))
     fig.savefig(path, dpi=130)

@@ -37,11 +37,19 @@ def simulate(artifact, config, inputs: dict) -> dict:
 
 
 def offload(artifact) -> dict:
-    """MACs the compiler placed on the accelerator, of all MACs of the model."""
+    """MACs the compiler placed on the accelerator, of all MACs of the model, and those left
+    to the CPU; the nodes no tiling fits the config's SRAMs (untiled, with their MACs); the
+    reasons of the CPU nodes with MACs or without a tiling. The cycles count the accelerator
+    only, so a config that offloads less is not faster for it, and the front weighs both."""
+    from ..lower_vdla import NO_TILING
     place = (artifact.header.get("compile") or {}).get("placement") or {}
     total = sum(p.get("macs", 0) for p in place.values())
     on = sum(p.get("macs", 0) for p in place.values() if p.get("device") == "vdla")
-    return {"macs": total, "macs_offloaded": on}
+    why = {name: p.get("reason", "") for name, p in place.items()
+           if p.get("device") == "cpu" and (p.get("macs") or p.get("reason", "").startswith(NO_TILING))}
+    untiled = [name for name, reason in why.items() if reason.startswith(NO_TILING)]
+    return {"macs": total, "macs_offloaded": on, "macs_on_cpu": total - on, "untiled": untiled,
+            "macs_untiled": sum(place[name].get("macs", 0) for name in untiled), "cpu_reasons": why}
 
 
 def synthesize(config, synthesizer, timeout: float) -> dict:

@@ -8,8 +8,9 @@ from vdla.hw.parts import PARTS
 
 CONFIG_COLUMNS = ("LOG_BATCH", "LOG_BLOCK", "LOG_UOP_BUFF_SIZE", "LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE",
                   "LOG_ACC_BUFF_SIZE", "bus_width_bits", "clock_mhz")
-RESULT_COLUMNS = ("status", "cycles", "ms", "gemm_utilization", "launches", "macs_offloaded", "synth_status",
-                  "lut", "ff", "dsp", "bram36", "smallest_part", "pareto", "cached", "error")
+RESULT_COLUMNS = ("status", "cycles", "ms", "gemm_utilization", "launches", "macs_offloaded", "macs_on_cpu",
+                  "macs_untiled", "synth_status", "lut", "ff", "dsp", "bram36", "smallest_part", "pareto", "cached",
+                  "error")
 
 
 def csv_row(row: dict) -> dict:
