@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
+import os
 import pkgutil
+import select
+import signal
 import sys
 
 from . import commands
+
+# what a shell reports for a tool its reader left (`vdla run ... | head`): killed by SIGPIPE
+CLOSED_STDOUT_EXIT = 128 + getattr(signal, "SIGPIPE", 13)
 
 
 def _command_modules():
@@ -36,14 +43,47 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()      # a reader that left shows here, not as a message at exit
+        return code
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a user-facing tool: one clear line, not a traceback
+        if isinstance(exc, BrokenPipeError) and _stdout_reader_left():
+            _discard_stdout()
+            return CLOSED_STDOUT_EXIT
         if getattr(args, "debug", False):
             raise
         print(f"vdla {args.command}: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _stdout_reader_left() -> bool:
+    """Whether the broken pipe is stdout's (the reader closed it early, as `head` does) rather
+    than another pipe or a socket (vdla run --remote), which is an error worth a message."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        return True
+    except OSError:
+        return False
+    try:     # nothing left to flush: Linux reports a pipe without readers as POLLERR
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device: the interpreter flushes it at exit, and the output
+    still buffered would otherwise end in 'Exception ignored ... BrokenPipeError'."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
 
 
 if __name__ == "__main__":
