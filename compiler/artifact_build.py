@@ -1,8 +1,9 @@
 """Graph IR + kernels -> Artifact (the file vdla.driver runs).
 
 The execution plan lists one step per top-level node in order: "kernel" (a compiled function
-called on the node's buffers), "host" (numpy, for ops without a kernel), or "alias" (reshape-
-like: the output is a view of the input's bytes). Tensors get their planned arena offsets.
+called on the node's buffers), "gpu" (a GPU program launched on them), "host" (numpy, for ops
+without a kernel), or "alias" (reshape-like: the output is a view of the input's bytes).
+Tensors get their planned arena offsets.
 """
 from __future__ import annotations
 
@@ -54,11 +55,13 @@ def _versions() -> dict:
 
 def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], kernels_index: dict,
                   target: dict, hardware: dict | None, compile_info: dict | None = None,
-                  vdla_steps: dict | None = None, vdla_programs: list | None = None) -> Artifact:
+                  vdla_steps: dict | None = None, vdla_programs: list | None = None,
+                  gpu_steps: dict | None = None, gpu_programs: list | None = None) -> Artifact:
     """`kernel_steps` maps a node name to {"kernel": function name, "args": tensor names};
     `vdla_steps` maps an accelerator node to {"program": index into vdla_programs, "args"};
+    `gpu_steps` a GPU node to {"program": index into gpu_programs (GpuProgram dicts), "args"};
     other nodes become host or alias steps."""
-    vdla_steps = vdla_steps or {}
+    vdla_steps, gpu_steps = vdla_steps or {}, gpu_steps or {}
     plan_meta = graph.meta.get("memory_plan")
     if plan_meta is None:
         raise GraphError("make_artifact needs a memory plan: run the plan_memory pass first")
@@ -70,6 +73,8 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
                           "body": [node_record(node)], "outputs": [o for o in node.outputs if o]})
         elif node.name in kernel_steps:
             steps.append({"name": node.name, "op": op, "kind": "kernel", **kernel_steps[node.name]})
+        elif node.name in gpu_steps:
+            steps.append({"name": node.name, "op": op, "kind": "gpu", **gpu_steps[node.name]})
         elif node.op in ALIAS_OPS and len([o for o in node.outputs if o]) == 1 and plan_meta["storage_of"].get(node.outputs[0]) == \
                 plan_meta["storage_of"].get(node.inputs[0]):
             steps.append({"name": node.name, "op": op, "kind": "alias", "inputs": [node.inputs[0]],
@@ -102,5 +107,7 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
     }
     if vdla_programs:
         header["vdla_programs"] = vdla_programs
+    if gpu_programs:
+        header["gpu_programs"] = gpu_programs
     params = {name: np.ascontiguousarray(value) for name, value in graph.constants.items()}
     return Artifact(header, params, dict(objects))

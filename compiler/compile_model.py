@@ -22,7 +22,8 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
                   log=None, calibration: dict | None = None, host_triple: str | None = None,
                   vta_compat: bool = False, tuning=None, link: bool | None = None):
     """Compile an ONNX model (ModelProto or path) into an Artifact for `target`: "cpu" (this
-    machine), an LLVM triple (cross-compiled kernels, run on that machine) or "vdla" (the
+    machine), an LLVM triple (cross-compiled kernels, run on that machine), "cuda" (GPU programs,
+    compile_cuda.py) or "vdla" (the
     accelerator of `hw_config`, with the CPU part for `host_triple`, default this machine;
     a float model needs `calibration`, {input name: samples}).
 
@@ -41,6 +42,11 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
                                 threads, log, vta_compat=vta_compat, tuning=tuning, link=link)
     if vta_compat:
         raise ValueError(f"vta_compat applies to target 'vdla', not {target!r}")
+    if target == "cuda":
+        if tuning is not None or hw_config is not None:
+            raise ValueError("target 'cuda' takes no tuning records and no hardware config")
+        from .compile_cuda import compile_for_cuda
+        return compile_for_cuda(model, input_shapes=input_shapes, constant_inputs=constant_inputs, log=log)
     if tuning is not None and not kernels:
         raise ValueError("tuning records choose kernel schedules: a compile without kernels has none to choose")
     start = time.perf_counter()

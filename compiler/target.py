@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 from vdla.driver import machine   # how the runtime reads triples: one spelling rule for both sides
+from vdla.hw import gpu as gpu_limits
 
 # The boards VDLA runs on, and the CPU each triple means unless told otherwise.
 KNOWN = {
@@ -12,7 +13,8 @@ KNOWN = {
 }
 BOARDS = {"armv7a-linux-gnueabihf": "PYNQ-Z1/Z2, Zynq-7000", "aarch64-linux-gnu": "Ultra96, ZCU104"}
 # Targets named by a word; anything else must be an LLVM triple.
-NAMED = {"cpu": "this machine", "host": "this machine", "vdla": "the accelerator, the rest on the CPU"}
+NAMED = {"cpu": "this machine", "host": "this machine", "vdla": "the accelerator, the rest on the CPU",
+         "cuda": f"an NVIDIA GPU (PTX for {gpu_limits.DEFAULT_ARCH})"}
 # LLVM target families whose objects the deploy runtime loads (ELF, on Linux: the boards' ARM
 # cores and x86 hosts), with the architecture a triple spells for each.
 KERNEL_FAMILIES = {"x86-64": "x86_64", "x86": "i686", "arm": "armv7a", "thumb": "thumbv7", "aarch64": "aarch64"}

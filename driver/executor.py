@@ -87,6 +87,7 @@ class Executor:
     `device` (default: the cycle-exact simulator of the artifact's hardware config; "rtl",
     "pynq" or a Device object; "numpy" runs them as their host ops, the reference
     interpretation of the quantized graph that the accelerator must equal bit for bit).
+    GPU steps (--target cuda) run on `device` too: by default the CUDA GPU (gpu_steps.py).
 
     CPU kernels run in this process unless `kernel_host` runs them elsewhere: an object with
     `triple` (the machine it is) and `load(artifact, triple)` returning a
@@ -128,6 +129,10 @@ class Executor:
             nbytes = int(np.prod(t["shape"], dtype=np.int64)) * np.dtype(t["dtype"]).itemsize
             view = self.arena[t["offset"]:t["offset"] + nbytes].view(t["dtype"])
             self.buffers[name] = view.reshape(t["shape"])
+        self.gpu = None
+        if any(s["kind"] == "gpu" for s in plan["steps"]):   # on `device`, by default the CUDA GPU
+            from .gpu_steps import GpuSteps
+            self.gpu = GpuSteps(artifact, device)
         self.steps = [self._bind(step) for step in plan["steps"]]
         self._check_listed_specs(triple)
         self.last_timings: list[StepTiming] = []
@@ -293,6 +298,8 @@ class Executor:
             return step, None
         if kind == "kernel":
             return step, self._kernel_call(step)
+        if kind == "gpu":
+            return step, self.gpu.bind(step, self.buffers)
         if kind == "vdla" and not self.vdla_on_host:
             return step, self._vdla_call(step)
         if kind in ("host", "vdla"):

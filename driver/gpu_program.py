@@ -86,6 +86,14 @@ class GpuProgram:
             raise DeviceError(f"not a GPU program: {type(exc).__name__}: {exc}") from None
 
 
+def check_arch(program: GpuProgram, device) -> None:
+    """PTX runs on its architecture and newer ones (the driver compiles it), never older."""
+    need, have = int(program.arch.removeprefix("sm_")), int(device.arch.removeprefix("sm_"))
+    if have < need:
+        raise DeviceError(f"GPU program {program.name} is PTX for {program.arch}; the device is {device.arch}: "
+                          f"recompile for {device.arch}")
+
+
 def _nbytes(shape, dtype):
     return max(1, math.prod(shape)) * np.dtype(dtype).itemsize
 
@@ -95,12 +103,7 @@ class GpuRunner:
     (inputs, then outputs) as often as needed."""
 
     def __init__(self, device, program: GpuProgram):
-        program.check()
-        need = int(program.arch.removeprefix("sm_"))
-        have = int(device.arch.removeprefix("sm_"))
-        if have < need:
-            raise DeviceError(f"GPU program {program.name} is PTX for {program.arch}; the device is {device.arch}: "
-                              f"recompile for {device.arch}")
+        check_arch(program.check(), device)
         self.device, self.program = device, program
         self.module = device.load_module(program.ptx)
         self.buffers = [device.alloc(_nbytes(s, d)) for _, s, d in program.buffers]

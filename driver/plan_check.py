@@ -14,7 +14,7 @@ import numpy as np
 from .artifact_errors import ArtifactError
 from .header_fields import MAX_BYTES, array, dtype, fail, field, integer, nbytes, obj, shape, string, strings
 
-STEP_KINDS = ("kernel", "host", "alias", "vdla")
+STEP_KINDS = ("kernel", "host", "alias", "vdla", "gpu")
 PROGRAM_KEYS = ("vdla_programs", "vdla_programs_1vt")   # as compiled; one virtual thread (profiles)
 
 
@@ -83,6 +83,8 @@ def _check_step(step: dict, path: str, tensors: dict, types: dict, programs: dic
     if kind == "kernel":
         string(field(step, "kernel", path), f"{path}.kernel")
         existing(strings(field(step, "args", path), f"{path}.args"), "passes")
+    elif kind == "gpu":
+        _check_gpu_step(step, path, where, types, existing, programs.get("gpu_programs"))
     elif kind == "alias":
         (src,) = _one(step, "inputs", path)
         (dst,) = _one(step, "outputs", path)
@@ -103,11 +105,42 @@ def _check_step(step: dict, path: str, tensors: dict, types: dict, programs: dic
             if "vdla_programs" not in programs:
                 raise ArtifactError(f"artifact header: {where} runs on the accelerator, but the artifact "
                                     "has no vdla_programs")
-            for key, listed in programs.items():
+            for key, listed in ((k, programs[k]) for k in PROGRAM_KEYS if k in programs):
                 index = integer(field(step, "program", path), f"{path}.program", hi=len(listed) - 1)
                 if len(listed[index].params) != len(args):
                     raise ArtifactError(f"artifact header: {where}: program {listed[index].name} ({key}) "
                                         f"takes {len(listed[index].params)} buffers, the step passes {len(args)}")
+
+
+def _check_gpu_step(step: dict, path: str, where: str, types: dict, existing, listed) -> None:
+    """A GPU step passes a program buffers of exactly its parameters' types; its outputs are
+    activations."""
+    args = strings(field(step, "args", path), f"{path}.args")
+    if not listed:
+        raise ArtifactError(f"artifact header: {where} runs on the GPU, but the artifact has no gpu_programs")
+    program = listed[integer(field(step, "program", path), f"{path}.program", hi=len(listed) - 1)]
+    if len(args) != len(program.params):
+        raise ArtifactError(f"artifact header: {where}: GPU program {program.name} takes {len(program.params)} "
+                            f"buffers, the step passes {len(args)}")
+    existing(args, "passes")
+    existing([args[k] for k in program.outputs], "writes", activations_only=True)
+    for arg, (name, dims, dt) in zip(args, program.params):
+        if types[arg] != (tuple(dims), dt):
+            raise ArtifactError(f"artifact header: {where} passes {arg!r} ({_show(types[arg])}) as GPU program "
+                                f"{program.name}'s {name} ({dt}{list(dims)})")
+
+
+def check_gpu_programs(header: dict) -> list:
+    """The parsed GpuPrograms of header["gpu_programs"] (launches checked against the device limits)."""
+    from .device import DeviceError
+    from .gpu_program import GpuProgram
+    out = []
+    for i, doc in enumerate(array(header.get("gpu_programs", []), "gpu_programs")):
+        try:
+            out.append(GpuProgram.from_dict(obj(doc, f"gpu_programs[{i}]")))
+        except DeviceError as exc:
+            raise ArtifactError(f"artifact header: gpu_programs[{i}]: {exc}") from None
+    return out
 
 
 def _one(step: dict, key: str, path: str) -> list[str]:
@@ -162,6 +195,8 @@ def check_programs(header: dict, config_hash: str | None) -> dict:
                                     f"{program.config_hash}, the artifact records {config_hash}")
             listed.append(program)
         out[key] = listed
+    if "gpu_programs" in header:
+        out["gpu_programs"] = check_gpu_programs(header)
     return out
 
 

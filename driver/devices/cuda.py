@@ -69,6 +69,12 @@ class CudaDevice:
     def alloc(self, nbytes: int) -> CudaBuffer:
         return CudaBuffer(int(self._call("cuMemAlloc", max(1, int(nbytes)))), int(nbytes))
 
+    def view(self, buf: CudaBuffer, offset: int, nbytes: int) -> CudaBuffer:
+        """Bytes [offset, offset + nbytes) of `buf` (not to be freed on their own)."""
+        if offset < 0 or offset + nbytes > buf.nbytes:
+            raise DeviceError(f"view [{offset}, {offset + nbytes}) of a device buffer of {buf.nbytes} bytes")
+        return CudaBuffer(buf.ptr + offset, nbytes)
+
     def free(self, buf: CudaBuffer) -> None:
         self._call("cuMemFree", self._cu.CUdeviceptr(buf.ptr))
 

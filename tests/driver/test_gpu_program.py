@@ -5,55 +5,18 @@ on a real one."""
 import numpy as np
 import pytest
 
+from emulated_gpu import EmulatedGpu
 from gpu_kernels import CASES, matmul_shared, softmax_rows
 from vdla.compiler.codegen.nvptx.build import build_cuda
-from vdla.compiler.codegen.nvptx.emulate import build_emulation
-from vdla.compiler.schedule.gpu import GpuFunction, lower_gpu
+from vdla.compiler.schedule.gpu import lower_gpu
 from vdla.driver.device import DeviceError
 from vdla.driver.gpu_program import GpuProgram, GpuRunner
-
-
-class EmulatedGpu:
-    """The methods GpuRunner calls; a launch runs the kernel's CPU emulation on host memory."""
-    arch = "sm_90"
-
-    def __init__(self, gf: GpuFunction):
-        self.kernels = {k.name: (build_emulation(GpuFunction(k.name, k.params, [], [k])), k.params)
-                        for k in gf.kernels}
-        self.launched, self.writes, self.reads, self.freed = [], 0, 0, 0
-
-    def load_module(self, ptx):
-        assert ".entry" in ptx
-        return "module"
-
-    def alloc(self, nbytes):
-        return np.zeros(nbytes, np.uint8)
-
-    def free(self, buf):
-        self.freed += 1
-
-    def write(self, buf, data):
-        buf[:data.nbytes] = data.reshape(-1).view(np.uint8)
-        self.writes += 1
-
-    def read(self, buf, dtype, shape):
-        self.reads += 1
-        return buf.view(dtype)[:int(np.prod(shape))].reshape(shape).copy()
-
-    def launch(self, module, kernel, grid, block, buffers):
-        run, params = self.kernels[kernel]
-        assert len(buffers) == len(params)
-        run(*[b.view(p.dtype)[:p.size()].reshape(p.shape) for b, p in zip(buffers, params)])
-        self.launched.append((kernel, grid, block))
-
-    def synchronize(self):
-        pass
 
 
 def _run(case, name):
     gf = lower_gpu(case.schedule, case.args, name)
     program = build_cuda(case.schedule, case.args, name)
-    device = EmulatedGpu(gf)
+    device = EmulatedGpu({k.name: k for k in gf.kernels})
     runner = GpuRunner(device, GpuProgram.from_dict(program.to_dict()))
     outputs = [np.zeros_like(e) for e in case.expected]
     runner(*case.inputs, *outputs)
@@ -71,7 +34,7 @@ def test_replay_matches_numpy(name):
 def test_kernels_run_in_order_and_only_inputs_and_outputs_cross():
     case = softmax_rows()
     device, runner, _ = _run(case, "sm")
-    assert [k for k, _, _ in device.launched] == ["sm__softmax_max", "sm__softmax_sum", "sm__softmax"]
+    assert device.launched == ["sm__softmax_max", "sm__softmax_sum", "sm__softmax"]
     assert (device.writes, device.reads) == (1, 1)      # x in, the softmax out: temporaries stay
     runner.close()
     assert device.freed == 4
@@ -80,7 +43,7 @@ def test_kernels_run_in_order_and_only_inputs_and_outputs_cross():
 def test_arrays_are_checked_by_name():
     case = matmul_shared()
     program = build_cuda(case.schedule, case.args, "mm")
-    runner = GpuRunner(EmulatedGpu(lower_gpu(case.schedule, case.args, "mm")), program)
+    runner = GpuRunner(EmulatedGpu({k.name: k for k in lower_gpu(case.schedule, case.args, "mm").kernels}), program)
     with pytest.raises(DeviceError, match=r"GPU program mm: B must be float32\[50, 36\], got float64\[50, 36\]"):
         runner(case.inputs[0], case.inputs[1].astype("float64"), np.zeros((70, 50), "float32"))
     with pytest.raises(DeviceError, match=r"GPU program mm takes 3 arrays \(A, B, C\), got 2"):
@@ -90,7 +53,7 @@ def test_arrays_are_checked_by_name():
 def test_ptx_for_a_newer_gpu_is_refused():
     case = matmul_shared()
     program = build_cuda(case.schedule, case.args, "mm", arch="sm_90")
-    device = EmulatedGpu(lower_gpu(case.schedule, case.args, "mm"))
+    device = EmulatedGpu({})
     device.arch = "sm_80"
     with pytest.raises(DeviceError, match="GPU program mm is PTX for sm_90; the device is sm_80: recompile for sm_80"):
         GpuRunner(device, program)

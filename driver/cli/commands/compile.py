@@ -1,6 +1,7 @@
-"""`vdla compile MODEL.onnx -o MODEL.vdla --target cpu|TRIPLE|vdla`: compile a model into an
+"""`vdla compile MODEL.onnx -o MODEL.vdla --target cpu|TRIPLE|vdla|cuda`: compile a model into an
 artifact. --target vdla puts what the accelerator can run on it (int8, quantized with
---calibrate samples) and the rest on the CPU (this machine, or --host-triple)."""
+--calibrate samples) and the rest on the CPU (this machine, or --host-triple); --target cuda
+what the GPU path takes on an NVIDIA GPU (PTX), the rest on the host (numpy)."""
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,8 @@ def add_parser(sub):
     p.add_argument("model", help="ONNX model file (external data is read next to it)")
     p.add_argument("-o", "--output", required=True, help="artifact file to write")
     p.add_argument("--target", default="cpu",
-                   help="cpu (this machine), an LLVM triple to cross-compile for (e.g. aarch64-linux-gnu), or vdla "
-                        "(the accelerator, with CPU fallback)")
+                   help="cpu (this machine), an LLVM triple to cross-compile for (e.g. aarch64-linux-gnu), vdla "
+                        "(the accelerator, with CPU fallback) or cuda (an NVIDIA GPU)")
     p.add_argument("--calibrate", default=None, metavar="CALIB.npz",
                    help="--target vdla: calibration samples, one array per model input named like the input, "
                         "first axis = samples")
@@ -82,6 +83,7 @@ def run(args) -> int:
     plan = artifact.plan
     kinds = [s["kind"] for s in plan["steps"]]
     vdla = f"{kinds.count('vdla')} accelerator, " if "vdla" in kinds else ""
+    vdla += f"{kinds.count('gpu')} gpu, " if "gpu" in kinds else ""
     print(f"wrote {args.output}: {size} bytes, {len(kinds)} steps ({vdla}{kinds.count('kernel')} kernel, "
           f"{kinds.count('host')} host, {kinds.count('alias')} alias), arena {plan['arena_bytes']} B "
           f"(one buffer per tensor: {plan['naive_bytes']} B), {time.perf_counter() - start:.2f} s"

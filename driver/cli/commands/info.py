@@ -29,8 +29,13 @@ def run(args) -> int:
     print(f"model {plan['name']}  (artifact format {h['format_version']}, created {h.get('created', '?')})")
     print("  versions: " + ", ".join(f"{k} {v}" for k, v in h["versions"].items()))
     t = h["target"]
-    print(f"  target: {t.get('kind')} {t.get('triple', '(no kernels)')} cpu {t.get('cpu', '-')}, "
-          f"{len(t.get('features', []))} CPU features required, {t.get('threads', '-')} threads")
+    if t.get("kind") == "cuda":
+        programs = h.get("gpu_programs", [])
+        print(f"  target: cuda {t.get('arch')}, {len(programs)} GPU programs "
+              f"({sum(len(p['kernels']) for p in programs)} kernels)")
+    else:
+        print(f"  target: {t.get('kind')} {t.get('triple', '(no kernels)')} cpu {t.get('cpu', '-')}, "
+              f"{len(t.get('features', []))} CPU features required, {t.get('threads', '-')} threads")
     print(f"  hardware config: {h['hardware'] or 'none'}")
     for spec in plan["inputs"]:
         print(f"  input  {spec['name']}: {spec['dtype']}{spec['shape']}")

@@ -1,0 +1,67 @@
+"""A GPU device for tests on machines without one: the methods the runtime calls on a CUDA
+device (vdla.driver.devices.cuda), over host memory, where a launch runs the kernel's CPU
+emulation (vdla.compiler.codegen.nvptx.emulate). It is given the kernels in launch form by name,
+as the compiler lowered them (record_gpu_kernels catches them during a compile)."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from vdla.compiler.codegen.nvptx import build as nvptx_build
+from vdla.compiler.codegen.nvptx.emulate import build_emulation
+from vdla.compiler.schedule.gpu import GpuFunction
+
+
+class EmulatedGpu:
+    arch = "sm_90"
+
+    def __init__(self, kernels: dict):
+        self.kernels = dict(kernels)           # name -> GpuKernel
+        self._emulations = {}
+        self.launched, self.writes, self.reads, self.freed = [], 0, 0, 0
+
+    def load_module(self, ptx):
+        assert ".entry" in ptx
+        return "module"
+
+    def alloc(self, nbytes):
+        return np.zeros(nbytes, np.uint8)
+
+    def view(self, buf, offset, nbytes):
+        return buf[offset:offset + nbytes]
+
+    def free(self, buf):
+        self.freed += 1
+
+    def write(self, buf, data):
+        buf[:data.nbytes] = data.reshape(-1).view(np.uint8)
+        self.writes += 1
+
+    def read(self, buf, dtype, shape):
+        self.reads += 1
+        return buf.view(dtype)[:int(np.prod(shape))].reshape(shape).copy()
+
+    def launch(self, module, kernel, grid, block, buffers, shared_bytes=0):
+        k = self.kernels[kernel]
+        if kernel not in self._emulations:
+            self._emulations[kernel] = build_emulation(GpuFunction(k.name, k.params, [], [k]))
+        assert (tuple(grid), tuple(block)) == (k.grid, k.block) and len(buffers) == len(k.params)
+        self._emulations[kernel](*[b.view(p.dtype)[:p.size()].reshape(p.shape) for b, p in zip(buffers, k.params)])
+        self.launched.append(kernel)
+
+    def synchronize(self):
+        pass
+
+
+@contextlib.contextmanager
+def record_gpu_kernels(monkeypatch):
+    """Every kernel build_cuda compiles meanwhile, by name."""
+    kernels = {}
+    original = nvptx_build.codegen_cuda
+
+    def recording(gf, *args, **kwargs):
+        kernels.update({k.name: k for k in gf.kernels})
+        return original(gf, *args, **kwargs)
+    monkeypatch.setattr(nvptx_build, "codegen_cuda", recording)
+    yield kernels
