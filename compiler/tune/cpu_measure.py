@@ -2,10 +2,11 @@
 seeded probe data it runs on, and timing it on this host.
 
 Timing is wall-clock in this process, one kernel at a time: a repeat runs the kernel often
-enough to last `min_repeat_s` and counts its mean; a measurement is the fastest of `repeats`
-repeats (other processes on the host only ever slow a run down). Deciding between two
-schedules, `paired` alternates them repeat by repeat, so a change of the host's load
-between two measurements cannot decide for one of them."""
+enough to last `min_repeat_s` and counts its mean; a time is the fastest of its repeats
+(other processes on the host only ever slow a run down). A candidate is always timed against
+the default, their repeats alternating (`compare`, and `paired` with more pairs for a
+finalist), so a change of the host's load between two measurements cannot decide for one of
+them."""
 from __future__ import annotations
 
 import statistics
@@ -77,10 +78,12 @@ def same_output(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
 
 
 class HostTimer:
-    """Times kernels on this host (see the module's note)."""
+    """Times kernels on this host (see the module's note). `knobs` name the schedule timed
+    (a fake timer's key in tests; this one times whatever `run` runs)."""
 
-    def __init__(self, repeats: int = 5, min_repeat_s: float = 0.01, pairs: int = 7):
-        self.repeats, self.min_repeat_s, self.pairs = repeats, min_repeat_s, pairs
+    def __init__(self, repeats: int = 5, min_repeat_s: float = 0.01, screen_pairs: int = 3, confirm_pairs: int = 7):
+        self.repeats, self.min_repeat_s = repeats, min_repeat_s
+        self.screen_pairs, self.confirm_pairs = screen_pairs, confirm_pairs
 
     def _number(self, run) -> int:
         """Runs per repeat: enough for min_repeat_s (the first run, a warm-up, is not counted)."""
@@ -106,13 +109,23 @@ class HostTimer:
         number = self._number(run)
         return min(self._repeat_ms(run, number) for _ in range(self.repeats))
 
+    def compare(self, knobs_a, run_a, knobs_b, run_b) -> tuple[float, float]:
+        """A search's measurement of a candidate b against the default a: `_paired` over
+        screen_pairs pairs."""
+        return self._paired(run_a, run_b, self.screen_pairs)
+
     def paired(self, knobs_a, run_a, knobs_b, run_b) -> tuple[float, float]:
+        """A finalist b timed against the default a before it becomes a record: `_paired` over
+        confirm_pairs pairs."""
+        return self._paired(run_a, run_b, self.confirm_pairs)
+
+    def _paired(self, run_a, run_b, pairs: int) -> tuple[float, float]:
         """(ms of a, ms of b), their repeats alternating (a first, then b first, ...) and each
         the fastest of its repeats; b's is raised to a times the median of b/a over the
         pairs where that is larger, so b counts as faster only if it was in most pairs."""
         na, nb = self._number(run_a), self._number(run_b)
         a_ms, b_ms = [], []
-        for i in range(self.pairs):
+        for i in range(pairs):
             order = ((a_ms, run_a, na), (b_ms, run_b, nb))
             for into, run, number in (order if i % 2 == 0 else order[::-1]):
                 into.append(self._repeat_ms(run, number))

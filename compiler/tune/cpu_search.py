@@ -3,13 +3,13 @@ candidates compiled in batches (on worker processes when there are several jobs)
 one at a time in this process while no compile runs, with a progress bar.
 
 Per kernel, within its trial budget: the default schedule first (its output is the
-reference, its time the bar to beat), then the space's order (cpu_space.py). A candidate
-counts only if its output equals the default's (within float rounding). At the end the
-fastest candidate that beat the default's time by more than MARGIN is timed again,
-alternating with the default (HostTimer.paired); it becomes the record only if it beats the
-default by MARGIN there too, else the next fastest is tried (FINALISTS in all), else the
-default is the record. So a record is never slower than the default beyond the noise of one
-paired measurement, and the default wins every tie."""
+reference), then the space's order (cpu_space.py), each candidate timed against the default
+(HostTimer.compare: their runs alternating) and counted only if its output equals the
+default's (within float rounding). At the end the candidate that beat the default by the
+widest margin above MARGIN is timed against it again with more pairs (HostTimer.paired); it
+becomes the record only if it beats the default by MARGIN there too, else the next is tried
+(FINALISTS in all), else the default is the record. So a record is never slower than the
+default beyond the noise of a paired measurement, and the default wins every tie."""
 from __future__ import annotations
 
 import multiprocessing
@@ -27,13 +27,13 @@ from .cpu_space import CpuKnobSpace
 from .errors import TuningError
 
 MARGIN = 0.03       # a candidate must be this much faster than the default (3%)
-FINALISTS = 2       # candidates timed again against the default, fastest first
+FINALISTS = 3       # candidates timed again against the default, fastest first
 
 
 @dataclass
 class Candidate:
     knobs: object
-    ms: float | None = None
+    ms: float | None = None         # a candidate's: the default's ms times their ratio in compare
     error: str | None = None        # did not compile or run
     mismatch: bool = False          # ran, but computed another output than the default
 
@@ -50,6 +50,7 @@ class CpuKernelSearch:
     reference: list | None = None                      # the default's outputs
     confirmed: tuple | None = None                     # (knobs, ms, default_ms) of the paired timing
     broken: str | None = None                          # why the default schedule failed: no record
+    default_run: object = None                         # runs the default's kernel (timed against)
 
     def __post_init__(self):
         self.budget = max(1, min(self.budget, len(self.space)))
@@ -204,24 +205,28 @@ def _measure(s: CpuKernelSearch, knobs, kernel, timer) -> None:
     if isinstance(kernel, str):
         s.tell(knobs, None, None, kernel)
         return
+    default = knobs == s.space.default
     try:
         run, arrays = _runner(s, kernel)
         run()
         outputs = [np.copy(a) for a in arrays[len(arrays) - len(s.kernel.outputs):]]
-        ms = timer.time(knobs, run)
+        if default:
+            ms = timer.time(knobs, run)
+        else:
+            a, b = timer.compare(s.space.default, s.default_run, knobs, run)
+            ms = s.default.ms * b / a
     except Exception as exc:  # noqa: BLE001 -- a kernel that does not load or run is one failed candidate
         s.tell(knobs, None, None, f"{type(exc).__name__}: {exc}")
         return
+    if default:
+        s.default_run = run
     s.tell(knobs, ms, outputs)
 
 
 def _confirm(s: CpuKernelSearch, timer, compiler) -> None:
     finalists = s.finalists()
-    if not finalists:
-        return
-    built = compiler.compile([_job(s, k) for k in [s.space.default] + finalists])
-    run_default, _ = _runner(s, built[0])
-    for knobs, kernel in zip(finalists, built[1:]):
+    for knobs, kernel in zip(finalists, compiler.compile([_job(s, k) for k in finalists]) if finalists else []):
         run, _ = _runner(s, kernel)
-        default_ms, ms = timer.paired(s.space.default, run_default, knobs, run)
+        default_ms, ms = timer.paired(s.space.default, s.default_run, knobs, run)
         s.confirm(knobs, ms, default_ms)
+    s.default_run = None            # the kernel's library can go

@@ -15,8 +15,9 @@ from cpu_models import cpu_knob_model
 
 
 class FakeTimer:
-    """ms per knobs: `screen` when a search measures them, `paired` when a finalist is timed
-    against the default (unlisted knobs: `base`). Each kernel still runs once."""
+    """ms per knobs: `screen` when a search compares them with the default, `paired` when a
+    finalist is timed against the default again (unlisted knobs: `base`). Each kernel still
+    runs, so outputs are real."""
 
     def __init__(self, screen=None, paired=None, base=1.0):
         self.screen, self.paired_ms, self.base = screen or {}, paired or {}, base
@@ -25,6 +26,10 @@ class FakeTimer:
     def time(self, knobs, run):
         run()
         return self.screen.get(knobs, self.base)
+
+    def compare(self, knobs_a, run_a, knobs_b, run_b):
+        run_a(), run_b()
+        return self.screen.get(knobs_a, self.base), self.screen.get(knobs_b, self.base)
 
     def paired(self, knobs_a, run_a, knobs_b, run_b):
         run_a(), run_b()
