@@ -255,7 +255,16 @@ def softmax_rows():
     return _default("softmax", [out], [x, out], [X], [e / e.sum(1, keepdims=True)])
 
 
+def softmax_one_row():
+    """A batch of one: the max and the sum are one element each, kernels of one thread."""
+    x = te.placeholder((1, 10), "float32", "x")
+    out = topi.softmax(x)
+    X = _f32(_rng("softmax1"), 1, 10)
+    e = np.exp(X - X.max())
+    return _default("softmax1", [out], [x, out], [X], [e / e.sum()])
+
+
 CASES = {f.__name__: f for f in (
     matmul_shared, matmul_local_accumulator, stencil_block_shared, transpose_3d_block,
     elementwise_fused, elementwise_math, dense_tiled, dense_row_factored, dense_int8,
-    conv2d_direct, conv2d_depthwise, max_pool, avg_pool, global_avg_pool, softmax_rows)}
+    conv2d_direct, conv2d_depthwise, max_pool, avg_pool, global_avg_pool, softmax_rows, softmax_one_row)}

@@ -2,8 +2,9 @@
 
 The pipeline, in order (each step a named function):
 1. lower_schedule: the loop nest (shared stages relaxed over the block's threads and marked);
-2. simplify, lower_virtual_threads, unroll_loops, simplify: as for CPUs;
-3. split_kernels: one kernel per root stage, each in launch form (kernels.py);
+2. split_kernels: one kernel per root stage, each in launch form (kernels.py) -- before the
+   simplifier drops one-iteration loops, so a stage of one element keeps its (1 x 1) launch;
+3. per kernel, simplify, lower_virtual_threads, unroll_loops, simplify: as for CPUs;
 4. cooperative_fetch: shared buffers filled by all threads of a block, with barriers (fetch.py);
 5. check_kernel: device limits, barrier uniformity, racing stores (checks.py).
 The kernels stay multi-dimensional; codegen (compiler/codegen/nvptx) flattens them, and
@@ -35,13 +36,12 @@ def lower_gpu(schedule, args, name="kernel", check=False) -> GpuFunction:
     """The kernels of a GPU schedule; `args` are its tensors in order (inputs, then outputs).
     check=True verifies the loop IR after every step."""
     func = lower_schedule(schedule, args, name)
-    for pass_name, fn in PASSES:
-        func = fn(func)
-        if check:
-            verify(func, stage=pass_name)
+    if check:
+        verify(func, stage="lower_schedule")
     gf = split_kernels(func)
     gf.num_outputs = len(schedule.outputs)
-    for pass_name, fn in KERNEL_PASSES:
+    steps = [(pass_name, lambda k, fn=fn: k.with_func(fn(k.func))) for pass_name, fn in PASSES] + KERNEL_PASSES
+    for pass_name, fn in steps:
         gf = gf.map_kernels(fn)
         if check:
             for k in gf.kernels:
