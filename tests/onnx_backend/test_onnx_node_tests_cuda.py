@@ -1,0 +1,46 @@
+"""The onnx package's backend node tests (the selection of test_onnx_node_tests.py) compiled with
+--target cuda: each model's GPU programs run in the executor on a device whose launches run the
+kernels' CPU emulation (tests/emulated_gpu.py) and must match the onnx reference outputs, and
+their PTX must assemble (ptxas, sm_80 and sm_90). Ops without a GPU kernel run as host steps."""
+import numpy as np
+import pytest
+from onnx.backend.test.runner import Runner
+
+from emulated_gpu import EmulatedGpu, record_gpu_kernels
+from test_onnx_node_tests import CASES, _array
+from vdla.compiler.codegen.nvptx import ptxas
+from vdla.compiler.compile_model import compile_model
+from vdla.compiler.frontend import UnsupportedModelError
+from vdla.compiler.onnx_backend import operand_inputs
+from vdla.driver.executor import Executor
+from vdla.hw import gpu as limits
+
+
+def _feeds(case, inputs):
+    model = case.model
+    inits = {i.name for i in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in inits]
+    feeds = {n: np.asarray(_array(v)) for n, v in zip(names, inputs)}
+    frozen = operand_inputs(model)
+    return feeds, {k: feeds.pop(k) for k in list(feeds) if k in frozen}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_onnx_node_on_the_gpu_path(case, monkeypatch):
+    try:
+        for inputs, ref_outputs in case.data_sets:
+            feeds, constants = _feeds(case, inputs)
+            with record_gpu_kernels(monkeypatch) as kernels:
+                artifact = compile_model(case.model, target="cuda", constant_inputs=constants,
+                                         input_shapes={k: list(v.shape) for k, v in feeds.items()})
+            failed = {n: r for n, r in artifact.header["compile"]["host_reasons"].items() if "FAILED" in r}
+            assert not failed, failed
+            outputs = Executor(artifact, device=EmulatedGpu(kernels)).run(feeds)
+            got = [outputs[o.name] for o in case.model.graph.output]
+            Runner.assert_similar_outputs([_array(r) for r in ref_outputs], got, rtol=case.rtol, atol=case.atol)
+            if ptxas.find_ptxas() is not None:
+                for doc in artifact.header.get("gpu_programs", []):
+                    for arch in limits.ARCHS:        # the sm_80 PTX, assembled for each
+                        ptxas.assemble(doc["ptx"], arch, what=doc["name"])
+    except UnsupportedModelError as why:
+        pytest.skip(f"unsupported: {why}")
