@@ -9,6 +9,8 @@ import pytest
 
 from vdla.driver.cli import main
 
+from cpu_models import IMAGE as CPU_IMAGE
+from cpu_models import cpu_knob_model
 from tune_models import IMAGE, conv_model
 
 
@@ -84,3 +86,20 @@ def test_tune_cpu_kernels_then_compile_with_the_log(files, capsys):
     assert main(["run", str(d / "b.vdla"), "--input", f"x={d / 'x.npy'}", "--output", str(d / "out")]) == 0
     want = ort.InferenceSession(str(d / "b.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_allclose(np.load(d / "out" / "y.npy"), want, rtol=1e-4, atol=1e-4)
+
+
+def test_tune_vdla_with_its_cpu_fallback_kernels(files, capsys):
+    d = files
+    onnx.save(cpu_knob_model(), d / "k.onnx")
+    calib = np.random.default_rng(2).standard_normal((4, 1, 32, CPU_IMAGE, CPU_IMAGE)).astype(np.float32)
+    np.savez(d / "k_calib.npz", x=calib)
+    assert main(["tune", str(d / "k.onnx"), "--target", "vdla", "--cpu-kernels", "--trials", "2", "--jobs", "1",
+                 "--no-progress", "-o", str(d / "k.json")]) == 0
+    out = capsys.readouterr().out
+    assert "2 distinct CPU kernels with schedule knobs" in out and "conv2d_nchw [1,32,6,6]*[32,16,3,3]" in out
+    records = json.loads((d / "k.json").read_text())["records"]
+    assert sum(r.get("target") == "cpu" for r in records) == 2
+    assert main(["compile", str(d / "k.onnx"), "--target", "vdla", "--calibrate", str(d / "k_calib.npz"),
+                 "--tuning", str(d / "k.json"), "-o", str(d / "k.vdla")]) == 0
+    out = capsys.readouterr().out
+    assert "tuning: 2 of 2 CPU kernels scheduled from" in out
