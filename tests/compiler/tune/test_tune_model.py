@@ -95,9 +95,14 @@ def test_a_record_whose_schedule_does_not_fit_the_layer_names_the_node(tuned, mo
         compile_model(model_b, target="vdla", hw_config=CFG, calibration=calibration, tuning=TuningLog([bad]))
 
 
-def test_tuning_applies_to_target_vdla_only(model_b):
-    with pytest.raises(ValueError, match="target 'vdla'"):
-        compile_model(model_b, target="cpu", tuning=TuningLog())
+def test_accelerator_records_schedule_no_cpu_kernel(tuned, model_b):
+    """A CPU compile takes a log's CPU records only (test_cpu_tuned_compile.py); its accelerator
+    records are for target vdla. A compile without kernels has no schedule to take."""
+    path, _, _ = tuned
+    artifact = compile_model(model_b, target="cpu", tuning=load_tuning(path))
+    assert artifact.header["compile"]["cpu_tuning"] == {"tuned": 0, "tunable": 2, "default": 2, "other_hosts": {}}
+    with pytest.raises(ValueError, match="a compile without kernels has none to choose"):
+        compile_model(model_b, target="cpu", kernels=False, tuning=TuningLog())
 
 
 def test_vta_mode_kernels_have_their_own_records(tuned, model_a, calibration):
