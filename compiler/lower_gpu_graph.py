@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import lower_ops
 from .graph.ir import Graph
 from .graph.passes.memory_plan import ALIAS_OPS
-from .lower_graph import _signature, kernel_args
+from .lower_graph import group_signature, kernel_args
 from .lower_ops import NotLowerable
 
 
@@ -22,7 +22,7 @@ def lower_graph_gpu(graph: Graph, arch: str, log=None) -> tuple[dict, list, dict
         if node.op in ALIAS_OPS:
             continue
         args = kernel_args(graph, node)
-        sig = _signature(graph, node, args)
+        sig = group_signature(graph, node, args)
         if sig in by_signature:
             steps[node.name] = {"program": by_signature[sig], "args": args}
             continue

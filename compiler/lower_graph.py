@@ -21,10 +21,18 @@ from .graph.passes.memory_plan import ALIAS_OPS
 from .lower_ops import NotLowerable
 
 
-def _signature(graph: Graph, node: Node, args: list[str]) -> str:
+def group_signature(graph: Graph, node: Node, args: list[str]) -> str:
+    """A key equal for two top-level nodes exactly when one compiled kernel serves both: the
+    same ops and attributes, arguments of the same types in the same places, and the same
+    values for the 0-d constants (kernel_args leaves them out: they are compiled in as
+    literals). Tensor names do not matter. The CPU and GPU lowerings share kernels by it."""
     body = node.body if node.op == "Fused" else [node]
-    # Tensor names do not matter, only ops, attrs, and the position/type/constness of args.
     rename = {name: f"a{i}" for i, name in enumerate(args)}
+    for inner in body:
+        for n in inner.inputs:
+            c = graph.constants.get(n) if n else None
+            if c is not None and c.ndim == 0 and n not in rename:
+                rename[n] = f"literal {c.dtype} {c.item()!r}"
     records = []
     for inner in body:
         r = node_record(inner)
@@ -60,7 +68,7 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tupl
         if node.op in ALIAS_OPS or node.name in skip:
             continue
         args = kernel_args(graph, node)
-        sig = _signature(graph, node, args)
+        sig = group_signature(graph, node, args)
         if sig in by_signature:
             kernel_steps[node.name] = {"kernel": by_signature[sig], "args": args}
             continue
