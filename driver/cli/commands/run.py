@@ -1,6 +1,7 @@
-"""`vdla run MODEL.vdla [--input NAME=FILE.npy ...] [--output DIR] [--device sim|rtl|pynq]
+"""`vdla run MODEL.vdla [--input NAME=FILE.npy ...] [--output DIR] [--device sim|rtl|pynq|cuda[:N]]
 [--profile]`: run an artifact; its accelerator steps run on --device (the cycle-exact
-simulator by default). Inputs not given are filled with seeded random values. --profile
+simulator by default), the GPU steps of a `--target cuda` artifact on CUDA GPU N (cuda = cuda:0,
+the default); a device of the other kind is refused. Inputs not given are filled with seeded random values. --profile
 prints a per-layer table (placement, accelerator cycles with two and one virtual threads,
 ms at the accelerator's clock, GEMM utilization, CPU ms) and writes profile.png beside the
 outputs (or in the current folder). --timeline FILE.png draws the accelerator's load / compute /
@@ -8,6 +9,7 @@ store lanes over time with the token waits (vdla.driver.timeline); --trace write
 for Perfetto."""
 from __future__ import annotations
 
+import argparse
 import os
 import time
 
@@ -27,8 +29,9 @@ def add_parser(sub):
     p.add_argument("--profile", action="store_true",
                    help="per-layer table and chart (accelerator vs CPU, with 1 and 2 virtual threads)")
     # default None: with --remote the server's --device decides, so only an explicit one is refused
-    p.add_argument("--device", choices=("sim", "rtl", "pynq"), default=None,
-                   help="where accelerator steps run: the simulator (default), the RTL, or a PYNQ board "
+    p.add_argument("--device", type=_device_name, default=None, metavar="{sim,rtl,pynq,cuda,cuda:N}",
+                   help="where accelerator steps run: the simulator (default), the RTL, or a PYNQ board; "
+                        "where a --target cuda artifact's GPU steps run: CUDA GPU N (cuda: GPU 0, the default) "
                         "(not with --remote: the server's --device decides)")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="write a Perfetto trace of the accelerator's instructions, each naming its graph node")
@@ -49,6 +52,44 @@ def add_parser(sub):
                    help="with --remote: no key, for a server on this machine started with --insecure-loopback")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
+
+
+ACCELERATOR_DEVICES = ("sim", "rtl", "pynq")
+
+
+def _device_name(text: str) -> str:
+    if text in ACCELERATOR_DEVICES or text == "cuda" or _cuda_ordinal(text) is not None:
+        return text
+    raise argparse.ArgumentTypeError(f"invalid device {text!r}: choose sim, rtl, pynq, cuda or cuda:N "
+                                     "(N: a CUDA GPU's ordinal)")
+
+
+def _cuda_ordinal(name: str | None) -> int | None:
+    """cuda -> 0, cuda:N -> N; None for any other name."""
+    if name == "cuda":
+        return 0
+    if name and name.startswith("cuda:") and name[5:].isdigit():
+        return int(name[5:])
+    return None
+
+
+def _gpu_device(artifact, name: str | None):
+    """The CUDA GPU for an artifact with GPU steps (None without any); a device name of the other
+    kind is an error either way, not silently ignored."""
+    gpu_steps = sum(s["kind"] == "gpu" for s in artifact.plan["steps"])
+    ordinal = _cuda_ordinal(name)
+    if not gpu_steps:
+        if ordinal is not None:
+            raise ValueError(f"--device {name} runs the GPU steps of an artifact compiled with --target cuda, and "
+                             "this artifact has none; leave --device out, or give sim, rtl or pynq for its "
+                             "accelerator steps")
+        return None
+    if name is not None and ordinal is None:
+        raise ValueError(f"--device {name} runs accelerator steps, and this artifact's {gpu_steps} steps run on a "
+                         "GPU (compiled with --target cuda); give --device cuda or cuda:N (the GPU's ordinal), "
+                         "or leave --device out for GPU 0")
+    from vdla.driver.devices.cuda import CudaDevice
+    return CudaDevice(ordinal or 0)
 
 
 def _device(artifact, kind: str, trace: str | None):
@@ -87,8 +128,9 @@ def run(args) -> int:
     if args.timeline_layer and not args.timeline:
         raise ValueError("--timeline-layer picks the step --timeline draws: give --timeline FILE.png too")
     needs_trace = "--trace" if args.trace else "--timeline" if args.timeline else None
-    device = _device(artifact, args.device or "sim", needs_trace)
-    executor = Executor(artifact, hw_config=hw, threads=args.threads, device=device)
+    gpu = _gpu_device(artifact, args.device)
+    device = _device(artifact, args.device if args.device in ACCELERATOR_DEVICES else "sim", needs_trace)
+    executor = Executor(artifact, hw_config=hw, threads=args.threads, device=gpu or device)
     plan = executor.artifact.plan
     feeds = input_feeds(plan["inputs"], args.input, args.seed)
     times = []
