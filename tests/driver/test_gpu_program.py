@@ -1,6 +1,6 @@
 """GpuRunner replays a compiled GPU program on a device: buffers in device memory, kernels in
 order, inputs in and outputs out. Here the device is the CPU emulation of each kernel (tests may
-use the compiler), so the replay is checked without a GPU; test_cuda_device.py runs the same
+use the compiler), so the replay is checked without a GPU; devices/test_cuda.py runs the same
 on a real one."""
 import numpy as np
 import pytest

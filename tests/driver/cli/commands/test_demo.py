@@ -7,7 +7,7 @@ from pathlib import Path
 
 from vdla.driver.cli import main
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "latency_hiding.py"
+BENCH = Path(__file__).resolve().parents[4] / "benchmarks" / "latency_hiding.py"
 
 
 def test_demo_matmul_passes(capsys):

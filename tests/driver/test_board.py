@@ -1,5 +1,5 @@
 """Board manifests, bitstream checks and the config-hash handshake, without the pynq package.
-PynqDevice itself runs through the real pynq package in tests/pynq (its own virtual
+PynqDevice itself runs through the real pynq package in tests/pynq_board (its own virtual
 environment, made by .ci/run)."""
 import hashlib
 import importlib.util
