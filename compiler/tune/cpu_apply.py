@@ -28,10 +28,10 @@ class CpuTuningUse:
         kind, dims = cpu_anchor(outputs)
         problem = knobs_problem(kind, dims, record.knobs)
         if problem is not None:     # an edited log: the signature matches, the knobs do not fit it
-            self.problems.append(f"the tuning record of {describe(sig)} has knobs {record.knobs} that do not fit "
+            self.problems.append(f"the tuning record of {describe(sig, outputs)} has knobs {record.knobs} that do not fit "
                                  f"it: {problem}")
             return None
-        self.tuned.append(describe(sig))
+        self.tuned.append(describe(sig, outputs))
         return record.knobs
 
     def check(self) -> None:

@@ -41,15 +41,33 @@ def signature_key(sig: dict) -> str:
     return json.dumps(sig, sort_keys=True)
 
 
-def describe(sig: dict) -> str:
-    """A short human name: 'conv2d_nchwc [1,4,56,56,16]*[8,4,3,3,16,16] -> [1,8,28,28,16] +add+relu'
-    (the inputs the anchor stage reads first, the group's output, the stages after the anchor)."""
+def describe(sig: dict, outputs) -> str:
+    """A short human name of the kernel of signature `sig` computing `outputs`:
+    'conv2d_nchwc [1,4,56,56,16]*[8,4,3,3,16,16] -> [1,8,28,28,16] +add +relu' (the inputs the
+    anchor stage reads, the group's output, the stages after the anchor)."""
     stages = sig["stages"]
     names = [name for name, *_ in stages]
-    anchor = len(names) - 1 - names[::-1].index(sig["kernel"]) if sig["kernel"] in names else len(names) - 1
-    inputs = [shape for _, tag, shape, _ in stages[:anchor] if tag == "placeholder"][:2]
-    epilogue = "".join(f" +{name}" for name, tag, _, _ in stages[anchor + 1:] if tag != "placeholder")
+    at = len(names) - 1 - names[::-1].index(sig["kernel"]) if sig["kernel"] in names else len(names) - 1
+    anchor = next(t for t in _tensors(outputs) if t.op.name == names[at])
+    inputs = [t for t in _tensors([anchor]) if t.op.tag == "placeholder"]
+    epilogue = "".join(f" +{name}" for name, tag, _, _ in stages[at + 1:] if tag != "placeholder")
 
     def dims(shape):
-        return "[" + ",".join(map(str, shape)) + "]"
-    return f"{sig['kernel']} {'*'.join(map(dims, inputs))} -> {dims(stages[-1][2])}{epilogue}"
+        return "[" + ",".join(str(int(d)) for d in shape) + "]"
+    return f"{sig['kernel']} {'*'.join(dims(t.shape) for t in inputs)} -> {dims(stages[-1][2])}{epilogue}"
+
+
+def _tensors(outputs) -> list:
+    """The tensors `outputs` are computed from, depth first in the order each op reads them."""
+    seen, order = set(), []
+
+    def visit(t):
+        if id(t.op) in seen:
+            return
+        seen.add(id(t.op))
+        order.append(t)
+        for inp in t.op.input_tensors:
+            visit(inp)
+    for t in outputs:
+        visit(t)
+    return order

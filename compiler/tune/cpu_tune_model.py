@@ -97,7 +97,7 @@ def graph_cpu_kernels(graph, skip=()) -> list[CpuKernel]:
         key = signature_key(sig)
         if key not in kernels:
             kind, dims = cpu_anchor(outputs)
-            kernels[key] = CpuKernel(sig, describe(sig), kind, dims, tensors, outputs)
+            kernels[key] = CpuKernel(sig, describe(sig, outputs), kind, dims, tensors, outputs)
         kernels[key].nodes.append(node.name)
     return list(kernels.values())
 
