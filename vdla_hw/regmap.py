@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+REG_BITS = 32       # every register (the AXI-lite data width)
+
 
 @dataclass(frozen=True)
 class Register:
@@ -25,6 +27,7 @@ START = 1 << 0      # write 1: launch (ignored while running)
 DONE = 1 << 1       # read: FINISH completed (cleared by start)
 ERROR = 1 << 2      # read: the hardware flagged an error (cause in ERROR_CAUSE)
 RUNNING = 1 << 3    # read: launched and not yet done
+CONTROL_BITS = {"START": START, "DONE": DONE, "ERROR": ERROR, "RUNNING": RUNNING}
 
 # ERROR_CAUSE bits (sticky for one launch)
 ERR_DECODE = 1 << 0        # unknown opcode/memory type, LOAD into OUT, STORE not from OUT

@@ -102,7 +102,7 @@ async def cmd_fifo_matches_model(dut):
         push = int(rng.random() < (0.8, 0.2, 0.5)[phase])
         pop = int(rng.random() < (0.2, 0.8, 0.5)[phase])
         flush = int(rng.random() < 0.003)
-        data = rng.getrandbits(128)
+        data = rng.getrandbits(len(dut.wdata))
         dut.push.value, dut.pop.value, dut.flush.value, dut.wdata.value = push, pop, flush, data
         # the edge: a pop frees the head, a push into a full queue is refused (full is registered)
         if flush:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from vdla.hw.isa import INSN_BITS
 from vdla.hw.rtl.sim.build import build_block, run
 
 # the bench module is imported as hw.bench_queues inside the simulator process
@@ -27,7 +28,7 @@ def test_token_queue(depth, delay, tmp_path):
 
 @pytest.mark.parametrize("depth", [3])
 def test_cmd_fifo(depth, tmp_path):
-    build_dir = build_block("vdla_cmd_fifo", ["vdla_cmd_fifo.sv"], {"DEPTH": depth, "WIDTH": 128})
+    build_dir = build_block("vdla_cmd_fifo", ["vdla_cmd_fifo.sv"], {"DEPTH": depth, "WIDTH": INSN_BITS})
     results = run(build_dir, "hw.bench_queues", {"QUEUE_DEPTH": str(depth), "PYTHONPATH": _PYTHONPATH}, tmp_path,
                   testcase="cmd_fifo_matches_model", top="vdla_cmd_fifo")
     tests, failed = _passed(results)

@@ -3,8 +3,8 @@
 // and an entry pushed in cycle t is visible to the module in t+1 (timing.py's dispatch
 // model with dispatch_delay = 1).
 module vdla_cmd_fifo #(
-  parameter int WIDTH = 128,
-  parameter int DEPTH = 32
+  parameter int WIDTH,   // set by the instance (vdla_top: INSN_WIDTH, CMD_QUEUE_DEPTH)
+  parameter int DEPTH
 ) (
   input  logic             clk,
   input  logic             rst,

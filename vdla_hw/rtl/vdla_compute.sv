@@ -13,7 +13,7 @@ module vdla_compute (
   input  logic                     running,
   input  logic                     clear_stats,
   input  logic                     q_valid,
-  input  logic [127:0]             q_insn,
+  input  vdla_pkg::insn_t          q_insn,
   output logic                     q_pop,
   input  logic                     l2c_avail,
   input  logic                     s2c_avail,
@@ -25,11 +25,11 @@ module vdla_compute (
   // SRAM ports
   output logic                     uop_we,
   output logic [UOPS_PER_BEAT-1:0] uop_wbe,
-  output logic [UOPS_PER_BEAT*LOG_UOP_ROWS-1:0] uop_waddr,   // per bank: row
-  output logic [UOPS_PER_BEAT*32-1:0]            uop_wdata,  // per bank
+  output logic [UOPS_PER_BEAT*LOG_UOP_ROWS-1:0] uop_waddr,     // per bank: row
+  output logic [UOPS_PER_BEAT*UOP_WIDTH-1:0]    uop_wdata,     // per bank
   output logic                     uop_re,
   output logic [LOG_UOP_DEPTH-1:0] uop_raddr,
-  input  logic [31:0]              uop_rdata,
+  input  vdla_pkg::uop_t           uop_rdata,
   output logic                     inp_re,
   output logic [LOG_INP_DEPTH-1:0] inp_raddr,
   input  logic [INP_ELEM_BITS-1:0] inp_rdata,
@@ -48,39 +48,26 @@ module vdla_compute (
   output logic [OUT_ELEM_BITS-1:0] out_wdata,
   // status
   output logic                     busy,
-  output logic                     err_decode,
-  output logic                     err_range,
-  output logic                     err_dram,
-  output logic [31:0]              busy_cycles,
-  output logic [31:0]              token_stall_cycles,
-  output logic [31:0]              fetch_stall_cycles,
-  output logic [31:0]              gemm_uops,
-  output logic [31:0]              alu_uops,
-  output logic [31:0]              uop_bytes,     // DRAM bytes loaded (padding excluded)
-  output logic [31:0]              acc_bytes,
-  output logic [31:0]              acc8_bytes,
-  // AXI4 read channels
-  output logic                     ar_valid,
-  input  logic                     ar_ready,
-  output logic [31:0]              ar_addr,
-  output logic [7:0]               ar_len,
-  input  logic                     r_valid,
-  input  logic [BUS_BITS-1:0]      r_data,
-  input  logic [1:0]               r_resp,
-  output logic                     r_ready
+  output logic [ERR_W-1:0]         err,           // ERROR_CAUSE bits raised this cycle
+  output logic [REG_BITS-1:0]      busy_cycles,
+  output logic [REG_BITS-1:0]      token_stall_cycles,
+  output logic [REG_BITS-1:0]      fetch_stall_cycles,
+  output logic [REG_BITS-1:0]      gemm_uops,
+  output logic [REG_BITS-1:0]      alu_uops,
+  output logic [REG_BITS-1:0]      uop_bytes,     // DRAM bytes loaded (padding excluded)
+  output logic [REG_BITS-1:0]      acc_bytes,
+  output logic [REG_BITS-1:0]      acc8_bytes,
+  output vdla_pkg::axi_rd_req_t    axi_req,
+  input  vdla_pkg::axi_rd_rsp_t    axi_rsp
 );
   // ---- decode the head of the queue -----------------------------------------------------
-  logic [2:0] opcode, mtype;
-  logic pop_prev, pop_next, push_prev, push_next;
+  vdla_pkg::opcode_e opcode;
+  vdla_pkg::mem_type_e mtype;
   logic is_load, is_nop, is_dma, is_gemm, is_alu, is_finish, is_hold, bad;
-  assign opcode = q_insn[2:0];
-  assign mtype = q_insn[MEM_MEMORY_TYPE_LSB +: 3];
-  assign pop_prev = q_insn[3];
-  assign pop_next = q_insn[4];
-  assign push_prev = q_insn[5];
-  assign push_next = q_insn[6];
+  assign opcode = q_insn.hdr.opcode;
+  assign mtype = q_insn.mem.memory_type;
   assign is_load = opcode == OP_LOAD;
-  assign is_nop = is_load && q_insn[MEM_X_SIZE_LSB +: 16] == 16'd0;
+  assign is_nop = is_load && q_insn.mem.x_size == '0;
   assign is_dma = is_load && !is_nop && (mtype == MEM_UOP || mtype == MEM_ACC || mtype == MEM_ACC_8BIT);
   assign is_gemm = opcode == OP_GEMM;
   assign is_alu = opcode == OP_ALU;
@@ -88,93 +75,70 @@ module vdla_compute (
   assign bad = !(is_nop || is_dma || is_gemm || is_alu || is_finish);
   assign is_hold = is_nop || is_finish || bad;   // a bad instruction takes a NOP's time
 
-  logic engine_busy, accept, dma_busy, dma_last, gemm_busy, gemm_last, alu_busy, alu_last;
-  logic hold_busy, hold_last, hold_finish;
-  logic [31:0] hold_left, hold_len;
-  assign engine_busy = dma_busy || gemm_busy || alu_busy || hold_busy;
-  assign accept = running && !engine_busy && q_valid && (!pop_prev || l2c_avail) && (!pop_next || s2c_avail);
+  // ---- issue: pops before, pushes (and FINISH's done) in the last cycle ------------------
+  localparam int F_PUSH_PREV = 0, F_PUSH_NEXT = 1, F_FINISH = 2;   // flags kept to the last cycle
+  logic accept, last, dma_busy, dma_last, gemm_busy, gemm_last, alu_busy, alu_last;
+  logic [2:0] last_flags;
   assign q_pop = accept;
-  assign l2c_pop = accept && pop_prev;
-  assign s2c_pop = accept && pop_next;
-  assign busy = accept || engine_busy;
-  assign err_decode = accept && bad;
-
-  // ---- NOP / FINISH: a fixed number of cycles, the accept cycle included ---------------
-  assign hold_len = is_finish ? 32'(FINISH_CYCLES) : 32'(NOP_CYCLES);
-  assign hold_last = (accept && is_hold && hold_len == 1) || (hold_busy && hold_left == 0);
-  always_ff @(posedge clk) begin
-    if (rst) hold_busy <= 1'b0;
-    else if (accept && is_hold && hold_len > 1) begin
-      hold_busy <= 1'b1;
-      hold_left <= hold_len - 2;
-    end else if (hold_busy) begin
-      hold_left <= hold_left - 1;
-      if (hold_left == 0) hold_busy <= 1'b0;
-    end
-  end
-
-  logic push_prev_q, push_next_q, finish_q, now;
-  always_ff @(posedge clk) if (accept) begin
-    push_prev_q <= push_prev;
-    push_next_q <= push_next;
-    finish_q <= is_finish;
-  end
-  logic last;
-  assign last = hold_last || dma_last || gemm_last || alu_last;
-  assign now = accept && hold_last;    // a one-cycle instruction: flags come from the head
-  assign c2l_push = last && (now ? push_prev : push_prev_q);
-  assign c2s_push = last && (now ? push_next : push_next_q);
-  assign hold_finish = now ? is_finish : finish_q;
-  assign finish_done = hold_last && hold_finish;
+  assign l2c_pop = accept && q_insn.hdr.pop_prev;
+  assign s2c_pop = accept && q_insn.hdr.pop_next;
+  vdla_issue #(.FLAGS(3)) u_issue (
+    .clk, .rst, .running, .clear_stats, .q_valid,
+    .pop({q_insn.hdr.pop_next, q_insn.hdr.pop_prev}), .avail({s2c_avail, l2c_avail}),
+    .hold(is_hold), .hold_cycles(is_finish ? 32'(FINISH_CYCLES) : 32'(NOP_CYCLES)),
+    .flags({is_finish, q_insn.hdr.push_next, q_insn.hdr.push_prev}),
+    .engine_busy(dma_busy || gemm_busy || alu_busy), .engine_last(dma_last || gemm_last || alu_last),
+    .accept, .busy, .last, .last_flags,
+    .busy_cycles, .token_stall_cycles, .fetch_stall_cycles);
+  assign c2l_push = last && last_flags[F_PUSH_PREV];
+  assign c2s_push = last && last_flags[F_PUSH_NEXT];
+  assign finish_done = last && last_flags[F_FINISH];
 
   // ---- DMA: micro-ops and accumulators ---------------------------------------------------
-  logic [2:0] dma_type;
-  logic [15:0] dma_sram_base, dma_x_size;
-  logic [31:0] dma_dram_base;
-  logic dma_pad_min;   // padding holds the lanes' most negative value instead of zeros
-  always_ff @(posedge clk) if (accept) begin
-    dma_type <= mtype;
-    dma_pad_min <= q_insn[MEM_PAD_MIN_LSB];
-    dma_sram_base <= q_insn[MEM_SRAM_BASE_LSB +: 16];
-    dma_x_size <= q_insn[MEM_X_SIZE_LSB +: 16];
-    dma_dram_base <= q_insn[MEM_DRAM_BASE_LSB +: 32];
-  end
-
-  logic wr_en, wr_pad;
+  logic wr_en, wr_pad, dma_err;
   logic [31:0] wr_elem, wr_beat;
   logic [BUS_BITS-1:0] wr_data;
+  /* verilator lint_off UNUSEDSIGNAL */  // the writes are routed by type, pad value and placement
+  vdla_pkg::mem_insn_t dma_insn;
+  /* verilator lint_on UNUSEDSIGNAL */
   vdla_dma_rd u_dma (
-    .clk, .rst, .start(accept && is_dma), .insn(q_insn), .busy(dma_busy), .last(dma_last),
-    .wr_en, .wr_pad, .wr_elem, .wr_beat, .wr_data, .dram_error(err_dram),
-    .ar_valid, .ar_ready, .ar_addr, .ar_len, .r_valid, .r_data, .r_resp, .r_ready);
+    .clk, .rst, .start(accept && is_dma), .insn(q_insn.mem), .insn_q(dma_insn), .busy(dma_busy),
+    .last(dma_last), .wr_en, .wr_pad, .wr_elem, .wr_beat, .wr_data, .dram_error(dma_err), .axi_req, .axi_rsp);
 
   // micro-op beats: bank b of the micro-op SRAM takes a fixed lane of every beat
   logic uop_dma, acc_dma, acc8;
-  assign uop_dma = wr_en && dma_type == MEM_UOP;
-  assign acc_dma = wr_en && dma_type != MEM_UOP;
-  assign acc8 = dma_type == MEM_ACC_8BIT;
+  logic [31:0] sram_base, dram_base, x_size;
+  assign uop_dma = wr_en && dma_insn.memory_type == MEM_UOP;
+  assign acc_dma = wr_en && dma_insn.memory_type != MEM_UOP;
+  assign acc8 = dma_insn.memory_type == MEM_ACC_8BIT;
+  assign sram_base = 32'(dma_insn.sram_base);
+  assign dram_base = 32'(dma_insn.dram_base);
+  assign x_size = 32'(dma_insn.x_size);
   logic [UOPS_PER_BEAT-1:0] uop_bad;
   always_comb begin
     for (int b = 0; b < UOPS_PER_BEAT; b++) begin
       logic [31:0] lane, rel, p;
-      lane = (32'(b) - 32'(dma_sram_base) + dma_dram_base) & 32'(UOPS_PER_BEAT - 1);
-      rel = (wr_beat << LOG_UOPS_PER_BEAT) + lane - (dma_dram_base & 32'(UOPS_PER_BEAT - 1));
-      p = 32'(dma_sram_base) + rel;
+      lane = (32'(b) - sram_base + dram_base) & 32'(UOPS_PER_BEAT - 1);
+      rel = (wr_beat << LOG_UOPS_PER_BEAT) + lane - (dram_base & 32'(UOPS_PER_BEAT - 1));
+      p = sram_base + rel;
       // rel wraps below zero for lanes before dram_base in the first beat
-      uop_wbe[b] = uop_dma && $signed(rel) >= 0 && rel < 32'(dma_x_size) && p < 32'(UOP_DEPTH);
-      uop_bad[b] = uop_dma && $signed(rel) >= 0 && rel < 32'(dma_x_size) && p >= 32'(UOP_DEPTH);
+      uop_wbe[b] = uop_dma && $signed(rel) >= 0 && rel < x_size && p < 32'(UOP_DEPTH);
+      uop_bad[b] = uop_dma && $signed(rel) >= 0 && rel < x_size && p >= 32'(UOP_DEPTH);
       uop_waddr[b*LOG_UOP_ROWS +: LOG_UOP_ROWS] = LOG_UOP_ROWS'(p >> LOG_UOPS_PER_BEAT);
-      uop_wdata[b*32 +: 32] = wr_data[lane * 32 +: 32];
+      uop_wdata[b*UOP_WIDTH +: UOP_WIDTH] = wr_data[lane * UOP_WIDTH +: UOP_WIDTH];
     end
   end
   assign uop_we = |uop_wbe;
 
   // accumulator beats: ACC is stored as ACC_BEATS banks of one bus word; an ACC_8BIT beat
-  // sign-extends BUS_BYTES int8 lanes into 4 banks
+  // sign-extends its ACC8_BITS lanes into ACC8_BANKS banks
   localparam int ACC8_BANKS = ACC_BEATS / ACC8_BEATS;
-  logic [4*BUS_BITS-1:0] widened;
-  always_comb for (int l = 0; l < BUS_BYTES; l++)
-    widened[l*32 +: 32] = 32'($signed(wr_data[l*8 +: 8]));
+  localparam int ACC8_LANES = BUS_BITS / ACC8_BITS;   // per beat
+  localparam logic [ACC_BITS-1:0] ACC_MIN = {1'b1, {(ACC_BITS-1){1'b0}}};
+  localparam logic [ACC_BITS-1:0] ACC8_MIN = {{(ACC_BITS-ACC8_BITS+1){1'b1}}, {(ACC8_BITS-1){1'b0}}};
+  logic [ACC8_LANES*ACC_BITS-1:0] widened;
+  always_comb for (int l = 0; l < ACC8_LANES; l++)
+    widened[l*ACC_BITS +: ACC_BITS] = ACC_BITS'($signed(wr_data[l*ACC8_BITS +: ACC8_BITS]));
   logic dma_acc_ok;
   assign dma_acc_ok = wr_elem < 32'(ACC_DEPTH);
 
@@ -185,13 +149,13 @@ module vdla_compute (
   logic [ACC_ELEM_BITS-1:0] g_acc_wdata, a_acc_wdata;
   logic [OUT_ELEM_BITS-1:0] g_out_wdata, a_out_wdata;
   vdla_gemm u_gemm (
-    .clk, .rst, .start(accept && is_gemm), .insn(q_insn), .busy(gemm_busy), .last(gemm_last),
+    .clk, .rst, .start(accept && is_gemm), .insn(q_insn.gemm), .busy(gemm_busy), .last(gemm_last),
     .err_range(g_err), .uop_count(g_cnt), .uop_re(g_uop_re), .uop_raddr(g_uop_raddr), .uop_rdata,
     .inp_re, .inp_raddr, .inp_rdata, .wgt_re, .wgt_raddr, .wgt_rdata,
     .acc_re(g_acc_re), .acc_raddr(g_acc_raddr), .acc_rdata,
     .acc_we(g_acc_we), .acc_waddr(g_acc_waddr), .acc_wdata(g_acc_wdata), .out_wdata(g_out_wdata));
   vdla_alu u_alu (
-    .clk, .rst, .start(accept && is_alu), .insn(q_insn), .busy(alu_busy), .last(alu_last),
+    .clk, .rst, .start(accept && is_alu), .insn(q_insn.alu), .busy(alu_busy), .last(alu_last),
     .err_range(a_err), .uop_count(a_cnt), .uop_re(a_uop_re), .uop_raddr(a_uop_raddr), .uop_rdata,
     .acc_re(a_acc_re), .acc_raddr(a_acc_raddr), .acc_rdata,
     .acc_we(a_acc_we), .acc_waddr(a_acc_waddr), .acc_wdata(a_acc_wdata), .out_wdata(a_out_wdata));
@@ -211,9 +175,10 @@ module vdla_compute (
     out_wdata = g_out_wdata;
     if (acc_dma) begin
       acc_we = dma_acc_ok;
-      if (wr_pad) acc_wdata = !dma_pad_min ? '0
-                            : acc8 ? {(ACC_ELEM_BITS / 32){32'hFFFF_FF80}}      // int8 -128, sign-extended
-                            : {(ACC_ELEM_BITS / 32){32'h8000_0000}};           // int32 -2^31
+      // padding: zeros, or with pad_min the lanes' most negative value (ACC_8BIT: sign-extended)
+      if (wr_pad) acc_wdata = !dma_insn.pad_min ? '0
+                            : acc8 ? {(ACC_ELEM_BITS / ACC_BITS){ACC8_MIN}}
+                            : {(ACC_ELEM_BITS / ACC_BITS){ACC_MIN}};
       else if (acc8) begin
         acc_wdata = {ACC8_BEATS{widened}};
         acc_wbe = ACC_BEATS'({ACC8_BANKS{1'b1}}) << (wr_beat * 32'(ACC8_BANKS));
@@ -235,7 +200,12 @@ module vdla_compute (
     end
   end
 
-  assign err_range = g_err || a_err || (acc_dma && !dma_acc_ok) || |uop_bad;
+  always_comb begin
+    err = '0;
+    err[ERR_DECODE_BIT] = accept && bad;
+    err[ERR_SRAM_RANGE_BIT] = g_err || a_err || (acc_dma && !dma_acc_ok) || |uop_bad;
+    err[ERR_DRAM_BIT] = dma_err;
+  end
 
   logic [31:0] uop_lanes;   // micro-ops of this beat that belong to the load
   always_comb begin
@@ -252,15 +222,11 @@ module vdla_compute (
     end else begin
       if (g_cnt) gemm_uops <= gemm_uops + 1;
       if (a_cnt) alu_uops <= alu_uops + 1;
-      uop_bytes <= uop_bytes + (uop_lanes << 2);
+      uop_bytes <= uop_bytes + REG_BITS'(uop_lanes << LOG_UOP_BYTES);
       if (acc_dma && !wr_pad) begin
-        if (acc8) acc8_bytes <= acc8_bytes + 32'(BUS_BYTES);
-        else acc_bytes <= acc_bytes + 32'(BUS_BYTES);
+        if (acc8) acc8_bytes <= acc8_bytes + REG_BITS'(BUS_BYTES);
+        else acc_bytes <= acc_bytes + REG_BITS'(BUS_BYTES);
       end
     end
   end
-
-  vdla_perf u_perf (
-    .clk, .clear(clear_stats), .running, .busy, .head_valid(q_valid),
-    .busy_cycles, .token_stall_cycles, .fetch_stall_cycles);
 endmodule

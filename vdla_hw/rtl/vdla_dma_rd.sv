@@ -13,85 +13,77 @@ import vdla_pkg::*;
 /* verilator lint_on IMPORTSTAR */
 
 module vdla_dma_rd (
-  input  logic                clk,
-  input  logic                rst,
-  input  logic                start,      // the accept cycle of a LOAD with x_size != 0
-  /* verilator lint_off UNUSEDSIGNAL */  // only the LOAD/STORE fields are read
-  input  logic [127:0]        insn,
-  /* verilator lint_on UNUSEDSIGNAL */
-  output logic                busy,       // in a cycle after the accept cycle
-  output logic                last,       // the instruction's last busy cycle
-  output logic                wr_en,
-  output logic                wr_pad,
-  output logic [31:0]         wr_elem,
-  output logic [31:0]         wr_beat,
-  output logic [BUS_BITS-1:0] wr_data,
-  output logic                dram_error, // pulse: a beat came back with an error response
-  // AXI4 read address / data channels
-  output logic                ar_valid,
-  input  logic                ar_ready,
-  output logic [31:0]         ar_addr,
-  output logic [7:0]          ar_len,
-  input  logic                r_valid,
-  input  logic [BUS_BITS-1:0] r_data,
-  input  logic [1:0]          r_resp,
-  output logic                r_ready
+  input  logic                  clk,
+  input  logic                  rst,
+  input  logic                  start,      // the accept cycle of a LOAD with x_size != 0
+  input  vdla_pkg::mem_insn_t   insn,       // the head, read in the start cycle
+  output vdla_pkg::mem_insn_t   insn_q,     // the LOAD in flight (its owner routes writes by it)
+  output logic                  busy,       // in a cycle after the accept cycle
+  output logic                  last,       // the instruction's last busy cycle
+  output logic                  wr_en,
+  output logic                  wr_pad,
+  output logic [31:0]           wr_elem,
+  output logic [31:0]           wr_beat,
+  output logic [BUS_BITS-1:0]   wr_data,
+  output logic                  dram_error, // pulse: a beat came back with an error response
+  output vdla_pkg::axi_rd_req_t axi_req,
+  input  vdla_pkg::axi_rd_rsp_t axi_rsp
 );
   typedef enum logic [1:0] {S_IDLE, S_SETUP, S_PAD, S_READ} state_t;
   typedef enum logic [1:0] {PAD_ROW, PAD_PRE, PAD_POST} pad_kind_t;
 
   state_t state;
   pad_kind_t pad_kind;
-  logic [2:0] mtype;
-  logic [15:0] y_size, x_size, x_stride;
-  logic [3:0] y_pad_0, y_pad_1, x_pad_0, x_pad_1;
-  logic [31:0] dram_base;
   logic [31:0] setup_left, pad_left, next_row, ptr, row_addr, beat, ar_beats_left, ar_next_addr;
 
   // ---- derived from the latched instruction ----------------------------------------------
   logic is_uop;
   logic [4:0] log_elem_bytes, log_beats;
-  logic [31:0] rows_total, row_len, row_beats, first_row_addr, row_step;
-  logic [3:0] xp0, xp1;
+  logic [31:0] rows_total, row_len, row_beats, first_row_addr, row_step, dram_base, x_size;
+  logic [MEM_X_PAD_0_W-1:0] xp0;
+  logic [MEM_X_PAD_1_W-1:0] xp1;
+  assign dram_base = 32'(insn_q.dram_base);
+  assign x_size = 32'(insn_q.x_size);
   always_comb begin
-    is_uop = mtype == MEM_UOP;
-    unique case (mtype)
+    is_uop = insn_q.memory_type == MEM_UOP;
+    unique case (insn_q.memory_type)
       MEM_INP: begin log_elem_bytes = 5'(LOG_INP_ELEM_BYTES); log_beats = 5'(LOG_INP_BEATS); end
       MEM_WGT: begin log_elem_bytes = 5'(LOG_WGT_ELEM_BYTES); log_beats = 5'(LOG_WGT_BEATS); end
       MEM_ACC: begin log_elem_bytes = 5'(LOG_ACC_ELEM_BYTES); log_beats = 5'(LOG_ACC_BEATS); end
       MEM_ACC_8BIT: begin log_elem_bytes = 5'(LOG_ACC8_ELEM_BYTES); log_beats = 5'(LOG_ACC8_BEATS); end
-      default: begin log_elem_bytes = 5'd2; log_beats = 5'd0; end  // UOP: 4-byte units
+      default: begin log_elem_bytes = 5'(LOG_UOP_BYTES); log_beats = 5'd0; end  // UOP: micro-op units
     endcase
     // micro-op loads are one row, never padded; their first word may sit mid-beat
-    xp0 = is_uop ? 4'd0 : x_pad_0;
-    xp1 = is_uop ? 4'd0 : x_pad_1;
-    rows_total = is_uop ? 32'd1 : 32'(y_pad_0) + 32'(y_size) + 32'(y_pad_1);
-    row_len = 32'(xp0) + 32'(x_size) + 32'(xp1);
+    xp0 = is_uop ? '0 : insn_q.x_pad_0;
+    xp1 = is_uop ? '0 : insn_q.x_pad_1;
+    rows_total = is_uop ? 32'd1 : 32'(insn_q.y_pad_0) + 32'(insn_q.y_size) + 32'(insn_q.y_pad_1);
+    row_len = 32'(xp0) + x_size + 32'(xp1);
     if (is_uop) begin
-      row_beats = (((dram_base << 2) & 32'(BUS_BYTES - 1)) + (32'(x_size) << 2) + 32'(BUS_BYTES - 1))
-                  >> LOG_BUS_BYTES;
-      first_row_addr = (dram_base << 2) & ~32'(BUS_BYTES - 1);
+      row_beats = (((dram_base << LOG_UOP_BYTES) & 32'(BUS_BYTES - 1)) + (x_size << LOG_UOP_BYTES)
+                   + 32'(BUS_BYTES - 1)) >> LOG_BUS_BYTES;
+      first_row_addr = (dram_base << LOG_UOP_BYTES) & ~32'(BUS_BYTES - 1);
     end else begin
-      row_beats = 32'(x_size) << log_beats;
+      row_beats = x_size << log_beats;
       first_row_addr = dram_base << log_elem_bytes;
     end
-    row_step = 32'(x_stride) << log_elem_bytes;
+    row_step = 32'(insn_q.x_stride) << log_elem_bytes;
   end
 
   // ---- what starting row `next_row` means --------------------------------------------------
   logic sr_done, sr_pad_row;
   assign sr_done = next_row == rows_total;
-  assign sr_pad_row = !is_uop && (next_row < 32'(y_pad_0) || next_row >= 32'(y_pad_0) + 32'(y_size));
+  assign sr_pad_row = !is_uop && (next_row < 32'(insn_q.y_pad_0)
+                                   || next_row >= 32'(insn_q.y_pad_0) + 32'(insn_q.y_size));
 
   logic beat_fire, ar_fire, read_last_beat, pad_last;
-  assign ar_valid = state == S_READ && ar_beats_left != 0;
-  assign ar_fire = ar_valid && ar_ready;
-  assign ar_addr = ar_next_addr;
+  assign axi_req.arvalid = state == S_READ && ar_beats_left != 0;
+  assign ar_fire = axi_req.arvalid && axi_rsp.arready;
+  assign axi_req.araddr = AXI_ADDR_BITS'(ar_next_addr);
   logic [31:0] ar_beats;
-  vdla_burst_len u_ar_len (.addr(ar_next_addr), .beats_left(ar_beats_left), .beats(ar_beats));
-  assign ar_len = 8'(ar_beats - 1);
-  assign r_ready = 1'b1;
-  assign beat_fire = state == S_READ && r_valid;
+  vdla_burst_len u_ar_len (.addr(AXI_ADDR_BITS'(ar_next_addr)), .beats_left(ar_beats_left), .beats(ar_beats));
+  assign axi_req.arlen = AXI_LEN_BITS'(ar_beats - 1);
+  assign axi_req.rready = 1'b1;
+  assign beat_fire = state == S_READ && axi_rsp.rvalid;
   assign read_last_beat = beat_fire && beat == row_beats - 1;
   assign pad_last = state == S_PAD && pad_left == 1;
 
@@ -112,7 +104,7 @@ module vdla_dma_rd (
     wr_pad = 1'b0;
     wr_elem = ptr;
     wr_beat = 32'd0;
-    wr_data = r_data;
+    wr_data = axi_rsp.rdata;
     if (state == S_PAD) begin
       wr_en = 1'b1;
       wr_pad = 1'b1;
@@ -125,23 +117,15 @@ module vdla_dma_rd (
       end
     end
   end
-  assign dram_error = beat_fire && r_resp != 2'b00;
+  assign dram_error = beat_fire && axi_rsp.rresp != AXI_RESP_OKAY;
 
   always_ff @(posedge clk) begin
     if (rst) begin
       state <= S_IDLE;
     end else begin
       if (start) begin
-        mtype <= insn[MEM_MEMORY_TYPE_LSB +: 3];
-        dram_base <= insn[MEM_DRAM_BASE_LSB +: 32];
-        y_size <= insn[MEM_Y_SIZE_LSB +: 16];
-        x_size <= insn[MEM_X_SIZE_LSB +: 16];
-        x_stride <= insn[MEM_X_STRIDE_LSB +: 16];
-        y_pad_0 <= insn[MEM_Y_PAD_0_LSB +: 4];
-        y_pad_1 <= insn[MEM_Y_PAD_1_LSB +: 4];
-        x_pad_0 <= insn[MEM_X_PAD_0_LSB +: 4];
-        x_pad_1 <= insn[MEM_X_PAD_1_LSB +: 4];
-        ptr <= 32'(insn[MEM_SRAM_BASE_LSB +: 16]);
+        insn_q <= insn;
+        ptr <= 32'(insn.sram_base);
         next_row <= '0;
         setup_left <= 32'(DMA_SETUP_CYCLES - 2);
         state <= S_SETUP;
@@ -166,7 +150,7 @@ module vdla_dma_rd (
       end
       if (beat_fire) beat <= beat + 1;
       if (read_last_beat) begin
-        ptr <= ptr + 32'(x_size);
+        ptr <= ptr + x_size;
         row_addr <= row_addr + row_step;
         if (xp1 != 0) begin
           state <= S_PAD;

@@ -14,8 +14,8 @@ module vdla_dma_wr (
   input  logic                     clk,
   input  logic                     rst,
   input  logic                     start,      // the accept cycle of a STORE with x_size != 0
-  /* verilator lint_off UNUSEDSIGNAL */  // only the LOAD/STORE fields are read
-  input  logic [127:0]             insn,
+  /* verilator lint_off UNUSEDSIGNAL */  // only the fields a store reads
+  input  vdla_pkg::mem_insn_t      insn,
   /* verilator lint_on UNUSEDSIGNAL */
   output logic                     busy,
   output logic                     last,
@@ -24,23 +24,15 @@ module vdla_dma_wr (
   output logic                     out_re,
   output logic [LOG_ACC_DEPTH-1:0] out_raddr,
   input  logic [OUT_ELEM_BITS-1:0] out_rdata,
-  // AXI4 write channels
-  output logic                     aw_valid,
-  input  logic                     aw_ready,
-  output logic [31:0]              aw_addr,
-  output logic [7:0]               aw_len,
-  output logic                     w_valid,
-  input  logic                     w_ready,
-  output logic [BUS_BITS-1:0]      w_data,
-  output logic                     w_last,
-  input  logic                     b_valid,
-  input  logic [1:0]               b_resp,
-  output logic                     b_ready
+  output vdla_pkg::axi_wr_req_t    axi_req,
+  input  vdla_pkg::axi_wr_rsp_t    axi_rsp
 );
   typedef enum logic [1:0] {S_IDLE, S_SETUP, S_WRITE, S_WRESP} state_t;
   state_t state;
-  logic [15:0] y_size, x_size, x_stride;
-  logic [31:0] dram_base;
+  logic [MEM_Y_SIZE_W-1:0] y_size;
+  logic [MEM_X_SIZE_W-1:0] x_size;
+  logic [MEM_X_STRIDE_W-1:0] x_stride;
+  logic [MEM_DRAM_BASE_W-1:0] dram_base;
   logic [31:0] setup_left, row, ptr, row_addr, beat, aw_beats_left, aw_next_addr, bursts, b_seen;
   logic [31:0] row_beats, row_step, w_addr, w_burst_left;
 
@@ -52,25 +44,26 @@ module vdla_dma_wr (
   logic w_fire, lane_last, row_sent, b_fire, row_done, prefetch;
   logic [31:0] lane;
   assign lane = beat & 32'(OUT_BEATS - 1);
-  assign w_valid = state == S_WRITE;
-  assign w_fire = w_valid && w_ready;
-  assign w_data = out_rdata[lane * BUS_BITS +: BUS_BITS];
+  assign axi_req.wvalid = state == S_WRITE;
+  assign w_fire = axi_req.wvalid && axi_rsp.wready;
+  assign axi_req.wdata = out_rdata[lane * BUS_BITS +: BUS_BITS];
+  assign axi_req.wstrb = '1;   // whole bus words
   // the W side splits the row into the same bursts as the AW side, in order
   logic [31:0] w_burst, aw_beats;
-  vdla_burst_len u_w_len (.addr(w_addr), .beats_left(row_beats - beat), .beats(w_burst));
-  vdla_burst_len u_aw_len (.addr(aw_next_addr), .beats_left(aw_beats_left), .beats(aw_beats));
-  assign w_last = w_burst_left == 0 ? w_burst == 1 : w_burst_left == 1;
+  vdla_burst_len u_w_len (.addr(AXI_ADDR_BITS'(w_addr)), .beats_left(row_beats - beat), .beats(w_burst));
+  vdla_burst_len u_aw_len (.addr(AXI_ADDR_BITS'(aw_next_addr)), .beats_left(aw_beats_left), .beats(aw_beats));
+  assign axi_req.wlast = w_burst_left == 0 ? w_burst == 1 : w_burst_left == 1;
   assign lane_last = lane == 32'(OUT_BEATS - 1);
   assign row_sent = w_fire && beat == row_beats - 1;
 
-  assign aw_valid = state == S_WRITE && aw_beats_left != 0;
-  assign aw_addr = aw_next_addr;
-  assign aw_len = 8'(aw_beats - 1);
+  assign axi_req.awvalid = state == S_WRITE && aw_beats_left != 0;
+  assign axi_req.awaddr = AXI_ADDR_BITS'(aw_next_addr);
+  assign axi_req.awlen = AXI_LEN_BITS'(aw_beats - 1);
 
-  assign b_ready = 1'b1;
-  assign b_fire = b_valid && (state == S_WRITE || state == S_WRESP);
+  assign axi_req.bready = 1'b1;
+  assign b_fire = axi_rsp.bvalid && (state == S_WRITE || state == S_WRESP);
   assign row_done = state == S_WRESP && b_fire && b_seen + 1 == bursts && aw_beats_left == 0;
-  assign dram_error = b_fire && b_resp != 2'b00;
+  assign dram_error = b_fire && axi_rsp.bresp != AXI_RESP_OKAY;
 
   // read the element the next beat needs: the first of a row one cycle before the row
   logic setup_end;
@@ -87,20 +80,20 @@ module vdla_dma_wr (
       state <= S_IDLE;
     end else begin
       if (start) begin
-        dram_base <= insn[MEM_DRAM_BASE_LSB +: 32];
-        y_size <= insn[MEM_Y_SIZE_LSB +: 16];
-        x_size <= insn[MEM_X_SIZE_LSB +: 16];
-        x_stride <= insn[MEM_X_STRIDE_LSB +: 16];
-        ptr <= 32'(insn[MEM_SRAM_BASE_LSB +: 16]);
+        dram_base <= insn.dram_base;
+        y_size <= insn.y_size;
+        x_size <= insn.x_size;
+        x_stride <= insn.x_stride;
+        ptr <= 32'(insn.sram_base);
         setup_left <= 32'(DMA_SETUP_CYCLES - 2);
         row <= '0;
         state <= S_SETUP;
       end
       if (state == S_SETUP) begin
         setup_left <= setup_left - 1;
-        row_addr <= dram_base << LOG_OUT_ELEM_BYTES;
-        aw_next_addr <= dram_base << LOG_OUT_ELEM_BYTES;
-        w_addr <= dram_base << LOG_OUT_ELEM_BYTES;
+        row_addr <= 32'(dram_base) << LOG_OUT_ELEM_BYTES;
+        aw_next_addr <= 32'(dram_base) << LOG_OUT_ELEM_BYTES;
+        w_addr <= 32'(dram_base) << LOG_OUT_ELEM_BYTES;
       end
       if (prefetch) ptr <= ptr + 1;
       if (b_fire) b_seen <= b_seen + 1;
@@ -118,7 +111,7 @@ module vdla_dma_wr (
         w_burst_left <= (w_burst_left == 0 ? w_burst : w_burst_left) - 1;
       end
       if (row_sent) state <= S_WRESP;
-      if (aw_valid && aw_ready) begin
+      if (axi_req.awvalid && axi_rsp.awready) begin
         aw_beats_left <= aw_beats_left - aw_beats;
         aw_next_addr <= aw_next_addr + (aw_beats << LOG_BUS_BYTES);
         bursts <= bursts + 1;

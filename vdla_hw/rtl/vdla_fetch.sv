@@ -10,37 +10,31 @@ import vdla_pkg::*;
 /* verilator lint_on IMPORTSTAR */
 
 module vdla_fetch (
-  input  logic                clk,
-  input  logic                rst,
-  input  logic                launch,
-  input  logic                halt,        // done: stop fetching
-  input  logic [31:0]         insn_addr,
-  input  logic [31:0]         insn_count,
-  output logic                dram_error,
+  input  logic                  clk,
+  input  logic                  rst,
+  input  logic                  launch,
+  input  logic                  halt,        // done: stop fetching
+  input  logic [REG_BITS-1:0]   insn_addr,
+  input  logic [REG_BITS-1:0]   insn_count,
+  output logic [ERR_W-1:0]      err,         // ERROR_CAUSE bits raised this cycle
   // dispatch into the three command queues
-  output logic [127:0]        disp_insn,
-  output logic                disp_load,
-  output logic                disp_compute,
-  output logic                disp_store,
-  input  logic                full_load,
-  input  logic                full_compute,
-  input  logic                full_store,
-  // AXI4 read channels
-  output logic                ar_valid,
-  input  logic                ar_ready,
-  output logic [31:0]         ar_addr,
-  output logic [7:0]          ar_len,
-  input  logic                r_valid,
-  input  logic [BUS_BITS-1:0] r_data,
-  input  logic [1:0]          r_resp,
-  output logic                r_ready
+  output vdla_pkg::insn_t       disp_insn,
+  output logic                  disp_load,
+  output logic                  disp_compute,
+  output logic                  disp_store,
+  input  logic                  full_load,
+  input  logic                  full_compute,
+  input  logic                  full_store,
+  output vdla_pkg::axi_rd_req_t axi_req,
+  input  vdla_pkg::axi_rd_rsp_t axi_rsp
 );
   localparam int KW = FETCH_BURST_INSNS > 1 ? $clog2(FETCH_BURST_INSNS) : 1;
   // F_WAIT: the burst's AXI requests go out (from its first cycle; more than one only at a
   // 4 KiB boundary) and its beats come in; F_DISP: dispatch from the burst buffer
   typedef enum logic [1:0] {F_IDLE, F_WAIT, F_DISP} state_t;
   state_t state;
-  logic [127:0] burst_buf [FETCH_BURST_INSNS];
+  // plain words: Yosys 0.70 mis-elaborates a part-select write into an array of packed structs
+  logic [INSN_WIDTH-1:0] burst_buf [FETCH_BURST_INSNS];
   logic [31:0] base, count, fetched, beat, burst_beats, ar_left, ar_next;
   logic [KW-1:0] k;
 
@@ -51,21 +45,22 @@ module vdla_fetch (
   assign next_insns = next_left > 32'(FETCH_BURST_INSNS) ? 32'(FETCH_BURST_INSNS) : next_left;
 
   logic [31:0] ar_beats;
-  vdla_burst_len u_len (.addr(ar_next), .beats_left(ar_left), .beats(ar_beats));
-  assign ar_valid = state == F_WAIT && ar_left != 0;
-  assign ar_addr = ar_next;
-  assign ar_len = 8'(ar_beats - 1);
-  assign r_ready = 1'b1;
-  assign dram_error = state == F_WAIT && r_valid && r_resp != 2'b00;
+  vdla_burst_len u_len (.addr(AXI_ADDR_BITS'(ar_next)), .beats_left(ar_left), .beats(ar_beats));
+  assign axi_req.arvalid = state == F_WAIT && ar_left != 0;
+  assign axi_req.araddr = AXI_ADDR_BITS'(ar_next);
+  assign axi_req.arlen = AXI_LEN_BITS'(ar_beats - 1);
+  assign axi_req.rready = 1'b1;
+  always_comb begin
+    err = '0;
+    err[ERR_DRAM_BIT] = state == F_WAIT && axi_rsp.rvalid && axi_rsp.rresp != AXI_RESP_OKAY;
+  end
 
   // ---- routing (SPEC §4) -----------------------------------------------------------------
-  logic [2:0] opcode, mtype;
   logic to_load, to_store, to_compute, blocked, disp;
   assign disp_insn = burst_buf[k];
-  assign opcode = disp_insn[2:0];
-  assign mtype = disp_insn[MEM_MEMORY_TYPE_LSB +: 3];
-  assign to_store = opcode == OP_STORE;
-  assign to_load = opcode == OP_LOAD && (mtype == MEM_INP || mtype == MEM_WGT);
+  assign to_store = disp_insn.hdr.opcode == OP_STORE;
+  assign to_load = disp_insn.hdr.opcode == OP_LOAD
+                   && (disp_insn.mem.memory_type == MEM_INP || disp_insn.mem.memory_type == MEM_WGT);
   assign to_compute = !to_store && !to_load;
   assign blocked = (to_load && full_load) || (to_store && full_store) || (to_compute && full_compute);
   assign disp = state == F_DISP && !blocked;
@@ -74,8 +69,8 @@ module vdla_fetch (
   assign disp_compute = disp && to_compute;
 
   always_ff @(posedge clk) begin
-    if (state == F_WAIT && r_valid)
-      burst_buf[beat >> LOG_INSN_BEATS][(beat & 32'(INSN_BEATS - 1)) * BUS_BITS +: BUS_BITS] <= r_data;
+    if (state == F_WAIT && axi_rsp.rvalid)
+      burst_buf[beat >> LOG_INSN_BEATS][(beat & 32'(INSN_BEATS - 1)) * BUS_BITS +: BUS_BITS] <= axi_rsp.rdata;
     if (rst || halt) begin
       state <= F_IDLE;
     end else begin
@@ -88,11 +83,11 @@ module vdla_fetch (
       end
       unique case (state)
         F_WAIT: begin
-          if (ar_valid && ar_ready) begin
+          if (axi_req.arvalid && axi_rsp.arready) begin
             ar_left <= ar_left - ar_beats;
             ar_next <= ar_next + (ar_beats << LOG_BUS_BYTES);
           end
-          if (r_valid) begin
+          if (axi_rsp.rvalid) begin
             beat <= beat + 1;
             if (beat == burst_beats - 1) begin
               state <= F_DISP;
@@ -117,7 +112,7 @@ module vdla_fetch (
           beat <= '0;
           burst_beats <= next_insns << LOG_INSN_BEATS;
           ar_left <= next_insns << LOG_INSN_BEATS;
-          ar_next <= (launch ? insn_addr : base) + (next_fetched << 4);
+          ar_next <= (launch ? insn_addr : base) + (next_fetched << LOG_INSN_BYTES);
         end
       end
     end

@@ -13,7 +13,7 @@ module vdla_load (
   input  logic                     clear_stats,
   // command queue head
   input  logic                     q_valid,
-  input  logic [127:0]             q_insn,
+  input  vdla_pkg::insn_t          q_insn,
   output logic                     q_pop,
   // tokens
   input  logic                     c2l_avail,
@@ -30,93 +30,69 @@ module vdla_load (
   output logic [WGT_ELEM_BITS-1:0] wgt_wdata,
   // status
   output logic                     busy,
-  output logic                     err_flag,
-  output logic                     err_range,
-  output logic                     err_dram,
-  output logic [31:0]              busy_cycles,
-  output logic [31:0]              token_stall_cycles,
-  output logic [31:0]              fetch_stall_cycles,
-  output logic [31:0]              inp_bytes,      // DRAM bytes loaded (padding excluded)
-  output logic [31:0]              wgt_bytes,
-  // AXI4 read channels
-  output logic                     ar_valid,
-  input  logic                     ar_ready,
-  output logic [31:0]              ar_addr,
-  output logic [7:0]               ar_len,
-  input  logic                     r_valid,
-  input  logic [BUS_BITS-1:0]      r_data,
-  input  logic [1:0]               r_resp,
-  output logic                     r_ready
+  output logic [ERR_W-1:0]         err,            // ERROR_CAUSE bits raised this cycle
+  output logic [REG_BITS-1:0]      busy_cycles,
+  output logic [REG_BITS-1:0]      token_stall_cycles,
+  output logic [REG_BITS-1:0]      fetch_stall_cycles,
+  output logic [REG_BITS-1:0]      inp_bytes,      // DRAM bytes loaded (padding excluded)
+  output logic [REG_BITS-1:0]      wgt_bytes,
+  output vdla_pkg::axi_rd_req_t    axi_req,
+  input  vdla_pkg::axi_rd_rsp_t    axi_rsp
 );
-  logic pop_next, push_next, is_nop, accept, dma_busy, dma_last, nop_busy, nop_last;
-  logic push_latched, is_wgt;
-  logic [31:0] nop_left;
-  assign pop_next = q_insn[MEM_POP_NEXT_LSB];
-  assign push_next = q_insn[MEM_PUSH_NEXT_LSB];
-  assign is_nop = q_insn[MEM_X_SIZE_LSB +: 16] == 16'd0;
-
-  logic engine_busy;
-  assign engine_busy = dma_busy || nop_busy;
-  assign accept = running && !engine_busy && q_valid && (!pop_next || c2l_avail);
+  localparam logic [INP_BITS-1:0] INP_MIN = {1'b1, {(INP_BITS-1){1'b0}}};
+  localparam logic [WGT_BITS-1:0] WGT_MIN = {1'b1, {(WGT_BITS-1){1'b0}}};
+  logic is_nop, accept, last, push_now, dma_busy, dma_last;
+  assign is_nop = q_insn.mem.x_size == '0;
   assign q_pop = accept;
-  assign c2l_pop = accept && pop_next;
-  assign busy = accept || engine_busy;
-  // load has no pop_prev / push_prev queue (SPEC §4)
-  assign err_flag = accept && (q_insn[MEM_POP_PREV_LSB] || q_insn[MEM_PUSH_PREV_LSB]);
-
-  // ---- NOP: nop_cycles, the accept cycle included --------------------------------------
-  assign nop_last = (accept && is_nop && NOP_CYCLES == 1) || (nop_busy && nop_left == 0);
-  always_ff @(posedge clk) begin
-    if (rst) nop_busy <= 1'b0;
-    else if (accept && is_nop && NOP_CYCLES > 1) begin
-      nop_busy <= 1'b1;
-      nop_left <= 32'(NOP_CYCLES - 2);
-    end else if (nop_busy) begin
-      nop_left <= nop_left - 1;
-      if (nop_left == 0) nop_busy <= 1'b0;
-    end
-  end
-
-  logic pad_min;   // padding holds int8 -128 in every lane instead of zeros
-  always_ff @(posedge clk) if (accept) begin
-    push_latched <= push_next;
-    pad_min <= q_insn[MEM_PAD_MIN_LSB];
-    is_wgt <= q_insn[MEM_MEMORY_TYPE_LSB +: 3] == MEM_WGT;
-  end
-  assign l2c_push = (accept && nop_last) ? push_next : ((nop_last || dma_last) && push_latched);
+  assign c2l_pop = accept && q_insn.hdr.pop_next;
+  assign l2c_push = last && push_now;
+  vdla_issue #(.FLAGS(1)) u_issue (
+    .clk, .rst, .running, .clear_stats, .q_valid,
+    .pop({q_insn.hdr.pop_next, 1'b0}), .avail({c2l_avail, 1'b0}),
+    .hold(is_nop), .hold_cycles(32'(NOP_CYCLES)), .flags(q_insn.hdr.push_next),
+    .engine_busy(dma_busy), .engine_last(dma_last),
+    .accept, .busy, .last, .last_flags(push_now),
+    .busy_cycles, .token_stall_cycles, .fetch_stall_cycles);
 
   // ---- DMA into INP / WGT ----------------------------------------------------------------
-  logic wr_en, wr_pad;
+  logic wr_en, wr_pad, dma_err, is_wgt;
   logic [31:0] wr_elem, wr_beat;
   logic [BUS_BITS-1:0] wr_data;
+  /* verilator lint_off UNUSEDSIGNAL */  // the load routes writes by memory type and pad value only
+  vdla_pkg::mem_insn_t dma_insn;
+  /* verilator lint_on UNUSEDSIGNAL */
   vdla_dma_rd u_dma (
-    .clk, .rst, .start(accept && !is_nop), .insn(q_insn), .busy(dma_busy), .last(dma_last),
-    .wr_en, .wr_pad, .wr_elem, .wr_beat, .wr_data, .dram_error(err_dram),
-    .ar_valid, .ar_ready, .ar_addr, .ar_len, .r_valid, .r_data, .r_resp, .r_ready);
+    .clk, .rst, .start(accept && !is_nop), .insn(q_insn.mem), .insn_q(dma_insn), .busy(dma_busy),
+    .last(dma_last), .wr_en, .wr_pad, .wr_elem, .wr_beat, .wr_data, .dram_error(dma_err), .axi_req, .axi_rsp);
 
   logic in_range;
+  assign is_wgt = dma_insn.memory_type == MEM_WGT;
   assign in_range = is_wgt ? wr_elem < 32'(WGT_DEPTH) : wr_elem < 32'(INP_DEPTH);
-  assign err_range = wr_en && !in_range;
   assign inp_we = wr_en && in_range && !is_wgt;
   assign wgt_we = wr_en && in_range && is_wgt;
   assign inp_waddr = wr_elem[LOG_INP_DEPTH-1:0];
   assign wgt_waddr = wr_elem[LOG_WGT_DEPTH-1:0];
-  assign inp_wdata = wr_pad ? (pad_min ? {(INP_BEATS * BUS_BYTES){8'h80}} : '0) : {INP_BEATS{wr_data}};
-  assign wgt_wdata = wr_pad ? (pad_min ? {(WGT_BEATS * BUS_BYTES){8'h80}} : '0) : {WGT_BEATS{wr_data}};
+  // padding: zeros, or with pad_min the lanes' most negative value
+  assign inp_wdata = wr_pad ? (dma_insn.pad_min ? {(INP_ELEM_BITS / INP_BITS){INP_MIN}} : '0) : {INP_BEATS{wr_data}};
+  assign wgt_wdata = wr_pad ? (dma_insn.pad_min ? {(WGT_ELEM_BITS / WGT_BITS){WGT_MIN}} : '0) : {WGT_BEATS{wr_data}};
   assign inp_wbe = wr_pad ? '1 : INP_BEATS'(1) << wr_beat;
   assign wgt_wbe = wr_pad ? '1 : WGT_BEATS'(1) << wr_beat;
+
+  always_comb begin
+    err = '0;
+    // load has no pop_prev / push_prev queue (SPEC §4)
+    err[ERR_FLAG_BIT] = accept && (q_insn.hdr.pop_prev || q_insn.hdr.push_prev);
+    err[ERR_SRAM_RANGE_BIT] = wr_en && !in_range;
+    err[ERR_DRAM_BIT] = dma_err;
+  end
 
   always_ff @(posedge clk) begin
     if (clear_stats) begin
       inp_bytes <= '0;
       wgt_bytes <= '0;
     end else if (wr_en && !wr_pad) begin
-      if (is_wgt) wgt_bytes <= wgt_bytes + 32'(BUS_BYTES);
-      else inp_bytes <= inp_bytes + 32'(BUS_BYTES);
+      if (is_wgt) wgt_bytes <= wgt_bytes + REG_BITS'(BUS_BYTES);
+      else inp_bytes <= inp_bytes + REG_BITS'(BUS_BYTES);
     end
   end
-
-  vdla_perf u_perf (
-    .clk, .clear(clear_stats), .running, .busy, .head_valid(q_valid),
-    .busy_cycles, .token_stall_cycles, .fetch_stall_cycles);
 endmodule

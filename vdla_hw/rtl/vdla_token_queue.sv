@@ -2,8 +2,8 @@
 // in the last cycle of an instruction ending at e reaches the counter after DELAY more
 // cycles, so a pop can see it from cycle e + DELAY (timing.py: token_delay).
 module vdla_token_queue #(
-  parameter int DEPTH = 256,
-  parameter int DELAY = 1
+  parameter int DEPTH,   // set by the instance (vdla_top: TOKEN_QUEUE_DEPTH, TOKEN_DELAY)
+  parameter int DELAY
 ) (
   input  logic clk,
   input  logic rst,

@@ -18,7 +18,7 @@ import numpy as np
 from cocotb.simtime import get_sim_time
 from cocotb.triggers import FallingEdge
 
-OKAY, SLVERR = 0, 2
+from ...rtl_params import AXI_BOUNDARY_BYTES, AXI_RESP_OKAY as OKAY, AXI_RESP_SLVERR as SLVERR
 READ_PORTS = ("m_fetch", "m_load", "m_comp")   # bits 0..2 of mem_req
 AW_BIT, W_BIT = 1 << 3, 1 << 4
 
@@ -63,7 +63,7 @@ class AxiMemory:
         self.reads = self.writes = 0   # beats served, for statistics
 
     def _check_burst(self, kind: str, addr: int, beats: int) -> None:
-        if addr % self.bus or (addr % 4096) + beats * self.bus > 4096:
+        if addr % self.bus or (addr % AXI_BOUNDARY_BYTES) + beats * self.bus > AXI_BOUNDARY_BYTES:
             raise AssertionError(f"cycle {self.cycle}: {kind} burst of {beats} beats at 0x{addr:x} is unaligned "
                                  "or crosses a 4 KiB boundary (AXI4 forbids it)")
 
