@@ -1,6 +1,7 @@
 """`python -m vdla.hw.rtl.sim {lint,build,package} [--config NAME_OR_JSON]`
 
-lint     Verilator -Wall lint of the whole RTL for the config (exit 1 on any warning)
+lint     Verilator -Wall lint of the whole RTL for the config, and the check that no source
+         restates a fact of the generated package (exit 1 on any message)
 build    build (or find in the cache) the Verilator simulation; prints its directory
 package  print the generated vdla_pkg.sv
 """
@@ -26,11 +27,14 @@ def main(argv=None) -> int:
     if args.action == "build":
         print(build(config))
         return 0
+    from .. import RTL_DIR, SOURCES
+    from .facts import check_sources
     with tempfile.TemporaryDirectory(prefix="vdla-lint-") as tmp:
         lines = lint(config, tmp)
+    lines += check_sources(config, [RTL_DIR / name for name in SOURCES])
     for line in lines:
         print(line)
-    print(f"verilator lint of {config.name} ({config.target}): "
+    print(f"lint of {config.name} ({config.target}), verilator -Wall and restated facts: "
           + (f"{len(lines)} message(s)" if lines else "clean"))
     return 1 if lines else 0
 
