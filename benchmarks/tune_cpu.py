@@ -6,27 +6,28 @@ Prints one row per distinct kernel: the nodes that share it, the default's and t
 schedule's milliseconds (the paired timing the search confirmed a record with; equal where
 the default stayed), speedup, schedules measured, default and tuned knobs. Then the whole
 model, compiled without and with the log and run through the executor in turns in this
-process (median of rounds). Exits 1 if any record is slower than its default (the tuner
-must never write one). With --json the last line is one JSON object: default_ms and
+process (median of rounds, the two taking turns to go first). Exits 1 if any record is
+slower than its default (the tuner must never write one). With --json the last line is one JSON object: default_ms and
 tuned_ms (the model), kernels_default_ms and kernels_tuned_ms (each kernel times its nodes),
 trials (schedules measured), tune_wall_s, trials_per_kernel, jobs, threads, host, kernels.
 
     python benchmarks/tune_cpu.py [--model resnet18|mobilenetv2] [--trials 16] [--jobs N]
-                                  [--threads N] [--repeat 20] [--json]
+                                  [--threads N] [--repeat 20] [--log TUNING.json] [--json]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
+import time
 from dataclasses import asdict
 
 import numpy as np
 
 from e2e_cpu import _builders as model_builders
-from interleave import interleaved_median_ms
 
 
 def tune(model, trials: int, jobs: int, threads, log_path: str, progress: bool) -> dict:
@@ -60,8 +61,24 @@ def model_ms(model, log_path: str, threads, repeat: int) -> tuple[float, float, 
     runs = [Executor(plain), Executor(tuned)]
     out = [r.run(x) for r in runs]
     same = all(np.allclose(a, out[1][k], rtol=1e-4, atol=1e-4) for k, a in out[0].items())
-    default, tuned_ms = interleaved_median_ms([lambda: runs[0].run(x), lambda: runs[1].run(x)], repeat, min_time=2.0)
-    return default, tuned_ms, same
+    return (*_alternating_median_ms([lambda: runs[0].run(x), lambda: runs[1].run(x)], repeat, min_time=3.0), same)
+
+
+def _alternating_median_ms(fns, repeat: int, min_time: float) -> list[float]:
+    """Median ms of each of two functions run in turns, the first one first in even rounds and
+    second in odd ones (on a loaded host the place in a round changes the time), for at least
+    `repeat` rounds and `min_time` seconds."""
+    for fn in fns:
+        fn()
+    times = [[], []]
+    end, rounds = time.perf_counter() + min_time, 0
+    while rounds < repeat or time.perf_counter() < end:
+        for i in ((0, 1) if rounds % 2 == 0 else (1, 0)):
+            start = time.perf_counter()
+            fns[i]()
+            times[i].append(time.perf_counter() - start)
+        rounds += 1
+    return [statistics.median(t) * 1e3 for t in times]
 
 
 def _knobs(k: dict | None) -> str:
@@ -75,11 +92,13 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compiling processes")
     ap.add_argument("--threads", type=int, default=None, help="threads the kernels run with (default: every core)")
     ap.add_argument("--repeat", type=int, default=20, help="rounds of the whole-model timing")
+    ap.add_argument("--log", default=None, metavar="TUNING.json", help="keep the tuning log here (default: a "
+                                                                        "temporary file)")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
     args = ap.parse_args(argv)
     model = getattr(model_builders(), args.model)()
     with tempfile.TemporaryDirectory() as d:
-        log_path = os.path.join(d, "tuning.json")
+        log_path = args.log or os.path.join(d, "tuning.json")
         f = tune(model, args.trials, args.jobs, args.threads, log_path, progress=sys.stderr.isatty())
         default, tuned, same = model_ms(model, log_path, args.threads, args.repeat)
     f.update(model=args.model, default_ms=round(default, 3), tuned_ms=round(tuned, 3), same_output=same)
@@ -96,7 +115,7 @@ def main(argv=None) -> int:
               f"{tuned_knobs}")
     print(f"{'kernels (kernel x nodes)':<{width}} {'':>5} {f['kernels_default_ms']:>10.4f} "
           f"{f['kernels_tuned_ms']:>9.4f} {f['kernels_default_ms'] / f['kernels_tuned_ms']:>7.3f}x {f['trials']:>6}")
-    print(f"{args.model} end to end (executor, median of rounds in turns): default {default:.3f} ms, tuned "
+    print(f"{args.model} end to end (executor, median of alternating rounds): default {default:.3f} ms, tuned "
           f"{tuned:.3f} ms ({default / tuned:.3f}x), outputs {'equal' if same else 'DIFFER'}; {f['host']}, "
           f"{f['threads']} thread(s); {args.trials} trials per kernel compiled on {args.jobs} process(es) and timed "
           f"one at a time, in {f['tune_wall_s']} s")
