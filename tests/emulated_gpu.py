@@ -1,10 +1,14 @@
 """A GPU device for tests on machines without one: the methods the runtime calls on a CUDA
 device (vdla.driver.devices.cuda), over host memory, where a launch runs the kernel's CPU
 emulation (vdla.compiler.codegen.nvptx.emulate). It is given the kernels in launch form by name,
-as the compiler lowered them (record_gpu_kernels catches them during a compile)."""
+as the compiler lowered them (record_gpu_kernels catches them during a compile).
+
+gpu_for_tests is what the GPU-path tests run artifacts on: this emulation, or with
+VDLA_TESTS_ON_GPU=1 (benchmarks/gpu_device_check.sh sets it on a GPU machine) the real CUDA GPU."""
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 
@@ -65,3 +69,18 @@ def record_gpu_kernels(monkeypatch):
         return original(gf, *args, **kwargs)
     monkeypatch.setattr(nvptx_build, "codegen_cuda", recording)
     yield kernels
+
+
+ON_GPU = os.environ.get("VDLA_TESTS_ON_GPU") == "1"
+_cuda = []
+
+
+def gpu_for_tests(kernels: dict):
+    """The emulated GPU over `kernels`, or with VDLA_TESTS_ON_GPU=1 the CUDA GPU (opened once;
+    a DeviceError where there is none: that run asked for a GPU)."""
+    if not ON_GPU:
+        return EmulatedGpu(kernels)
+    if not _cuda:
+        from vdla.driver.devices.cuda import CudaDevice
+        _cuda.append(CudaDevice())
+    return _cuda[0]

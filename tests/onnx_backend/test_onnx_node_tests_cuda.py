@@ -1,12 +1,12 @@
 """The onnx package's backend node tests (the selection of test_onnx_node_tests.py) compiled with
 --target cuda: each model's GPU programs run in the executor on a device whose launches run the
-kernels' CPU emulation (tests/emulated_gpu.py) and must match the onnx reference outputs, and
+kernels' CPU emulation (tests/emulated_gpu.py; with VDLA_TESTS_ON_GPU=1 on the CUDA GPU) and must match the onnx reference outputs, and
 their PTX must assemble (ptxas, sm_80 and sm_90). Ops without a GPU kernel run as host steps."""
 import numpy as np
 import pytest
 from onnx.backend.test.runner import Runner
 
-from emulated_gpu import EmulatedGpu, record_gpu_kernels
+from emulated_gpu import gpu_for_tests, record_gpu_kernels
 from test_onnx_node_tests import CASES, _array
 from vdla.compiler.codegen.nvptx import ptxas
 from vdla.compiler.compile_model import compile_model
@@ -35,7 +35,7 @@ def test_onnx_node_on_the_gpu_path(case, monkeypatch):
                                          input_shapes={k: list(v.shape) for k, v in feeds.items()})
             failed = {n: r for n, r in artifact.header["compile"]["host_reasons"].items() if "FAILED" in r}
             assert not failed, failed
-            outputs = Executor(artifact, device=EmulatedGpu(kernels)).run(feeds)
+            outputs = Executor(artifact, device=gpu_for_tests(kernels)).run(feeds)
             got = [outputs[o.name] for o in case.model.graph.output]
             Runner.assert_similar_outputs([_array(r) for r in ref_outputs], got, rtol=case.rtol, atol=case.atol)
             if ptxas.find_ptxas() is not None:
