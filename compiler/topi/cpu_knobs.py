@@ -111,8 +111,12 @@ def divisor_up_to(n: int, limit: int) -> int:
 
 def default_knobs(kind: str, dims: dict):
     """The schedule vdla compiles without a tuning record."""
-    if kind in ("conv2d_nchwc", "conv2d_nchwc_int8"):
+    if kind == "conv2d_nchwc":
         return DirectConvKnobs(row_tile(dims["out_w"]))
+    if kind == "conv2d_nchwc_int8":
+        # the int8 dot product is tensorized over whole tiles (no tail): a divisor of the row,
+        # however small, beats the host step a tail would leave (a 17-pixel row: 1-pixel tiles)
+        return DirectConvKnobs(divisor_up_to(dims["out_w"], MAX_REG_TILE))
     if kind == "depthwise_conv2d_nchwc":
         return DepthwiseConvKnobs(row_tile(dims["out_w"]), 1, DW_INLINE_PAD)
     if kind == "conv2d_nchwc_winograd":

@@ -75,7 +75,7 @@ def test_small_cnn_across_opsets(opset, rng):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def _quantized_cnn(cin: int = 3, cout: int = 8):
+def _quantized_cnn(cin: int = 3, cout: int = 8, size: int = 16):
     """A pre-quantized model as quantization tools export it: QuantizeLinear, QLinearConv
     (per-channel weight scales, int32 bias), DequantizeLinear, then a float head."""
     from onnx import TensorProto, helper, numpy_helper
@@ -91,8 +91,9 @@ def _quantized_cnn(cin: int = 3, cout: int = 8):
                               pads=[1, 1, 1, 1], strides=[2, 2]),
              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["yf"]),
              helper.make_node("Relu", ["yf"], ["y"])]
-    graph = helper.make_graph(nodes, "qcnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, 16, 16])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, 8, 8])],
+    out = (size - 1) // 2 + 1
+    graph = helper.make_graph(nodes, "qcnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, size, size])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, out, out])],
                               initializer=inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=9)
 
@@ -110,6 +111,21 @@ def test_prequantized_model_matches_onnxruntime(channels, use_kernels, rng):
     # integer requantization: exact up to one quantization step where rounding ties differ
     assert np.abs(got - want).max() <= 0.05 + 1e-6
     assert np.mean(got == want) > 0.99
+
+
+def test_an_int8_conv_whose_row_has_no_large_divisor_is_still_a_kernel(rng):
+    """A 17-pixel output row: the int8 dot product is tensorized over whole register tiles, so the
+    default tile must divide the row (a 14-pixel tile with a tail failed to tensorize and left
+    the convolution to a host step)."""
+    model = _quantized_cnn(16, 32, size=34)
+    artifact = compile_model(model)
+    steps = {s["op"]: s["kind"] for s in artifact.plan["steps"]}
+    conv = next(op for op in steps if "QConvNCHWcInt8" in op)
+    assert steps[conv] == "kernel", artifact.header["compile"]["host_reasons"]
+    x = rng.uniform(-2, 2, (1, 16, 34, 34)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    got = Executor(artifact).run({"x": x})["y"]
+    assert np.abs(got - want).max() <= 0.05 + 1e-6 and np.mean(got == want) > 0.99
 
 
 @pytest.mark.parametrize("pool", [
