@@ -148,7 +148,10 @@ class MemInsn(Insn):
 
 
 @dataclass
-class GemmInsn(Insn):
+class UopLoopInsn(Insn):
+    """GEMM or ALU: a two-level loop over a range of micro-ops, each iteration offsetting the
+    micro-ops' indices by the loop factors. `reset` is honoured by GEMM only; an ALU
+    instruction always computes (VTA's semantics; see the module docstring)."""
     reset: bool = False
     uop_begin: int = 0
     uop_end: int = 1
@@ -158,34 +161,24 @@ class GemmInsn(Insn):
     dst_factor_in: int = 0
     src_factor_out: int = 0
     src_factor_in: int = 0
-    wgt_factor_out: int = 0
-    wgt_factor_in: int = 0
-    opcode = Opcode.GEMM
 
     def module(self) -> Module:
         return Module.COMPUTE
 
 
 @dataclass
-class AluInsn(Insn):
-    # Encoded like GEMM's reset bit but ignored by the hardware: an ALU instruction always
-    # computes (VTA's semantics; see the module docstring).
-    reset: bool = False
-    uop_begin: int = 0
-    uop_end: int = 1
-    iter_out: int = 1
-    iter_in: int = 1
-    dst_factor_out: int = 0
-    dst_factor_in: int = 0
-    src_factor_out: int = 0
-    src_factor_in: int = 0
+class GemmInsn(UopLoopInsn):
+    wgt_factor_out: int = 0
+    wgt_factor_in: int = 0
+    opcode = Opcode.GEMM
+
+
+@dataclass
+class AluInsn(UopLoopInsn):
     alu_opcode: AluOp = AluOp.ADD
     use_imm: bool = False
     imm: int = 0
     opcode = Opcode.ALU
-
-    def module(self) -> Module:
-        return Module.COMPUTE
 
 
 @dataclass
@@ -241,6 +234,32 @@ _HEADER = [("opcode", 3), ("pop_prev", 1), ("pop_next", 1), ("push_prev", 1), ("
 
 def _log2(n: int) -> int:
     return n.bit_length() - 1
+
+
+_BOOL_FIELDS = DEP_FLAGS + ("reset", "use_imm")
+
+
+def _enum_field(enum, name: str, fields: dict, opcode: Opcode):
+    try:
+        return enum(fields[name])
+    except ValueError:
+        raise DecodeError(f"unknown {name} {fields[name]} in {Opcode(opcode).name} instruction "
+                          f"(valid: {', '.join(f'{v.name} {int(v)}' for v in enum)})") from None
+
+
+def _record(opcode: Opcode, cls: type, fields: dict) -> Insn:
+    """The instruction record of one word's raw field values (`fields` is consumed); one
+    statement of the decoding for `Isa.decode` and `Isa.decode_stream`."""
+    fields.pop("opcode")
+    for name in _BOOL_FIELDS:
+        if name in fields:
+            fields[name] = bool(fields[name])
+    if cls is MemInsn:
+        fields["opcode"] = Opcode(opcode)
+        fields["memory_type"] = _enum_field(MemType, "memory_type", fields, opcode)
+    elif cls is AluInsn:
+        fields["alu_opcode"] = _enum_field(AluOp, "alu_opcode", fields, opcode)
+    return cls(**fields)
 
 
 class Isa:
@@ -311,24 +330,10 @@ class Isa:
             if f.signed and v >> (f.width - 1):
                 v -= 1 << f.width
             values[f.name] = v
-        values.pop("opcode")
-        for flag in DEP_FLAGS + ("reset", "use_imm"):
-            if flag in values:
-                values[flag] = bool(values[flag])
-        if cls is MemInsn:
-            values["opcode"] = opcode
-            try:
-                values["memory_type"] = MemType(values["memory_type"])
-            except ValueError:
-                raise DecodeError(f"unknown memory_type {values['memory_type']} in {opcode.name} "
-                                  f"instruction 0x{word:032x}") from None
-        if cls is AluInsn:
-            try:
-                values["alu_opcode"] = AluOp(values["alu_opcode"])
-            except ValueError:
-                raise DecodeError(f"unknown alu_opcode {values['alu_opcode']} in ALU "
-                                  f"instruction 0x{word:032x}") from None
-        return cls(**values)
+        try:
+            return _record(opcode, cls, values)
+        except DecodeError as exc:
+            raise DecodeError(f"{exc.reason}: 0x{word:032x}") from None
 
     def encode_stream(self, insns: list[Insn]) -> np.ndarray:
         """Instructions as the bytes fetch reads from DRAM (uint8, INSN_BYTES per instruction)."""
@@ -367,27 +372,13 @@ class Isa:
                 if f.signed:
                     col = np.where(col >> (f.width - 1), col - (1 << f.width), col)
                 columns[f.name] = col.tolist()
-            columns.pop("opcode")
-            flags = [name for name in DEP_FLAGS + ("reset", "use_imm") if name in columns]
             names = list(columns)
             for k, values in enumerate(zip(*columns.values())):
-                fields = dict(zip(names, values))
-                for name in flags:
-                    fields[name] = bool(fields[name])
                 i = int(rows[k])
                 try:
-                    if cls is MemInsn:
-                        fields["opcode"] = opcode
-                        fields["memory_type"] = MemType(fields["memory_type"])
-                    elif cls is AluInsn:
-                        fields["alu_opcode"] = AluOp(fields["alu_opcode"])
-                except ValueError:
-                    what = "memory_type" if cls is MemInsn else "alu_opcode"
-                    valid = MemType if cls is MemInsn else AluOp
-                    raise DecodeError(f"unknown {what} {fields[what]} in {Opcode(opcode).name} "
-                                      f"instruction (valid: {', '.join(f'{v.name} {int(v)}' for v in valid)})",
-                                      i) from None
-                out[i] = cls(**fields)
+                    out[i] = _record(opcode, cls, dict(zip(names, values)))
+                except DecodeError as exc:
+                    raise DecodeError(exc.reason, i) from None
         return out
 
     # ---- micro-ops ----------------------------------------------------------------------

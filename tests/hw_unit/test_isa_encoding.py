@@ -177,3 +177,24 @@ def test_disassembler_shows_the_reset_bit_of_gemm_and_alu():
     assert "GEMM reset" in lines[0]
     assert "reset(ignored)" in lines[1]          # ALU computes regardless (VTA's semantics)
     assert "reset" not in lines[2]
+
+
+@pytest.mark.parametrize("word", [6 << 7 | int(Opcode.LOAD), 7 << 108 | int(Opcode.ALU)])
+def test_decode_and_decode_stream_give_one_reason_with_the_valid_values(word):
+    from vdla.hw.isa import DecodeError
+    isa = load_config().isa
+    with pytest.raises(DecodeError) as single:
+        isa.decode(word)
+    with pytest.raises(DecodeError) as stream:
+        isa.decode_stream(word.to_bytes(16, "little"))
+    assert single.value.reason.startswith(stream.value.reason)
+    assert "(valid: " in stream.value.reason and f"0x{word:032x}" in single.value.reason
+
+
+def test_gemm_and_alu_records_keep_their_field_order():
+    # positional construction and dataclasses.fields() follow the encoding's order
+    import dataclasses
+    header = ["pop_prev", "pop_next", "push_prev", "push_next", "reset", "uop_begin", "uop_end",
+              "iter_out", "iter_in", "dst_factor_out", "dst_factor_in", "src_factor_out", "src_factor_in"]
+    assert [f.name for f in dataclasses.fields(GemmInsn)] == header + ["wgt_factor_out", "wgt_factor_in"]
+    assert [f.name for f in dataclasses.fields(AluInsn)] == header + ["alu_opcode", "use_imm", "imm"]
