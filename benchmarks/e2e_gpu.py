@@ -20,6 +20,9 @@ with the reason under peer_missing. With --json the last line is one JSON object
                                                     {model}_b{N} at batch N (resnet18_b16, ...)
   {case}_ms, {case}_ort_ms, {case}_torch_ms, {case}_max_abs_err (vdla vs the CPU reference),
   {case}_compile_s, {case}_gpu_steps, {case}_host_steps, {case}_kernels
+  {case}_winograd_convs, {case}_direct_ms (the same compile with every conv direct, when some
+  run by Winograd), {case}_winograd_speedup (direct ms / vdla ms): what settles
+  topi.gpu.winograd.WINOGRAD_FLOPS_PER_LAUNCH, a guess until measured
   device, arch, batches, image, repeat, warmup, peer_missing {peer: why}, errors [...]
 """
 from __future__ import annotations
@@ -104,13 +107,14 @@ def case_name(model: str, batch: int) -> str:
 def bench_case(case: str, model, device, ordinal: int, peers, args, missing: dict, errors: list) -> dict:
     from vdla.compiler.compile_cuda import compile_for_cuda
     from vdla.driver.executor import Executor
-    out = {f"{case}_{k}": None for k in ["ms", "max_abs_err"] + [f"{p.key}_ms" for p in peers]
-           + [f"ratio_vs_{p.key}" for p in peers]}
+    out = {f"{case}_{k}": None for k in ["ms", "max_abs_err", "direct_ms", "winograd_speedup"]
+           + [f"{p.key}_ms" for p in peers] + [f"ratio_vs_{p.key}" for p in peers]}
     start = time.perf_counter()
     artifact = compile_for_cuda(model, arch=arch_for(device))
     kinds = [s["kind"] for s in artifact.plan["steps"]]
+    winograd = sum(any(a.endswith("@winograd_gpu") for a in s.get("args", [])) for s in artifact.plan["steps"])
     out.update({f"{case}_compile_s": round(time.perf_counter() - start, 2), f"{case}_gpu_steps": kinds.count("gpu"),
-                f"{case}_host_steps": kinds.count("host"),
+                f"{case}_host_steps": kinds.count("host"), f"{case}_winograd_convs": winograd,
                 f"{case}_kernels": sum(len(p["kernels"]) for p in artifact.header.get("gpu_programs", []))})
     spec, result = artifact.plan["inputs"][0], artifact.plan["outputs"][0]["name"]
     feeds = {spec["name"]: np.random.default_rng(0).standard_normal(spec["shape"]).astype(np.float32)}
@@ -118,6 +122,9 @@ def bench_case(case: str, model, device, ordinal: int, peers, args, missing: dic
     bound = TOLERANCE * max(1.0, float(np.abs(reference).max()))
     executor = Executor(artifact, device=device)
     contestants = {"vdla": lambda: executor.run(feeds)[result]}
+    if winograd:               # the same model with every conv direct: does Winograd pay here?
+        direct = Executor(compile_for_cuda(model, arch=arch_for(device), winograd=False), device=device)
+        contestants["direct"] = lambda: direct.run(feeds)[result]
     for peer in peers:
         try:
             run = peer.open(model, ordinal)
@@ -134,14 +141,17 @@ def bench_case(case: str, model, device, ordinal: int, peers, args, missing: dic
             out[f"{case}_max_abs_err"] = err
         if not err <= bound:           # NaN fails too
             what = f"{case}: {key}'s output differs from onnxruntime CPU's by {err:.3g} (allowed {bound:.3g})"
-            if key == "vdla":
+            if key in ("vdla", "direct"):
                 errors.append(what)
                 return out             # a wrong answer is not timed
             missing.setdefault(key, what)
             del contestants[key]
     times = dict(zip(contestants, interleaved_median_ms(list(contestants.values()), args.repeat, args.warmup)))
     out[f"{case}_ms"] = round(times["vdla"], 3)
-    for key in contestants:
+    if "direct" in times:
+        out[f"{case}_direct_ms"] = round(times.pop("direct"), 3)
+        out[f"{case}_winograd_speedup"] = round(out[f"{case}_direct_ms"] / times["vdla"], 3)
+    for key in times:
         if key != "vdla":
             out[f"{case}_{key}_ms"] = round(times[key], 3)
             out[f"{case}_ratio_vs_{key}"] = round(times["vdla"] / times[key], 3)
@@ -181,14 +191,15 @@ def open_cuda(ordinal: int):
 
 def print_table(out: dict, cases: list, peers) -> None:
     head = f"{'case':<16} {'vdla ms':>9}" + "".join(f" {p.key + ' ms':>9} {'vs ' + p.key:>8}" for p in peers)
-    print(head + f" {'max err':>9} {'compile s':>9} gpu/host steps")
+    print(head + f" {'direct ms':>9} {'max err':>9} {'compile s':>9} gpu/host steps, Winograd convs")
     fmt = lambda v, spec: format(v, spec) if v is not None else format("-", spec.rstrip(".23ef"))  # noqa: E731
     for case in cases:
         row = f"{case:<16} {fmt(out[f'{case}_ms'], '>9.2f')}"
         row += "".join(f" {fmt(out[f'{case}_{p.key}_ms'], '>9.2f')} {fmt(out[f'{case}_ratio_vs_{p.key}'], '>8.2f')}"
                        for p in peers)
-        print(row + f" {fmt(out[f'{case}_max_abs_err'], '>9.2e')} {out[f'{case}_compile_s']:>9.1f} "
-                    f"{out[f'{case}_gpu_steps']}/{out[f'{case}_host_steps']}")
+        print(row + f" {fmt(out[f'{case}_direct_ms'], '>9.2f')} {fmt(out[f'{case}_max_abs_err'], '>9.2e')} "
+                    f"{out[f'{case}_compile_s']:>9.1f} {out[f'{case}_gpu_steps']}/{out[f'{case}_host_steps']}, "
+                    f"{out[f'{case}_winograd_convs']}")
 
 
 def main(argv=None, open_device=open_cuda, peers=PEERS) -> int:

@@ -18,11 +18,12 @@ from .lower_gpu_graph import lower_graph_gpu
 
 
 def compile_for_cuda(model, arch: str = limits.DEFAULT_ARCH, input_shapes: dict | None = None,
-                     constant_inputs: dict | None = None, log=None):
+                     constant_inputs: dict | None = None, log=None, winograd: bool = True):
+    """winograd=False: every convolution direct (benchmarks/e2e_gpu.py times both)."""
     start = time.perf_counter()
     graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
     graph = optimize(graph, layout=False)
-    steps, programs, reasons = lower_graph_gpu(graph, arch, log)
+    steps, programs, reasons = lower_graph_gpu(graph, arch, log, winograd)
     info = {"seconds": round(time.perf_counter() - start, 3), "pass_log": graph.meta["pass_log"],
             "host_reasons": reasons}
     return make_artifact(graph, {}, {}, {}, {"kind": "cuda", "arch": arch}, None, info,

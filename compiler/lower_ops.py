@@ -229,7 +229,10 @@ RULES = {
 }
 
 
-def group_to_te(graph: Graph, node: Node, args: list[str]):
+def group_to_te(graph: Graph, node: Node, args: list[str], rules: dict | None = None):
+    """-> (placeholders for args then the outputs, the outputs). `rules` replace RULES' for
+    their ops in this group (the GPU path's Winograd convolution)."""
+    rules = {**RULES, **(rules or {})}
     body = node.body if node.op == "Fused" else [node]
     env = {}
     placeholders = []
@@ -245,7 +248,7 @@ def group_to_te(graph: Graph, node: Node, args: list[str]):
         if name not in env and name in graph.constants and graph.constants[name].ndim == 0:
             env[name] = graph.constants[name].item()  # a literal in the kernel
     for inner in body:
-        rule = RULES.get(inner.op)
+        rule = rules.get(inner.op)
         _require(rule is not None, f"no kernel rule for {inner.op}")
         ins = [env[n] if n else None for n in inner.inputs]
         try:

@@ -21,13 +21,16 @@ class EmulatedGpu:
     arch = "sm_90"
 
     def __init__(self, kernels: dict):
-        self.kernels = dict(kernels)           # name -> GpuKernel
+        self.kernels = kernels                 # name -> GpuKernel, as record_gpu_kernels fills it
         self._emulations = {}
+        self._modules = []
         self.launched, self.writes, self.reads, self.freed = [], 0, 0, 0
 
     def load_module(self, ptx):
+        """The kernels compiled so far: a later compile may reuse a name (g0_...) for another kernel."""
         assert ".entry" in ptx
-        return "module"
+        self._modules.append(dict(self.kernels))
+        return len(self._modules) - 1
 
     def alloc(self, nbytes):
         return np.zeros(nbytes, np.uint8)
@@ -47,11 +50,13 @@ class EmulatedGpu:
         return buf.view(dtype)[:int(np.prod(shape))].reshape(shape).copy()
 
     def launch(self, module, kernel, grid, block, buffers, shared_bytes=0):
-        k = self.kernels[kernel]
-        if kernel not in self._emulations:
-            self._emulations[kernel] = build_emulation(GpuFunction(k.name, k.params, [], [k]))
+        k = self._modules[module][kernel]
+        if (module, kernel) not in self._emulations:
+            same = next((key for key, (kk, _) in self._emulations.items() if kk is k), None)
+            run = self._emulations[same][1] if same else build_emulation(GpuFunction(k.name, k.params, [], [k]))
+            self._emulations[(module, kernel)] = (k, run)
         assert (tuple(grid), tuple(block)) == (k.grid, k.block) and len(buffers) == len(k.params)
-        self._emulations[kernel](*[b.view(p.dtype)[:p.size()].reshape(p.shape) for b, p in zip(buffers, k.params)])
+        self._emulations[(module, kernel)][1](*[b.view(p.dtype)[:p.size()].reshape(p.shape) for b, p in zip(buffers, k.params)])
         self.launched.append(kernel)
 
     def synchronize(self):

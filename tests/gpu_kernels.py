@@ -13,8 +13,9 @@ import numpy as np
 
 from vdla.compiler import te, topi
 from vdla.compiler.schedule import create_schedule
+from vdla.compiler.topi.gpu import conv2d_nchw_winograd, schedule_for_gpu
 from vdla.compiler.topi.gpu import dense as gpu_dense
-from vdla.compiler.topi.gpu import schedule_for_gpu
+from vdla.driver.host_ops.winograd import transform_weight
 
 
 @dataclass
@@ -214,6 +215,29 @@ def conv2d_depthwise():
     return _default("depthwise", [out], [data, wt, out], [D, W], [conv_reference(D, W, 2, 1, groups=6)], 1e-4)
 
 
+def conv2d_winograd():
+    """Winograd F(2x2, 3x3) + bias + relu, NCHW, batch 2, odd output sizes (partial tiles),
+    fewer tiles in a row than a GEMM block takes (a block: whole rows)."""
+    rng = _rng("winograd")
+    D, W, B = _f32(rng, 2, 12, 11, 13), _f32(rng, 10, 12, 3, 3), _f32(rng, 10)
+    U = transform_weight(W, 1, 1)
+    data, u, b = (te.placeholder(a.shape, "float32", n) for a, n in ((D, "data"), (U, "u"), (B, "b")))
+    out = topi.relu(conv2d_nchw_winograd(data, u, b, pads=1))
+    want = np.maximum(conv_reference(D, W, 1, 1) + B[None, :, None, None], 0)
+    return _default("winograd", [out], [data, u, b, out], [D, U, B], [want], 1e-4)
+
+
+def conv2d_winograd_wide():
+    """Winograd with a residual add and no padding: 18 tiles in a row, more than a GEMM block
+    takes (a block: part of a row), 64 output channels (4 per thread)."""
+    rng = _rng("winograd_wide")
+    D, W, R = _f32(rng, 1, 9, 20, 38), _f32(rng, 64, 9, 3, 3), _f32(rng, 1, 64, 18, 36)
+    U = transform_weight(W, 1, 1)
+    data, u, res = (te.placeholder(a.shape, "float32", n) for a, n in ((D, "data"), (U, "u"), (R, "res")))
+    out = topi.add(conv2d_nchw_winograd(data, u, pads=0), res)
+    return _default("winograd_wide", [out], [data, u, res, out], [D, U, R], [conv_reference(D, W, 1, 0) + R], 1e-4)
+
+
 def _pool_windows(D, k, stride, pad, fill):
     padded = np.pad(D, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=fill)
     oh = (D.shape[2] + 2 * pad - k) // stride + 1
@@ -267,4 +291,4 @@ def softmax_one_row():
 CASES = {f.__name__: f for f in (
     matmul_shared, matmul_local_accumulator, stencil_block_shared, transpose_3d_block,
     elementwise_fused, elementwise_math, dense_tiled, dense_row_factored, dense_int8,
-    conv2d_direct, conv2d_depthwise, max_pool, avg_pool, global_avg_pool, softmax_rows, softmax_one_row)}
+    conv2d_direct, conv2d_depthwise, conv2d_winograd, conv2d_winograd_wide, max_pool, avg_pool, global_avg_pool, softmax_rows, softmax_one_row)}

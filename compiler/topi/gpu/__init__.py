@@ -19,11 +19,13 @@ from .dense import dense, schedule_dense, schedule_row_factored_dense
 from .injective import schedule_injective
 from .reduction import schedule_reduction
 from .softmax import schedule_softmax
+from .winograd import conv2d_nchw_winograd, schedule_winograd
 
 ANCHORS = {
     tags.DENSE: schedule_dense,
     tags.MATMUL: schedule_dense,
     tags.CONV2D_NCHW: schedule_conv2d_nchw,
+    tags.WINOGRAD_GEMM: schedule_winograd,
 }
 
 
@@ -54,5 +56,5 @@ def schedule_for_gpu(outputs):
     return s
 
 
-__all__ = ["schedule_for_gpu", "dense", "schedule_dense", "schedule_conv2d_nchw", "schedule_injective",
+__all__ = ["schedule_for_gpu", "dense", "conv2d_nchw_winograd", "schedule_winograd", "schedule_dense", "schedule_conv2d_nchw", "schedule_injective",
            "schedule_reduction", "schedule_softmax"]

@@ -19,7 +19,8 @@ KT = 8          # K step staged in shared memory
 TILES = ((16, 4), (16, 2), (16, 1), (8, 1))   # (threads, outputs per thread) along one side
 
 
-def _tile(n):
+def register_tile(n):
+    """(threads, outputs per thread) along a side of n outputs; None below one 8-thread tile."""
     for threads, per_thread in TILES:
         if n >= threads * per_thread:
             return threads, per_thread
@@ -30,9 +31,9 @@ def schedule_dense(s, red, out):
     if len(out.op.shape) != 2 or len(red.reduce_axis) != 1:
         return schedule_reduction(s, red, out)
     m, n = out.op.shape
-    if _tile(m) is None or _tile(n) is None:
+    if register_tile(m) is None or register_tile(n) is None:
         return schedule_reduction(s, red, out)
-    (ty_n, ry), (tx_n, rx) = _tile(m), _tile(n)
+    (ty_n, ry), (tx_n, rx) = register_tile(m), register_tile(n)
     acc = accumulator(s, red, out)
     caches = [s.cache_read(t, "shared", [acc]) for t in acc.op.input_tensors]
     i, j = out.axis
