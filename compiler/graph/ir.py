@@ -68,6 +68,20 @@ class Graph:
         return Graph(self.name, list(self.inputs), list(self.outputs), copy.deepcopy(self.nodes),
                      dict(self.types), dict(self.constants), self.opset, copy.deepcopy(self.meta))
 
+    def add_tensor(self, stem: str, t: TensorType) -> str:
+        """Type a new tensor and return its name: `stem`, primed until no tensor has it, so that
+        a rewritten tensor keeps its origin readable."""
+        name = stem
+        while name in self.types:
+            name += "'"
+        self.types[name] = t
+        return name
+
+    def add_constant(self, stem: str, value: np.ndarray) -> str:
+        name = self.add_tensor(stem, TensorType.of(value))
+        self.constants[name] = value
+        return name
+
     def producers(self) -> dict[str, Node]:
         return {out: node for node in self.nodes for out in node.outputs if out}
 

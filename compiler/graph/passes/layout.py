@@ -12,8 +12,6 @@ may exist in both layouts.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from vdla.driver.host_ops.layout import pack_weight
 from vdla.driver.host_ops.winograd import transform_weight
 
@@ -48,18 +46,6 @@ class _Packer:
         self.packed: dict[str, tuple[str, int]] = {}  # NCHW name -> (packed name, block)
         self.nchw: set[str] = set(graph.inputs) | set(graph.constants)
 
-    def new_tensor(self, stem: str, t: TensorType) -> str:
-        name = stem
-        while name in self.g.types:
-            name += "'"
-        self.g.types[name] = t
-        return name
-
-    def constant(self, stem: str, value: np.ndarray) -> str:
-        name = self.new_tensor(stem, TensorType.of(value))
-        self.g.constants[name] = value
-        return name
-
     def need_nchw(self, name: str) -> None:
         if name and name not in self.nchw:
             packed, _ = self.packed[name]
@@ -72,8 +58,8 @@ class _Packer:
             return have[0]
         self.need_nchw(name)
         n, c, h, w = self.g.types[name].shape
-        out = self.new_tensor(f"{name}@c{block}", TensorType((n, c // block, h, w, block),
-                                                            self.g.types[name].dtype))
+        out = self.g.add_tensor(f"{name}@c{block}", TensorType((n, c // block, h, w, block),
+                                                              self.g.types[name].dtype))
         self.nodes.append(Node("LayoutPack", f"pack:{name}", [name], [out], {"block": block}))
         self.packed[name] = (out, block)
         return out
@@ -99,21 +85,21 @@ class _Packer:
         out_t = g.types[node.outputs[0]]
         packed_t = TensorType((out_t.shape[0], m // ob, *out_t.shape[2:], ob), out_t.dtype)
         y = node.outputs[0]
-        conv_out = self.new_tensor(f"{y}@c{ob}", packed_t)
+        conv_out = g.add_tensor(f"{y}@c{ob}", packed_t)
         if not depthwise and winograd_fits(a, g.types[w].shape, cb, ob):
-            u = self.constant(f"{w}@winograd{ob}", transform_weight(g.constants[w], cb, ob))
+            u = g.add_constant(f"{w}@winograd{ob}", transform_weight(g.constants[w], cb, ob))
             self.nodes.append(Node("ConvWinogradNCHWc", node.name, [xp, u], [conv_out],
                                    {"pads": a["pads"]}))
         else:
-            w6 = self.constant(f"{w}@c{ob}", pack_weight(g.constants[w], cb, ob, depthwise))
+            w6 = g.add_constant(f"{w}@c{ob}", pack_weight(g.constants[w], cb, ob, depthwise))
             attrs = {"strides": a["strides"], "pads": a["pads"], "dilations": a["dilations"],
                      "depthwise": depthwise}
             self.nodes.append(Node("ConvNCHWc", node.name, [xp, w6], [conv_out], attrs))
         if bias:
             b5 = g.constants[bias].reshape(1, m // ob, 1, 1, ob)
-            biased = self.new_tensor(f"{y}@c{ob}+b", packed_t)
-            self.nodes.append(Node("Add", f"{node.name}.bias", [conv_out, self.constant(f"{bias}@c{ob}", b5)],
-                                   [biased]))
+            biased = g.add_tensor(f"{y}@c{ob}+b", packed_t)
+            self.nodes.append(Node("Add", f"{node.name}.bias",
+                                   [conv_out, g.add_constant(f"{bias}@c{ob}", b5)], [biased]))
             conv_out = biased
         self.packed[y] = (conv_out, ob)
         return True
@@ -129,7 +115,7 @@ class _Packer:
                 return name
             c = shape[1] * shape[4]
             if value.shape in ((c, 1, 1), (1, c, 1, 1)):  # per channel: broadcasts along C
-                return self.constant(f"{name}@c{block}", value.reshape(1, c // block, 1, 1, block))
+                return self.g.add_constant(f"{name}@c{block}", value.reshape(1, c // block, 1, 1, block))
         return None
 
     def elementwise(self, node: Node) -> bool:
@@ -147,7 +133,7 @@ class _Packer:
             if p is None:
                 return False
             ins.append(p)
-        out = self.new_tensor(f"{y}@c{block}", TensorType(shape, self.g.types[y].dtype))
+        out = self.g.add_tensor(f"{y}@c{block}", TensorType(shape, self.g.types[y].dtype))
         self.nodes.append(Node(node.op, node.name, ins, [out], dict(node.attrs)))
         self.packed[y] = (out, block)
         return True
@@ -160,8 +146,8 @@ class _Packer:
         packed_x, block = self.packed[x]
         y = node.outputs[0]
         n, c, *spatial = self.g.types[y].shape
-        out = self.new_tensor(f"{y}@c{block}", TensorType((n, c // block, *spatial, block),
-                                                          self.g.types[y].dtype))
+        out = self.g.add_tensor(f"{y}@c{block}", TensorType((n, c // block, *spatial, block),
+                                                            self.g.types[y].dtype))
         self.nodes.append(Node(f"{node.op}NCHWc", node.name, [packed_x], [out], dict(node.attrs)))
         self.packed[y] = (out, block)
         return True

@@ -30,18 +30,6 @@ class _Rewriter:
     def __init__(self, graph: Graph):
         self.g = graph
 
-    def tensor(self, stem: str, t: TensorType) -> str:
-        name = stem
-        while name in self.g.types:
-            name += "'"
-        self.g.types[name] = t
-        return name
-
-    def constant(self, stem: str, value: np.ndarray) -> str:
-        name = self.tensor(stem, TensorType.of(value))
-        self.g.constants[name] = value
-        return name
-
     def rewrite(self, node: Node) -> list[Node] | None:
         g, a = self.g, node.attrs
         ins = list(node.inputs) + [""] * (9 - len(node.inputs))
@@ -66,19 +54,19 @@ class _Rewriter:
         shape5 = (1, oc // 16, 1, 1, 16)
         n, _, h, wd = xt.shape
         y = node.outputs[0]
-        packed_x = self.tensor(f"{x}@c{cb}", TensorType((n, c // cb, h, wd, cb), "uint8"))
+        packed_x = g.add_tensor(f"{x}@c{cb}", TensorType((n, c // cb, h, wd, cb), "uint8"))
         acc_t = yt.shape[:1] + (oc // 16,) + yt.shape[2:] + (16,)
-        acc = self.tensor(f"{y}@acc", TensorType(acc_t, "int32"))
-        packed_y = self.tensor(f"{y}@c16", TensorType(acc_t, yt.dtype))
+        acc = g.add_tensor(f"{y}@acc", TensorType(acc_t, "int32"))
+        packed_y = g.add_tensor(f"{y}@c16", TensorType(acc_t, yt.dtype))
         return [
             Node("LayoutPack", f"pack:{x}", [x], [packed_x], {"block": cb}),
             Node("QConvNCHWcInt8", node.name,
-                 [packed_x, self.constant(f"{w}@int8c", pack_weight_int8(weight, cb))], [acc],
+                 [packed_x, g.add_constant(f"{w}@int8c", pack_weight_int8(weight, cb))], [acc],
                  {"strides": a["strides"], "pads": a["pads"], "dilations": a["dilations"],
                   "pad_value": int(x_zero)}),
             Node("RequantizeChannels", f"{node.name}.requantize",
-                 [acc, self.constant(f"{y}@corr", correction.astype(np.int32).reshape(shape5)),
-                  self.constant(f"{y}@mult", multiplier.reshape(shape5))], [packed_y],
+                 [acc, g.add_constant(f"{y}@corr", correction.astype(np.int32).reshape(shape5)),
+                  g.add_constant(f"{y}@mult", multiplier.reshape(shape5))], [packed_y],
                  {"zero_point": int(y_zero), "dtype": yt.dtype}),
             Node("LayoutUnpack", f"unpack:{y}", [packed_y], [y]),
         ]

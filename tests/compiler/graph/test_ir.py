@@ -56,3 +56,13 @@ def test_sizes_are_exact_for_every_dtype():
     assert TensorType((3, 5), "int8").nbytes == 15 and TensorType((3, 5), "int64").nbytes == 120
     assert TensorType((), "float32").size == 1 and str(TensorType((1, 2), "bool")) == "bool[1,2]"
     assert TensorType.of(np.zeros((4, 1), np.uint8)) == TensorType((4, 1), "uint8")
+
+
+def test_added_tensors_and_constants_get_free_names_from_their_stem():
+    g = _graph()
+    assert g.add_tensor("z", F) == "z" and g.types["z"] == F
+    assert g.add_tensor("h", F) == "h'" and g.add_tensor("h", F) == "h''"
+    value = np.zeros((4,), np.int8)
+    name = g.add_constant("c", value)
+    assert name == "c'" and g.constants[name] is value and g.types[name] == TensorType((4,), "int8")
+    verify(g)
