@@ -97,7 +97,7 @@ tail -n 1 "$OUT/e2e_gpu.log" | grep '^{' > "$OUT/e2e_gpu.json" || echo "e2e_gpu.
 
 stage "models and onnx node tests on the device"
 VDLA_TESTS_ON_GPU=1 timeout 150 "$PY" -m pytest -q -p no:cacheprovider -p no:xdist \
-    tests/e2e/test_cuda_model.py tests/onnx_backend/test_onnx_node_tests_cuda.py 2>&1 \
+    tests/e2e/test_cuda_model.py tests/e2e/test_cuda_winograd.py tests/onnx_backend/test_onnx_node_tests_cuda.py 2>&1 \
     | tee -a "$OUT/tests.log" || failed=$((failed + 1))
 
 stage "done: $failed stage(s) failed; files in $OUT"

@@ -1,12 +1,13 @@
 """The GPU path's choice of Winograd F(2x2, 3x3) for 3x3 stride-1 convolutions: which ones it
 takes (topi.gpu.winograd.winograd_pays: FLOPs saved against two extra launches), the weights'
-transforms replacing the weights in the artifact, whole models run on the emulated GPU against
-onnxruntime, and the direct form when the Winograd build fails."""
+transforms replacing the weights in the artifact, whole models run on the emulated GPU (the CUDA
+GPU with VDLA_TESTS_ON_GPU=1) against onnxruntime, and the direct form when the Winograd build
+fails."""
 import numpy as np
 import onnxruntime as ort
 import pytest
 
-from emulated_gpu import EmulatedGpu, record_gpu_kernels
+from emulated_gpu import gpu_for_tests, record_gpu_kernels
 from model_builders import resnet18, small_cnn
 from vdla.compiler.compile_cuda import compile_for_cuda
 from vdla.compiler.topi import gpu as topi_gpu
@@ -40,7 +41,7 @@ def test_winograd_pays_for_wide_images_not_for_small_ones():
 
 
 def _run(artifact, kernels, model, x, rtol):
-    got = Executor(artifact, device=EmulatedGpu(kernels)).run({"input": x})
+    got = Executor(artifact, device=gpu_for_tests(kernels)).run({"input": x})
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})[0]
     (out,) = got.values()
     np.testing.assert_allclose(out, want, rtol=rtol, atol=rtol * np.abs(want).max())
