@@ -39,21 +39,31 @@ def _acc_dtype(data, weight, out_dtype):
     return out_dtype
 
 
-def conv2d_nchw(data, weight, strides=1, pads=0, dilations=1, groups=1, out_dtype=None):
-    """data [N, C, H, W], weight [OC, C/groups, KH, KW] -> [N, OC, OH, OW]."""
-    n, c, h, w = data.shape
-    oc, cg, kh, kw = weight.shape
+def _window(op, data, kh, kw, strides, pads, dilations):
+    """The window of a convolution over `data` whose axes 2 and 3 are H and W (NCHW or
+    NCHWc): strides, dilations, output size, and the data zero-padded."""
     sh, sw = _pair(strides)
     dh, dw = _pair(dilations)
     pt, pl, pb, pr = _pads(pads)
+    oh = out_size(data.shape[2], kh, sh, pt, pb, dh)
+    ow = out_size(data.shape[3], kw, sw, pl, pr, dw)
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"{op}: a {kh}x{kw} window over {list(data.shape)} with pads "
+                         f"{[pt, pl, pb, pr]} gives a {oh}x{ow} output")
+    inner = [0] * (len(data.shape) - 4)
+    padded = pad(data, [0, 0, pt, pl, *inner], [0, 0, pb, pr, *inner], 0, name="pad_data")
+    return padded, (sh, sw), (dh, dw), (oh, ow)
+
+
+def conv2d_nchw(data, weight, strides=1, pads=0, dilations=1, groups=1, out_dtype=None):
+    """data [N, C, H, W], weight [OC, C/groups, KH, KW] -> [N, OC, OH, OW]."""
+    n, c, _, _ = data.shape
+    oc, cg, kh, kw = weight.shape
     if c % groups or oc % groups or c // groups != cg:
         raise ValueError(f"conv2d_nchw: {c} input channels, {oc} output channels and weight "
                          f"{list(weight.shape)} do not fit groups={groups}")
     acc = _acc_dtype(data, weight, out_dtype)
-    oh, ow = out_size(h, kh, sh, pt, pb, dh), out_size(w, kw, sw, pl, pr, dw)
-    if oh <= 0 or ow <= 0:
-        raise ValueError(f"conv2d_nchw: output would be {oh}x{ow}")
-    padded = pad(data, [0, 0, pt, pl], [0, 0, pb, pr], 0, name="pad_data")
+    padded, (sh, sw), (dh, dw), (oh, ow) = _window("conv2d_nchw", data, kh, kw, strides, pads, dilations)
     rc = te.reduce_axis((0, cg), "rc")
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
@@ -72,17 +82,13 @@ def conv2d_nchwc(data, weight, strides=1, pads=0, dilations=1, out_dtype=None):
     """Blocked layout: data [N, C/cb, H, W, cb], weight [OC/ob, C/cb, KH, KW, cb, ob]
     -> [N, OC/ob, OH, OW, ob]. The inner output block `ob` is contiguous, so a vector of ob
     lanes accumulates ob output channels at once."""
-    n, cbo, h, w, cb = data.shape
+    n, cbo, _, _, cb = data.shape
     obo, cbo2, kh, kw, cb2, ob = weight.shape
     if cbo2 != cbo or cb2 != cb:
         raise ValueError(f"conv2d_nchwc: data {list(data.shape)} and weight {list(weight.shape)} "
                          "disagree on the input-channel blocking")
-    sh, sw = _pair(strides)
-    dh, dw = _pair(dilations)
-    pt, pl, pb, pr = _pads(pads)
     acc = _acc_dtype(data, weight, out_dtype)
-    oh, ow = out_size(h, kh, sh, pt, pb, dh), out_size(w, kw, sw, pl, pr, dw)
-    padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], 0, name="pad_data")
+    padded, (sh, sw), (dh, dw), (oh, ow) = _window("conv2d_nchwc", data, kh, kw, strides, pads, dilations)
     ico = te.reduce_axis((0, cbo), "ico")
     ici = te.reduce_axis((0, cb), "ici")
     ry = te.reduce_axis((0, kh), "ry")
@@ -98,17 +104,14 @@ def conv2d_nchwc(data, weight, strides=1, pads=0, dilations=1, out_dtype=None):
 
 def depthwise_conv2d_nchwc(data, weight, strides=1, pads=0, dilations=1, out_dtype=None):
     """data [N, C/cb, H, W, cb], weight [C/cb, 1, KH, KW, 1, cb] -> [N, C/cb, OH, OW, cb]."""
-    n, cbo, h, w, cb = data.shape
+    n, cbo, _, _, cb = data.shape
     wo, one, kh, kw, one2, wb = weight.shape
     if (wo, one, one2, wb) != (cbo, 1, 1, cb):
         raise ValueError(f"depthwise_conv2d_nchwc: weight {list(weight.shape)} does not match data "
                          f"{list(data.shape)}; expected [{cbo}, 1, KH, KW, 1, {cb}]")
-    sh, sw = _pair(strides)
-    dh, dw = _pair(dilations)
-    pt, pl, pb, pr = _pads(pads)
     acc = _acc_dtype(data, weight, out_dtype)
-    oh, ow = out_size(h, kh, sh, pt, pb, dh), out_size(w, kw, sw, pl, pr, dw)
-    padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], 0, name="pad_data")
+    padded, (sh, sw), (dh, dw), (oh, ow) = _window("depthwise_conv2d_nchwc", data, kh, kw,
+                                                   strides, pads, dilations)
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
 
@@ -139,18 +142,14 @@ def conv2d_nchwc_int8(data, weight, strides=1, pads=0, dilations=1):
     """uint8 activations x int8 weights -> int32, blocked for 4-way int8 dot products:
     data [N, C/cb, H, W, cb] uint8, weight [OC/16, C/cb, KH, KW, cb/4, 16, 4] int8
     (4 consecutive input channels innermost) -> [N, OC/16, OH, OW, 16] int32."""
-    n, cbo, h, w, cb = data.shape
+    n, cbo, _, _, cb = data.shape
     obo, cbo2, kh, kw, cq, ob, four = weight.shape
     if data.dtype != "uint8" or weight.dtype != "int8":
         raise TypeError(f"conv2d_nchwc_int8: expected uint8 data and int8 weights, got {data.dtype}, {weight.dtype}")
     if (cbo2, cq * 4, four, ob) != (cbo, cb, 4, 16):
         raise ValueError(f"conv2d_nchwc_int8: weight {list(weight.shape)} does not match data {list(data.shape)}; "
                          f"expected [OC/16, {cbo}, KH, KW, {cb // 4}, 16, 4]")
-    sh, sw = _pair(strides)
-    dh, dw = _pair(dilations)
-    pt, pl, pb, pr = _pads(pads)
-    oh, ow = out_size(h, kh, sh, pt, pb, dh), out_size(w, kw, sw, pl, pr, dw)
-    padded = pad(data, [0, 0, pt, pl, 0], [0, 0, pb, pr, 0], 0, name="pad_data")
+    padded, (sh, sw), (dh, dw), (oh, ow) = _window("conv2d_nchwc_int8", data, kh, kw, strides, pads, dilations)
     ico = te.reduce_axis((0, cbo), "ico")
     icq = te.reduce_axis((0, cq), "icq")
     ic4 = te.reduce_axis((0, 4), "ic4")

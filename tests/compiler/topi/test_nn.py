@@ -251,3 +251,15 @@ def test_pack_weight_nchwc_int8(rng, compile_run):
     got = compile_run(topi.pack_weight_nchwc_int8(wt, 16), [wt], [wa])
     assert got.shape == (2, 1, 3, 3, 4, 16, 4)
     assert got[1, 0, 2, 1, 3, 5, 2] == wa[16 + 5, 3 * 4 + 2, 2, 1]
+
+
+@pytest.mark.parametrize("conv, data, weight", [
+    (topi.conv2d_nchw, ((1, 4, 2, 2), "float32"), ((8, 4, 3, 3), "float32")),
+    (topi.conv2d_nchwc, ((1, 1, 2, 2, 4), "float32"), ((2, 1, 3, 3, 4, 4), "float32")),
+    (topi.depthwise_conv2d_nchwc, ((1, 1, 2, 2, 4), "float32"), ((1, 1, 3, 3, 1, 4), "float32")),
+    (topi.conv2d_nchwc_int8, ((1, 1, 2, 2, 4), "uint8"), ((1, 1, 3, 3, 1, 16, 4), "int8")),
+])
+def test_a_window_larger_than_the_padded_input_is_refused_in_every_layout(conv, data, weight):
+    x, w = te.placeholder(*data, "x"), te.placeholder(*weight, "w")
+    with pytest.raises(ValueError, match=rf"{conv.__name__}: a 3x3 window over .* gives a 0x0 output"):
+        conv(x, w)
