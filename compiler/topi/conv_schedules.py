@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import tags
-from .cpu_knobs import default_knobs, knobs_problem
+from .cpu_knobs import default_knobs, knobs_problem, vector_factor
 
 
 @dataclass
@@ -87,14 +87,7 @@ def _schedule_blocked_conv(s, a: Anchor, knobs, target):
 def _vector_width(extent, lanes):
     """A vector width for the output-width loop: the whole row if it fits in one vector,
     else the widest power of two up to `lanes` dividing it (None: leave it scalar)."""
-    if extent <= lanes:
-        return extent
-    f = lanes
-    while f >= 4:
-        if extent % f == 0:
-            return f
-        f //= 2
-    return None
+    return extent if extent <= lanes else vector_factor(extent, lanes)
 
 
 def _schedule_nchw_conv(s, a: Anchor, knobs, target):

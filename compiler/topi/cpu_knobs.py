@@ -109,6 +109,17 @@ def divisor_up_to(n: int, limit: int) -> int:
     return 1
 
 
+def vector_factor(extent: int, lanes: int) -> int | None:
+    """The widest vector (lanes, lanes/2, ... down to 4) that divides the extent, or None:
+    narrower vectors cost more in shuffles than they save."""
+    f = lanes
+    while f >= 4:
+        if extent % f == 0:
+            return f
+        f //= 2
+    return None
+
+
 def default_knobs(kind: str, dims: dict):
     """The schedule vdla compiles without a tuning record."""
     if kind == "conv2d_nchwc":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..schedule import create_schedule
 from ..te.tensor import ComputeOp
+from .cpu_knobs import vector_factor
 
 
 def _lanes(target, dtype):
@@ -21,23 +22,13 @@ def _lanes(target, dtype):
     return target.vector_lanes(bits) if target is not None else max(1, 128 // bits)
 
 
-def _vector_factor(extent, lanes):
-    """The widest vector (lanes, lanes/2, ... down to 4) that divides the extent, or None."""
-    f = lanes
-    while f >= 4:
-        if extent % f == 0:
-            return f
-        f //= 2
-    return None
-
-
 def generic_schedule(s, st, target):
     """Parallel outer loops, vector inner loop; reductions between them."""
     axes = list(st.axis)
     if not axes:
         return
     last = axes[-1]
-    factor = _vector_factor(last.extent, _lanes(target, st.op.dtype))
+    factor = vector_factor(last.extent, _lanes(target, st.op.dtype))
     inner = None
     if factor is not None:
         outer_last, inner = st.split(last, factor)

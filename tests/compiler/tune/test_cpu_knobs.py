@@ -112,3 +112,10 @@ def test_knobs_for_a_group_without_a_tunable_anchor_are_refused(host):
     x = te.placeholder((4, 16), "float32", "x")
     with pytest.raises(ValueError, match="no tunable anchor"):
         topi.schedule_for([topi.relu(x)], host, DenseKnobs(2))
+
+
+@pytest.mark.parametrize("extent, lanes, factor", [(64, 16, 16), (24, 16, 8), (12, 16, 4), (6, 16, None),
+                                                   (7, 8, None), (32, 4, 4)])
+def test_vector_factor_is_the_widest_halving_of_the_lanes_down_to_4(extent, lanes, factor):
+    from vdla.compiler.topi.cpu_knobs import vector_factor
+    assert vector_factor(extent, lanes) == factor
