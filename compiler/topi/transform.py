@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from vdla.driver.host_ops.shape import slice_bounds
+
 from .. import te
 from ..tir import expr as E
 from . import tags
@@ -111,20 +113,10 @@ def strided_slice(x, starts, ends, axes=None, steps=None):
     step = [1] * x.ndim
     out_shape = list(x.shape)
     for a, s, e, st in zip(axes, starts, ends, steps):
-        n = x.shape[a]
-        if st == 0:
-            raise ValueError("slice: step 0")
-        s = s + n if s < 0 else s
-        e = e + n if e < 0 else e
-        if st > 0:
-            s, e = min(max(s, 0), n), min(max(e, 0), n)
-            length = max(0, -(-(e - s) // st))
-        else:
-            s, e = min(max(s, -1), n - 1), min(max(e, -1), n - 1)
-            length = max(0, -(-(s - e) // -st))
-        if length == 0:
+        taken = range(x.shape[a])[slice_bounds(x.shape[a], s, e, st)]
+        if not taken:
             raise ValueError(f"slice: axis {a} becomes empty")
-        begin[a], step[a], out_shape[a] = s, st, length
+        begin[a], step[a], out_shape[a] = taken.start, st, len(taken)
     return te.compute(out_shape, lambda *i: x(*[b + ik * st if st != 1 else (ik + b if b else ik)
                                                   for ik, b, st in zip(i, begin, step)]),
                       name="slice", tag=tags.INJECTIVE)

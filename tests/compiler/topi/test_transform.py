@@ -62,3 +62,24 @@ def test_quantize_dequantize_requantize(rng, compile_run):
     got = compile_run(topi.requantize(acc, 0.001, 0.2, -5, "int8"), [acc], [aa])
     want = np.clip(np.round(aa.astype(np.float32) * np.float32(0.001 / 0.2)) - 5, -128, 127).astype(np.int8)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("starts, ends, steps", [
+    ([-100], [-200], [-1]),       # start before the first element, stepping back: element 0 only
+    ([100], [-100], [-2]),        # from past the end back to before the start
+    ([-3], [100], [2]),
+    ([2], [2**62], [1]),
+])
+def test_slice_clamps_as_onnx_does(starts, ends, steps, rng, compile_run):
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+    x = te.placeholder((7,), "float32", "x")
+    xa = rng.standard_normal(x.shape).astype("float32")
+    consts = [numpy_helper.from_array(np.array(v, np.int64), n)
+              for n, v in (("s", starts), ("e", ends), ("a", [0]), ("p", steps))]
+    graph = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a", "p"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [7])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], consts)
+    model = helper.make_model(graph, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
+    want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": xa})[0]
+    np.testing.assert_array_equal(compile_run(topi.strided_slice(x, starts, ends, [0], steps), [x], [xa]), want)
