@@ -151,9 +151,6 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.compiler.dse.point": Covered(("tests/compiler/dse/test_explore.py", "tests/compiler/dse/test_dse_resnet18.py"),
                                        "one DSE point compiled and simulated; explore's tests compare its cycles with a "
                                        "direct compile and run"),
-    "vdla.compiler.frontend.contrib_ops": Covered(("tests/e2e/test_vdla_models.py",),
-                                                  "onnxruntime's contrib ops; tested on onnxruntime's QOperator output "
-                                                  "of a whole model, against onnxruntime", via="vdla.compiler.compile_model"),
     "vdla.compiler.frontend.example_models": Covered(("tests/driver/test_timeline.py", "tests/compiler/dse/test_dse_ray.py"),
                                                      "models the demos and the DSE use; their tests compile and run them"),
     "vdla.compiler.frontend.onnx_checks": Covered(("tests/compiler/frontend/test_invalid_models.py",),
@@ -331,10 +328,6 @@ ALLOWLIST: dict[str, Covered] = {
                                        "the RTL under Verilator as a device; the RTL benches compare it with the "
                                        "simulator device"),
     "vdla.driver.devices.rtl_bench": Covered(("tests/hw/test_errors.py", "tests/hw/harness.py"), RTL_HARNESS),
-    "vdla.driver.executor": Covered(("tests/driver/test_artifact_devices.py", "tests/driver/test_shared_kernels.py",
-                                     "tests/e2e/test_e2e_models.py"),
-                                    "runs an artifact's steps; every whole-model test runs through it against "
-                                    "onnxruntime, and the driver tests check how it picks devices and kernels"),
     "vdla.driver.gpu_steps": Covered(("tests/e2e/test_cuda_model.py",), GPU_PATH, via="vdla.driver.executor"),
     "vdla.driver.host_ops.axes": Covered(("tests/driver/host_ops/test_operands.py",),
                                          "axis normalization (30 lines); the operand tests give out-of-range axes",
