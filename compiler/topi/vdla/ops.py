@@ -19,15 +19,22 @@ def _i32(v):
     return te.cast("int32", v)
 
 
-def _padded_input(x, kh, kw, strides, pads, out_hw, name, pad_value=0):
+def padded_window(x, kh, kw, strides, pads, out_hw, name, pad_value=0):
+    """A kh x kw window over the activation x: -> (x padded, as deep as an `out_hw` output
+    reaches (None: the layer's own output size), that output size)."""
     _, _, h, w, _, _ = x.shape
     sh, sw = strides
     pt, pl, pb, pr = pads
-    oh, ow = out_hw
+    oh, ow = out_hw = out_hw or conv_out_hw(h, w, kh, kw, strides, pads)
     # rows/columns the over-computed output reaches beyond the bottom/right padding
     extra_h = max(0, (oh - 1) * sh + kh - (h + pt + pb))
     extra_w = max(0, (ow - 1) * sw + kw - (w + pl + pr))
-    return pad(x, [0, 0, pt, pl, 0, 0], [0, 0, pb + extra_h, pr + extra_w, 0, 0], pad_value, name=name)
+    padded = pad(x, [0, 0, pt, pl, 0, 0], [0, 0, pb + extra_h, pr + extra_w, 0, 0], pad_value, name=name)
+    return padded, out_hw
+
+
+def _taps(kh, kw):
+    return te.reduce_axis((0, kh), "ky"), te.reduce_axis((0, kw), "kx")
 
 
 def conv_out_hw(h, w, kh, kw, strides, pads):
@@ -37,16 +44,14 @@ def conv_out_hw(h, w, kh, kw, strides, pads):
 
 
 def conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="conv", pad_value=0):
-    nb, cb, h, wd, batch, block = x.shape
+    nb, cb, _, _, batch, block = x.shape
     ob, cb2, kh, kw, bo, bi = w.shape
     if cb2 != cb or bi != block or bo != block:
         raise ValueError(f"vdla conv2d: weight {list(w.shape)} does not fit input {list(x.shape)}")
-    out_hw = out_hw or conv_out_hw(h, wd, kh, kw, strides, pads)
-    xp = _padded_input(x, kh, kw, strides, pads, out_hw, name + ".pad", pad_value)
+    xp, out_hw = padded_window(x, kh, kw, strides, pads, out_hw, name + ".pad", pad_value)
     sh, sw = strides
     ic = te.reduce_axis((0, cb), "ic")
-    ky = te.reduce_axis((0, kh), "ky")
-    kx = te.reduce_axis((0, kw), "kx")
+    ky, kx = _taps(kh, kw)
     k = te.reduce_axis((0, block), "k")
     return te.compute(
         (nb, ob, out_hw[0], out_hw[1], batch, block),
@@ -59,15 +64,13 @@ def depthwise_conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name=
     """Channel block o of the output reads only channel block o of the input; the GEMM
     multiplies by a diagonal weight block (one useful MAC in BLOCK, but one micro-op per tap
     and pixel, where the ALU would need a multiply and an add of two cycles each)."""
-    nb, cb, h, wd, batch, block = x.shape
+    nb, cb, _, _, batch, block = x.shape
     cb2, kh, kw, bo, bi = w.shape
     if cb2 != cb or bo != block or bi != block:
         raise ValueError(f"vdla depthwise_conv2d: weight {list(w.shape)} does not fit input {list(x.shape)}")
-    out_hw = out_hw or conv_out_hw(h, wd, kh, kw, strides, pads)
-    xp = _padded_input(x, kh, kw, strides, pads, out_hw, name + ".pad", pad_value)
+    xp, out_hw = padded_window(x, kh, kw, strides, pads, out_hw, name + ".pad", pad_value)
     sh, sw = strides
-    ky = te.reduce_axis((0, kh), "ky")
-    kx = te.reduce_axis((0, kw), "kx")
+    ky, kx = _taps(kh, kw)
     k = te.reduce_axis((0, block), "k")
     return te.compute(
         (nb, cb, out_hw[0], out_hw[1], batch, block),

@@ -15,8 +15,21 @@ from .ops import conv_out_hw
 from .schedule import ConvKnobs, DenseKnobs
 
 
+class SlidingWindow:
+    """The output size of a layer that slides a kh x kw window with `stride` and `pads` over
+    an h x w image (convolutions and pooling)."""
+
+    @property
+    def out_h(self) -> int:
+        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[0]
+
+    @property
+    def out_w(self) -> int:
+        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[1]
+
+
 @dataclass(frozen=True)
-class ConvLayer:
+class ConvLayer(SlidingWindow):
     """A conv in SPEC §7 element units: n batch blocks, c/o channel blocks, h/w pixels."""
     n: int
     c: int
@@ -29,14 +42,6 @@ class ConvLayer:
     pads: tuple = (1, 1, 1, 1)      # top, left, bottom, right
     depthwise: bool = False
     pad_value: int = 0              # the code of a real zero: 0, or -128 for zero point -128
-
-    @property
-    def out_h(self) -> int:
-        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[0]
-
-    @property
-    def out_w(self) -> int:
-        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[1]
 
     def macs(self, config) -> int:
         """Useful multiply-accumulates (a depthwise block does BLOCK of its BLOCK^2)."""

@@ -25,14 +25,14 @@ from ... import te
 from ...build import build_vdla
 from ...codegen.vdla.errors import VtaCompatError
 from .epilogue import Epilogue, apply_epilogue
-from .ops import _padded_input, conv_out_hw
-from .plan import NoTilingError
+from .ops import padded_window
+from .plan import NoTilingError, SlidingWindow
 from .schedule import schedule_tile_chain
 from .vta_mode import SHIFT_STEP, check_int8_factor, gemm_into_acc, vta_epilogue, zero_padding
 
 
 @dataclass(frozen=True)
-class PoolLayer:
+class PoolLayer(SlidingWindow):
     n: int
     c: int              # channel blocks
     h: int
@@ -51,14 +51,6 @@ class PoolLayer:
             return self.pad_value
         return -128 if self.mode == "max" else 0
 
-    @property
-    def out_h(self) -> int:
-        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[0]
-
-    @property
-    def out_w(self) -> int:
-        return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[1]
-
 
 @dataclass(frozen=True)
 class PoolKnobs:
@@ -73,7 +65,7 @@ def pool_chain(x, layer: PoolLayer, out_hw, pad_value: int, weight=None):
     sign-extending copy (LOAD ACC_8BIT), or with `weight` a GEMM by that (L, L) block."""
     nb, cb, h, w, batch, block = x.shape
     s = layer.stride
-    xp = _padded_input(x, layer.kh, layer.kw, (s, s), layer.pads, out_hw, "pool.pad", pad_value)
+    xp, _ = padded_window(x, layer.kh, layer.kw, (s, s), layer.pads, out_hw, "pool.pad", pad_value)
     if weight is None:
         xa = te.compute(xp.shape, lambda *i: te.cast("int32", xp(*i)), name="pool.window")
     else:
