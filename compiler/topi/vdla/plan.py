@@ -200,15 +200,18 @@ def _default_conv_candidates(config, layer: ConvLayer, ep):
     return _conv_candidates(config, layer, ep, threads=(2, 1), orders=("oc_outer",))
 
 
-def default_conv_knobs(config, layer: ConvLayer, ep: Epilogue | None = None) -> ConvKnobs:
-    best = None
-    for k in _default_conv_candidates(config, layer, ep):
-        cost = conv_cost(config, layer, k, ep)
-        if best is None or cost < best[0]:
-            best = (cost, k)
+def _cheapest(config, layer, candidates, cost, no_tiling_reason):
+    """The candidate of the fewest estimated cycles (of equals, the first: the candidates'
+    order breaks ties); NoTilingError with `no_tiling_reason()` when there is none."""
+    best = min(candidates, key=cost, default=None)
     if best is None:
-        raise NoTilingError(layer, config, _conv_no_tiling_reason(config, layer, ep))
-    return best[1]
+        raise NoTilingError(layer, config, no_tiling_reason())
+    return best
+
+
+def default_conv_knobs(config, layer: ConvLayer, ep: Epilogue | None = None) -> ConvKnobs:
+    return _cheapest(config, layer, _default_conv_candidates(config, layer, ep),
+                     lambda k: conv_cost(config, layer, k, ep), lambda: _conv_no_tiling_reason(config, layer, ep))
 
 
 def conv_tiling_problem(config, layer: ConvLayer, ep: Epilogue | None = None) -> str | None:
@@ -288,14 +291,8 @@ def dense_knob_space(config, layer: DenseLayer, ep: Epilogue | None = None) -> l
 
 
 def default_dense_knobs(config, layer: DenseLayer, ep: Epilogue | None = None) -> DenseKnobs:
-    best = None
-    for k in _dense_candidates(config, layer, ep, threads=(2, 1)):
-        cost = dense_cost(config, layer, k, ep)
-        if best is None or cost < best[0]:
-            best = (cost, k)
-    if best is None:
-        raise NoTilingError(layer, config, _dense_no_tiling_reason(config, layer, ep))
-    return best[1]
+    return _cheapest(config, layer, _dense_candidates(config, layer, ep, threads=(2, 1)),
+                     lambda k: dense_cost(config, layer, k, ep), lambda: _dense_no_tiling_reason(config, layer, ep))
 
 
 def dense_tiling_problem(config, layer: DenseLayer, ep: Epilogue | None = None) -> str | None:
