@@ -17,10 +17,21 @@ from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
 from .vta_mode import SHIFT_STEP, vta_epilogue, zero_padding
 
 
-def _meta(op, knobs, layer, ep, vta_compat=False) -> dict:
+def kernel_meta(op, knobs, layer, ep, vta_compat=False) -> dict:
     """What was compiled, in JSON terms (tuples become lists), for `vdla info` and tuners."""
     return json.loads(json.dumps({"op": op, "knobs": asdict(knobs), "layer": asdict(layer), "epilogue": asdict(ep),
                                   "vta_compat": vta_compat}))
+
+
+def check_knobs(name, config, layer, knobs, problem: str | None) -> None:
+    """Refuse given knobs that do not schedule the layer (`problem`: the plan's reason)."""
+    if problem:
+        raise ValueError(f"{name}: schedule {knobs} does not fit {layer} on {config.name}: {problem}")
+
+
+def activation(config, layer, name="x"):
+    """The int8 activation placeholder of a layer of n x c blocks of h x w pixels (SPEC §7)."""
+    return te.placeholder((layer.n, layer.c, layer.h, layer.w, config.batch, config.block), "int8", name)
 
 
 def _ceil(a, b):
@@ -36,11 +47,9 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
         run_ep, shift_step = vta_epilogue(ep, name), SHIFT_STEP
         pad_value = zero_padding(name, f"the input (zero point {layer.pad_value})", layer.pads, layer.pad_value)
     knobs = knobs or default_conv_knobs(config, layer, ep)
-    problem = conv_knob_problem(config, layer, knobs, ep)
-    if problem:
-        raise ValueError(f"{name}: schedule {knobs} does not fit {layer} on {config.name}: {problem}")
+    check_knobs(name, config, layer, knobs, conv_knob_problem(config, layer, knobs, ep))
     B, L = config.batch, config.block
-    x = te.placeholder((layer.n, layer.c, layer.h, layer.w, B, L), "int8", "x")
+    x = activation(config, layer)
     if layer.depthwise:
         w = te.placeholder((layer.c, layer.kh, layer.kw, L, L), "int8", "w")
     else:
@@ -62,7 +71,7 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
                         scale=scale)
     args = [x, w] + [t for t in (bias, scale, res) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
-    prog.meta.update(_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep, vta_compat))
+    prog.meta.update(kernel_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep, vta_compat))
     return prog, knobs
 
 
@@ -89,5 +98,5 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs, scale=scale)
     args = [x, w] + [t for t in (bias, scale, res) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
-    prog.meta.update(_meta("dense", knobs, layer, ep, vta_compat))
+    prog.meta.update(kernel_meta("dense", knobs, layer, ep, vta_compat))
     return prog, knobs

@@ -18,12 +18,12 @@ a non-negative input (pad_value=0).
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from ... import te
 from ...build import build_vdla
 from ...codegen.vdla.errors import VtaCompatError
+from .build import activation, check_knobs, kernel_meta
 from .epilogue import Epilogue, apply_epilogue
 from .ops import padded_window
 from .plan import NoTilingError, SlidingWindow
@@ -150,11 +150,9 @@ def compile_pool2d(config, layer: PoolLayer, ep: Epilogue | None = None, knobs: 
     if ep.bias or ep.residual:
         raise ValueError(f"{name}: a pooling epilogue has no bias or residual operand")
     knobs = knobs or default_pool_knobs(config, layer, vta_compat)
-    problem = _problem(config, layer, knobs, vta_compat)
-    if problem:
-        raise ValueError(f"{name}: schedule {knobs} does not fit {layer} on {config.name}: {problem}")
+    check_knobs(name, config, layer, knobs, _problem(config, layer, knobs, vta_compat))
     B, L = config.batch, config.block
-    x = te.placeholder((layer.n, layer.c, layer.h, layer.w, B, L), "int8", "x")
+    x = activation(config, layer)
     out_hw = (-(-layer.out_h // knobs.tile_h) * knobs.tile_h, -(-layer.out_w // knobs.tile_w) * knobs.tile_w)
     args, run_ep, pad_value, weight, shift_step = [x], ep, layer.padding, None, None
     if vta_compat:
@@ -170,9 +168,7 @@ def compile_pool2d(config, layer: PoolLayer, ep: Epilogue | None = None, knobs: 
     gemm_stages = [xa] if vta_compat else []
     s = schedule_tile_chain(config, out, [zero] if vta_compat else [xa, zero], [*taps, *stages], knobs, gemm_stages)
     prog = build_vdla(s, args + [out], config, name)
-    prog.meta.update(json.loads(json.dumps({"op": f"pool2d.{layer.mode}", "knobs": asdict(knobs),
-                                            "layer": asdict(layer), "epilogue": asdict(ep),
-                                            "vta_compat": vta_compat})))
+    prog.meta.update(kernel_meta(f"pool2d.{layer.mode}", knobs, layer, ep, vta_compat))
     return prog, knobs
 
 

@@ -57,3 +57,17 @@ def test_pool_knobs_are_checked():
         compile_pool2d(CONFIGS["pynq"], PoolLayer(1, 4, 8, 8, 2, 2, 2), knobs=PoolKnobs(3, 2, 2))
     with pytest.raises(ValueError, match="pooling mode 'mean'"):
         compile_pool2d(CONFIGS["pynq"], PoolLayer(1, 4, 8, 8, 2, 2, 2, mode="mean"))
+
+
+def test_a_pooling_kernel_records_what_a_conv_kernel_records():
+    # one window rule and one meta record for every VDLA kernel (tuners and `vdla info` read it)
+    from vdla.compiler.topi.vdla import ConvLayer, compile_conv2d
+    config = CONFIGS["pynq"]
+    pool = PoolLayer(1, 2, 9, 7, 3, 3, 2, (1, 1, 1, 1))
+    conv = ConvLayer(1, 2, 9, 7, 2, 3, 3, 2, (1, 1, 1, 1))
+    assert (pool.out_h, pool.out_w) == (conv.out_h, conv.out_w) == (5, 4)
+    pool_meta = compile_pool2d(config, pool)[0].meta
+    conv_meta = compile_conv2d(config, conv)[0].meta
+    keys = ["op", "knobs", "layer", "epilogue", "vta_compat"]
+    assert [k for k in pool_meta if k in keys] == [k for k in conv_meta if k in keys] == keys
+    assert pool_meta["op"] == "pool2d.max" and pool_meta["layer"]["pads"] == [1, 1, 1, 1]
