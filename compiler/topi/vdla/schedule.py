@@ -71,6 +71,16 @@ def _source(s, t):
     return t
 
 
+def _split_vthreads(stage, loop, count):
+    """Bind `count` virtual threads to the outer part of a tile loop: -> ([thread axis] or [],
+    the loop left to each thread)."""
+    if count == 1:
+        return [], loop
+    t, rest = stage.split(loop, nparts=count)
+    stage.bind(t, vthread("vt"))
+    return [t], rest
+
+
 def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, scale_src=None):
     for st in stages:
         s[st].set_scope(intrin.SCOPE_ACC)
@@ -102,14 +112,10 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
     oo, oi = s[out].split(o, knobs.tile_oc)
     ho, hi = s[out].split(h, knobs.tile_h)
     wo, wi = s[out].split(ww, knobs.tile_w)
-    vt = []
-    if knobs.vthreads > 1:
-        if knobs.vthread_axis == "oc":
-            t, oo = s[out].split(oo, nparts=knobs.vthreads)
-        else:
-            t, ho = s[out].split(ho, nparts=knobs.vthreads)
-        s[out].bind(t, vthread("vt"))
-        vt = [t]
+    if knobs.vthread_axis == "oc":
+        vt, oo = _split_vthreads(s[out], oo, knobs.vthreads)
+    else:
+        vt, ho = _split_vthreads(s[out], ho, knobs.vthreads)
     tiles = [oo, ho, wo] if knobs.order == "oc_outer" else [ho, wo, oo]
     if vt and knobs.vthread_axis == "h" and knobs.order == "oc_outer":
         loops = [n, oo, *vt, ho, wo]      # the threads share the output-channel tile's weights
@@ -151,12 +157,8 @@ def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnob
     m, n, b, c = s[out].op.axis
     mo, mi = s[out].split(m, knobs.tile_m)
     no, ni = s[out].split(n, knobs.tile_n)
-    order = [mo, no, mi, ni, b, c]
-    if knobs.vthreads > 1:
-        vt, no = s[out].split(no, nparts=knobs.vthreads)
-        order = [vt, mo, no, mi, ni, b, c]
-        s[out].bind(vt, vthread("vt"))
-    s[out].reorder(*order)
+    vt, no = _split_vthreads(s[out], no, knobs.vthreads)
+    s[out].reorder(*vt, mo, no, mi, ni, b, c)
     s[acc].compute_at(s[out], no)
     _epilogue(s, config, out, stages, res32, bias, (s[out], no), (s[out], no), scale)
     am, an, ab, ac = s[acc].op.axis
@@ -182,11 +184,7 @@ def schedule_tile_chain(config, out, acc_stages, alu_stages, knobs, gemm_stages=
     co, ci = s[out].split(c, knobs.tile_c)
     ho, hi = s[out].split(h, knobs.tile_h)
     wo, wi = s[out].split(w, knobs.tile_w)
-    vt = []
-    if knobs.vthreads > 1:
-        t, co = s[out].split(co, nparts=knobs.vthreads)
-        s[out].bind(t, vthread("vt"))
-        vt = [t]
+    vt, co = _split_vthreads(s[out], co, knobs.vthreads)
     s[out].reorder(n, *vt, co, ho, wo, ci, hi, wi, b, l)
     for st in acc_stages:
         for t in st.op.input_tensors:
