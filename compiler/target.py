@@ -1,6 +1,7 @@
 """Code-generation targets: an LLVM triple, a CPU, its features, and a thread count."""
 from __future__ import annotations
 
+import functools
 import os
 
 from vdla.driver import machine   # how the runtime reads triples: one spelling rule for both sides
@@ -125,16 +126,10 @@ class Target:
         return f"Target({self.triple!r}, cpu={self.cpu!r}, threads={self.threads})"
 
 
-_initialized = False
-
-
+@functools.cache
 def _init_llvm():
-    global _initialized
-    if not _initialized:
-        import llvmlite.binding as llvm
-        # llvm.initialize() raises in llvmlite >= 0.45: core initialization is automatic.
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        _initialized = True
+    from vdla.driver.cpu_kernel import native_llvm
+    llvm = native_llvm()
+    # llvm.initialize() raises in llvmlite >= 0.45: core initialization is automatic.
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()

@@ -10,6 +10,7 @@ and a thread pool) with ctypes, so a board needs neither llvmlite nor the compil
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import tempfile
 import threading
@@ -19,16 +20,13 @@ import numpy as np
 
 from . import kernel_abi, thread_pool
 
-_llvm_ready = False
-
-
-def _init():
-    global _llvm_ready
+@functools.cache
+def native_llvm():
+    """llvmlite's binding with this machine's target initialized (once a process; the
+    compiler's target.py adds the cross targets to it)."""
     import llvmlite.binding as llvm
-    if not _llvm_ready:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        _llvm_ready = True
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
     return llvm
 
 
@@ -105,7 +103,7 @@ def _read_spec(addr, name):
 def load(object_code: bytes, names) -> KernelLibrary:
     """JIT-link an ELF object for this machine. `names`: kernel names (specs read from the
     object) or a dict name -> [(shape, dtype), ...]."""
-    llvm = _init()
+    llvm = native_llvm()
     if object_code[:4] != b"\x7fELF":
         raise KernelError("object code is not an ELF file")
     target = llvm.Target.from_default_triple()
