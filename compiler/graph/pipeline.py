@@ -26,6 +26,9 @@ PIPELINE = (
 def optimize(graph: Graph, stop_after: str | None = None, fuse: bool = True,
              layout: bool = True) -> Graph:
     """Run the pipeline on a copy of `graph`; the per-pass times go to meta["pass_log"]."""
+    names = [name for name, _ in PIPELINE]
+    if stop_after is not None and stop_after not in names:
+        raise ValueError(f"optimize(stop_after={stop_after!r}): no such pass; the passes are {', '.join(names)}")
     graph = graph.copy()
     log = []
     for name, fn in PIPELINE:

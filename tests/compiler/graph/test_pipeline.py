@@ -2,6 +2,7 @@
 the computation, the pipeline runs on a copy, and stop_after / fuse / layout choose the passes
 that run (one test module per pass lives in passes/)."""
 import numpy as np
+import pytest
 
 from vdla.compiler.graph import PIPELINE, optimize, run_reference, verify
 
@@ -34,6 +35,11 @@ def test_the_pass_log_names_the_passes_run_in_order(resnet):
     assert full == names
     stopped = [name for name, _, _ in optimize(resnet, stop_after="canonicalize_gemm").meta["pass_log"]]
     assert stopped == names[:names.index("canonicalize_gemm") + 1]
+
+
+def test_a_misspelt_pass_to_stop_after_is_refused_naming_the_passes(resnet):
+    with pytest.raises(ValueError, match="stop_after='fuse_operator'.*fuse_operators"):
+        optimize(resnet, stop_after="fuse_operator")       # it used to run the whole pipeline
 
 
 def test_fuse_and_layout_switch_their_passes_off(resnet):
