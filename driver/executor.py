@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import host_ops, kernel_abi, machine
+from .arena_crossings import arena_crossings
 from .artifact import Artifact, ArtifactError, load
 from .artifact_header import check_contents
 
@@ -68,18 +69,6 @@ def check_compatible(artifact: Artifact, hw_config=None, on: str | None = None) 
             raise ArtifactError(f"target mismatch: the kernels use CPU features this machine lacks "
                                 f"({', '.join(missing)}); recompile on or for this machine")
     return matching[0]
-
-
-def _step_inputs(step: dict) -> list[str]:
-    if step["kind"] == "kernel":
-        return step["args"]
-    return [n for node in step.get("body", []) for n in node["inputs"] if n]
-
-
-def _step_outputs(step: dict) -> list[str]:
-    if step["kind"] == "kernel":   # inputs and outputs: an input was produced by an earlier step
-        return step["args"]
-    return step.get("outputs", [])
 
 
 class Executor:
@@ -154,30 +143,12 @@ class Executor:
     def _device_arena(self):
         """The accelerator's copy of the activation arena: one device buffer laid out by the
         memory plan (same offsets), so a tensor that one accelerator step writes and the next
-        reads never leaves device DRAM. Which tensors must cross to or from the host is fixed
-        here once: inputs of accelerator steps made by host steps (or fed by the caller), and
-        outputs of accelerator steps that host steps or the caller read."""
+        reads never leaves device DRAM; which tensors cross is fixed here once (arena_crossings).
+        A vdla step reads all its buffers but the last, which it writes."""
         plan = self.artifact.plan
         if getattr(self, "_arena_buf", None) is None:
             self._arena_buf = self.device.alloc(max(plan["arena_bytes"], 64), align=256)
-            root = {}                      # alias output -> the tensor whose bytes it is
-            for st in plan["steps"]:
-                if st["kind"] == "alias" and st.get("inputs"):
-                    root[st["outputs"][0]] = root.get(st["inputs"][0], st["inputs"][0])
-            producer, readers = {}, {}
-            for st in plan["steps"]:
-                if st["kind"] == "alias":
-                    continue
-                on_device = st["kind"] == "vdla"
-                for name in st["args"][:-1] if on_device else _step_inputs(st):
-                    readers.setdefault(root.get(name, name), set()).add(on_device)
-                for name in [st["args"][-1]] if on_device else _step_outputs(st):
-                    producer.setdefault(root.get(name, name), st["kind"])   # steps are in order: first = producer
-            for s in plan["outputs"]:
-                readers.setdefault(root.get(s["name"], s["name"]), set()).add(False)
-            self._root = root
-            self._to_device = {n for n, r in readers.items() if True in r and producer.get(n) != "vdla"}
-            self._to_host = {n for n, k in producer.items() if k == "vdla" and False in readers.get(n, set())}
+            self._crossings = arena_crossings(plan, "vdla", lambda st: (st["args"][:-1], st["args"][-1:]))
         return self._arena_buf
 
     def _vdla_call(self, step: dict):
@@ -214,10 +185,10 @@ class Executor:
                     raise ArtifactError(f"step {step['name']!r}: {name} at arena offset {offset} is not aligned "
                                         f"to its {p.elem_bytes}-byte DMA element")
                 buf = DeviceBuffer(arena.addr + offset, p.nbytes)
-                source = self._root.get(name, name)
-                if k < len(args) - 1 and source in self._to_device:
+                source = self._crossings.source(name)
+                if k < len(args) - 1 and source in self._crossings.to_device:
                     copy_in.append((array, offset))
-                if k == len(args) - 1 and source in self._to_host:
+                if k == len(args) - 1 and source in self._crossings.to_host:
                     copy_out.append((array, offset))
             bufs.append(buf)
         runner, launches, step_name = self.runner, self.last_launches, step["name"]

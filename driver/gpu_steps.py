@@ -2,11 +2,9 @@
 
 The activations live in one device buffer laid out by the memory plan (the host arena's offsets),
 so a tensor one GPU step writes and the next reads never leaves the GPU, and reshape-like
-("alias") steps are views there too. Parameters are copied once; each program's module is
-loaded and its temporaries allocated once. Which tensors cross, fixed once: an activation a GPU
-step reads is copied in, before that step, when a host step made it (or the caller gave it); one
-a GPU step writes is copied out, after that step, when a host step or the caller reads it. All of
-it on the device's one stream, in the plan's order.
+("alias") steps are views there too; which tensors cross, and when, is arena_crossings'.
+Parameters are copied once; each program's module is loaded and its temporaries allocated once.
+All of it on the device's one stream, in the plan's order.
 """
 from __future__ import annotations
 
@@ -14,6 +12,7 @@ import math
 
 import numpy as np
 
+from .arena_crossings import arena_crossings
 from .artifact_errors import ArtifactError
 from .gpu_program import GpuProgram, check_arch
 
@@ -35,35 +34,13 @@ class GpuSteps:
             check_arch(program, device)
         self.arena = device.alloc(max(64, plan["arena_bytes"]))
         self.modules, self.temporaries, self.params = {}, {}, {}
-        self._crossings(plan)
+        self.crossings = arena_crossings(plan, "gpu", self._step_io)
 
-    def _crossings(self, plan):
-        root = {}                      # alias output -> the tensor whose bytes it is
-        for st in plan["steps"]:
-            if st["kind"] == "alias" and st.get("inputs"):
-                root[st["outputs"][0]] = root.get(st["inputs"][0], st["inputs"][0])
-        producer, readers = {}, {}
-        for st in plan["steps"]:
-            if st["kind"] == "alias":
-                continue
-            on_gpu = st["kind"] == "gpu"
-            if on_gpu:
-                outs = set(self.programs[st["program"]].outputs)
-                ins = [a for k, a in enumerate(st["args"]) if k not in outs]
-                made = [st["args"][k] for k in sorted(outs)]
-            else:
-                ins = st["args"] if st["kind"] == "kernel" else \
-                    [n for node in st.get("body", []) for n in node["inputs"] if n]
-                made = st["args"] if st["kind"] == "kernel" else st.get("outputs", [])
-            for name in ins:
-                readers.setdefault(root.get(name, name), set()).add(on_gpu)
-            for name in made:
-                producer.setdefault(root.get(name, name), st["kind"])
-        for s in plan["outputs"]:
-            readers.setdefault(root.get(s["name"], s["name"]), set()).add(False)
-        self.root = root
-        self.to_device = {n for n, r in readers.items() if True in r and producer.get(n) != "gpu"}
-        self.to_host = {n for n, k in producer.items() if k == "gpu" and False in readers.get(n, set())}
+    def _step_io(self, step):
+        """(what a GPU step reads, what it writes): its program names which arguments are outputs."""
+        outs = set(self.programs[step["program"]].outputs)
+        return ([a for k, a in enumerate(step["args"]) if k not in outs],
+                [step["args"][k] for k in sorted(outs)])
 
     def _module(self, index):
         if index not in self.modules:
@@ -95,10 +72,10 @@ class GpuSteps:
                 raise ArtifactError(f"step {step['name']!r} passes {name!r}, which is no tensor of the plan")
             view = self.device.view(self.arena, tensors[name]["offset"], array.nbytes)
             device_bufs.append(view)
-            source = self.root.get(name, name)
-            if k not in outputs and source in self.to_device:
+            source = self.crossings.source(name)
+            if k not in outputs and source in self.crossings.to_device:
                 copy_in.append((view, array))
-            if k in outputs and source in self.to_host:
+            if k in outputs and source in self.crossings.to_host:
                 copy_out.append((view, array))
         all_bufs = device_bufs + self.temporaries[step["program"]]
         launches = [(launch, [all_bufs[i] for i in launch.buffers]) for launch in program.kernels]
