@@ -4,7 +4,6 @@ add the records to a tuning log. The accelerator's CPU fallback kernels are foun
 way in the graph a vdla compile leaves to the CPU (vdla_fallback_kernels)."""
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -14,7 +13,8 @@ from .cpu_search import CpuKernelSearch, run_cpu_searches
 from .cpu_signature import cpu_signature, describe, signature_key
 from .cpu_space import CpuKnobSpace
 from .errors import TuningError
-from .records import TuningLog, load_tuning
+from .records import TuningLog
+from .session import check_budget, open_log, split_reused
 
 
 @dataclass
@@ -136,19 +136,14 @@ def tune_cpu_kernels(kernels: list[CpuKernel], target, trials: int = 32, jobs: i
     time with `timer` (default: a cpu_measure.HostTimer). With `output`, records already in
     that log are reused (not searched again unless `retune`) and the new ones added; the log
     is written back."""
-    if trials < 1:
-        raise TuningError(f"--trials {trials}: each kernel needs at least one trial (its default schedule)")
-    jobs = (os.cpu_count() or 1) if jobs is None else jobs
-    if jobs < 1:
-        raise TuningError(f"--jobs {jobs}: at least one process compiles")
+    jobs = check_budget(trials, jobs, "compiles")
     start = time.perf_counter()
-    tuning_log = load_tuning(output) if output is not None and os.path.exists(output) else TuningLog()
-    searches, results = [], {}
-    for i, k in enumerate(kernels):
-        old = tuning_log.lookup_cpu(target, k.signature)
-        if old is not None and not retune:
-            results[i] = CpuKernelResult(k, old, reused=True)
-            continue
+    tuning_log = open_log(output)
+    reused, todo = split_reused(kernels, lambda k: tuning_log.lookup_cpu(target, k.signature), retune)
+    results = {i: CpuKernelResult(kernels[i], old, reused=True) for i, old in reused.items()}
+    searches = []
+    for i in todo:
+        k = kernels[i]
         space = CpuKnobSpace(k.kind, k.dims, default_knobs(k.kind, k.dims))
         searches.append((i, CpuKernelSearch(k, space, trials, target, seed)))
     if log:

@@ -3,14 +3,14 @@
 schedules on the simulator, and add the records to a tuning log."""
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .errors import TuningError
-from .records import TuningLog, TuningRecord, load_tuning
+from .records import TuningLog, TuningRecord
+from .session import check_budget, open_log, split_reused
 from .search import KernelSearch, run_searches
 from .signature import describe, kernel_signature, signature_key
 
@@ -103,22 +103,17 @@ def tune_model(model, hw_config=None, trials: int = 32, jobs: int | None = None,
     added to it; the log is written back. `progress`: a bar on stderr (None: where stderr is
     a terminal); `log`: a function for progress lines."""
     from vdla.hw import load_config
-    if trials < 1:
-        raise TuningError(f"--trials {trials}: each kernel needs at least one trial (its default schedule)")
-    jobs = (os.cpu_count() or 1) if jobs is None else jobs
-    if jobs < 1:
-        raise TuningError(f"--jobs {jobs}: at least one process measures")
+    jobs = check_budget(trials, jobs, "measures")
     start = time.perf_counter()
     config = load_config(hw_config)
-    tuning_log = load_tuning(output) if output is not None and os.path.exists(output) else TuningLog()
+    tuning_log = open_log(output)
     kernels = model_kernels(model, config, calibration, input_shapes, vta_compat, host_triple, seed)
-    searches, results = [], {}
-    for i, k in enumerate(kernels):
-        old = tuning_log.lookup(config, k.spec, vta_compat)
-        if old is not None and not retune:
-            results[i] = KernelResult(k, old, reused=True)
-        else:
-            searches.append((i, KernelSearch(i, config, k.spec, k.signature, k.name, trials, vta_compat, seed)))
+    reused, todo = split_reused(kernels, lambda k: tuning_log.lookup(config, k.spec, vta_compat), retune)
+    results = {i: KernelResult(kernels[i], old, reused=True) for i, old in reused.items()}
+    searches = []
+    for i in todo:
+        k = kernels[i]
+        searches.append((i, KernelSearch(i, config, k.spec, k.signature, k.name, trials, vta_compat, seed)))
     if log:
         log(f"{len(kernels)} distinct conv/dense kernels, {len(kernels) - len(searches)} already in the log, "
             f"{len(searches)} to tune with {trials} trials each on {jobs} process(es)")
