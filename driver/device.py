@@ -10,8 +10,9 @@ DRAM in element units, so the runtime divides a buffer's address by the element 
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Iterator, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -73,6 +74,20 @@ class Device(Protocol):
 
     def close(self) -> None:
         """Release the device; buffers become invalid."""
+
+
+@contextmanager
+def device_buffers(device: Device, sizes) -> Iterator[list[DeviceBuffer]]:
+    """Buffers of `sizes` ((nbytes, align) each) on `device`, all given back when the block
+    ends, however it ends (one that fails to allocate gives back those before it)."""
+    bufs: list[DeviceBuffer] = []
+    try:
+        for nbytes, align in sizes:
+            bufs.append(device.alloc(nbytes, align=align))
+        yield bufs
+    finally:
+        for buf in bufs:
+            device.free(buf)
 
 
 class DeviceMemory:

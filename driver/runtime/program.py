@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from vdla.hw import AluOp, MemType, Uop
 
+from ..device import device_buffers
 from .errors import RuntimeStreamError
 from .insn_queue import Stage
 from .uop_kernel import KernelMode, LoopLevel, UopKernel
@@ -182,24 +183,20 @@ def run_program(device, program: KernelProgram, inputs, check_races: bool = Fals
     if len(inputs) != len(program.params) - 1:
         raise RuntimeStreamError(f"kernel {program.name} takes {len(program.params) - 1} inputs "
                                  f"({', '.join(p.name for p in program.params[:-1])}), got {len(inputs)}")
+    arrays = [np.ascontiguousarray(a) for a in inputs]
+    for p, a in zip(program.params, arrays):
+        if a.nbytes != p.nbytes:
+            raise RuntimeStreamError(f"kernel {program.name}: {p.name} needs {p.nbytes} bytes, got an "
+                                     f"array of {a.nbytes} ({a.dtype}{list(a.shape)})")
     own = runner is None
     runner = runner or ProgramRunner(device, check_races=check_races)
-    bufs = []
     try:
-        for p, a in zip(program.params, list(inputs) + [None]):
-            buf = device.alloc(p.nbytes, align=max(64, p.elem_bytes))
-            bufs.append(buf)
-            if a is not None:
-                a = np.ascontiguousarray(a)
-                if a.nbytes != p.nbytes:
-                    raise RuntimeStreamError(f"kernel {program.name}: {p.name} needs {p.nbytes} bytes, got an "
-                                             f"array of {a.nbytes} ({a.dtype}{list(a.shape)})")
+        with device_buffers(device, [(p.nbytes, max(64, p.elem_bytes)) for p in program.params]) as bufs:
+            for buf, a in zip(bufs, arrays):
                 device.write(buf, a)
-        result = runner.run(program, bufs)
-        out = device.read(bufs[-1], np.uint8, (program.params[-1].nbytes,))
+            result = runner.run(program, bufs)
+            out = device.read(bufs[-1], np.uint8, (program.params[-1].nbytes,))
     finally:
-        for b in bufs:
-            device.free(b)
         if own:
             runner.close()
     return out, result

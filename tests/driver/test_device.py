@@ -70,3 +70,20 @@ def test_out_of_range_dram_address_is_named():
     load = MemInsn(opcode=Opcode.LOAD, memory_type=MemType.ACC, dram_base=(1 << 20) // 64, x_size=1, y_size=1)
     with pytest.raises(MemoryAccessError, match="instruction 0: .*dram_base"):
         _launch(dev, [load, FinishInsn()])
+
+
+def test_device_buffers_are_given_back_however_the_block_ends():
+    from vdla.driver.device import device_buffers
+    dev = SimulatorDevice(dram_bytes=1 << 16)
+    free = dev.memory.free_bytes
+    with device_buffers(dev, [(100, 64), (10, 256)]) as bufs:
+        assert [b.nbytes for b in bufs] == [100, 10] and bufs[1].addr % 256 == 0
+    assert dev.memory.free_bytes == free
+    with pytest.raises(RuntimeError, match="the block failed"):
+        with device_buffers(dev, [(100, 64)]):
+            raise RuntimeError("the block failed")
+    assert dev.memory.free_bytes == free
+    with pytest.raises(OutOfDeviceMemory):                       # the second does not fit: the first goes back
+        with device_buffers(dev, [(100, 64), (1 << 20, 64)]):
+            pass
+    assert dev.memory.free_bytes == free
