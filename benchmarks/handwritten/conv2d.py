@@ -23,6 +23,7 @@ from vdla.hw import MemType, Uop
 from vdla.driver.runtime import CommandQueue, LoopLevel, UopKernel
 from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation
 
+from .launch import run_handwritten
 from .pipeline import emit_pipelined
 from .requant import Requant, emit_requant, requant_reference
 
@@ -194,20 +195,9 @@ def run_conv2d(device, x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int =
     s = Conv2dShape(x_p.shape[0], x_p.shape[1], x.shape[2], x.shape[3], w_p.shape[0],
                     w.shape[2], w.shape[3], stride, pad)
     out_shape = (s.n, s.o, s.out_h, s.out_w, cfg.batch, cfg.block)
-    own_cq = cq is None
-    cq = cq or CommandQueue(device)
-    bufs = [device.alloc(x_p.nbytes, align=cfg.inp_elem_bytes), device.alloc(w_p.nbytes, align=cfg.wgt_elem_bytes),
-            device.alloc(int(np.prod(out_shape)), align=cfg.out_elem_bytes)]
-    try:
-        device.write(bufs[0], x_p)
-        device.write(bufs[1], w_p)
+
+    def emit(cq, *bufs):
         conv2d_program(cq, s, *bufs, virtual_threads=virtual_threads, tile_h=tile_h, requant=requant,
                        tile_oc=tile_oc)
-        result = cq.synchronize(check_races=check_races)
-        y = unpack_activation(device.read(bufs[2], np.int8, out_shape), x.shape[0], w.shape[0])
-    finally:
-        for buf in bufs:
-            device.free(buf)
-        if own_cq:
-            cq.close()
-    return y, result
+    y, result = run_handwritten(device, x_p, w_p, out_shape, emit, cq, check_races)
+    return unpack_activation(y, x.shape[0], w.shape[0]), result

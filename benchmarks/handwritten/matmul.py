@@ -20,6 +20,7 @@ from vdla.hw import MemType, Uop
 from vdla.driver.runtime import CommandQueue, LoopLevel, UopKernel
 from vdla.driver.runtime.layout import pack_matrix_lhs, pack_matrix_rhs, unpack_matrix
 
+from .launch import run_handwritten
 from .pipeline import emit_pipelined
 from .requant import Requant, emit_requant, requant_reference
 
@@ -129,19 +130,8 @@ def run_matmul(device, a: np.ndarray, b: np.ndarray, tile_m: int = 16, tile_n: i
     shape = MatmulShape(a_p.shape[0], a_p.shape[1], b_p.shape[0], min(tile_m, a_p.shape[0]),
                         min(tile_n, b_p.shape[0]))
     c_shape = (shape.m, shape.n, cfg.batch, cfg.block)
-    own_cq = cq is None
-    cq = cq or CommandQueue(device)
-    bufs = [device.alloc(a_p.nbytes, align=cfg.inp_elem_bytes), device.alloc(b_p.nbytes, align=cfg.wgt_elem_bytes),
-            device.alloc(int(np.prod(c_shape)), align=cfg.out_elem_bytes)]
-    try:
-        device.write(bufs[0], a_p)
-        device.write(bufs[1], b_p)
+
+    def emit(cq, *bufs):
         matmul_program(cq, shape, *bufs, virtual_threads=virtual_threads, requant=requant)
-        result = cq.synchronize(check_races=check_races)
-        c = unpack_matrix(device.read(bufs[2], np.int8, c_shape), a.shape[0], b.shape[1])
-    finally:
-        for buf in bufs:
-            device.free(buf)
-        if own_cq:
-            cq.close()
-    return c, result
+    c, result = run_handwritten(device, a_p, b_p, c_shape, emit, cq, check_races)
+    return unpack_matrix(c, a.shape[0], b.shape[1]), result
