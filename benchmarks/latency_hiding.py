@@ -46,6 +46,15 @@ def numpy_conv(x, w, shift):
     return np.clip(acc >> shift, -128, 127).astype(np.int8)
 
 
+def c2_layer_for(cfg, seed: int = 0):
+    """The C2 conv on `cfg`: (x, w, its requantizing epilogue, numpy's result, the ConvLayer,
+    the compiler's default knobs)."""
+    x, w, shift = c2_layer(seed)
+    ep = Epilogue(shift=shift)
+    layer = ConvLayer(1, 64 // cfg.block, 56, 56, 64 // cfg.block)
+    return x, w, ep, numpy_conv(x, w, shift), layer, default_conv_knobs(cfg, layer, ep)
+
+
 def run_layer(device, x, w, ep, knobs) -> dict:
     cfg = device.config
     layer = ConvLayer(1, 64 // cfg.block, 56, 56, 64 // cfg.block)
@@ -56,7 +65,7 @@ def run_layer(device, x, w, ep, knobs) -> dict:
     t2 = time.perf_counter()
     y = unpack_activation(raw.view(np.int8).reshape(1, layer.o, 56, 56, cfg.batch, cfg.block), 1, 64)
     return dict(y=y, cycles=result.cycles, util=result.gemm_utilization, stats=result.stats,
-                insns=result.stats["insn_count"], compile_s=t1 - t0, launch_s=t2 - t1)
+                insns=result.stats["insn_count"], compile_s=t1 - t0, launch_s=t2 - t1, trace=result.trace)
 
 
 def main(argv=None) -> int:
@@ -70,11 +79,7 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     device = SimulatorDevice(args.config)
     cfg = device.config
-    x, w, shift = c2_layer(0)
-    ep = Epilogue(shift=shift)
-    expected = numpy_conv(x, w, shift)
-    layer = ConvLayer(1, 64 // cfg.block, 56, 56, 64 // cfg.block)
-    knobs = default_conv_knobs(cfg, layer, ep)
+    x, w, ep, expected, _, knobs = c2_layer_for(cfg)
     if args.tile_h:
         knobs = replace(knobs, tile_h=args.tile_h)
     runs = {t: run_layer(device, x, w, ep, replace(knobs, vthreads=t)) for t in (1, 2)}
@@ -85,7 +90,7 @@ def main(argv=None) -> int:
             return 1
 
     macs = 64 * 64 * 56 * 56 * 9
-    print(f"ResNet-18 C2 conv 1x64x56x56 * 64x64x3x3 (pad 1, requant shift {shift}) on {cfg.name} "
+    print(f"ResNet-18 C2 conv 1x64x56x56 * 64x64x3x3 (pad 1, requant shift {ep.shift}) on {cfg.name} "
           f"@ {cfg.clock_mhz} MHz, compiled tiles {knobs.tile_oc} channel blocks x {knobs.tile_h} x "
           f"{knobs.tile_w}; both results equal numpy")
     header = f"{'':<28}{'1 virtual thread':>18}{'2 virtual threads':>19}{'ratio 1/2':>11}"

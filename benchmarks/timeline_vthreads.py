@@ -17,11 +17,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from latency_hiding import c2_layer, numpy_conv
-from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, default_conv_knobs
+from latency_hiding import c2_layer_for, run_layer
 from vdla.driver.devices import SimulatorDevice
-from vdla.driver.runtime import run_program
-from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation
 from vdla.driver.timeline import Segment, auto_window, draw_timeline
 
 
@@ -34,21 +31,14 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     device = SimulatorDevice(args.config, trace=True)
     cfg = device.config
-    x, w, shift = c2_layer(0)
-    ep = Epilogue(shift=shift)
-    expected = numpy_conv(x, w, shift)
-    layer = ConvLayer(1, 64 // cfg.block, 56, 56, 64 // cfg.block)
-    knobs = default_conv_knobs(cfg, layer, ep)
+    x, w, ep, expected, _, knobs = c2_layer_for(cfg)
     segments = {}
     for threads in (1, 2):
-        prog, _ = compile_conv2d(cfg, layer, ep, replace(knobs, vthreads=threads))
-        raw, result = run_program(device, prog, [pack_activation(x, cfg.batch, cfg.block),
-                                                 pack_conv_weight(w, cfg.block)])
-        y = unpack_activation(raw.view(np.int8).reshape(1, layer.o, 56, 56, cfg.batch, cfg.block), 1, 64)
-        if not np.array_equal(y, expected):
+        run = run_layer(device, x, w, ep, replace(knobs, vthreads=threads))
+        if not np.array_equal(run["y"], expected):
             print(f"ERROR: {threads} virtual thread(s): result differs from numpy", file=sys.stderr)
             return 1
-        segments[threads] = Segment(f"C2 conv, {threads} virtual thread(s)", 0, result.cycles, result.trace)
+        segments[threads] = Segment(f"C2 conv, {threads} virtual thread(s)", 0, run["cycles"], run["trace"])
     window = auto_window([segments[1]]) or (0, segments[1].cycles)
     figures = {}
     for threads, segment in segments.items():
