@@ -54,19 +54,29 @@ def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, resi
     Returns (y (N, O, OH, OW) int8, LaunchResult, KernelProgram)."""
     config = device.config
     ep = ep or Epilogue()
-    B, L = config.batch, config.block
+    L = config.block
     pads = pad if isinstance(pad, tuple) else (pad,) * 4
     n, c, h, wd = x.shape
     o = c if depthwise else w.shape[0]
     kh, kw = w.shape[2:]
-    xp = pack_activation(x, B, L)
-    layer = ConvLayer(xp.shape[0], xp.shape[1], h, wd, -(-o // L), kh, kw, stride, pads, depthwise)
+    layer = ConvLayer(-(-n // config.batch), -(-c // L), h, wd, -(-o // L), kh, kw, stride, pads, depthwise)
     prog, knobs = compile_conv2d(config, layer, ep, knobs, vta_compat=vta_compat)
-    inputs = [xp, pack_depthwise_weight(w, L) if depthwise else pack_conv_weight(w, L)]
+    y, result = run_conv_program(device, prog, layer, x, w, ep, bias, residual, scale, check_races, runner)
+    return y, result, prog
+
+
+def run_conv_program(device, prog, layer: ConvLayer, x, w, ep=None, bias=None, residual=None, scale=None,
+                     check_races=False, runner=None):
+    """Run `prog`, compile_conv2d's kernel of `layer` (and `ep`), on x (N, C, H, W) int8 and w
+    (O, C, KH, KW) (depthwise: (C, 1, KH, KW)). Returns (y (N, O, OH, OW) int8, LaunchResult)."""
+    B, L = device.config.batch, device.config.block
+    ep = ep or Epilogue()
+    inputs = [pack_activation(x, B, L), pack_depthwise_weight(w, L) if layer.depthwise else pack_conv_weight(w, L)]
     inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     out_shape = (layer.n, layer.o, layer.out_h, layer.out_w, B, L)
-    return unpack_activation(raw.view(np.int8).reshape(out_shape), n, o), result, prog
+    o = x.shape[1] if layer.depthwise else w.shape[0]
+    return unpack_activation(raw.view(np.int8).reshape(out_shape), x.shape[0], o), result
 
 
 def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check_races=False, runner=None,

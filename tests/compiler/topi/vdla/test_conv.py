@@ -109,3 +109,19 @@ def test_depthwise_matches_numpy(cfg, case, rng):
     ep = Epilogue(bias=True, shift=5, lo=0)
     y, _, _ = _conv(config, x, wt, stride, (p, p, p, p), ep, depthwise=True, bias=bias)
     np.testing.assert_array_equal(y, reference(x, wt, stride, (p, p, p, p), ep, depthwise=True, bias=bias))
+
+
+@pytest.mark.parametrize("depthwise", [False, True])
+def test_one_compiled_conv_runs_on_new_data(depthwise, rng):
+    # what benchmarks and tuners do: compile once, then run the program on fresh operands
+    from vdla.compiler.topi.vdla import ConvLayer, compile_conv2d, run_conv_program
+    config = CONFIGS["b2x8"]
+    layer = ConvLayer(1, 3, 7, 6, 3, 3, 3, 1, (1, 1, 1, 1), depthwise)
+    ep = Epilogue(bias=True, shift=7, lo=0)
+    prog, _ = compile_conv2d(config, layer, ep)
+    dev = SimulatorDevice(config, dram_bytes=1 << 24)
+    for _ in range(2):
+        x, wt, bias = random_case(rng, config, 20, 20, 7, 6, 3, depthwise)
+        y, result = run_conv_program(dev, prog, layer, x, wt, ep, bias=bias, check_races=True)
+        np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, depthwise, bias=bias))
+        assert result.cycles > 0
