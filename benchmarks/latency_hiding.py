@@ -21,10 +21,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, default_conv_knobs
+from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, default_conv_knobs, run_conv_program
 from vdla.driver.devices import SimulatorDevice
-from vdla.driver.runtime import run_program
-from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation
 
 RESNET18_CYCLES = 31e6   # one ResNet-18 inference on VTA (SPEC §8), for the simulator-speed estimate
 
@@ -61,9 +59,8 @@ def run_layer(device, x, w, ep, knobs) -> dict:
     t0 = time.perf_counter()
     prog, _ = compile_conv2d(cfg, layer, ep, knobs)
     t1 = time.perf_counter()
-    raw, result = run_program(device, prog, [pack_activation(x, cfg.batch, cfg.block), pack_conv_weight(w, cfg.block)])
+    y, result = run_conv_program(device, prog, layer, x, w, ep)
     t2 = time.perf_counter()
-    y = unpack_activation(raw.view(np.int8).reshape(1, layer.o, 56, 56, cfg.batch, cfg.block), 1, 64)
     return dict(y=y, cycles=result.cycles, util=result.gemm_utilization, stats=result.stats,
                 insns=result.stats["insn_count"], compile_s=t1 - t0, launch_s=t2 - t1, trace=result.trace)
 

@@ -19,10 +19,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d
+from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, run_conv_program
 from vdla.driver.devices import SimulatorDevice
-from vdla.driver.runtime import run_program
-from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation
 
 # (name, C, H=W, O, kernel, stride, pad, how many times the layer occurs in the network)
 LAYERS = [
@@ -76,14 +74,11 @@ def main(argv=None) -> int:
         layer = ConvLayer(1, -(-c // cfg.block), hw, hw, -(-o // cfg.block), k, k, stride, (pad,) * 4)
         prog2, knobs = compile_conv2d(cfg, layer, Epilogue(shift=shift))
         progs = {2: prog2, 1: compile_conv2d(cfg, layer, Epilogue(shift=shift), replace(knobs, vthreads=1))[0]}
-        inputs = [pack_activation(x, cfg.batch, cfg.block), pack_conv_weight(w, cfg.block)]
         row = {}
         for t in (1, 2):
             t0 = time.perf_counter()
-            raw, result = run_program(device, progs[t], inputs)
+            y, result = run_conv_program(device, progs[t], layer, x, w)
             sim_s += time.perf_counter() - t0
-            y = unpack_activation(raw.view(np.int8).reshape(1, layer.o, layer.out_h, layer.out_w, cfg.batch,
-                                                             cfg.block), 1, o)
             if expected is not None and not np.array_equal(y, expected):
                 print(f"ERROR: {name} with {t} virtual thread(s) differs from numpy", file=sys.stderr)
                 return 1

@@ -20,10 +20,8 @@ import numpy as np
 
 from handwritten import Requant, run_conv2d
 from resnet18_convs import LAYERS, numpy_conv, random_layer
-from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d
+from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, run_conv_program
 from vdla.driver.devices import SimulatorDevice
-from vdla.driver.runtime import run_program
-from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation
 
 
 def main(argv=None) -> int:
@@ -49,12 +47,9 @@ def main(argv=None) -> int:
         prog, knobs = compile_conv2d(cfg, layer, Epilogue(shift=shift))
         compile_s += time.perf_counter() - t0
         t0 = time.perf_counter()
-        raw, result = run_program(device, prog, [pack_activation(x, cfg.batch, cfg.block), pack_conv_weight(w, cfg.block)],
-                                  check_races=True)
+        y, result = run_conv_program(device, prog, layer, x, w, check_races=True)
         sim_s += time.perf_counter() - t0
         simulated += result.cycles
-        out_shape = (1, layer.o, layer.out_h, layer.out_w, cfg.batch, cfg.block)
-        y = unpack_activation(raw.view(np.int8).reshape(out_shape), 1, o)
         if not np.array_equal(y, numpy_conv(x, w, stride, pad, shift)):
             mismatches += 1
             print(f"ERROR: {name} differs from numpy", file=sys.stderr)
