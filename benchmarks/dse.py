@@ -50,11 +50,8 @@ def main(argv=None) -> int:
     with make_pool(args.ray, args.workers) as pool:
         result = explore(model, args.sweep, args.out, pool=pool)
     wall = time.perf_counter() - started
-    for note in result.notes:
-        print(f"note: {note}")
-    print(f"{len(result.rows)} configurations, {result.evaluated} evaluated now, {result.synthesized} synthesized, "
-          f"wall {wall:.1f} s; Pareto front: {', '.join(result.pareto)}")
-    print(f"table {result.files['csv']} and {result.files['json']}; plots {result.files['png']}")
+    print("\n".join(result.summary_lines()))
+    print(f"wall {wall:.1f} s (the model built, the sweep explored)")
     if args.json:
         points = [summary(r) for r in result.rows]
         print(json.dumps({"points": points, "pareto": [p for p in points if p["id"] in result.pareto],

@@ -38,6 +38,14 @@ class DseResult:
     def row(self, point_id: str) -> dict:
         return next(r for r in self.rows if r["id"] == point_id)
 
+    def summary_lines(self) -> list[str]:
+        """What a run tells its reader (vdla dse, benchmarks/dse.py): the notes, the counts and
+        the front, the files written."""
+        return [*(f"note: {note}" for note in self.notes),
+                f"{len(self.rows)} point(s), {self.evaluated} evaluated now, {self.synthesized} synthesized, "
+                f"{self.seconds:.1f} s; Pareto front: {', '.join(self.pareto) or 'none'}",
+                f"wrote {self.files['csv']}, {self.files['json']}, {self.files['png']}"]
+
 
 def _model_bytes(model) -> tuple[bytes, str]:
     if isinstance(model, (str, os.PathLike)):

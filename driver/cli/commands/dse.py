@@ -52,11 +52,7 @@ def run(args) -> int:
         result = explore(args.model, sweep, args.output, pool=pool, calibration=calibration,
                          input_shapes=shapes or None, synth_timeout=args.synth_timeout, seed=args.seed,
                          use_cache=not args.no_cache, **kwargs)
-    for note in result.notes:
-        print(f"note: {note}")
-    print(f"{len(result.rows)} point(s), {result.evaluated} evaluated now, {result.synthesized} synthesized, "
-          f"{result.seconds:.1f} s; Pareto front: {', '.join(result.pareto) or 'none'}")
-    print(f"wrote {result.files['csv']}, {result.files['json']}, {result.files['png']}")
+    print("\n".join(result.summary_lines()))
     if args.json:
         keep = ("id", "label", "status", "cycles", "ms", "lut", "ff", "dsp", "bram36", "fits", "pareto")
         points = [{**{k: r.get(k) for k in keep}, "config": {k: v for k, v in r["config"].items() if k != "timing"}}

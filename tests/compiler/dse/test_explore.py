@@ -205,3 +205,14 @@ def test_a_point_that_leaves_layers_to_the_cpu_does_not_win_by_it(model, tmp_pat
     whole, partial = result.rows
     assert partial["ms"] < whole["ms"] and partial["macs_on_cpu"] > whole["macs_on_cpu"]
     assert result.pareto == ["p00", "p01"]
+
+
+def test_the_summary_names_the_notes_counts_front_and_files():
+    from vdla.compiler.dse.explore import DseResult
+    result = DseResult([{"id": "p00"}, {"id": "p01"}], ["p01"], {"csv": "o/dse.csv", "json": "o/dse.json",
+                                                                  "png": "o/pareto.png"},
+                       evaluated=1, synthesized=0, seconds=2.5, notes=["1 duplicate point(s) of the sweep dropped"])
+    assert result.summary_lines() == ["note: 1 duplicate point(s) of the sweep dropped",
+                                      "2 point(s), 1 evaluated now, 0 synthesized, 2.5 s; Pareto front: p01",
+                                      "wrote o/dse.csv, o/dse.json, o/pareto.png"]
+    assert "Pareto front: none" in DseResult([], [], result.files).summary_lines()[0]
