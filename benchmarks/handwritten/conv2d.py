@@ -14,12 +14,11 @@ different accumulators, as the hazard rule demands.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from vdla.hw import MemType, Uop
 
+from vdla.compiler.topi.vdla import ConvLayer
 from vdla.driver.runtime import CommandQueue, LoopLevel, UopKernel
 from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation
 
@@ -28,26 +27,15 @@ from .pipeline import emit_pipelined
 from .requant import Requant, emit_requant, requant_reference
 
 
-@dataclass(frozen=True)
-class Conv2dShape:
-    """Sizes in SPEC §7 elements: n batch blocks, c/o channel blocks, pixels for h/w."""
-    n: int
-    c: int
-    h: int
-    w: int
-    o: int
-    kh: int = 3
-    kw: int = 3
-    stride: int = 1
-    pad: int = 1
+class Conv2dShape(ConvLayer):
+    """The compiler's layer description (SPEC §7 elements: n batch blocks, c/o channel blocks,
+    pixels for h/w) as far as this program goes: one padding on every side, no depthwise."""
 
     @property
-    def out_h(self) -> int:
-        return (self.h + 2 * self.pad - self.kh) // self.stride + 1
-
-    @property
-    def out_w(self) -> int:
-        return (self.w + 2 * self.pad - self.kw) // self.stride + 1
+    def pad(self) -> int:
+        if len(set(self.pads)) != 1 or self.depthwise:
+            raise ValueError(f"conv {self}: the hand-written program pads every side alike and is not depthwise")
+        return self.pads[0]
 
     @property
     def padded_w(self) -> int:
@@ -55,10 +43,6 @@ class Conv2dShape:
 
     def in_rows(self, tile_h: int) -> int:
         return (tile_h - 1) * self.stride + self.kh
-
-    def macs(self, batch: int, block: int) -> int:
-        return (self.n * batch * self.o * block * self.out_h * self.out_w * self.c * block
-                * self.kh * self.kw)
 
 
 def fit_tiles(shape: Conv2dShape, config, virtual_threads: int,
@@ -193,7 +177,7 @@ def run_conv2d(device, x: np.ndarray, w: np.ndarray, stride: int = 1, pad: int =
     x_p = pack_activation(x, cfg.batch, cfg.block)
     w_p = pack_conv_weight(w, cfg.block)
     s = Conv2dShape(x_p.shape[0], x_p.shape[1], x.shape[2], x.shape[3], w_p.shape[0],
-                    w.shape[2], w.shape[3], stride, pad)
+                    w.shape[2], w.shape[3], stride, (pad,) * 4)
     out_shape = (s.n, s.o, s.out_h, s.out_w, cfg.batch, cfg.block)
 
     def emit(cq, *bufs):
