@@ -21,36 +21,20 @@ from dataclasses import replace
 
 import numpy as np
 
+from resnet18_convs import numpy_conv, random_layer
 from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, default_conv_knobs, run_conv_program
 from vdla.driver.devices import SimulatorDevice
 
 RESNET18_CYCLES = 31e6   # one ResNet-18 inference on VTA (SPEC §8), for the simulator-speed estimate
 
 
-def c2_layer(seed: int = 0):
-    """ResNet-18's C2 conv (1x64x56x56, 64 filters 3x3, pad 1) with random int8 data and a
-    shift that keeps the int8 outputs spread over their range."""
-    rng = np.random.default_rng(seed)
-    x = rng.integers(-128, 128, (1, 64, 56, 56), dtype=np.int8)
-    w = rng.integers(-128, 128, (64, 64, 3, 3), dtype=np.int8)
-    shift = max(int(np.log2(74.0 * 74.0 * np.sqrt(64 * 9) / 64.0)), 0)
-    return x, w, shift
-
-
-def numpy_conv(x, w, shift):
-    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
-    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
-    acc = np.einsum("nchwij,ocij->nohw", win, w.astype(np.int64)).astype(np.int32).astype(np.int64)
-    return np.clip(acc >> shift, -128, 127).astype(np.int8)
-
-
 def c2_layer_for(cfg, seed: int = 0):
-    """The C2 conv on `cfg`: (x, w, its requantizing epilogue, numpy's result, the ConvLayer,
-    the compiler's default knobs)."""
-    x, w, shift = c2_layer(seed)
+    """ResNet-18's C2 conv (1x64x56x56, 64 filters 3x3, pad 1) on `cfg` with random int8 data:
+    (x, w, its requantizing epilogue, numpy's result, the ConvLayer, the compiler's default knobs)."""
+    x, w, shift = random_layer(seed, 64, 56, 64, 3)
     ep = Epilogue(shift=shift)
     layer = ConvLayer(1, 64 // cfg.block, 56, 56, 64 // cfg.block)
-    return x, w, ep, numpy_conv(x, w, shift), layer, default_conv_knobs(cfg, layer, ep)
+    return x, w, ep, numpy_conv(x, w, 1, 1, shift), layer, default_conv_knobs(cfg, layer, ep)
 
 
 def run_layer(device, x, w, ep, knobs) -> dict:

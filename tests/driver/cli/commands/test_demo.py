@@ -17,6 +17,7 @@ def test_demo_matmul_passes(capsys):
 
 def test_latency_hiding_benchmark_json_line(capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", [str(BENCH), "--json"])
+    monkeypatch.syspath_prepend(str(BENCH.parent))       # as when run as a script: its sibling modules import
     try:
         runpy.run_path(str(BENCH), run_name="__main__")
     except SystemExit as exc:
