@@ -44,15 +44,6 @@ _NO_ALU = {"Softmax", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "HardSigmo
 
 
 # ---- placement -----------------------------------------------------------------------------------
-def _consumers(graph: Graph) -> dict[str, list[Node]]:
-    out: dict[str, list[Node]] = {}
-    for node in graph.nodes:
-        for name in node.inputs:
-            if name:
-                out.setdefault(name, []).append(node)
-    return out
-
-
 def _fused_activation(graph, node, consumers):
     """The Relu / Clip(min >= 0) that alone consumes `node`'s output, or None."""
     users = consumers.get(node.outputs[0], [])
@@ -124,7 +115,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
     """{node name: {"device": "vdla" | "cpu", "reason": str, "macs": int, "fused_into": name?}}.
     untileable: {node name: reason} of nodes no VDLA schedule fits (lower_vdla.untileable_kernels
     of an earlier placement's quantized graph): they and their fused activations go to the CPU."""
-    consumers = _consumers(graph)
+    consumers = graph.consumers()
     cpu_rate = board_cpu_rate(board_cpu or DEFAULT_BOARD_CPU)
     place: dict[str, dict] = {}
     nonneg: set[str] = set()          # tensors known to be >= 0 (ReLU outputs)
@@ -618,7 +609,7 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bo
     graph.meta["placement"] keeps `place`."""
     g = graph.copy()
     b = _Builder(g, config, place, stats, vta_compat)
-    consumers = _consumers(g)
+    consumers = g.consumers()
     for node in g.nodes:
         info = place.get(node.name, {"device": "cpu"})
         if info.get("fused_into"):
