@@ -2,95 +2,104 @@
 
 Vivado's IP integrator recognises AXI interfaces by port names (`s_axi_control_*`,
 `m_axi_<name>_*`) and wants a plain Verilog module to reference in a block design. This
-wrapper supplies the AXI signals vdla_top leaves implicit: IDs, sizes, burst type, cache
-and protection attributes (write-back allocate for the coherent ACP/HPC ports), an
-active-low reset, and ties off the simulation-only SRAM clear. It is generated so that the
-bus width and register-address width come from the configuration.
+wrapper supplies the AXI signals vdla_top leaves implicit (rtl_params.BOARD_ONLY: IDs,
+sizes, burst type, cache and protection attributes, with write-back allocate for the
+coherent ACP/HPC ports), an active-low reset, and ties off the simulation-only SRAM clear.
+
+Every AXI port and connection is generated from rtl_params' bundle tables (the ones
+vdla_top's ports come from) with the widths the package gives them for the config: a change to
+a bundle or a width reaches the wrapper and the core together.
 """
 from __future__ import annotations
 
 import os
 
-from . import regmap
+from . import rtl_params
 
-READ_MASTERS = ("fetch", "load", "comp")   # vdla_top's read-only AXI4 masters
-WRITE_MASTERS = ("store",)                 # and its write-only one
+# vdla_top's read-only AXI4 masters and its write-only one (tests/hw_unit/test_board_build.py
+# checks them against the bundles vdla_top.sv declares)
+READ_MASTERS = ("fetch", "load", "comp")
+WRITE_MASTERS = ("store",)
 TOP = "vdla_axi_top"
+CONTROL = "s_axi_control"                  # the AXI4-Lite slave's board name (vdla_top: s_axil)
+
+# AxCACHE: write-back read/write-allocate where the port snoops the CPU caches (ACP/HPC);
+# normal non-cacheable bufferable otherwise
+CACHE_COHERENT = 0b1111
+CACHE_NONCOHERENT = 0b0011
+# the address attributes vdla_top drives itself, one port common to all masters
+FROM_CORE = {"size": "m_axi_size", "burst": "m_axi_burst"}
 
 
-def _read_master(name: str, bus: int) -> list[str]:
-    p = f"m_axi_{name}"
-    return [f"  output wire [0:0] {p}_arid, output wire [31:0] {p}_araddr, output wire [7:0] {p}_arlen,",
-            f"  output wire [2:0] {p}_arsize, output wire [1:0] {p}_arburst, output wire [3:0] {p}_arcache,",
-            f"  output wire [2:0] {p}_arprot, output wire [0:0] {p}_arlock, output wire [3:0] {p}_arqos,",
-            f"  output wire {p}_arvalid, input wire {p}_arready,",
-            f"  input wire [0:0] {p}_rid, input wire [{bus - 1}:0] {p}_rdata, input wire [1:0] {p}_rresp,",
-            f"  input wire {p}_rlast, input wire {p}_rvalid, output wire {p}_rready,"]
+def interfaces() -> list[tuple[str, str, str]]:
+    """(bundle in rtl_params.BUNDLES, vdla_top's port prefix, the board's port prefix)."""
+    return ([("AXIL", "s_axil", CONTROL)]
+            + [("AXI_RD", f"m_{name}", f"m_axi_{name}") for name in READ_MASTERS]
+            + [("AXI_WR", f"m_{name}", f"m_axi_{name}") for name in WRITE_MASTERS])
 
 
-def _write_master(name: str, bus: int) -> list[str]:
-    p = f"m_axi_{name}"
-    return [f"  output wire [0:0] {p}_awid, output wire [31:0] {p}_awaddr, output wire [7:0] {p}_awlen,",
-            f"  output wire [2:0] {p}_awsize, output wire [1:0] {p}_awburst, output wire [3:0] {p}_awcache,",
-            f"  output wire [2:0] {p}_awprot, output wire [0:0] {p}_awlock, output wire [3:0] {p}_awqos,",
-            f"  output wire {p}_awvalid, input wire {p}_awready,",
-            f"  output wire [{bus - 1}:0] {p}_wdata, output wire [{bus // 8 - 1}:0] {p}_wstrb,",
-            f"  output wire {p}_wlast, output wire {p}_wvalid, input wire {p}_wready,",
-            f"  input wire [0:0] {p}_bid, input wire [1:0] {p}_bresp, input wire {p}_bvalid, output wire {p}_bready,"]
+def _widths(config) -> dict[str, int]:
+    return {**rtl_params.localparams(config), **rtl_params.BOARD_AXI_WIDTHS}
+
+
+def board_ports(config) -> list[tuple[str, str, int | None]]:
+    """(direction, name, bits or None for a scalar) of each AXI port of the board top, in order.
+
+    A width the tables write as "1" is a scalar; a named width is a vector even when it is one
+    bit wide (the IDs and AxLOCK), as Vivado's AXI interfaces declare them."""
+    widths = _widths(config)
+    ports = []
+    for stem, _, prefix in interfaces():
+        signals, role = rtl_params.BUNDLES[stem]
+        for name, width, by_master, *_ in (*signals, *rtl_params.BOARD_ONLY.get(stem, ())):
+            outward = by_master == (role == "master")   # the board top drives the port
+            ports.append(("output" if outward else "input", f"{prefix}_{name}",
+                          None if width == "1" else widths[width]))
+    return ports
+
+
+def _declaration(direction: str, name: str, bits: int | None) -> str:
+    return f"{direction} wire {name}" if bits is None else f"{direction} wire [{bits - 1}:0] {name}"
+
+
+def _tie_offs(config, coherent: bool) -> list[str]:
+    """The wires from vdla_top's common attribute ports, the unused response IDs and the
+    assigns of every master's board-only address attributes."""
+    widths = _widths(config)
+    cache = CACHE_COHERENT if coherent else CACHE_NONCOHERENT
+    lines = [f"  wire [{widths[width] - 1}:0] axi_{attr};"
+             for attr, width in rtl_params.AXI_ADDR_ATTRS if attr in FROM_CORE]
+    assigns, ids = [], []
+    for stem, _, prefix in interfaces():
+        if stem not in rtl_params.AXI_CHANNELS:
+            continue
+        addr, response_id = rtl_params.AXI_CHANNELS[stem]
+        ids.append(f"{prefix}_{response_id}")
+        for attr, width in rtl_params.AXI_ADDR_ATTRS:
+            bits = widths[width]
+            value = f"axi_{attr}" if attr in FROM_CORE else f"{bits}'b{cache if attr == 'cache' else 0:0{bits}b}"
+            assigns.append(f"  assign {prefix}_{addr}{attr} = {value};")
+    # one transaction ID per master and in-order responses: the IDs carry nothing
+    return lines + [f"  wire unused_ids = ^{{{', '.join(ids)}}};"] + assigns
 
 
 def wrapper_text(config, coherent: bool = True) -> str:
-    bus = config.bus_width_bits
-    reg = regmap.ADDR_BITS
-    cache = "4'b1111" if coherent else "4'b0011"  # write-back r/w-allocate on ACP/HPC; else normal non-cacheable
-    ports = ["  input wire ap_clk, input wire ap_rst_n, output wire irq,",
-             f"  input wire [{reg - 1}:0] s_axi_control_awaddr, input wire s_axi_control_awvalid, "
-             "output wire s_axi_control_awready,",
-             "  input wire [31:0] s_axi_control_wdata, input wire [3:0] s_axi_control_wstrb, "
-             "input wire s_axi_control_wvalid, output wire s_axi_control_wready,",
-             "  output wire [1:0] s_axi_control_bresp, output wire s_axi_control_bvalid, "
-             "input wire s_axi_control_bready,",
-             f"  input wire [{reg - 1}:0] s_axi_control_araddr, input wire s_axi_control_arvalid, "
-             "output wire s_axi_control_arready,",
-             "  output wire [31:0] s_axi_control_rdata, output wire [1:0] s_axi_control_rresp, "
-             "output wire s_axi_control_rvalid, input wire s_axi_control_rready,"]
-    for name in READ_MASTERS:
-        ports += _read_master(name, bus)
-    for name in WRITE_MASTERS:
-        ports += _write_master(name, bus)
-    ports[-1] = ports[-1].rstrip(",")
-    lines = [f"// Generated by vdla.hw.board_wrapper for config {config.name} ({config.target}); do not edit.",
-             f"module {TOP} (", *ports, ");",
-             "  wire [2:0] axi_size;",
-             "  wire [1:0] axi_burst;",
-             "  wire [4:0] unused_mem_req;",
-             # one transaction ID per master and in-order responses: the IDs carry nothing
-             "  wire unused_ids = ^{" + ", ".join([f"m_axi_{n}_rid" for n in READ_MASTERS]
-                                               + [f"m_axi_{n}_bid" for n in WRITE_MASTERS]) + "};"]
-    for name in READ_MASTERS:
-        p = f"m_axi_{name}"
-        lines += [f"  assign {p}_arid = 1'b0; assign {p}_arsize = axi_size; assign {p}_arburst = axi_burst;",
-                  f"  assign {p}_arcache = {cache}; assign {p}_arprot = 3'b000; assign {p}_arlock = 1'b0; "
-                  f"assign {p}_arqos = 4'b0000;"]
-    for name in WRITE_MASTERS:
-        p = f"m_axi_{name}"
-        lines += [f"  assign {p}_awid = 1'b0; assign {p}_awsize = axi_size; assign {p}_awburst = axi_burst;",
-                  f"  assign {p}_awcache = {cache}; assign {p}_awprot = 3'b000; assign {p}_awlock = 1'b0; "
-                  f"assign {p}_awqos = 4'b0000;"]
+    ports = ["input wire ap_clk", "input wire ap_rst_n", "output wire irq",
+             *(_declaration(*port) for port in board_ports(config))]
     conn = [".clk(ap_clk)", ".rst(~ap_rst_n)", ".sim_clear(1'b0)", ".irq(irq)"]
-    for sig in ("awvalid", "awready", "awaddr", "wvalid", "wready", "wdata", "wstrb", "bvalid", "bready",
-                "bresp", "arvalid", "arready", "araddr", "rvalid", "rready", "rdata", "rresp"):
-        conn.append(f".s_axil_{sig}(s_axi_control_{sig})")
-    for name in READ_MASTERS:
-        for sig in ("arvalid", "arready", "araddr", "arlen", "rvalid", "rdata", "rresp", "rlast", "rready"):
-            conn.append(f".m_{name}_{sig}(m_axi_{name}_{sig})")
-    for name in WRITE_MASTERS:
-        for sig in ("awvalid", "awready", "awaddr", "awlen", "wvalid", "wready", "wdata", "wstrb", "wlast",
-                    "bvalid", "bresp", "bready"):
-            conn.append(f".m_{name}_{sig}(m_axi_{name}_{sig})")
-    conn += [".m_axi_size(axi_size)", ".m_axi_burst(axi_burst)", ".mem_req(unused_mem_req)"]
-    lines.append("  vdla_top core (\n    " + ",\n    ".join(conn) + "\n  );")
-    lines.append("endmodule")
+    for stem, core, board in interfaces():
+        conn += [f".{core}_{name}({board}_{name})" for name, *_ in rtl_params.BUNDLES[stem][0]]
+    conn += [f".{port}(axi_{attr})" for attr, port in FROM_CORE.items()]
+    # mem_req (which request channels are valid) paces the simulation's memory model; a board
+    # has no use for it
+    conn.append(".mem_req()")
+    lines = [f"// Generated by vdla.hw.board_wrapper for config {config.name} ({config.target}); do not edit.",
+             f"module {TOP} (", ",\n".join(f"  {p}" for p in ports), ");",
+             *_tie_offs(config, coherent),
+             "  /* verilator lint_off PINCONNECTEMPTY */",
+             "  vdla_top core (\n    " + ",\n    ".join(conn) + "\n  );",
+             "  /* verilator lint_on PINCONNECTEMPTY */",
+             "endmodule"]
     return "\n".join(lines) + "\n"
 
 

