@@ -18,7 +18,13 @@ def main(argv=None) -> int:
     parser.add_argument("--config", default=None, help="preset name or JSON file (default: pynq)")
     args = parser.parse_args(argv)
     from vdla.hw import load_config
-    config = load_config(args.config)
+    from vdla.hw.rtl_params import check_supported
+    try:
+        config = load_config(args.config)
+        check_supported(config)
+    except ValueError as exc:   # an unknown preset, a bad JSON file, a config this RTL cannot build
+        print(f"{parser.prog}: error: --config: {exc}", file=sys.stderr)
+        return 2
     if args.action == "package":
         from vdla.hw.rtl_params import package_text
         print(package_text(config), end="")
