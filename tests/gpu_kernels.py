@@ -126,6 +126,43 @@ def transpose_3d_block():
     return Case(s, [x, y], [X], [np.transpose(X, (0, 2, 1)) * 2], 0)
 
 
+def row_max_across_threads():
+    """int32 row maxima, each row's reduction across 48 threads (not a power of two: the tree's
+    first level leaves the threads without a partner alone), three rows per block one after
+    another (the shared partials are reused: a barrier before each row's writes)."""
+    rows, n = 12, 200
+    x = te.placeholder((rows, n), "int32", "x")
+    r = te.reduce_axis((0, n), "k")
+    y = te.compute((rows,), lambda i: te.max(x[i, r.var], axis=r), "rowmax")
+    s = create_schedule(y)
+    bo, _ = s[y].split(s[y].op.axis[0], 3)
+    _, kt = s[y].split(s[y].op.reduce_axis[0], 48)
+    s[y].bind(bo, "blockIdx.x")
+    s[y].bind(kt, "threadIdx.x")
+    X = _rng("rowmax").integers(-10 ** 6, 10 ** 6, (rows, n)).astype("int32")
+    return Case(s, [x, y], [X], [X.max(1)], 0)
+
+
+def min_epilogue_across_threads():
+    """min over two fused reduction axes (180 values) across 64 threads, six outputs per block
+    along threadIdx.y, the reduction in a register and its epilogue (2 m + 1) stored by the
+    first thread of each output."""
+    a, b, c = 6, 20, 9
+    x = te.placeholder((a, b, c), "float32", "x")
+    rj, rk = te.reduce_axis((0, b), "j"), te.reduce_axis((0, c), "k")
+    m = te.compute((a,), lambda i: te.min(x[i, rj.var, rk.var], axis=[rj, rk]), "m")
+    y = te.compute((a,), lambda i: m[i] * 2.0 + 1.0, "y")
+    s = create_schedule(y)
+    s[y].bind(s[y].op.axis[0], "threadIdx.y")
+    s[y].store_by_first_thread("threadIdx.x")
+    s[m].set_scope("local")
+    s[m].compute_at(s[y], s[y].op.axis[0])
+    _, kt = s[m].split(s[m].fuse(*s[m].op.reduce_axis), 64)
+    s[m].bind(kt, "threadIdx.x")
+    X = _f32(_rng("min_epilogue"), a, b, c)
+    return Case(s, [x, y], [X], [X.min(axis=(1, 2)) * 2 + 1], 0)
+
+
 # -- the operator library's default GPU schedules --------------------------------------------
 
 def _default(name, outs, args, inputs, expected, rtol=1e-5):
@@ -288,7 +325,45 @@ def softmax_one_row():
     return _default("softmax1", [out], [x, out], [X], [e / e.sum()])
 
 
+def softmax_1000_classes():
+    """Batch 1, 1000 classes: the max and the sum across 256 threads of one block."""
+    x = te.placeholder((1, 1000), "float32", "x")
+    out = topi.softmax(x)
+    X = _f32(_rng("softmax1000"), 1, 1000, scale=3)
+    e = np.exp(X - X.max())
+    return _default("softmax1000", [out], [x, out], [X], [e / e.sum()])
+
+
+def global_avg_pool_512():
+    """ResNet-18's global pool at batch 1: 512 channels of 7 x 7, 32 threads per channel."""
+    data = te.placeholder((1, 512, 7, 7), "float32", "data")
+    out = topi.global_avg_pool2d(data)
+    D = _f32(_rng("gap512"), 1, 512, 7, 7)
+    return _default("gap512", [out], [data, out], [D], [D.mean(axis=(2, 3), keepdims=True)])
+
+
+def fc_batch1():
+    """ResNet-18's FC at batch 1 (K = 512, 1000 outputs, + bias) in topi.dense's row-factored
+    form: an output's 16 partial sums are 16 threads', summed across them."""
+    rng = _rng("fc1")
+    x, w, b = (te.placeholder(s, "float32", n) for s, n in (((1, 512), "x"), ((1000, 512), "w"), ((1000,), "b")))
+    out = topi.dense(x, w, b)
+    X, W, B = _f32(rng, 1, 512), _f32(rng, 1000, 512, scale=0.05), _f32(rng, 1000)
+    return _default("fc1", [out], [x, w, b, out], [X, W, B], [X @ W.T + B], 1e-4)
+
+
+def dense_batch1_relu():
+    """topi.gpu.dense at batch 1 (K = 300 across 256 threads, 37 outputs) + relu."""
+    rng = _rng("dense1")
+    x, w = te.placeholder((1, 300), "float32", "x"), te.placeholder((37, 300), "float32", "w")
+    out = topi.relu(gpu_dense(x, w))
+    X, W = _f32(rng, 1, 300), _f32(rng, 37, 300)
+    return _default("dense1", [out], [x, w, out], [X, W], [np.maximum(X @ W.T, 0)], 1e-4)
+
+
 CASES = {f.__name__: f for f in (
+    row_max_across_threads, min_epilogue_across_threads, softmax_1000_classes, global_avg_pool_512, fc_batch1,
+    dense_batch1_relu,
     matmul_shared, matmul_local_accumulator, stencil_block_shared, transpose_3d_block,
     elementwise_fused, elementwise_math, dense_tiled, dense_row_factored, dense_int8,
     conv2d_direct, conv2d_depthwise, conv2d_winograd, conv2d_winograd_wide, max_pool, avg_pool, global_avg_pool, softmax_rows, softmax_one_row)}

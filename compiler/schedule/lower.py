@@ -18,7 +18,9 @@ from ..tir import gpu as G
 from ..tir.functor import transform, substitute, visit
 from ..intrin.tensorize import emit_tensorized
 from .schedule import ScheduleError, Split
-from .thread_binding import thread_leaves
+from .cross_thread import (combine, cross_thread_order, enclosing_thread_leaves, partial_buffer,
+                           reduce_across_threads)
+from .thread_binding import cross_thread_leaf, launch_index, thread_leaves
 
 
 class LoweringContext:
@@ -223,12 +225,6 @@ def lower_reads(ctx, expr):
     return transform(expr, post)
 
 
-def _combine(combiner, a, b):
-    if combiner == "sum":
-        return a + b
-    return E.Max(a, b) if combiner == "max" else E.Min(a, b)
-
-
 def _guards(ctx, st, roots, rel):
     conds = []
     for k, iv in enumerate(st.axis):
@@ -257,16 +253,28 @@ def stage_nest(ctx, st):
     body = lower_reads(ctx, substitute(ctx.expanded[st], rootmap))
     data_g, red_g = _guards(ctx, st, roots, rel)
     leaves, ext = st.leaf_iter_vars, ctx.leaf_ext[st]
+    # GPU store predicates: only the threads with index 0 along these tags store
+    store_g = data_g + [launch_index(tag).equal(0) for tag in st.store_tags]
+    cross = cross_thread_leaf(st)
+    if cross is not None:
+        leaves = cross_thread_order(st)
 
-    if isinstance(body, E.Reduce):
-        cur = E.BufferLoad(buf, idx)
-        upd = S.BufferStore(buf, _combine(body.combiner, cur, body.source), idx)
+    if isinstance(body, E.Reduce) and cross is not None:
+        partial = partial_buffer(st, body.dtype)    # the thread's slice accumulates here
+        zero = [E.Const(0, "int32")]
         conds = data_g + red_g + ([body.condition] if body.condition is not None else [])
-        update = _guarded(conds, upd)
-        init = _guarded(data_g, S.BufferStore(buf, body.identity(), idx))
+        update = _guarded(conds, S.BufferStore(partial, combine(body.combiner, E.BufferLoad(partial, zero),
+                                                                body.source), zero))
+        init, first_red = None, None
+    elif isinstance(body, E.Reduce):
+        cur = E.BufferLoad(buf, idx)
+        upd = S.BufferStore(buf, combine(body.combiner, cur, body.source), idx)
+        conds = data_g + red_g + ([body.condition] if body.condition is not None else [])
+        update = _guarded(conds + store_g[len(data_g):], upd)
+        init = _guarded(store_g, S.BufferStore(buf, body.identity(), idx))
         first_red = next((p for p, iv in enumerate(leaves) if iv.kind == "reduce"), len(leaves))
     else:
-        update = _guarded(data_g, S.BufferStore(buf, body, idx))
+        update = _guarded(store_g, S.BufferStore(buf, body, idx))
         init, first_red = None, None
 
     def make_for(iv, inner):
@@ -298,6 +306,9 @@ def stage_nest(ctx, st):
             parts.append(("stmt", init_nest()))
         if pos == len(leaves):
             parts.append(("stmt", update))
+        elif leaves[pos] is cross:
+            slice_nest = content(pos + 1)
+            parts.append(("stmt", _cross_thread_nest(ctx, st, cross, body, partial, slice_nest, store_g, buf, idx)))
         elif tens_pos is not None and pos == tens_pos:
             accumulate = init is not None and first_red < tens_pos
             parts.append(("stmt", emit_tensorized(ctx, st, tens_pos, roots, rel, accumulate, lower_reads,
@@ -307,6 +318,15 @@ def stage_nest(ctx, st):
         return _assemble(ctx, parts)
 
     return content(0)
+
+
+def _cross_thread_nest(ctx, st, rt, reduce, partial, slice_nest, store_g, buf, idx):
+    """The bound reduction leaf's nest (cross_thread.py): the thread's slice is the nest of the
+    leaves inside it; thread 0 alone stores to non-local memory."""
+    rows = [(iv.var, ctx.leaf_ext[s2][iv]) for s2, iv in enclosing_thread_leaves(st)]
+    first = [] if buf.scope == "local" else [rt.var.equal(0)]
+    return reduce_across_threads(st, rt, ctx.leaf_ext[st][rt], rows, reduce, partial, slice_nest,
+                                 lambda v: _guarded(store_g + first, S.BufferStore(buf, v, idx)))
 
 
 def _assemble(ctx, parts):

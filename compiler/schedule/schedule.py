@@ -56,6 +56,7 @@ class Stage:
         self.attach = "root"              # "root" | "inline" | ("at", Stage, IterVar)
         self.scope = "global"
         self.is_output = False
+        self.store_tags = []              # launch tags only whose index-0 threads store (GPU)
 
     @property
     def is_placeholder(self):
@@ -163,7 +164,9 @@ class Stage:
         independent instruction streams that a backend may interleave (the VDLA backend uses
         them to overlap load/compute/store); on CPUs they run one after another.
         Or bind it to a GPU launch dimension ("blockIdx.x" ... "threadIdx.z"): its iterations
-        become the blocks or the threads of a block of a kernel (see thread_binding.py)."""
+        become the blocks or the threads of a block of a kernel (see thread_binding.py). A
+        reduction axis bound to threadIdx.* reduces across the threads of a block (each thread
+        its slice, then a tree in shared memory: cross_thread.py)."""
         if isinstance(thread, str):
             from .thread_binding import check_binding
             self._no_placeholder("bind")
@@ -177,6 +180,15 @@ class Stage:
                                 f"GPU launch dimension such as 'threadIdx.x', got {thread!r}")
         self._annotate(iv, ForKind.VTHREAD, "bind")
         self.iter_annot.setdefault(iv, {})["vthread"] = thread.name
+
+    def store_by_first_thread(self, tag="threadIdx.x"):
+        """Make this stage's stores from the threads with index 0 along `tag` only: for a stage
+        computed from a cross-thread reduction's result, which every thread along `tag` holds,
+        so that they do not all write the same elements."""
+        from .thread_binding import check_store_tag
+        self._no_placeholder("store_by_first_thread")
+        check_store_tag(self, tag, ScheduleError)
+        self.store_tags.append(tag)
 
     def pragma(self, iv, key, value=True):
         self._leaf(iv, "pragma")

@@ -36,9 +36,10 @@ def lower_gpu(schedule, args, name="kernel", check=False) -> GpuFunction:
     """The kernels of a GPU schedule; `args` are its tensors in order (inputs, then outputs).
     check=True verifies the loop IR after every step."""
     func = lower_schedule(schedule, args, name)
-    if check:
-        verify(func, stage="lower_schedule")
     gf = split_kernels(func)
+    if check:   # after the split: a store predicate names a launch index only a kernel defines
+        for k in gf.kernels:
+            verify(k.func, stage="lower_schedule")
     gf.num_outputs = len(schedule.outputs)
     steps = [(pass_name, lambda k, fn=fn: k.with_func(fn(k.func))) for pass_name, fn in PASSES] + KERNEL_PASSES
     for pass_name, fn in steps:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from vdla.hw import gpu as limits
 
 from ...tir import dtype as dt
+from ...tir import expr as E
 from ...tir import gpu as G
 from ...tir import stmt as S
-from ...tir.functor import free_vars, visit
+from ...tir.functor import free_vars
 from ..schedule import ScheduleError
 from .function import GpuKernel
 
@@ -102,8 +103,10 @@ def _check_barriers(kernel):
 
 
 def _check_stores(kernel):
-    """A store to global memory must depend on every launch index with more than one value:
-    otherwise the blocks or threads along that index all write the same element."""
+    """A store to global memory must depend on every launch index with more than one value, or
+    be made only where that index is 0 (a cross-thread reduction's result, which every thread
+    holds, stored by the first): otherwise the blocks or threads along that index all write the
+    same element."""
     launch_vars = []
     s = kernel.func.body
     while G.thread_tag(s) is not None:
@@ -111,10 +114,8 @@ def _check_stores(kernel):
             launch_vars.append((s.var, G.thread_tag(s), s.extent.value))
         s = s.body
 
-    def f(n):
-        if not isinstance(n, S.BufferStore) or n.buffer.scope != "global":
-            return
-        used = set()
+    def check(n, pinned):
+        used = set(pinned)
         for i in n.indices:
             used |= free_vars(i)
         for var, tag, ext in launch_vars:
@@ -125,4 +126,30 @@ def _check_stores(kernel):
                     f"{'blocks' if G.is_block_tag(tag) else 'threads of a block'} along it would write the same "
                     f"element; bind a loop of stage {n.buffer.name} to {tag} or compute that stage at a loop "
                     f"inside the one bound to {tag}")
-    visit(kernel.func.body, f)
+
+    def rec(s, pinned):
+        if s is None:
+            return
+        if isinstance(s, S.BufferStore):
+            if s.buffer.scope == "global":
+                check(s, pinned)
+        elif isinstance(s, S.IfThenElse):
+            rec(s.then_case, pinned | _pinned_to_zero(s.cond))
+            rec(s.else_case, pinned)
+        elif isinstance(s, S.SeqStmt):
+            for c in s.seq:
+                rec(c, pinned)
+        elif isinstance(s, (S.For, S.Allocate, S.AttrStmt)):
+            rec(s.body, pinned)
+    rec(kernel.func.body, frozenset())
+
+
+def _pinned_to_zero(cond):
+    """The variables a condition requires to be 0 (v == 0 among its conjuncts)."""
+    if isinstance(cond, E.And):
+        return _pinned_to_zero(cond.a) | _pinned_to_zero(cond.b)
+    if isinstance(cond, E.EQ):
+        for v, c in ((cond.a, cond.b), (cond.b, cond.a)):
+            if isinstance(v, E.Var) and E.is_const(c, 0):
+                return frozenset({v})
+    return frozenset()

@@ -18,6 +18,7 @@ from ...tir import gpu as G
 from ...tir import stmt as S
 from ...tir.functor import substitute, transform, visit
 from ..schedule import ScheduleError
+from ..thread_binding import launch_index_tag
 from .function import GpuFunction, GpuKernel
 
 
@@ -82,6 +83,7 @@ def _launch_form(nest, name, global_buffers):
         raise ScheduleError(f"kernel {name}: no loop of stage {stage} is bound to blockIdx.* or threadIdx.*, so "
                             "every thread would run the whole nest; bind its outer loops (s[T].bind(axis, "
                             "'blockIdx.x') / 'threadIdx.x'), compute it inline or compute_at it in its reader")
+    body = _resolve_launch_indices(body, name, tags)
     for tag in limits.THREAD_TAGS + limits.BLOCK_TAGS:   # wrapped inside out: threadIdx.x innermost
         if tag in tags:
             var, ext, _ = tags[tag]
@@ -90,3 +92,18 @@ def _launch_form(nest, name, global_buffers):
     visit(body, lambda n: used.add(n.buffer) if isinstance(n, (E.BufferLoad, S.BufferStore)) else None)
     params = [b for b in global_buffers if b in used]
     return S.PrimFunc(name, params, body, {"launch": {t: v[1] for t, v in tags.items()}})
+
+
+def _resolve_launch_indices(body, name, tags):
+    """A store predicate's stand-in for a tag's index -> the kernel's index along that tag."""
+    found = {}
+    visit(body, lambda n: found.setdefault(n, launch_index_tag(n)) if isinstance(n, E.Var) else None)
+    mapping = {}
+    for var, tag in found.items():
+        if tag is None:
+            continue
+        if tag not in tags:
+            raise ScheduleError(f"kernel {name}: a stage stores from the first thread along {tag} "
+                                f"(store_by_first_thread), but no loop of the kernel is bound to {tag}")
+        mapping[var] = tags[tag][0]
+    return substitute(body, mapping) if mapping else body

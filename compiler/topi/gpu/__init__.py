@@ -3,11 +3,13 @@
 As on the CPU (schedule_cpu.py), injective intermediates are inlined into their readers. Then:
 - a group with one reduction (the anchor) and one output runs as one kernel: the anchor's
   schedule by its tag (dense / matmul: shared-memory tiles, conv2d NCHW: direct with shared
-  weights, anything else: one output per thread) with the injective epilogue fused;
+  weights, anything else: one output per thread, or, for few outputs with long reductions each,
+  the threads of a block per output: cross_thread.py) with the injective epilogue fused;
 - a softmax, or any group with several reductions or outputs, runs a kernel per remaining stage,
   through temporaries in device memory.
 topi.dense's row-factored form (dense_partial, a CPU vectorization of the K loop) runs one output
-per thread; topi.gpu.dense is the same operator in the form the tiled schedule takes.
+per thread (few outputs: its 16 partial sums as 16 threads); topi.gpu.dense is the same operator
+in the form the tiled schedule takes.
 """
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from ... import te
 from ...tir import dtype as dt
 from .. import tags
 from .common import accumulator, bind_flat
+from .cross_thread import bind_outputs, cross_thread_pays, output_count, reduce_length, reducer
 from .reduction import schedule_reduction
 
 KT = 8          # K step staged in shared memory
@@ -57,12 +58,27 @@ def schedule_dense(s, red, out):
 
 def schedule_row_factored_dense(s, partial, red, out):
     """topi.dense's row-factored form (a CPU vectorization: 16 partial sums over K, then their
-    sum): one output per thread, its 16 partial sums in registers."""
+    sum): one output per thread, its 16 partial sums in registers. With few outputs (a batch-1
+    FC layer), the 16 partial sums of an output are 16 threads' instead, summed across them."""
+    if cross_thread_pays(output_count(out), reduce_length(partial) * reduce_length(red)):
+        return _row_factored_across_threads(s, partial, red, out)
     acc = accumulator(s, red, out)
     partial.set_scope("local")
     _, tx = bind_flat(out)
     partial.compute_at(out, tx)
     acc.compute_at(out, tx)
+
+
+def _row_factored_across_threads(s, partial, red, out):
+    """Thread l of an output sums partial[l] (K elements l, l + 16, ...: adjacent threads read
+    adjacent elements), then the 16 threads sum theirs."""
+    (lanes,) = [iv.extent for iv in red.reduce_axis]
+    ty = bind_outputs(out, lanes)
+    red = reducer(s, red, out, ty)
+    (lane,) = red.reduce_axis
+    red.bind(lane, "threadIdx.x")
+    partial.set_scope("local")
+    partial.compute_at(red, lane)
 
 
 def dense(x, weight, bias=None, out_dtype=None):

@@ -1,5 +1,6 @@
-"""softmax: its max, sum and quotient as three kernels of one thread per row (max, sum) or per
-element (the quotient, with exp(x - max) recomputed inline instead of stored)."""
+"""softmax: its max, sum and quotient as three kernels of one thread per row (max, sum; a block's
+threads per row when the rows are few and long: cross_thread.py) or per element (the quotient,
+with exp(x - max) recomputed inline instead of stored)."""
 from __future__ import annotations
 
 from .injective import schedule_injective

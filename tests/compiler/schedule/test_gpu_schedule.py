@@ -42,10 +42,11 @@ def test_bind_refuses_an_unknown_tag():
         s[b].bind(s[b].op.axis[0], "threadIdx.w")
 
 
-def test_bind_refuses_a_reduction_axis():
+def test_bind_refuses_a_reduction_axis_across_blocks():
     _, _, c, s = matmul()
-    with pytest.raises(ScheduleError, match="k is a reduction axis; binding it to threadIdx.x"):
-        s[c].bind(s[c].op.reduce_axis[0], "threadIdx.x")
+    with pytest.raises(ScheduleError, match="k is a reduction axis; binding it to blockIdx.x would need a reduction "
+                                            "across blocks"):
+        s[c].bind(s[c].op.reduce_axis[0], "blockIdx.x")
 
 
 @pytest.mark.parametrize("tag,extent", [("threadIdx.x", 1025), ("threadIdx.z", 65)])

@@ -3,7 +3,7 @@ threads of a block in either order; and the emulation catches a missing barrier.
 import numpy as np
 import pytest
 
-from gpu_kernels import CASES, matmul_shared
+from gpu_kernels import CASES, fc_batch1, matmul_shared
 from vdla.compiler.codegen.nvptx.emulate import build_emulation, emulate, emulation_func
 from vdla.compiler.schedule.gpu import lower_gpu
 from vdla.compiler.tir import gpu as G
@@ -33,6 +33,17 @@ def test_missing_barrier_gives_a_wrong_result():
     """Threads read the shared tile before the threads after them have written their part."""
     case = matmul_shared()
     gf = lower_gpu(case.schedule, case.args, "mm")
+    out = np.zeros_like(case.expected[0])
+    build_emulation(_without_barriers(gf))(*case.inputs, out)
+    assert not np.allclose(out, case.expected[0], rtol=1e-2, atol=1e-2)
+    build_emulation(gf)(*case.inputs, out)
+    np.testing.assert_allclose(out, case.expected[0], rtol=1e-4, atol=1e-4)
+
+
+def test_a_cross_thread_reduction_without_its_barriers_gives_a_wrong_result():
+    """The tree's threads read their partners' partials before the partners have written them."""
+    case = fc_batch1()
+    gf = lower_gpu(case.schedule, case.args, "fc")
     out = np.zeros_like(case.expected[0])
     build_emulation(_without_barriers(gf))(*case.inputs, out)
     assert not np.allclose(out, case.expected[0], rtol=1e-2, atol=1e-2)
