@@ -7,15 +7,21 @@ cycles); speed is simulated accelerator cycles per wall-clock second of each, si
 (RTL: time inside the simulation process, AXI-lite control included, process start-up
 excluded and reported separately). With --json the last line is one JSON object:
 programs, data_mismatches, cycle_mismatches, cycle_max_rel_err, rtl_cycles_per_s,
-sim_cycles_per_s, rtl_startup_s (per task), tasks, failed_tasks, hosts, conv_cycles,
-conv_rtl_cycles_per_s, conv_sim_cycles_per_s.
+sim_cycles_per_s, rtl_startup_s (per task), tasks, failed_tasks, hosts, design ("rtl" or
+"yosys netlist"), and on the RTL conv_cycles, conv_rtl_cycles_per_s, conv_sim_cycles_per_s.
+
+--netlist runs the random programs on the Yosys netlist instead of the RTL
+(vdla.hw.rtl.sim.netlist: synth_xilinx up to its fine-grained mapping, with the DSP and RAM
+primitives; one simulator process per program, the netlist has no sim_clear) and leaves
+out the conv layer (the runtime's RtlDevice runs the RTL): it checks that the design the
+resource figures come from behaves like the tested one.
 
 The random programs run in this process by default; --workers N spreads them over local
 processes and --ray ADDRESS over a Ray cluster ("local" starts one here), in chunks of
 --chunk seeds, through the executor the DSE uses (vdla.compiler.dse.workers): a campaign of
 many thousand programs goes to as many machines as the cluster has.
 
-    python benchmarks/rtl_vs_sim.py [--config pynq] [--programs 200] [--ray ADDRESS | --workers N] [--json]
+    python benchmarks/rtl_vs_sim.py [--config pynq] [--programs 200] [--ray ADDRESS | --workers N] [--netlist] [--json]
 """
 from __future__ import annotations
 
@@ -38,15 +44,19 @@ from vdla.driver.runtime import run_program
 from vdla.driver.runtime.layout import pack_activation, pack_conv_weight
 from vdla.hw import load_config
 from vdla.hw.rtl.sim.build import build
+from vdla.hw.rtl.sim.netlist import build_netlist
 from vdla.simulator import Simulator
 from vdla.simulator.random_program import describe_mismatch, random_program
 
 
 def check_programs(seeds: list[int], common: dict) -> dict:
     """One task of the campaign: the random programs of `seeds` on the simulator and on the RTL
-    (one Verilator process for all of them, built or reused on this machine); what differed."""
+    (one Verilator process for all of them, built or reused on this machine; on the netlist one
+    process each); what differed."""
     config = load_config(common["config"])
-    build(config)
+    netlist = build_netlist(config) if common.get("netlist") else None
+    if netlist is None:
+        build(config)
     progs, launches, expected = [], [], []
     sim_s = 0.0
     with tempfile.TemporaryDirectory(prefix="vdla-rtl-vs-sim-") as workdir:
@@ -63,7 +73,11 @@ def check_programs(seeds: list[int], common: dict) -> dict:
             launches.append({"dram": path, "insn_addr": p.insn_addr, "insn_count": p.insn_count,
                              "max_cycles": 4 * result.cycles + 10_000})
         t0 = time.perf_counter()
-        records = run_jobs(config, launches, os.path.join(workdir, "sim"))
+        if netlist is None:
+            records = run_jobs(config, launches, os.path.join(workdir, "sim"))
+        else:
+            records = [netlist_launch(config, launch, os.path.join(workdir, f"sim{k}"), netlist)
+                       for k, launch in enumerate(launches)]
         process_s = time.perf_counter() - t0
         data_bad, cycle_bad, rel_err, rtl_s, cycles = [], [], 0.0, 0.0, 0
         for p, (dram, sim_cycles), launch, rec in zip(progs, expected, launches, records):
@@ -80,7 +94,16 @@ def check_programs(seeds: list[int], common: dict) -> dict:
                 sim_s=sim_s, process_s=process_s, cycles=cycles, host=socket.gethostname())
 
 
-def random_programs(config, count: int, pool=None, chunk: int | None = None) -> dict:
+def netlist_launch(config, launch: dict, workdir: str, netlist) -> dict:
+    """One launch in a simulation of its own (only a fresh process starts the netlist from
+    zeroed SRAMs); a simulation that stops is that launch's error."""
+    try:
+        return run_jobs(config, [launch], workdir, build_dir=netlist)[0]
+    except RuntimeError as exc:
+        return {"error": str(exc), "cycles": None, "stats": None, "wall_s": 0.0}
+
+
+def random_programs(config, count: int, pool=None, chunk: int | None = None, netlist: bool = False) -> dict:
     """Seeds 0..count-1 in chunks over the pool (this process by default: one chunk), the
     same executor the DSE uses (vdla.compiler.dse.workers), then the figures of them all."""
     pool = pool or InlinePool()
@@ -88,7 +111,7 @@ def random_programs(config, count: int, pool=None, chunk: int | None = None) -> 
         chunk = count if pool.workers == 1 else max(1, -(-count // (4 * pool.workers)))
     chunks = [list(range(k, min(k + chunk, count))) for k in range(0, count, chunk)]
     parts, failures = [], []
-    for index, outcome in pool.map(check_programs, chunks, {"config": config.to_dict()}):
+    for index, outcome in pool.map(check_programs, chunks, {"config": config.to_dict(), "netlist": netlist}):
         if isinstance(outcome, WorkerFailure):
             failures.append(f"seeds {chunks[index][0]}..{chunks[index][-1]}: {outcome}")
         else:
@@ -136,36 +159,45 @@ def main(argv=None) -> int:
                          "node needs vdla[dev,ray] and builds (or reuses) the RTL itself")
     ap.add_argument("--workers", type=int, default=None, help="local worker processes (default: this process)")
     ap.add_argument("--chunk", type=int, default=None, help="random programs per task (default: 4 tasks a worker)")
+    ap.add_argument("--netlist", action="store_true",
+                    help="run the random programs on the Yosys netlist (vdla.hw.rtl.sim.netlist) instead of the RTL; "
+                         "no conv layer")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
     args = ap.parse_args(argv)
     config = load_config(args.config)
     t0 = time.perf_counter()
-    build(config)
+    build_netlist(config) if args.netlist else build(config)
     build_s = time.perf_counter() - t0
     if args.ray and args.workers:
         ap.error("--workers sizes the local pool; with --ray the cluster's CPUs do the work")
     if (args.chunk is not None and args.chunk < 1) or (args.workers is not None and args.workers < 1):
         ap.error("--chunk and --workers must be at least 1")
     with make_pool(args.ray, args.workers or 1) as pool:
-        figures = random_programs(config, args.programs, pool, args.chunk)
+        figures = random_programs(config, args.programs, pool, args.chunk, args.netlist)
         where = pool.where
-    figures.update(conv_layer(config))
+    if not args.netlist:
+        figures.update(conv_layer(config))
     figures["build_or_cache_s"] = build_s
-    print(f"config {config.name}: {figures['programs']} random programs, {figures['cycles']} cycles in all, "
+    figures["design"] = "yosys netlist" if args.netlist else "rtl"
+    print(f"config {config.name} ({figures['design']}): {figures['programs']} random programs, "
+          f"{figures['cycles']} cycles in all, "
           f"{figures['tasks']} task(s) on {where} ({figures['hosts']} host(s))")
     print(f"  data mismatches   {figures['data_mismatches']}")
     print(f"  cycle mismatches  {figures['cycle_mismatches']} (max relative error {figures['cycle_max_rel_err']:.3g})")
     for line in figures["details"]:
         print(f"    {line}")
-    print(f"  speed, cycles/s   RTL (Verilator+cocotb) {figures['rtl_cycles_per_s']:,.0f}   "
-          f"simulator {figures['sim_cycles_per_s']:,.0f}   "
-          f"(simulator/RTL {figures['sim_cycles_per_s'] / figures['rtl_cycles_per_s']:.1f}x)")
-    print(f"  RTL process start-up {figures['rtl_startup_s']:.2f} s; build (or cache hit) {build_s:.1f} s")
-    print(f"3x3 conv 1x32x14x14 -> 32: {figures['conv_cycles']} cycles, cycles equal: {figures['conv_cycle_match']}, "
-          f"data equal: {figures['conv_data_match']}")
-    print(f"  speed, cycles/s   RTL {figures['conv_rtl_cycles_per_s']:,.0f}   simulator {figures['conv_sim_cycles_per_s']:,.0f}")
-    ok = figures["data_mismatches"] == 0 and figures["cycle_mismatches"] == 0 and figures["conv_cycle_match"] \
-        and figures["conv_data_match"]
+    ratio = figures["sim_cycles_per_s"] / figures["rtl_cycles_per_s"] if figures["rtl_cycles_per_s"] else float("nan")
+    print(f"  speed, cycles/s   {figures['design']} (Verilator+cocotb) {figures['rtl_cycles_per_s']:,.0f}   "
+          f"simulator {figures['sim_cycles_per_s']:,.0f}   (simulator/{figures['design']} {ratio:.1f}x)")
+    print(f"  {figures['design']} process start-up {figures['rtl_startup_s']:.2f} s; "
+          f"build (or cache hit) {build_s:.1f} s")
+    ok = figures["data_mismatches"] == 0 and figures["cycle_mismatches"] == 0
+    if not args.netlist:
+        print(f"3x3 conv 1x32x14x14 -> 32: {figures['conv_cycles']} cycles, "
+              f"cycles equal: {figures['conv_cycle_match']}, data equal: {figures['conv_data_match']}")
+        print(f"  speed, cycles/s   RTL {figures['conv_rtl_cycles_per_s']:,.0f}   "
+              f"simulator {figures['conv_sim_cycles_per_s']:,.0f}")
+        ok = ok and figures["conv_cycle_match"] and figures["conv_data_match"]
     if args.json:
         figures.pop("details")
         print(json.dumps(figures))

@@ -46,7 +46,6 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.hw.regmap": Covered(("tests/hw/test_control.py", "tests/driver/devices/pynq_sim/test_control_block.py"),
                               "register offsets and bits, stated once; the RTL's control block and the simulated "
                               "board's are tested register by register against them"),
-    "vdla.hw.rtl.sim": Covered(("tests/hw/test_lint.py",), REEXPORTS),
     "vdla.hw.rtl.sim.__main__": Covered(("tests/hw/test_lint.py",), "the `python -m vdla.hw.rtl.sim` entry point; "
                                         "test_lint runs it"),
     "vdla.hw.rtl.sim.axi_lite": Covered(("tests/hw/test_errors.py", "tests/hw/harness.py"), RTL_HARNESS,

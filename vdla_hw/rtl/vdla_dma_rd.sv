@@ -61,7 +61,9 @@ module vdla_dma_rd (
     if (is_uop) begin
       row_beats = (((dram_base << LOG_UOP_BYTES) & 32'(BUS_BYTES - 1)) + (x_size << LOG_UOP_BYTES)
                    + 32'(BUS_BYTES - 1)) >> LOG_BUS_BYTES;
-      first_row_addr = (dram_base << LOG_UOP_BYTES) & ~32'(BUS_BYTES - 1);
+      // the parentheses matter: Yosys 0.70 reads ~32'(x) as a cast to ~32 bits and drops
+      // the ~ (README, Yosys pitfalls)
+      first_row_addr = (dram_base << LOG_UOP_BYTES) & ~(32'(BUS_BYTES - 1));
     end else begin
       row_beats = x_size << log_beats;
       first_row_addr = dram_base << log_elem_bytes;

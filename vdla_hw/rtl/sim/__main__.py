@@ -1,8 +1,11 @@
-"""`python -m vdla.hw.rtl.sim {lint,build,package} [--config NAME_OR_JSON]`
+"""`python -m vdla.hw.rtl.sim {lint,build,netlist,package} [--config NAME_OR_JSON]`
 
-lint     Verilator -Wall lint of the whole RTL for the config, and the check that no source
-         restates a fact of the generated package (exit 1 on any message)
+lint     Verilator -Wall lint of the whole RTL for the config, the check that no source
+         restates a fact of the generated package and that none uses a construct Yosys
+         reads differently (exit 1 on any message)
 build    build (or find in the cache) the Verilator simulation; prints its directory
+netlist  synthesize with Yosys (vdla.hw.synth's flow) and build the netlist's simulation
+         (or find it in the cache); prints its directory
 package  print the generated vdla_pkg.sv
 """
 from __future__ import annotations
@@ -14,7 +17,7 @@ import tempfile
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vdla.hw.rtl.sim", description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("lint", "build", "package"))
+    parser.add_argument("action", choices=("lint", "build", "netlist", "package"))
     parser.add_argument("--config", default=None, help="preset name or JSON file (default: pynq)")
     args = parser.parse_args(argv)
     from vdla.hw import load_config
@@ -33,14 +36,24 @@ def main(argv=None) -> int:
     if args.action == "build":
         print(build(config))
         return 0
+    if args.action == "netlist":
+        from ...synth import SynthError
+        from .netlist import build_netlist
+        try:
+            print(build_netlist(config))
+        except SynthError as exc:
+            print(f"netlist: {exc}", file=sys.stderr)
+            return 1
+        return 0
     from .. import RTL_DIR, SOURCES
-    from .facts import check_sources
+    from . import facts, yosys_pitfalls
     with tempfile.TemporaryDirectory(prefix="vdla-lint-") as tmp:
         lines = lint(config, tmp)
-    lines += check_sources(config, [RTL_DIR / name for name in SOURCES])
+    sources = [RTL_DIR / name for name in SOURCES]
+    lines += facts.check_sources(config, sources) + yosys_pitfalls.check_sources(sources)
     for line in lines:
         print(line)
-    print(f"lint of {config.name} ({config.target}), verilator -Wall and restated facts: "
+    print(f"lint of {config.name} ({config.target}), verilator -Wall, restated facts and Yosys pitfalls: "
           + (f"{len(lines)} message(s)" if lines else "clean"))
     return 1 if lines else 0
 
