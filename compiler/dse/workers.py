@@ -110,6 +110,9 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         process.terminate()
 
 
+SYSTEM_FAILURE_RETRIES = 1
+
+
 class RayPool(InlinePool):
     """Ray tasks on the cluster at `address` ("local" starts a Ray instance on this machine).
     Every node needs the same vdla installed (pip install 'vdla[ray]')."""
@@ -134,7 +137,9 @@ class RayPool(InlinePool):
         if not items:
             return
         shared = ray.put(common)
-        remote = ray.remote(max_retries=0)(fn)
+        # A worker that dies (a node lost, a process killed under memory pressure) is retried
+        # once; an exception the task raises is its answer and is never retried.
+        remote = ray.remote(max_retries=SYSTEM_FAILURE_RETRIES, retry_exceptions=False)(fn)
         refs = {remote.remote(item, shared): k for k, item in enumerate(items)}
         pending = list(refs)
         try:

@@ -39,3 +39,13 @@ def work(item, common):
         time.sleep(value)
         return os.getpid()
     return value, common
+
+
+def dies_on_the_first_try(item, marker_dir):
+    """A task whose worker process dies the first time it runs an item (as a worker the OS
+    kills would), and answers the second time."""
+    marker = os.path.join(marker_dir, f"tried-{item}")
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return item * 10

@@ -31,3 +31,12 @@ def test_ray_and_local_tables_are_equal(tmp_path):
                                                                       for r in local.rows]
     assert remote.pareto == local.pareto
     assert (tmp_path / "ray" / "dse.csv").read_text() == (tmp_path / "local" / "dse.csv").read_text()
+
+
+
+def test_a_task_whose_worker_dies_is_retried_once(tmp_path):
+    import ray.cloudpickle
+    ray.cloudpickle.register_pickle_by_value(dse_stubs)
+    with RayPool("local") as pool:
+        answers = dict(pool.map(dse_stubs.dies_on_the_first_try, [1, 2], str(tmp_path)))
+    assert answers == {0: 10, 1: 20}
