@@ -17,7 +17,6 @@ from .graph.passes.memory_plan import ALIAS_OPS
 from .lower_graph import group_signature, kernel_args
 from .lower_gpu_winograd import RULES as WINOGRAD_RULES
 from .lower_gpu_winograd import add_transformed_weight, winograd_args, winograd_conv, winograd_node
-from .lower_ops import NotLowerable
 
 
 def lower_graph_gpu(graph: Graph, arch: str, log=None, winograd: bool = True) -> tuple[dict, list, dict]:
@@ -44,15 +43,12 @@ def lower_graph_gpu(graph: Graph, arch: str, log=None, winograd: bool = True) ->
         if plan is not None:
             program = _build_winograd(graph, node, args, plan, name, arch, log)
             uses_winograd = program is not None
-        try:
+        if program is None:
+            program, why = lower_ops.build_or_reason(lambda: _build(graph, node, args, name, arch),
+                                                     "GPU BUILD FAILED")
             if program is None:
-                program = _build(graph, node, args, name, arch)
-        except NotLowerable as why:
-            reasons[node.name] = str(why)
-            continue
-        except Exception as exc:  # a GPU-compiler failure: keep the model running, say so
-            reasons[node.name] = f"GPU BUILD FAILED: {type(exc).__name__}: {exc}"
-            continue
+                reasons[node.name] = why
+                continue
         by_signature[sig] = (len(programs), uses_winograd)
         steps[node.name] = {"program": len(programs), "args": winograd_args(plan, args) if uses_winograd else args}
         if uses_winograd:

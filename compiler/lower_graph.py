@@ -18,7 +18,6 @@ from .artifact_build import node_record
 from .build import build  # the tensor compiler's entry point
 from .graph.ir import Graph, Node
 from .graph.passes.memory_plan import ALIAS_OPS
-from .lower_ops import NotLowerable
 
 
 def group_signature(graph: Graph, node: Node, args: list[str]) -> str:
@@ -72,16 +71,16 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tupl
         if sig in by_signature:
             kernel_steps[node.name] = {"kernel": by_signature[sig], "args": args}
             continue
-        try:
+        name = f"k{len(compiled)}_{node.attrs.get('pattern', node.op).replace('+', '_').lower()}"
+
+        def build_kernel(node=node, args=args, name=name):
             tensors, outputs = lower_ops.group_to_te(graph, node, args)
             schedule = lower_ops.schedule(outputs, target, knobs_for(outputs) if knobs_for else None)
-            name = f"k{len(compiled)}_{node.attrs.get('pattern', node.op).replace('+', '_').lower()}"
-            kernel = build(schedule, tensors, target, name)
-        except NotLowerable as why:
-            host_reasons[node.name] = str(why)
-            continue
-        except Exception as exc:  # a tensor-compiler failure: keep the model running, say so
-            host_reasons[node.name] = f"BUILD FAILED: {type(exc).__name__}: {exc}"
+            return build(schedule, tensors, target, name)
+
+        kernel, why = lower_ops.build_or_reason(build_kernel)
+        if kernel is None:
+            host_reasons[node.name] = why
             continue
         compiled[name] = kernel
         by_signature[sig] = name

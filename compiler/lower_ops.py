@@ -20,6 +20,18 @@ class NotLowerable(Exception):
     """This node stays a host step; the message says why."""
 
 
+def build_or_reason(build, failure: str = "BUILD FAILED"):
+    """(build(), None), or (None, why the node stays a host step): NotLowerable says why itself;
+    any other exception is a tensor-compiler failure, reported under `failure` so the model
+    still runs and the failure is visible in the compile report."""
+    try:
+        return build(), None
+    except NotLowerable as why:
+        return None, str(why)
+    except Exception as exc:
+        return None, f"{failure}: {type(exc).__name__}: {exc}"
+
+
 def _require(cond: bool, why: str) -> None:
     if not cond:
         raise NotLowerable(why)

@@ -169,9 +169,6 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.compiler.lower_graph": Covered(("tests/compiler/test_group_signature.py",),
                                          "graph -> CPU kernels; whole models compiled through it run against "
                                          "onnxruntime"),
-    "vdla.compiler.lower_ops": Covered(("tests/onnx_backend/test_onnx_node_tests.py",),
-                                       "op -> tensor expression rules; the onnx node tests compile each supported op "
-                                       "through them", via="vdla.compiler.onnx_backend"),
     "vdla.compiler.lower_vdla": Covered(("tests/compiler/topi/vdla/test_no_tiling.py",),
                                         "quantized graph -> VDLA kernels; whole models compiled through it run bit for "
                                         "bit on the simulator"),

@@ -81,7 +81,8 @@ def graph_cpu_kernels(graph, skip=()) -> list[CpuKernel]:
     (nodes in `skip` run elsewhere), in graph order."""
     from .. import lower_ops
     from ..graph.passes.memory_plan import ALIAS_OPS
-    from ..lower_graph import NotLowerable, kernel_args
+    from ..lower_graph import kernel_args
+    from ..lower_ops import NotLowerable
     from ..topi.schedule_cpu import cpu_anchor
     kernels: dict[str, CpuKernel] = {}
     for node in graph.nodes:
