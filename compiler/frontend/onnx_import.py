@@ -14,7 +14,9 @@ import os
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import defs, helper, numpy_helper
+
+from vdla.driver import host_ops
 
 from ..graph.infer import constant_operands_known, infer_node
 from ..graph.ir import Graph, GraphError, InvalidModelError, Node, TensorType, UnsupportedModelError
@@ -29,7 +31,7 @@ MAX_OPSET = onnx.defs.onnx_opset_version()
 
 # op type -> attributes vdla honours (anything else on a node is an error, not ignored).
 _SPATIAL = {"auto_pad", "dilations", "kernel_shape", "pads", "strides"}
-SUPPORTED_OPS: dict[str, set[str]] = {
+SUPPORTED_OPS: dict[str, set[str] | None] = {
     "Conv": _SPATIAL | {"group"},
     "ConvTranspose": _SPATIAL | {"group", "output_padding", "output_shape"},
     "Gemm": {"alpha", "beta", "transA", "transB"},
@@ -52,6 +54,9 @@ SUPPORTED_OPS: dict[str, set[str]] = {
     "DequantizeLinear": {"axis", "block_size"},
     "QLinearConv": _SPATIAL | {"group"}, "QLinearMatMul": set(),
 }
+# The ops with a whole record in vdla.driver.host_ops (opdef.OpDef) take every attribute their
+# ONNX schema declares at the model's opset (None here), with the schema's defaults filled in.
+SUPPORTED_OPS.update({op: None for op in host_ops.DEFS if op not in SUPPORTED_OPS})
 _SUPPORTED_DTYPES = {"float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32",
                      "uint32", "int64", "uint64", "bool"}
 
@@ -123,8 +128,24 @@ def _normalize(node: onnx.NodeProto, opset: int, attrs: dict) -> dict:
     return attrs
 
 
+def _schema_attributes(node: onnx.NodeProto, opset: int) -> tuple[set[str], dict]:
+    """The attributes an op's ONNX schema declares at `opset`, and their defaults."""
+    schema = defs.get_schema(node.op_type, opset, "")
+    defaults = {}
+    for name, spec in schema.attributes.items():
+        if spec.default_value.name:             # declared with a default
+            value = helper.get_attribute_value(spec.default_value)
+            defaults[name] = value.decode() if isinstance(value, bytes) else \
+                list(value) if isinstance(value, (list, tuple)) else value
+    return set(schema.attributes), defaults
+
+
 def _attributes(node: onnx.NodeProto, opset: int) -> dict:
     allowed = SUPPORTED_OPS[node.op_type]
+    record = host_ops.DEFS.get(node.op_type) if allowed is None else None
+    defaults = {}
+    if record is not None:
+        allowed, defaults = _schema_attributes(node, opset)
     attrs = {}
     for attr in node.attribute:
         if attr.name not in allowed:
@@ -135,7 +156,16 @@ def _attributes(node: onnx.NodeProto, opset: int) -> dict:
             value = value.decode()
         if isinstance(value, onnx.TensorProto):
             value = _tensor_value(value, f"{_label(node, opset)}, attribute {attr.name!r}")
+        if isinstance(value, onnx.GraphProto):
+            raise _fail(node, opset, f"attribute {attr.name!r} is a subgraph; vdla does not import "
+                        "control flow with subgraphs yet")
         attrs[attr.name] = list(value) if isinstance(value, (list, tuple)) else value
+    if record is not None:
+        attrs = {**defaults, **attrs}
+        why = record.unsupported(attrs) if record.unsupported else None
+        if why:
+            raise _fail(node, opset, why)
+        return attrs
     check_attribute_values(node, opset, attrs)
     _check_values(node, opset, attrs)
     return _normalize(node, opset, attrs)

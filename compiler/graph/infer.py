@@ -12,12 +12,10 @@ ops' shape rules, which read only shapes.
 """
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 
 from vdla.driver import host_ops
-from vdla.driver.host_ops import OperandError
+from vdla.driver.host_ops import OperandError, Shaped
 from vdla.driver.host_ops.axes import normalize_axis
 from vdla.driver.host_ops.nn import pool_output_size
 
@@ -37,16 +35,23 @@ CONSTANT_OPERANDS = {
     "Pad": {1: "pads", 2: "constant_value", 3: "axes"}, "Clip": {1: "min", 2: "max"},
     "Split": {1: "split"}, "Squeeze": {1: "axes"}, "Unsqueeze": {1: "axes"},
     "ReduceMean": {1: "axes"}, "Dropout": {1: "ratio", 2: "training_mode"},
+    **{op: d.constant_operands for op, d in host_ops.DEFS.items() if d.constant_operands},
 }
 
-# What a shape rule sees of a data input: its shape, never its elements.
-_Shaped = namedtuple("_Shaped", "shape ndim dtype")
+
+def _shaped_args(graph: Graph, node: Node, ins: list) -> list:
+    """What a host op's shape or type rule sees: constants' values, data inputs' shapes."""
+    return [graph.constants[n] if n in graph.constants else
+            (Shaped(t.shape, len(t.shape), t.dtype) if t else None) for n, t in zip(node.inputs, ins)]
+
+
+def _record_rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
+    return [TensorType(shape, dtype) for shape, dtype in
+            host_ops.output_types(node.op, _shaped_args(graph, node, ins), node.attrs)]
 
 
 def _shape_rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
-    args = [graph.constants[n] if n in graph.constants else
-            (_Shaped(t.shape, len(t.shape), t.dtype) if t else None) for n, t in zip(node.inputs, ins)]
-    shapes = host_ops.output_shapes(node.op, args, node.attrs)
+    shapes = host_ops.output_shapes(node.op, _shaped_args(graph, node, ins), node.attrs)
     dtype = "int64" if node.op == "Shape" else ins[0].dtype
     return [TensorType(s, dtype) for s in shapes]
 
@@ -162,6 +167,8 @@ def infer_node(graph: Graph, node: Node) -> list[TensorType]:
 def _rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
     op, x = node.op, ins[0] if ins else None
     arg = (lambda i: ins[i] if len(ins) > i else None)
+    if op in host_ops.DEFS:
+        return _record_rule(graph, node, ins)
     if op in ELEMENTWISE_UNARY:
         return [x]
     if op in BROADCAST_BINARY:

@@ -12,15 +12,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import elementwise, layout, nn, quant, shape, vdla, winograd
+from . import elementwise, layout, math_ops, nn, quant, shape, vdla, winograd
 from .errors import HostOpError, OperandError
+from .opdef import OpDef, Shaped
 
-OPS: dict = {}
+# Ops with a whole record (vdla.driver.host_ops.opdef): semantics, type rule, constant operands
+# and unimplemented attribute values in one place. The older ops below have a numpy function in
+# OPS and, where the output shape depends on attribute values, a rule in SHAPES; the compiler's
+# shape inference states their types.
+DEFS: dict[str, OpDef] = {}
+for _module in (math_ops,):
+    _clash = set(DEFS) & set(_module.DEFS)
+    assert not _clash, f"{_module.__name__} defines {_clash} again"
+    DEFS.update(_module.DEFS)
+
+OPS: dict = {name: d.run for name, d in DEFS.items()}
 for _module in (elementwise, layout, nn, quant, shape, vdla, winograd):
+    assert not set(OPS) & set(_module.OPS), f"{_module.__name__} restates {set(OPS) & set(_module.OPS)}"
     OPS.update(_module.OPS)
 SHAPES: dict = {**shape.SHAPES, **nn.SHAPES}
 
-__all__ = ["OPS", "SHAPES", "HostOpError", "OperandError", "run", "run_fused", "output_shapes"]
+__all__ = ["DEFS", "OPS", "SHAPES", "HostOpError", "OpDef", "OperandError", "Shaped", "run", "run_fused",
+           "output_shapes", "output_types"]
 
 
 def run(op: str, inputs: list, attrs: dict) -> list[np.ndarray]:
@@ -36,6 +49,12 @@ def output_shapes(op: str, inputs: list, attrs: dict) -> list[tuple[int, ...]]:
     if fn is None:
         raise HostOpError(f"op {op!r} has no shape rule; ops with one: {', '.join(sorted(SHAPES))}")
     return [tuple(int(d) for d in s) for s in fn(inputs, attrs)]
+
+
+def output_types(op: str, inputs: list, attrs: dict) -> list[tuple[tuple[int, ...], str]]:
+    """The output (shape, dtype name) of an op with a record in DEFS; data inputs need only a
+    `.shape` and `.dtype` (a `Shaped`), constant ones are arrays."""
+    return [(tuple(int(d) for d in shape), np.dtype(dtype).name) for shape, dtype in DEFS[op].types(inputs, attrs)]
 
 
 def run_fused(body: list[dict], values: dict[str, np.ndarray]) -> None:
