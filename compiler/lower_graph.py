@@ -47,10 +47,10 @@ def group_signature(graph: Graph, node: Node, args: list[str]) -> str:
 
 
 def kernel_args(graph: Graph, node: Node) -> list[str]:
-    """Kernel ABI order: the group's external inputs, then its outputs. 0-d constants are not
-    arguments: they are compiled in as literals."""
+    """Kernel ABI order: the group's external inputs, each once (Mul(x, x) reads one argument),
+    then its outputs. 0-d constants are not arguments: they are compiled in as literals."""
     inputs = [n for n in node.inputs if n and not (n in graph.constants and graph.constants[n].ndim == 0)]
-    return inputs + [o for o in node.outputs if o]
+    return list(dict.fromkeys(inputs)) + [o for o in node.outputs if o]
 
 
 def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tuple[dict, dict, dict, dict]:

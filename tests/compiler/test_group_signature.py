@@ -55,3 +55,25 @@ def test_gpu_programs_keep_each_groups_literal(monkeypatch):
     x = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
     got = Executor(artifact, device=EmulatedGpu(kernels)).run({"x": x})["y"]
     np.testing.assert_allclose(got, np.maximum(x, 0) * 6, rtol=1e-6)
+
+
+def _square():
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "x"], ["y"])], "square",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_tensor_read_twice_is_one_kernel_argument(monkeypatch):
+    """Mul(x, x): x is one argument (a second placeholder would be read by nothing, which the
+    GPU schedule refuses), on the CPU and the GPU path."""
+    g = optimize(import_onnx(_square()), layout=False)
+    assert kernel_args(g, g.nodes[0]) == ["x", "y"]
+    x = np.random.default_rng(2).standard_normal((3, 5)).astype(np.float32)
+    cpu = compile_model(_square(), target="cpu")
+    assert not cpu.header["compile"]["host_reasons"]
+    np.testing.assert_allclose(Executor(cpu).run({"x": x})["y"], x * x, rtol=1e-6)
+    with record_gpu_kernels(monkeypatch) as kernels:
+        gpu = compile_model(_square(), target="cuda")
+    assert not gpu.header["compile"]["host_reasons"]
+    np.testing.assert_allclose(Executor(gpu, device=EmulatedGpu(kernels)).run({"x": x})["y"], x * x, rtol=1e-6)
