@@ -59,11 +59,10 @@ def model_builders():
 def arch_for(device) -> str:
     """The newest PTX target vdla emits that the device runs."""
     from vdla.hw import gpu as limits
-    have = int(device.arch.removeprefix("sm_"))
-    usable = [a for a in limits.ARCHS if int(a.removeprefix("sm_")) <= have]
-    if not usable:
+    arch = limits.newest_arch_for(device.arch)
+    if arch is None:
         raise SystemExit(f"the GPU is {device.arch}; vdla emits PTX for {', '.join(limits.ARCHS)} only")
-    return max(usable, key=lambda a: int(a.removeprefix("sm_")))
+    return arch
 
 
 # -- the peers -------------------------------------------------------------------------------

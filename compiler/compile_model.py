@@ -22,8 +22,8 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
                   log=None, calibration: dict | None = None, host_triple: str | None = None,
                   vta_compat: bool = False, tuning=None, link: bool | None = None):
     """Compile an ONNX model (ModelProto or path) into an Artifact for `target`: "cpu" (this
-    machine), an LLVM triple (cross-compiled kernels, run on that machine), "cuda" (GPU programs,
-    compile_cuda.py) or "vdla" (the
+    machine), an LLVM triple (cross-compiled kernels, run on that machine), "cuda" or "cuda:sm_NN"
+    (GPU programs, compile_cuda.py: this machine's GPU or the one named) or "vdla" (the
     accelerator of `hw_config`, with the CPU part for `host_triple`, default this machine;
     a float model needs `calibration`, {input name: samples}).
 
@@ -35,18 +35,19 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
     the CPU kernels of any target (vdla.compiler.tune.load_tuning reads one from a file).
     link: also link the CPU kernels into a shared object the deploy runtime loads without
     llvmlite (needs the ziglang package); default: for a triple that is not this machine."""
-    from .target import check_target
+    from .target import check_target, cuda_arch, is_cuda
     check_target(target)  # before any work: an unknown target must not quietly become numpy host steps
     if target == "vdla":
         return compile_for_vdla(model, hw_config, calibration, host_triple, input_shapes, constant_inputs,
                                 threads, log, vta_compat=vta_compat, tuning=tuning, link=link)
     if vta_compat:
         raise ValueError(f"vta_compat applies to target 'vdla', not {target!r}")
-    if target == "cuda":
+    if is_cuda(target):
         if tuning is not None or hw_config is not None:
-            raise ValueError("target 'cuda' takes no tuning records and no hardware config")
+            raise ValueError(f"target {target!r} takes no tuning records and no hardware config")
         from .compile_cuda import compile_for_cuda
-        return compile_for_cuda(model, input_shapes=input_shapes, constant_inputs=constant_inputs, log=log)
+        return compile_for_cuda(model, arch=cuda_arch(target), input_shapes=input_shapes,
+                                constant_inputs=constant_inputs, log=log)
     if tuning is not None and not kernels:
         raise ValueError("tuning records choose kernel schedules: a compile without kernels has none to choose")
     start = time.perf_counter()

@@ -15,7 +15,8 @@ KNOWN = {
 BOARDS = {"armv7a-linux-gnueabihf": "PYNQ-Z1/Z2, Zynq-7000", "aarch64-linux-gnu": "Ultra96, ZCU104"}
 # Targets named by a word; anything else must be an LLVM triple.
 NAMED = {"cpu": "this machine", "host": "this machine", "vdla": "the accelerator, the rest on the CPU",
-         "cuda": f"an NVIDIA GPU (PTX for {gpu_limits.DEFAULT_ARCH})"}
+         "cuda": f"an NVIDIA GPU: this machine's, else PTX for {gpu_limits.DEFAULT_ARCH}; cuda:sm_NN for another "
+                 f"({', '.join(gpu_limits.ARCHS)})"}
 # LLVM target families whose objects the deploy runtime loads (ELF, on Linux: the boards' ARM
 # cores and x86 hosts), with the architecture a triple spells for each.
 KERNEL_FAMILIES = {"x86-64": "x86_64", "x86": "i686", "arm": "armv7a", "thumb": "thumbv7", "aarch64": "aarch64"}
@@ -54,10 +55,29 @@ def check_triple(triple: str, what: str = "target") -> str:
     return triple
 
 
+def cuda_arch(target: str) -> str | None:
+    """The GPU architecture a CUDA target names: 'cuda:sm_75' -> 'sm_75', 'cuda' -> None (the
+    compile picks: this machine's GPU, else the default); a TargetError for one vdla does not emit."""
+    arch = target.partition(":")[2]
+    if target == "cuda":
+        return None
+    if target.partition(":")[0] != "cuda" or arch not in gpu_limits.ARCHS:
+        raise TargetError(f"target {target!r}: vdla emits PTX for {', '.join(gpu_limits.ARCHS)} "
+                          f"(cuda:sm_NN; plain cuda for this machine's GPU)")
+    return arch
+
+
+def is_cuda(target: str) -> bool:
+    return target == "cuda" or target.startswith("cuda:")
+
+
 def check_target(target: str) -> str:
-    """A compile target: one of NAMED, or a triple `check_triple` accepts."""
+    """A compile target: one of NAMED, cuda:sm_NN, or a triple `check_triple` accepts."""
     if not isinstance(target, str) or not target:
         raise TargetError(f"target {target!r} is not a target name; known targets: {known_targets()}")
+    if is_cuda(target):
+        cuda_arch(target)
+        return target
     return target if target in NAMED else check_triple(target)
 
 

@@ -88,7 +88,7 @@ class GpuProgram:
 
 def check_arch(program: GpuProgram, device) -> None:
     """PTX runs on its architecture and newer ones (the driver compiles it), never older."""
-    need, have = int(program.arch.removeprefix("sm_")), int(device.arch.removeprefix("sm_"))
+    need, have = limits.arch_number(program.arch), limits.arch_number(device.arch)
     if have < need:
         raise DeviceError(f"GPU program {program.name} is PTX for {program.arch}; the device is {device.arch}: "
                           f"recompile for {device.arch}")

@@ -139,7 +139,6 @@ ALLOWLIST: dict[str, Covered] = {
                                                   via="vdla.compiler.codegen.vdla"),
     "vdla.compiler.codegen.vdla.walk": Covered(("tests/compiler/codegen/vdla/test_passes.py",), INTERNAL,
                                                via="vdla.compiler.codegen.vdla"),
-    "vdla.compiler.compile_cuda": Covered(("tests/e2e/test_cuda_model.py",), GPU_PATH, via="vdla.compiler.compile_model"),
     "vdla.compiler.dse.cache": Covered(("tests/compiler/dse/test_explore.py",),
                                        "the DSE's result cache; explore's tests run points twice and check what is cached",
                                        via="vdla.compiler.dse.explore"),

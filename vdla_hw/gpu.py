@@ -1,16 +1,35 @@
-"""The limits of the CUDA GPUs vdla compiles for (compute capability 8.0 and 9.0).
+"""The limits of the CUDA GPUs vdla compiles for (compute capability 7.0 and later).
 
 The compiler's GPU checks (thread-block shape, shared-memory budget, launch grid) and the deploy
 runtime's GPU device read these; nothing else restates them. Values are the CUDA programming
-guide's "technical specifications per compute capability", equal for sm_80 and sm_90 where a
-kernel uses only statically allocated shared memory (the 48 KiB a block gets without opting into
-the larger dynamic carve-out).
+guide's "technical specifications per compute capability", equal for every architecture from
+sm_70 to sm_90 where a kernel uses only statically allocated shared memory (the 48 KiB a block
+gets without opting into the larger dynamic carve-out).
 """
 from __future__ import annotations
 
-# PTX targets vdla emits and CI assembles (ptxas -arch=...): A100 and H100.
-ARCHS = ("sm_80", "sm_90")
+# PTX targets vdla emits and CI assembles (ptxas -arch=...): V100, T4 and the RTX 20s, A100,
+# the RTX 30s and A10, the RTX 40s and L4, H100. PTX runs on its architecture and every later one
+# (the driver compiles it), so the oldest is the most portable and the newest the most specific.
+ARCHS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
+# What `--target cuda` means where no GPU is present to say (on a GPU host, the GPU's own).
 DEFAULT_ARCH = "sm_80"
+
+
+def arch_number(arch: str) -> int:
+    """sm_86 -> 86; anything else is a ValueError naming the spelling expected."""
+    digits = arch.removeprefix("sm_") if isinstance(arch, str) else ""
+    if not isinstance(arch, str) or not arch.startswith("sm_") or not digits.isdigit():
+        raise ValueError(f"{arch!r} is not a CUDA architecture: expected sm_NN, one of {', '.join(ARCHS)}")
+    return int(digits)
+
+
+def newest_arch_for(device_arch: str) -> str | None:
+    """The newest architecture vdla emits whose PTX a GPU of `device_arch` runs; None for a GPU older
+    than every one of them."""
+    have = arch_number(device_arch)
+    usable = [a for a in ARCHS if arch_number(a) <= have]
+    return max(usable, key=arch_number) if usable else None
 
 WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024

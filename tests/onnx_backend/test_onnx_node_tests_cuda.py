@@ -1,7 +1,7 @@
 """The onnx package's backend node tests (the selection of test_onnx_node_tests.py) compiled with
 --target cuda: each model's GPU programs run in the executor on a device whose launches run the
 kernels' CPU emulation (tests/emulated_gpu.py; with VDLA_TESTS_ON_GPU=1 on the CUDA GPU) and must match the onnx reference outputs, and
-their PTX must assemble (ptxas, sm_80 and sm_90). Ops without a GPU kernel run as host steps."""
+their PTX must assemble (ptxas: for its own architecture and the newest vdla emits). Ops without a GPU kernel run as host steps."""
 import numpy as np
 import pytest
 from onnx.backend.test.runner import Runner
@@ -40,7 +40,7 @@ def test_onnx_node_on_the_gpu_path(case, monkeypatch):
             Runner.assert_similar_outputs([_array(r) for r in ref_outputs], got, rtol=case.rtol, atol=case.atol)
             if ptxas.find_ptxas() is not None:
                 for doc in artifact.header.get("gpu_programs", []):
-                    for arch in limits.ARCHS:        # the sm_80 PTX, assembled for each
+                    for arch in sorted({doc["arch"], limits.ARCHS[-1]}):  # its own and the newest
                         ptxas.assemble(doc["ptx"], arch, what=doc["name"])
     except UnsupportedModelError as why:
         pytest.skip(f"unsupported: {why}")

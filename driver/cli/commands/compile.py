@@ -21,7 +21,11 @@ def add_parser(sub):
     p.add_argument("-o", "--output", required=True, help="artifact file to write")
     p.add_argument("--target", default="cpu",
                    help="cpu (this machine), an LLVM triple to cross-compile for (e.g. aarch64-linux-gnu), vdla "
-                        "(the accelerator, with CPU fallback) or cuda (an NVIDIA GPU)")
+                        "(the accelerator, with CPU fallback) or cuda (an NVIDIA GPU; cuda:sm_NN names its "
+                        "architecture)")
+    p.add_argument("--gpu-arch", default=None, metavar="sm_NN",
+                   help="with --target cuda: the GPU architecture to emit PTX for (sm_70, sm_75, sm_80, sm_86, "
+                        "sm_89, sm_90); default this machine's GPU, else sm_80")
     p.add_argument("--calibrate", default=None, metavar="CALIB.npz",
                    help="--target vdla: calibration samples, one array per model input named like the input, "
                         "first axis = samples")
@@ -70,11 +74,17 @@ def run(args) -> int:
     if args.host_triple and args.target != "vdla":
         raise ValueError("--host-triple names the CPU beside the accelerator: use it with --target vdla "
                          "(for a CPU-only artifact give the triple as --target)")
+    target = args.target
+    if args.gpu_arch:
+        if target not in ("cuda", f"cuda:{args.gpu_arch}"):
+            raise ValueError(f"--gpu-arch {args.gpu_arch} names a GPU: use it with --target cuda "
+                             f"(got --target {target})")
+        target = f"cuda:{args.gpu_arch}"
     tuning = None
     if args.tuning:     # read first: a bad tuning log should not cost a whole compile
         from vdla.compiler.tune import load_tuning
         tuning = load_tuning(args.tuning)
-    artifact = compile_model(args.model, target=args.target, hw_config=args.hw_config or
+    artifact = compile_model(args.model, target=target, hw_config=args.hw_config or
                              ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
                              kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
                              host_triple=args.host_triple, vta_compat=args.vta_compat, tuning=tuning,

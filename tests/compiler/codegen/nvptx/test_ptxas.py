@@ -1,4 +1,4 @@
-"""ptxas assembles the PTX of every GPU test kernel (tests/gpu_kernels.py) for sm_80 and sm_90,
+"""ptxas assembles the PTX of every GPU test kernel (tests/gpu_kernels.py) for every architecture vdla emits,
 so invalid PTX fails here, without a GPU. ptxas comes with the dev extra (nvidia-cuda-nvcc-cu12);
 the tests skip only on a platform that wheel does not exist for."""
 import pytest
