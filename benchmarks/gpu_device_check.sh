@@ -5,16 +5,22 @@
 #
 # 1. what the machine has (nvidia-smi, Python, numpy/llvmlite/onnx/onnxruntime/torch/cuda-bindings);
 # 2. vdla importable from this checkout without installing anything: a folder of symlinks
-#    vdla/hw -> vdla_hw/, ... (setup.py's FOLDERS) put on PYTHONPATH. pytest, when the machine's
-#    Python lacks it, comes from wheels in out/gpu_wheels (prepare them where there is a
-#    network: python -m pip download -d out/gpu_wheels pytest; out/ is git-ignored, so carry it);
+#    vdla/hw -> vdla_hw/, ... (setup.py's FOLDERS) put on PYTHONPATH. Wheels in out/gpu_wheels
+#    (pytest where the machine's Python lacks it, a newer llvmlite, ...) are installed there first,
+#    ahead of the machine's own packages (prepare them where there is a network:
+#    python -m pip download --no-deps --python-version 3.12 --only-binary=:all: -d out/gpu_wheels
+#    llvmlite==0.50.0; out/ is git-ignored, so carry it);
 # 3. the GPU execution tests with VDLA_TESTS_ON_GPU=1: every GPU test kernel launched on the
 #    device against numpy (tests/driver/devices/test_cuda.py), whole models and the onnx node
 #    tests compiled --target cuda and run on the GPU instead of the CPU emulation;
 # 4. benchmarks/e2e_gpu.py --json (ResNet-18 and MobileNetV2, batch 1 and 16, against
-#    onnxruntime's CUDA provider and PyTorch eager where they run).
-# Everything is teed to $OUT: check.log (all of it), env.txt, tests.log, e2e_gpu.log and
-# e2e_gpu.json (the benchmark's JSON line). The stages' time limits add up to under the 10
+#    onnxruntime's CUDA provider and PyTorch eager where they run);
+# 5. (before the models and node tests of 3, the longest stage) benchmarks/gpu_constants.py --json: Winograd against direct convs, and cross-thread against
+#    per-thread reductions, each at shapes around the threshold that chooses it (from
+#    out/gpu_constants/programs.json when it was compiled ahead with --prepare, so the GPU machine
+#    only times).
+# Everything is teed to $OUT: check.log (all of it), env.txt, tests.log, e2e_gpu.log,
+# e2e_gpu.json and gpu_constants.json (the benchmarks' JSON lines). The stages' time limits add up to under the 10
 # minutes one command may take on the lent GPU machines. Exit status: 0 when every stage passed, else the
 # number of stages that failed; 2 at once when the machine has no usable GPU.
 set -u -o pipefail
@@ -65,14 +71,13 @@ for package, folder in folders.items():          # "vdla.hw": "vdla_hw"
 print("vdla packages:", ", ".join(f"{p} -> {f}/" for p, f in folders.items()))
 EOF
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
-if ! "$PY" -c "import pytest" 2>/dev/null; then
-    if [ -d "$REPO/out/gpu_wheels" ]; then
-        "$PY" -m pip install -q --no-index --find-links "$REPO/out/gpu_wheels" --target "$SITE" pytest \
-            || echo "pytest from out/gpu_wheels: install failed"
-    else
-        echo "pytest is missing and there is no out/gpu_wheels: the test stages will fail (see the header)"
-    fi
+if compgen -G "$REPO/out/gpu_wheels/*.whl" >/dev/null; then
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$REPO"/out/gpu_wheels/*.whl \
+        && echo "from out/gpu_wheels: $(cd "$REPO/out/gpu_wheels" && ls *.whl | tr '\n' ' ')" \
+        || echo "out/gpu_wheels: install failed"
 fi
+"$PY" -c "import llvmlite, pytest; print('llvmlite', llvmlite.__version__, '| pytest', pytest.__version__)" \
+    || echo "llvmlite or pytest is missing: the stages that need them will fail (see the header)"
 "$PY" - <<'EOF' || { echo "no usable GPU: stopping"; exit 2; }
 import sys
 import vdla.compiler
@@ -92,8 +97,15 @@ VDLA_TESTS_ON_GPU=1 timeout 120 "$PY" -m pytest -q -p no:cacheprovider -p no:xdi
     tests/driver/devices/test_cuda.py 2>&1 | tee "$OUT/tests.log" || failed=$((failed + 1))
 
 stage "benchmarks/e2e_gpu.py --json"
-timeout 300 "$PY" benchmarks/e2e_gpu.py --json 2>&1 | tee "$OUT/e2e_gpu.log" || failed=$((failed + 1))
+timeout 240 "$PY" benchmarks/e2e_gpu.py --json 2>&1 | tee "$OUT/e2e_gpu.log" || failed=$((failed + 1))
 tail -n 1 "$OUT/e2e_gpu.log" | grep '^{' > "$OUT/e2e_gpu.json" || echo "e2e_gpu.py printed no JSON line"
+
+stage "benchmarks/gpu_constants.py --json"
+PREPARED=()
+[ -f "$REPO/out/gpu_constants/programs.json" ] && PREPARED=(--run "$REPO/out/gpu_constants")
+timeout 90 "$PY" benchmarks/gpu_constants.py "${PREPARED[@]}" --json 2>&1 | tee "$OUT/gpu_constants.log" \
+    || failed=$((failed + 1))
+tail -n 1 "$OUT/gpu_constants.log" | grep '^{' > "$OUT/gpu_constants.json" || echo "gpu_constants.py printed no JSON line"
 
 stage "models and onnx node tests on the device"
 VDLA_TESTS_ON_GPU=1 timeout 150 "$PY" -m pytest -q -p no:cacheprovider -p no:xdist \
