@@ -39,7 +39,10 @@ OPSET = 17
 # 3x3 stride-1 convs: ResNet-18's four stages at batch 1 and 16, and narrower ones where the
 # FLOPs saved are few enough for a launch to matter. (batch, channels in = out, height = width)
 CONVS = [(1, 64, 56), (1, 128, 28), (1, 256, 14), (1, 512, 7), (16, 64, 56), (16, 128, 28), (16, 256, 14),
-         (16, 512, 7), (1, 16, 56), (1, 32, 28), (1, 32, 14), (1, 64, 7), (1, 16, 14), (1, 8, 8)]
+         (16, 512, 7), (1, 16, 56), (1, 32, 28), (1, 32, 14), (1, 64, 7), (1, 16, 14), (1, 8, 8),
+         # between the first measurements' break-even bounds (8 and 125 MFLOP saved)
+         (1, 24, 56), (1, 48, 28), (1, 96, 14), (1, 128, 7), (1, 256, 7), (1, 32, 56), (1, 64, 28), (1, 128, 14),
+         (4, 32, 28), (1, 40, 56), (1, 80, 28), (1, 160, 14), (1, 384, 7), (1, 48, 56), (1, 96, 28), (1, 192, 14)]
 # (op, shape): outputs and reduction length spread over the threshold (16384 outputs, 32 long)
 REDUCTIONS = [
     ("GlobalAveragePool", (1, 512, 7, 7)), ("GlobalAveragePool", (4, 512, 7, 7)),
@@ -50,6 +53,11 @@ REDUCTIONS = [
     ("Softmax", (32768, 1000)), ("Softmax", (1024, 64)), ("Softmax", (65536, 64)),
     ("Gemm", (1, 512, 1000)), ("Gemm", (16, 512, 1000)), ("Gemm", (1, 1280, 1000)), ("Gemm", (64, 512, 1000)),
     ("Gemm", (1, 4096, 4096)),
+    # many outputs with short reductions, where one thread per output may be enough
+    ("GlobalAveragePool", (256, 1024, 7, 7)), ("GlobalAveragePool", (64, 2048, 3, 3)),
+    ("GlobalAveragePool", (512, 512, 2, 16)), ("GlobalAveragePool", (1024, 1024, 4, 8)),
+    ("Softmax", (262144, 64)), ("Softmax", (1048576, 32)), ("Softmax", (131072, 256)),
+    ("Gemm", (256, 512, 1000)), ("Gemm", (1024, 256, 1024)), ("Gemm", (4096, 64, 256)),
 ]
 
 

@@ -2,6 +2,7 @@
 # Everything the GPU path needs checked on a machine with an NVIDIA GPU, in one call, offline:
 #
 #   OUT=/some/folder bash benchmarks/gpu_device_check.sh      # OUT: default out/gpu_device_check
+#   STAGES="kernels constants" bash benchmarks/gpu_device_check.sh   # some of: kernels e2e constants models
 #
 # 1. what the machine has (nvidia-smi, Python, numpy/llvmlite/onnx/onnxruntime/torch/cuda-bindings);
 # 2. vdla importable from this checkout without installing anything: a folder of symlinks
@@ -32,6 +33,9 @@ mkdir -p "$OUT"
 exec > >(tee -a "$OUT/check.log") 2>&1
 failed=0
 stage() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
+# STAGES picks the stages after the set-up (a rerun of what failed): any of these words.
+STAGES=" ${STAGES:-kernels e2e constants models} "
+want() { [[ "$STAGES" == *" $1 "* ]]; }
 
 stage "the machine"
 {
@@ -92,25 +96,33 @@ print(repr(device))
 device.close()
 EOF
 
+if want kernels; then
 stage "GPU test kernels on the device"
 VDLA_TESTS_ON_GPU=1 timeout 120 "$PY" -m pytest -q -p no:cacheprovider -p no:xdist \
     tests/driver/devices/test_cuda.py 2>&1 | tee "$OUT/tests.log" || failed=$((failed + 1))
+fi
 
+if want e2e; then
 stage "benchmarks/e2e_gpu.py --json"
 timeout 240 "$PY" benchmarks/e2e_gpu.py --json 2>&1 | tee "$OUT/e2e_gpu.log" || failed=$((failed + 1))
 tail -n 1 "$OUT/e2e_gpu.log" | grep '^{' > "$OUT/e2e_gpu.json" || echo "e2e_gpu.py printed no JSON line"
+fi
 
+if want constants; then
 stage "benchmarks/gpu_constants.py --json"
 PREPARED=()
 [ -f "$REPO/out/gpu_constants/programs.json" ] && PREPARED=(--run "$REPO/out/gpu_constants")
 timeout 90 "$PY" benchmarks/gpu_constants.py "${PREPARED[@]}" --json 2>&1 | tee "$OUT/gpu_constants.log" \
     || failed=$((failed + 1))
 tail -n 1 "$OUT/gpu_constants.log" | grep '^{' > "$OUT/gpu_constants.json" || echo "gpu_constants.py printed no JSON line"
+fi
 
+if want models; then
 stage "models and onnx node tests on the device"
 VDLA_TESTS_ON_GPU=1 timeout 150 "$PY" -m pytest -q -p no:cacheprovider -p no:xdist \
-    tests/e2e/test_cuda_model.py tests/e2e/test_cuda_winograd.py tests/onnx_backend/test_onnx_node_tests_cuda.py 2>&1 \
-    | tee -a "$OUT/tests.log" || failed=$((failed + 1))
+    tests/e2e/test_cuda_model.py tests/e2e/test_cuda_winograd.py tests/compiler/test_compile_cuda.py \
+    tests/onnx_backend/test_onnx_node_tests_cuda.py 2>&1 | tee -a "$OUT/tests.log" || failed=$((failed + 1))
+fi
 
 stage "done: $failed stage(s) failed; files in $OUT"
 exit "$failed"
