@@ -7,10 +7,16 @@ to threadIdx.x: each thread a strided slice, adjacent threads on adjacent elemen
 in shared memory; vdla.compiler.schedule.cross_thread), and a block holds BLOCK // T outputs
 along threadIdx.y.
 
-The threshold below is the only place this choice is made. UNMEASURED on a GPU: the numbers are
-reasoning, not timings (this code was written without one). An A100 keeps about 221k threads
-resident (108 SMs x 2048), so fewer than FEW_OUTPUTS threads leave most of it idle, and a
-reduction shorter than a warp gains less from sharing than its tree (log2 T barriers) costs.
+The thresholds below are the only place this choice is made, measured on an H100
+(benchmarks/gpu_constants.py, 30 reductions, 2026-11-27). Sharing won or tied (within 0.2 us)
+every global pool and softmax with fewer than 131072 outputs, by up to 10x (a 56x56 global pool:
+108 -> 11 us; softmax of 1000-wide rows, 82-181 -> 32-34 us); at 131072 outputs and more the two
+split (a 262144 x 49 global pool 28 us per thread against 37 shared, a 131072 x 256 softmax 411
+against 435; four others shared by 2-11%). An H100 keeps about 270k threads resident (132 SMs x
+2048), so the crossing sits where one thread per output starts to fill it. Below a warp's length
+nothing was measured: the tree's barriers (log2 T) are not worth it there. The row-factored dense
+(a Gemm's CPU form) was 4-12x faster shared at every size measured, up to a million outputs, so
+it shares whenever K is a warp long.
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ import math
 
 from vdla.hw import gpu as limits
 
-FEW_OUTPUTS = 16384                 # below this many outputs, one thread per output underfills the GPU
+FEW_OUTPUTS = 131072                # below this many outputs, one thread per output underfills the GPU
 MIN_REDUCE = limits.WARP_SIZE       # a reduction at least this long per output is worth sharing
 MAX_THREADS_PER_OUTPUT = 256        # threads sharing one output (the tree's width)
 BLOCK = 256                         # threads per block: BLOCK // T outputs along threadIdx.y
@@ -26,6 +32,11 @@ BLOCK = 256                         # threads per block: BLOCK // T outputs alon
 
 def cross_thread_pays(outputs: int, reduce_len: int) -> bool:
     return outputs < FEW_OUTPUTS and reduce_len >= MIN_REDUCE
+
+
+def row_factored_sharing_pays(reduce_len: int) -> bool:
+    """The row-factored dense's 16 partial sums as 16 threads: at any output count (measured)."""
+    return reduce_len >= MIN_REDUCE
 
 
 def threads_per_output(reduce_len: int) -> int:

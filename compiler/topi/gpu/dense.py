@@ -13,7 +13,7 @@ from ... import te
 from ...tir import dtype as dt
 from .. import tags
 from .common import accumulator, bind_flat
-from .cross_thread import bind_outputs, cross_thread_pays, output_count, reduce_length, reducer
+from .cross_thread import bind_outputs, reduce_length, reducer, row_factored_sharing_pays
 from .reduction import schedule_reduction
 
 KT = 8          # K step staged in shared memory
@@ -58,9 +58,10 @@ def schedule_dense(s, red, out):
 
 def schedule_row_factored_dense(s, partial, red, out):
     """topi.dense's row-factored form (a CPU vectorization: 16 partial sums over K, then their
-    sum): one output per thread, its 16 partial sums in registers. With few outputs (a batch-1
-    FC layer), the 16 partial sums of an output are 16 threads' instead, summed across them."""
-    if cross_thread_pays(output_count(out), reduce_length(partial) * reduce_length(red)):
+    sum): the 16 partial sums of an output are 16 threads', summed across them
+    (row_factored_sharing_pays); K shorter than a warp: one output per thread, its 16 partial sums
+    in registers."""
+    if row_factored_sharing_pays(reduce_length(partial) * reduce_length(red)):
         return _row_factored_across_threads(s, partial, red, out)
     acc = accumulator(s, red, out)
     partial.set_scope("local")

@@ -26,10 +26,14 @@ KT = 8             # input channels per shared-memory step of the GEMM
 PT = 16            # tiles per block of the GEMM (threadIdx.x)
 
 # What one extra kernel launch costs, in the floating-point operations it must save to pay:
-# Winograd adds two launches and the round trip of V and M through device memory. UNMEASURED on
-# a GPU: a guess (about 10 us at the ~2 TFLOP/s an untuned kernel may reach); benchmarks/e2e_gpu.py
-# times each model with and without Winograd ({case}_direct_ms) to settle it.
-WINOGRAD_FLOPS_PER_LAUNCH = 2e7
+# Winograd adds two launches and the round trip of V and M through device memory. Measured on an
+# H100 (benchmarks/gpu_constants.py, 30 convs, 2026-11-27): Winograd's three kernels take 31-37 us
+# however small the conv, and the direct kernel won every conv saving 17.0 MFLOP or less but
+# one (a deep 7x7 conv, 5.9 MFLOP), lost every one saving 17.5 MFLOP or more but one (30.7 MFLOP at
+# 56x56, by 3 us); so the two launches are worth about 17.4 MFLOP. (The old guess, 2e7, left
+# convs saving 17.5-32 MFLOP direct at up to 3.7x their Winograd time.) A slower GPU does the
+# same FLOPs in more time, so there the break-even lies lower: this errs towards direct.
+WINOGRAD_FLOPS_PER_LAUNCH = 8.7e6
 EXTRA_LAUNCHES = 2
 
 

@@ -208,7 +208,7 @@ def test_few_long_reductions_run_across_threads_and_many_one_per_thread():
     out = topi.global_avg_pool2d(few)
     (k,) = kernels_of([out], [few, out])
     assert k.block == (32, 8, 1) and k.allocations("shared")
-    many = te.placeholder((64, 512, 7, 7), "float32", "many")     # 32768 outputs: enough threads already
+    many = te.placeholder((256, 512, 7, 7), "float32", "many")    # 131072 outputs: enough threads already
     out = topi.global_avg_pool2d(many)
     (k,) = kernels_of([out], [many, out])
     assert k.block == (256, 1, 1) and not k.allocations("shared")
@@ -223,3 +223,5 @@ def test_the_threshold():
     assert not cross_thread.cross_thread_pays(cross_thread.FEW_OUTPUTS, 512)
     assert not cross_thread.cross_thread_pays(10, cross_thread.MIN_REDUCE - 1)
     assert [cross_thread.threads_per_output(n) for n in (32, 49, 300, 1000)] == [32, 32, 256, 256]
+    assert cross_thread.row_factored_sharing_pays(cross_thread.MIN_REDUCE)
+    assert not cross_thread.row_factored_sharing_pays(cross_thread.MIN_REDUCE - 1)
