@@ -223,11 +223,12 @@ def _simplify_div_mod(e, ranges):
             q_const += int(_fdiv(lo, c))
             rdiv = None
         else:
-            # (x // a) // b == x // (a*b) for positive a, b
-            if not q_terms and r_const == 0 and isinstance(rest, E.FloorDiv) and \
-                    isinstance(rest.b, E.Const) and rest.b.value > 0:
-                return E.FloorDiv(rest.a, E.Const(rest.b.value * c, e.dtype))
-            rdiv = E.FloorDiv(rest, e.b)
+            # (x // a) // b == x // (a*b) for positive a, b; the multiples of c beside it
+            # (q_terms, q_const) still add their quotient below
+            if r_const == 0 and isinstance(rest, E.FloorDiv) and isinstance(rest.b, E.Const) and rest.b.value > 0:
+                rdiv = E.FloorDiv(rest.a, E.Const(rest.b.value * c, e.dtype))
+            else:
+                rdiv = E.FloorDiv(rest, e.b)
         if not q_terms and rdiv is not None and q_const == 0:
             return rdiv
         out = from_linear(q_terms, q_const, e.dtype)

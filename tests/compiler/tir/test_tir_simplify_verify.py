@@ -53,6 +53,17 @@ def test_simplify_preserves_value_on_random_expressions():
             assert evaluate(s, env) == evaluate(e, env), f"{e!r} -> {s!r} at {vals}"
 
 
+@pytest.mark.parametrize("offset", [0, 3, 6, -3, 5])
+def test_nested_floor_division_keeps_the_multiples_beside_it(offset):
+    """(x // 4 + offset) // 3: the nested divisions merge to x // 12, and a multiple of 3 beside
+    them still adds its quotient (a bilinear Resize's second tap read the first tap's row on the
+    GPU when 3 // 3 was dropped)."""
+    x = E.Var("x")
+    e = E.FloorDiv(E.Add(E.FloorDiv(x, E.Const(4, "int32")), E.Const(offset, "int32")), E.Const(3, "int32"))
+    s = arith.simplify(e, {x: (0, 47)})
+    assert all(evaluate(s, {x: v}) == evaluate(e, {x: v}) for v in range(48)), f"{e!r} -> {s!r}"
+
+
 def test_split_fuse_index_arithmetic_cancels():
     xo, xi, f = E.Var("xo"), E.Var("xi"), E.Var("f")
     ranges = {xo: (0, 9), xi: (0, 7), f: (0, 63)}
