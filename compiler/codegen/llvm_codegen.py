@@ -172,13 +172,18 @@ class LLVMCodegen:
         guarded = bool(st.guards)
         if isinstance(idx, E.Ramp) and E.is_const(idx.stride, 1):
             p = self._addr(st, buf, self.as_i64(st, idx.base))
-            vt = ir.VectorType(elem, idx.lanes)
+            # a bool is a byte in memory, but <N x i1> would be N bits: load bytes, then narrow
+            packed = _bytes_of_bools(elem, idx.lanes)
+            vt = packed or ir.VectorType(elem, idx.lanes)
             if guarded:
                 mask = self._guard_mask(st, idx.lanes)
                 fn = self._masked_load(vt)
                 v = b.call(fn, [p, ir.Constant(I32, esize), mask, ir.Constant(vt, ir.Undefined)])
-                return self.widen(st, v, e.dtype)
-            return self.widen(st, b.load(p, typ=vt, align=esize), e.dtype)
+            else:
+                v = b.load(p, typ=vt, align=esize)
+            if packed:
+                v = b.trunc(v, ir.VectorType(I1, idx.lanes))
+            return self.widen(st, v, e.dtype)
         if dt.lanes(idx.dtype) > 1:
             vidx = self.expr(st, idx)
             out = ir.Constant(ir.VectorType(elem, dt.lanes(idx.dtype)), ir.Undefined)
@@ -228,6 +233,9 @@ class LLVMCodegen:
         esize = max(1, dt.bits(buf.dtype) // 8)
         val = self.narrow(st, self.expr(st, s.value), buf.dtype)
         if isinstance(idx, E.Ramp) and E.is_const(idx.stride, 1):
+            packed = _bytes_of_bools(scalar_type(buf.dtype), idx.lanes)
+            if packed:     # N bools are N bytes in memory (see load)
+                val = b.zext(val, packed)
             b.store(val, self._addr(st, buf, self.as_i64(st, idx.base)), align=esize)
             return
         if dt.lanes(idx.dtype) > 1:
@@ -434,6 +442,11 @@ class LLVMCodegen:
             out = b.insert_element(out, b.call(fn, [b.extract_element(v, ir.Constant(I32, k))]),
                                    ir.Constant(I32, k))
         return out
+
+
+def _bytes_of_bools(elem, lanes: int):
+    """<lanes x i8>, the memory form of a vector of bools; None for any other element type."""
+    return ir.VectorType(ir.IntType(8), lanes) if elem == I1 else None
 
 
 def _has_load(e) -> bool:
