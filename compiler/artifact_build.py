@@ -109,5 +109,5 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
         header["vdla_programs"] = vdla_programs
     if gpu_programs:
         header["gpu_programs"] = gpu_programs
-    params = {name: np.ascontiguousarray(value) for name, value in graph.constants.items()}
+    params = {name: np.asarray(value, order="C") for name, value in graph.constants.items()}   # 0-d stays 0-d
     return Artifact(header, params, dict(objects))

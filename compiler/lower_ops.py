@@ -11,6 +11,8 @@ import numpy as np
 
 from . import te, topi
 from .graph.ir import Graph, Node
+from .topi.resize import resize_nchw
+from .topi.norm import layer_norm
 
 _FLOAT = {"float32"}
 _KERNEL_DTYPES = {"float32", "int32", "int8", "uint8", "int64", "bool"}
@@ -127,6 +129,27 @@ def _reduce_mean(node: Node, ins, graph):
     return [topi.reduce_mean(x, axes, bool(node.attrs.get("keepdims", 1)))]
 
 
+def _reduce(fn):
+    """ReduceSum/Max/Min; axes already an attribute (absorb_constant_operands)."""
+    def rule(node: Node, ins, graph):
+        x, a = ins[0], node.attrs
+        axes = np.atleast_1d(a["axes"]).tolist() if a.get("axes") is not None else []
+        _require(axes or not a.get("noop_with_empty_axes"), f"no-op {node.op}")
+        _require(x.dtype != "bool", f"{node.op} of bool")
+        axes = sorted({int(v) % len(x.shape) for v in axes}) or None    # an axis named twice is reduced once
+        return [fn(x, axes, bool(a.get("keepdims", 1)))]
+    return rule
+
+
+def _layer_norm(node: Node, ins, graph):
+    x, a = ins[0], node.attrs
+    _require(x.dtype in _FLOAT, f"LayerNormalization kernels are float32 (got {x.dtype})")
+    _require(a["axis"] % len(x.shape) == len(x.shape) - 1, "LayerNormalization over more than the last axis")
+    _require(all(node.outputs), "LayerNormalization with a skipped optional output")
+    bias = ins[2] if len(ins) > 2 else None
+    return list(layer_norm(x, ins[1], bias, a["epsilon"]))[:len(node.outputs)]
+
+
 def _binary(fn):
     def rule(node: Node, ins, graph):
         tensors = [t for t in ins if isinstance(t, te.Tensor)]
@@ -213,7 +236,44 @@ def _requantize_channels(node: Node, ins, graph):
     return [topi.cast(topi.clip(y, float(info.min), float(info.max)), node.attrs["dtype"])]
 
 
+def _float_unary(fn):
+    """A rule for a float-only math function: other dtypes stay host steps."""
+    def rule(node: Node, ins, graph):
+        _require(ins[0].dtype in _FLOAT, f"{node.op} kernels are float32 (got {ins[0].dtype})")
+        return [fn(ins[0], node.attrs)]
+    return rule
+
+
+def _pow(node: Node, ins, graph):
+    base, exponent = ins
+    _require(isinstance(base, te.Tensor) and base.dtype in _FLOAT, "Pow kernels raise a float32 tensor")
+    if isinstance(exponent, te.Tensor) and exponent.dtype != base.dtype:
+        _require(exponent.dtype in _KERNEL_DTYPES - {"bool"}, f"Pow exponent of {exponent.dtype}")
+        exponent = topi.cast(exponent, base.dtype)
+    return [topi.power(base, exponent)]
+
+
+def _variadic(fn):
+    """Min/Max of one or more inputs, folded left."""
+    def rule(node: Node, ins, graph):
+        present = [t for t in ins if t is not None]
+        _require(any(isinstance(t, te.Tensor) for t in present[:2]), f"{node.op} whose first operands are literals")
+        if len(present) == 1:
+            return [topi.identity(present[0])]
+        out = present[0]
+        for t in present[1:]:
+            out = fn(out, t)
+        return [out]
+    return rule
+
+
+def _where(node: Node, ins, graph):
+    _require(isinstance(ins[0], te.Tensor), "Where with a literal condition")
+    return [topi.where(*ins)]
+
+
 RULES = {
+    "Resize": lambda n, ins, g: [resize_nchw(ins[0], n.attrs)],
     "QConvNCHWcInt8": _qconv_int8, "RequantizeChannels": _requantize_channels,
     "QuantizeLinear": _quantize, "DequantizeLinear": _dequantize,
     "ConvNCHWc": _conv_nchwc, "ConvWinogradNCHWc": _conv_winograd_nchwc,
@@ -225,6 +285,8 @@ RULES = {
     "MaxPoolNCHWc": _pool, "AveragePoolNCHWc": _pool,
     "GlobalAveragePoolNCHWc": _global_pool, "GlobalMaxPoolNCHWc": _global_pool,
     "Softmax": _softmax, "ReduceMean": _reduce_mean,
+    "ReduceSum": _reduce(topi.reduce_sum), "ReduceMax": _reduce(topi.reduce_max),
+    "ReduceMin": _reduce(topi.reduce_min), "LayerNormalization": _layer_norm,
     "Add": _binary(topi.add), "Sub": _binary(topi.subtract), "Mul": _binary(topi.multiply),
     "Div": _binary(topi.divide),
     "Relu": _unary(topi.relu), "Sigmoid": _unary(topi.sigmoid), "Tanh": _unary(topi.tanh),
@@ -238,6 +300,16 @@ RULES = {
     "Transpose": lambda n, ins, g: [topi.transpose(ins[0], n.attrs.get("perm"))],
     "Concat": lambda n, ins, g: [topi.concat([t for t in ins if t is not None],
                                              n.attrs["axis"] % len(ins[0].shape))],
+    "Neg": _unary(topi.negative), "Abs": _unary(topi.abs), "Sqrt": _float_unary(lambda x, a: topi.sqrt(x)),
+    "Reciprocal": _float_unary(lambda x, a: topi.reciprocal(x)), "Erf": _float_unary(lambda x, a: topi.erf(x)),
+    "Pow": _pow, "Where": _where, "Min": _variadic(topi.minimum), "Max": _variadic(topi.maximum),
+    "Equal": _binary(topi.equal), "Less": _binary(topi.less), "Greater": _binary(topi.greater),
+    "LessOrEqual": _binary(topi.less_equal), "GreaterOrEqual": _binary(topi.greater_equal),
+    "Gelu": _float_unary(lambda x, a: topi.gelu(x, a["approximate"])),
+    "Softplus": _float_unary(lambda x, a: topi.softplus(x)),
+    "Elu": _float_unary(lambda x, a: topi.elu(x, a["alpha"])),
+    "Swish": _float_unary(lambda x, a: topi.swish(x, a["alpha"])),
+    "PRelu": lambda n, ins, g: [topi.prelu(ins[0], ins[1])],
 }
 
 

@@ -20,7 +20,7 @@ from vdla.driver import host_ops
 
 from ..graph.infer import constant_operands_known, infer_node
 from ..graph.ir import Graph, GraphError, InvalidModelError, Node, TensorType, UnsupportedModelError
-from ..graph.limits import check_tensor
+from ..graph.limits import SUPPORTED_DTYPES, check_tensor
 
 from .contrib_ops import CONTRIB_DOMAIN, CONTRIB_OPS, expand_contrib
 from .onnx_checks import check_attribute_values, check_schema
@@ -57,8 +57,7 @@ SUPPORTED_OPS: dict[str, set[str] | None] = {
 # The ops with a whole record in vdla.driver.host_ops (opdef.OpDef) take every attribute their
 # ONNX schema declares at the model's opset (None here), with the schema's defaults filled in.
 SUPPORTED_OPS.update({op: None for op in host_ops.DEFS if op not in SUPPORTED_OPS})
-_SUPPORTED_DTYPES = {"float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32",
-                     "uint32", "int64", "uint64", "bool"}
+_SUPPORTED_DTYPES = SUPPORTED_DTYPES
 
 
 def _label(node: onnx.NodeProto, opset: int) -> str:
@@ -128,6 +127,15 @@ def _normalize(node: onnx.NodeProto, opset: int, attrs: dict) -> dict:
     return attrs
 
 
+def _plain(value):
+    """An attribute value as the graph IR keeps it: strings (also in lists) as str, lists as lists."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, (list, tuple)):
+        return [v.decode() if isinstance(v, bytes) else v for v in value]
+    return value
+
+
 def _schema_attributes(node: onnx.NodeProto, opset: int) -> tuple[set[str], dict]:
     """The attributes an op's ONNX schema declares at `opset`, and their defaults."""
     schema = defs.get_schema(node.op_type, opset, "")
@@ -135,8 +143,7 @@ def _schema_attributes(node: onnx.NodeProto, opset: int) -> tuple[set[str], dict
     for name, spec in schema.attributes.items():
         if spec.default_value.name:             # declared with a default
             value = helper.get_attribute_value(spec.default_value)
-            defaults[name] = value.decode() if isinstance(value, bytes) else \
-                list(value) if isinstance(value, (list, tuple)) else value
+            defaults[name] = _plain(value)
     return set(schema.attributes), defaults
 
 
@@ -159,9 +166,11 @@ def _attributes(node: onnx.NodeProto, opset: int) -> dict:
         if isinstance(value, onnx.GraphProto):
             raise _fail(node, opset, f"attribute {attr.name!r} is a subgraph; vdla does not import "
                         "control flow with subgraphs yet")
-        attrs[attr.name] = list(value) if isinstance(value, (list, tuple)) else value
+        attrs[attr.name] = _plain(value)
     if record is not None:
         attrs = {**defaults, **attrs}
+        if node.op_type in ("LogSoftmax", "Hardmax") and opset < 13:  # over the trailing dims flattened
+            attrs["coerce_2d"] = True
         why = record.unsupported(attrs) if record.unsupported else None
         if why:
             raise _fail(node, opset, why)

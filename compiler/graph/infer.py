@@ -16,6 +16,7 @@ import numpy as np
 
 from vdla.driver import host_ops
 from vdla.driver.host_ops import OperandError, Shaped
+from vdla.driver.host_ops.errors import Unimplemented
 from vdla.driver.host_ops.axes import normalize_axis
 from vdla.driver.host_ops.nn import pool_output_size
 
@@ -46,8 +47,11 @@ def _shaped_args(graph: Graph, node: Node, ins: list) -> list:
 
 
 def _record_rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
-    return [TensorType(shape, dtype) for shape, dtype in
-            host_ops.output_types(node.op, _shaped_args(graph, node, ins), node.attrs)]
+    try:
+        types = host_ops.output_types(node.op, _shaped_args(graph, node, ins), node.attrs)
+    except Unimplemented as why:     # a value the op allows and vdla does not take (a shape that needs values)
+        raise UnsupportedModelError(f"{node.describe()}: {why}") from None
+    return [TensorType(shape, dtype) for shape, dtype in types]
 
 
 def _shape_rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
@@ -132,15 +136,18 @@ def _check_gather_indices(graph: Graph, node: Node, x: TensorType) -> None:
 def _check_constant_operands(graph: Graph, node: Node) -> None:
     for index, what in CONSTANT_OPERANDS.get(node.op, {}).items():
         if index < len(node.inputs) and node.inputs[index] and node.inputs[index] not in graph.constants:
-            raise GraphError(f"{node.describe()}: input {index} ({what}) = {node.inputs[index]!r} must be "
-                             "a compile-time constant (an initializer, or computed from static "
-                             "shapes); vdla compiles static graphs")
+            raise UnsupportedModelError(f"{node.describe()}: input {index} ({what}) = {node.inputs[index]!r} "
+                                        "must be a compile-time constant (an initializer, or computed from "
+                                        "static shapes); vdla compiles static graphs")
 
 
 def constant_operands_known(graph: Graph, node: Node) -> bool:
-    """Whether the operands `infer_node` needs as constants are constants already."""
+    """Whether the operands `infer_node` needs as constants are constants already (and the inputs
+    whose values give the output shape, which may fold to constants later)."""
+    from vdla.driver.host_ops.value_shaped import TYPED_FROM_VALUES
+    needed = [*CONSTANT_OPERANDS.get(node.op, {}), *TYPED_FROM_VALUES.get(node.op, ())]
     return all(not (index < len(node.inputs) and node.inputs[index]) or node.inputs[index] in graph.constants
-               for index in CONSTANT_OPERANDS.get(node.op, {}))
+               for index in needed)
 
 
 def infer_node(graph: Graph, node: Node) -> list[TensorType]:

@@ -16,8 +16,17 @@ MAX_TENSOR_ELEMENTS = 2**31 - 1
 MAX_ARENA_BYTES = 2**32
 
 
+# The element types vdla computes with (numpy dtype names); bfloat16, the float8 and 4-bit
+# types and strings are not among them.
+SUPPORTED_DTYPES = frozenset({"float16", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32",
+                              "uint32", "int64", "uint64", "bool"})
+
+
 def check_tensor(owner: str, name: str, ttype: TensorType) -> None:
     """`owner` says where the tensor comes from ("node 'conv1' (Conv)", "graph input")."""
+    if ttype.dtype not in SUPPORTED_DTYPES:
+        raise UnsupportedModelError(f"{owner}: tensor {name!r} would be {ttype.dtype}; vdla computes with "
+                                    f"{', '.join(sorted(SUPPORTED_DTYPES))}")
     if any(d < 0 for d in ttype.shape):
         raise InvalidModelError(f"{owner}: tensor {name!r} would have shape {list(ttype.shape)}; dimensions "
                                 "must not be negative")

@@ -4,7 +4,9 @@ Attributes are keyword arguments with ONNX meanings (pads [top, left, bottom, ri
 """
 from .elemwise import (add, subtract, multiply, divide, maximum, minimum, power, where, negative,
                        relu, exp, log, sqrt, tanh, abs, sigmoid, erf, floor, round, clip,
-                       leaky_relu, hard_sigmoid, hard_swish, cast, identity, broadcast_shape)
+                       leaky_relu, hard_sigmoid, hard_swish, cast, identity, broadcast_shape,
+                       reciprocal, equal, less, greater, less_equal, greater_equal, softplus, elu,
+                       prelu, gelu, swish)
 from .transform import (pad, reshape, flatten, transpose, concat, strided_slice, split,
                         nchw_to_nchwc, nchwc_to_nchw, squeeze, expand_dims)
 from .conv import (conv2d_nchw, conv2d_nchwc, depthwise_conv2d_nchwc, pack_weight_nchwc,

@@ -1,6 +1,8 @@
 """Elementwise operators with numpy broadcasting, and activation functions."""
 from __future__ import annotations
 
+import math
+
 from .. import te
 from ..tir import expr as E
 from ..tir import dtype as dt
@@ -59,8 +61,23 @@ def broadcast_op(f, *args, name="broadcast", tag=tags.BROADCAST):
 def add(a, b): return broadcast_op(lambda x, y: x + y, a, b, name="add")
 def subtract(a, b): return broadcast_op(lambda x, y: x - y, a, b, name="subtract")
 def multiply(a, b): return broadcast_op(lambda x, y: x * y, a, b, name="multiply")
-def maximum(a, b): return broadcast_op(lambda x, y: E.max_expr(x, y), a, b, name="maximum")
-def minimum(a, b): return broadcast_op(lambda x, y: E.min_expr(x, y), a, b, name="minimum")
+def maximum(a, b): return broadcast_op(lambda x, y: _nan_first(x, y, E.max_expr), a, b, name="maximum")
+def minimum(a, b): return broadcast_op(lambda x, y: _nan_first(x, y, E.min_expr), a, b, name="minimum")
+
+
+def _nan_first(x, y, fn):
+    """fn(x, y), but NaN when either is (numpy's and ONNX Min/Max's rule): the generated min/max
+    is an ordered compare-and-select, which answers y for a NaN x."""
+    if not dt.is_float(x.dtype):
+        return fn(x, y)
+    return E.Select(x.equal(x), fn(x, y), x)
+
+
+def equal(a, b): return broadcast_op(lambda x, y: x.equal(y), a, b, name="equal")
+def less(a, b): return broadcast_op(lambda x, y: x < y, a, b, name="less")
+def greater(a, b): return broadcast_op(lambda x, y: x > y, a, b, name="greater")
+def less_equal(a, b): return broadcast_op(lambda x, y: x <= y, a, b, name="less_equal")
+def greater_equal(a, b): return broadcast_op(lambda x, y: x >= y, a, b, name="greater_equal")
 
 
 def divide(a, b):
@@ -72,7 +89,16 @@ def divide(a, b):
 
 
 def power(a, b):
+    """a ** b for floats. The literal exponents models write for a square, a cube, a square root
+    or a reciprocal become multiplies, sqrt or a division (as onnxruntime computes them), not a
+    pow call."""
+    if not isinstance(b, (te.Tensor, E.Expr)) and float(b) in _POWERS and isinstance(a, te.Tensor):
+        return unary(_POWERS[float(b)], a, "power")
     return broadcast_op(lambda x, y: E.Call("pow", [x, y], x.dtype), a, b, name="power")
+
+
+_POWERS = {1.0: lambda v: v, 2.0: lambda v: v * v, 3.0: lambda v: v * v * v, 0.5: te.sqrt,
+           -1.0: lambda v: _c(1.0, v) / v}
 
 
 def where(cond, a, b):
@@ -105,7 +131,8 @@ def abs(x):  # noqa: A001
         return unary(te.fabs, x, "abs")
     return unary(lambda v: E.Select(v < _c(0, v), _c(0, v) - v, v), x, "abs")
 def sigmoid(x): return unary(lambda v: E.Call("sigmoid", [v], v.dtype), x, "sigmoid")
-def erf(x): return unary(lambda v: E.Call("erf", [v], v.dtype), x, "erf")
+def erf(x): return unary(lambda v: E.Call("erf", [v], v.dtype), x, "erf")  # libm's erff: < 1 ulp
+def reciprocal(x): return unary(lambda v: _c(1.0, v) / v, x, "reciprocal")
 def floor(x): return unary(te.floor, x, "floor")
 def round(x): return unary(te.round, x, "round")  # noqa: A001  (half to even, like numpy)
 
@@ -142,3 +169,45 @@ def cast(x, dtype):
 
 def identity(x):
     return unary(lambda v: v, x, "identity")
+
+
+def _log1p(u):
+    """log(1 + u) to float precision for small u too: log(w) * u / (w - 1), w = 1 + u, cancels
+    the rounding of w (Goldberg); log(w) alone loses u's digits below 1 ulp of 1."""
+    w = _c(1.0, u) + u
+    return E.Select(w.equal(_c(1.0, u)), u, te.log(w) * u / (w - _c(1.0, u)))
+
+
+def _softplus(v):
+    """log(1 + e^v) = max(v, 0) + log(1 + e^-|v|): e^-|v| <= 1 never overflows."""
+    return E.max_expr(v, _c(0.0, v)) + _log1p(te.exp(_c(0.0, v) - te.fabs(v)))
+
+
+def softplus(x): return unary(_softplus, x, "softplus")
+
+
+def elu(x, alpha=1.0):
+    """ONNX Elu: alpha * (e^x - 1) below 0, x from 0 on."""
+    return unary(lambda v: E.Select(v < _c(0.0, v), _c(alpha, v) * (te.exp(v) - _c(1.0, v)), v), x, "elu")
+
+
+def prelu(x, slope):
+    """ONNX PRelu: slope * x below 0; the slope broadcasts to x's shape."""
+    if broadcast_shape(x.shape, getattr(slope, "shape", ())) != tuple(x.shape):
+        raise ValueError(f"PRelu slope of shape {list(slope.shape)} does not broadcast to x's {list(x.shape)}")
+    return broadcast_op(lambda v, s: E.Select(v < _c(0, v), v * s, v), x, slope, name="prelu")
+
+
+def gelu(x, approximate="none"):
+    """ONNX Gelu: x/2 * (1 + erf(x / sqrt 2)), or with "tanh" its tanh approximation."""
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        return unary(lambda v: _c(0.5, v) * v * (_c(1.0, v) + te.tanh(_c(k, v) * (v + _c(0.044715, v) * v * v * v))),
+                     x, "gelu_tanh")
+    return unary(lambda v: _c(0.5, v) * v * (_c(1.0, v) + E.Call("erf", [v * _c(math.sqrt(0.5), v)], v.dtype)),
+                 x, "gelu")
+
+
+def swish(x, alpha=1.0):
+    """x * sigmoid(alpha * x) (SiLU for alpha 1)."""
+    return unary(lambda v: v * E.Call("sigmoid", [v * _c(alpha, v) if alpha != 1.0 else v], v.dtype), x, "swish")

@@ -9,3 +9,9 @@ class HostOpError(ValueError):
 class OperandError(HostOpError):
     """An attribute or constant operand value that the op's ONNX definition forbids for these input
     shapes; the message names the attribute and says what was expected."""
+
+
+class Unimplemented(HostOpError):
+    """An operand value or input the op's ONNX definition allows but vdla does not implement (an
+    output shape that depends on run-time values, a case where the specification's readings
+    disagree); the compiler's shape inference reports it as UnsupportedModelError naming the node."""

@@ -23,7 +23,10 @@ def _saturate(values: np.ndarray, dtype) -> np.ndarray:
 def quantize(x, scale, zero_point, axis=1, dtype=None):
     dtype = np.dtype(dtype or (zero_point.dtype if zero_point is not None else np.uint8))
     zp = 0 if zero_point is None else _per_axis(zero_point, x.ndim, axis).astype(np.float64)
-    q = np.rint(x.astype(np.float64) / _per_axis(scale, x.ndim, axis).astype(np.float64)) + zp
+    # x / scale in x's own precision, as onnxruntime and the compiled kernel divide: a float64
+    # quotient can land on the other side of a .5 tie (178 for 179 in the onnx node tests)
+    ftype = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
+    q = np.rint((x.astype(ftype) / _per_axis(scale, x.ndim, axis).astype(ftype)).astype(np.float64)) + zp
     return _saturate(q, dtype)
 
 

@@ -36,6 +36,9 @@ def fold_constants(graph: Graph) -> Graph:
             value = np.array(shape[node.attrs.get("start", 0):node.attrs.get("end", None)], np.int64)
             graph.constants[node.outputs[0]] = value
             continue
+        if node.op == "Size":     # like Shape: known from the static type alone
+            graph.constants[node.outputs[0]] = np.array(graph.types[node.inputs[0]].size, np.int64)
+            continue
         operands = [n for n in node.inputs if n]
         # dequantized weights are weights, whatever their size
         if operands and all(n in graph.constants for n in operands) and \

@@ -15,7 +15,9 @@ ANCHORS = {"Conv", "ConvNCHWc", "ConvWinogradNCHWc", "QConvNCHWcInt8", "ConvTran
            "QLinearMatMul", "MaxPoolNCHWc", "AveragePoolNCHWc", "GlobalAveragePoolNCHWc",
            "GlobalMaxPoolNCHWc"}
 ELEMENTWISE = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp",
-               "Add", "Sub", "Mul", "Div", "QuantizeLinear", "DequantizeLinear", "Cast", "RequantizeChannels"}
+               "Add", "Sub", "Mul", "Div", "QuantizeLinear", "DequantizeLinear", "Cast", "RequantizeChannels",
+               "Erf", "Gelu", "Pow", "Sqrt", "Neg", "Abs", "Reciprocal", "Where", "Min", "Max", "Equal", "Less",
+               "Greater", "LessOrEqual", "GreaterOrEqual", "Softplus", "Elu", "PRelu", "Swish"}
 
 
 def _extends(graph: Graph, consumers: dict, tail: str, nxt: Node, position: dict) -> bool:

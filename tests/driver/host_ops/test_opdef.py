@@ -5,6 +5,7 @@ import pytest
 
 from vdla.driver import host_ops
 from vdla.driver.host_ops import OperandError, Shaped
+from vdla.driver.host_ops.errors import Unimplemented
 from vdla.driver.host_ops.opdef import broadcast, broadcast_shape, same_as_input
 
 
@@ -58,7 +59,10 @@ def test_every_type_rule_agrees_with_its_op_on_the_onnx_node_tests():
         constant = set(host_ops.DEFS[node.op].constant_operands)
         shaped = [a if (i in constant or a is None) else Shaped(a.shape, a.ndim, a.dtype.name)
                   for i, a in enumerate(args)]
-        predicted = host_ops.output_types(node.op, shaped, node.attrs)
+        try:
+            predicted = host_ops.output_types(node.op, shaped, node.attrs)
+        except Unimplemented:   # an output shape that needs the data's values: it must type from them
+            predicted = host_ops.output_types(node.op, args, node.attrs)
         actual = [(tuple(o.shape), o.dtype.name) for o in outs]
         assert predicted[:len(actual)] == actual, f"{case.name}: rule says {predicted}, the op made {actual}"
         checked.add(node.op)
