@@ -37,7 +37,12 @@ def test_every_architecture_compiles_assembles_and_runs(arch, monkeypatch):
     for doc in artifact.header["gpu_programs"]:
         assert doc["arch"] == arch and f".target {arch}" in doc["ptx"]
         if ptxas.find_ptxas() is not None:
-            ptxas.assemble(doc["ptx"], arch, what=doc["name"])
+            try:
+                ptxas.assemble(doc["ptx"], arch, what=doc["name"])
+            except ptxas.PtxasError as exc:    # CUDA 13's ptxas dropped sm_70 (its driver still runs the PTX)
+                if "is not defined for option 'gpu-name'" not in str(exc):
+                    raise
+                pytest.skip(f"this ptxas does not assemble {arch}: {exc}")
     x = np.random.default_rng(0).standard_normal((4, 40)).astype(np.float32)
     got = Executor(artifact, device=gpu_for_tests(kernels)).run({"x": x})["y"]
     np.testing.assert_allclose(got, _numpy_softmax(x), rtol=1e-5, atol=1e-6)
