@@ -8,7 +8,7 @@
 
 Each case is a one-node model (Conv+bias+Relu, GlobalAveragePool, Softmax, Gemm) compiled with
 `--target cuda` two ways: Winograd on and off for the convs; for the reductions, the cross-thread
-schedule forced on and off (FEW_OUTPUTS set past every case, or to 0, while compiling). Compiling
+schedule forced on and off while compiling (`sharing`). Compiling
 apart from timing lets the GPU machine spend its time on the GPU alone.
 
 Timing: each variant's kernels are launched on device buffers allocated once (random inputs), as
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import math
 import pathlib
@@ -89,14 +90,18 @@ def reduction_model(op, shape, seed=0):
 
 
 @contextlib.contextmanager
-def few_outputs(value):
+def sharing(on: bool):
+    """Every reduction's threads share its outputs (on) or none does, while compiling: FEW_OUTPUTS
+    past every case or 0, and the row-factored dense's own choice (topi.gpu.dense) forced alike."""
     from vdla.compiler.topi.gpu import cross_thread
-    saved = cross_thread.FEW_OUTPUTS
-    cross_thread.FEW_OUTPUTS = value
+    dense = importlib.import_module("vdla.compiler.topi.gpu.dense")    # the package's `dense` is a function
+    saved = cross_thread.FEW_OUTPUTS, dense.row_factored_sharing_pays
+    cross_thread.FEW_OUTPUTS = 1 << 62 if on else 0
+    dense.row_factored_sharing_pays = lambda reduce_len: on and saved[1](reduce_len)
     try:
         yield
     finally:
-        cross_thread.FEW_OUTPUTS = saved
+        cross_thread.FEW_OUTPUTS, dense.row_factored_sharing_pays = saved
 
 
 def _programs(artifact):
@@ -129,9 +134,9 @@ def prepare(arch: str) -> dict:
                                 else "direct", "variants": variants})
     for op, shape in REDUCTIONS:
         model, outputs, length = reduction_model(op, shape)
-        with few_outputs(0):
+        with sharing(False):
             per_thread = _programs(compile_for_cuda(model, arch=arch))
-        with few_outputs(1 << 62):
+        with sharing(True):
             shared = _programs(compile_for_cuda(model, arch=arch))
         out["cross_thread"].append({"case": f"{op} {'x'.join(map(str, shape))}", "outputs": outputs,
                                     "reduce": length, "chosen_now": "cross_thread"
@@ -141,26 +146,19 @@ def prepare(arch: str) -> dict:
 
 
 class Loaded:
-    """A variant's programs on the device: buffers allocated once, inputs random."""
+    """A variant's programs on the device (GpuRunner: buffers allocated once), their buffers filled
+    with random data once; calling it queues every kernel."""
 
     def __init__(self, device, docs, rng):
-        from vdla.driver.gpu_program import GpuProgram
-        self.device, self.launches = device, []
-        for doc in docs:
-            program = GpuProgram.from_dict(doc)
-            module = device.load_module(program.ptx)
-            bufs = []
-            for _, shape, dtype in program.buffers:
-                data = rng.standard_normal(max(1, math.prod(shape))).astype(dtype)
-                buf = device.alloc(data.nbytes)
-                device.write(buf, data)
-                bufs.append(buf)
-            self.launches += [(module, k.kernel, k.grid, k.block, [bufs[i] for i in k.buffers])
-                              for k in program.kernels]
+        from vdla.driver.gpu_program import GpuProgram, GpuRunner
+        self.runners = [GpuRunner(device, GpuProgram.from_dict(doc)) for doc in docs]
+        for runner in self.runners:
+            for buf, (_, shape, dtype) in zip(runner.buffers, runner.program.buffers):
+                device.write(buf, rng.standard_normal(max(1, math.prod(shape))).astype(dtype))
 
     def __call__(self):
-        for module, kernel, grid, block, bufs in self.launches:
-            self.device.launch(module, kernel, grid, block, bufs)
+        for runner in self.runners:
+            runner.launch()
 
 
 def time_variants(device, variants: dict, repeat: int, batch: int) -> dict:

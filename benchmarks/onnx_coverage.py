@@ -37,6 +37,8 @@ import time
 import warnings
 from multiprocessing.connection import wait
 
+from ort_peer import ort_session
+
 TRAINING_OPS = {"Adagrad", "Adam", "Momentum", "Gradient", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"}
 STRING_OPS = {"StringNormalizer", "StringConcat", "StringSplit", "RegexFullMatch", "TfIdfVectorizer"}
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -115,14 +117,11 @@ def _failure(exc: BaseException) -> str:
 
 
 def run_ort(case) -> tuple[str, str]:
-    import onnxruntime
     from onnx.backend.test.runner import Runner
     try:
         model = copy.deepcopy(case.model)
         model.ir_version = min(model.ir_version, ORT_MAX_IR_VERSION)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = options.inter_op_num_threads = 1
-        session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        session = ort_session(model, 1)
         names = [i.name for i in case.model.graph.input]
         for inputs, ref in case.data_sets:
             feeds = {n: v for n, v in zip(names, map(_value, inputs)) if v is not None}

@@ -121,16 +121,8 @@ def _softmax(node: Node, ins, graph):
     return [topi.softmax(x, axis=axis)]
 
 
-def _reduce_mean(node: Node, ins, graph):
-    x = ins[0]
-    axes = node.attrs.get("axes")
-    _require(not (axes == [] and node.attrs.get("noop_with_empty_axes")), "no-op ReduceMean")
-    axes = None if not axes else [a % len(x.shape) for a in axes]
-    return [topi.reduce_mean(x, axes, bool(node.attrs.get("keepdims", 1)))]
-
-
 def _reduce(fn):
-    """ReduceSum/Max/Min; axes already an attribute (absorb_constant_operands)."""
+    """ReduceMean/Sum/Max/Min; axes already an attribute (absorb_constant_operands)."""
     def rule(node: Node, ins, graph):
         x, a = ins[0], node.attrs
         axes = np.atleast_1d(a["axes"]).tolist() if a.get("axes") is not None else []
@@ -284,7 +276,7 @@ RULES = {
     "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,
     "MaxPoolNCHWc": _pool, "AveragePoolNCHWc": _pool,
     "GlobalAveragePoolNCHWc": _global_pool, "GlobalMaxPoolNCHWc": _global_pool,
-    "Softmax": _softmax, "ReduceMean": _reduce_mean,
+    "Softmax": _softmax, "ReduceMean": _reduce(topi.reduce_mean),
     "ReduceSum": _reduce(topi.reduce_sum), "ReduceMax": _reduce(topi.reduce_max),
     "ReduceMin": _reduce(topi.reduce_min), "LayerNormalization": _layer_norm,
     "Add": _binary(topi.add), "Sub": _binary(topi.subtract), "Mul": _binary(topi.multiply),

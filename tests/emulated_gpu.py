@@ -27,9 +27,11 @@ class EmulatedGpu:
         self.launched, self.writes, self.reads, self.freed = [], 0, 0, 0
 
     def load_module(self, ptx):
-        """The kernels compiled so far: a later compile may reuse a name (g0_...) for another kernel."""
+        """The kernels compiled into this PTX (record_gpu_kernels keeps them by module), else the
+        ones compiled so far: a later compile may reuse a name (g0_...) for another kernel."""
         assert ".entry" in ptx
-        self._modules.append(dict(self.kernels))
+        own = getattr(self.kernels, "by_ptx", {}).get(ptx)
+        self._modules.append(dict(own if own is not None else self.kernels))
         return len(self._modules) - 1
 
     def alloc(self, nbytes):
@@ -63,15 +65,25 @@ class EmulatedGpu:
         pass
 
 
+class RecordedKernels(dict):
+    """name -> GpuKernel of everything compiled, and `by_ptx`: each module's own kernels."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_ptx = {}
+
+
 @contextlib.contextmanager
 def record_gpu_kernels(monkeypatch):
-    """Every kernel build_cuda compiles meanwhile, by name."""
-    kernels = {}
+    """Every kernel build_cuda compiles meanwhile, by name (and by the PTX it went into)."""
+    kernels = RecordedKernels()
     original = nvptx_build.codegen_cuda
 
     def recording(gf, *args, **kwargs):
         kernels.update({k.name: k for k in gf.kernels})
-        return original(gf, *args, **kwargs)
+        module = original(gf, *args, **kwargs)
+        kernels.by_ptx[module.ptx] = {k.name: k for k in gf.kernels}
+        return module
     monkeypatch.setattr(nvptx_build, "codegen_cuda", recording)
     yield kernels
 

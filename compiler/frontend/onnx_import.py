@@ -57,7 +57,6 @@ SUPPORTED_OPS: dict[str, set[str] | None] = {
 # The ops with a whole record in vdla.driver.host_ops (opdef.OpDef) take every attribute their
 # ONNX schema declares at the model's opset (None here), with the schema's defaults filled in.
 SUPPORTED_OPS.update({op: None for op in host_ops.DEFS if op not in SUPPORTED_OPS})
-_SUPPORTED_DTYPES = SUPPORTED_DTYPES
 
 
 def _label(node: onnx.NodeProto, opset: int) -> str:
@@ -85,9 +84,9 @@ def _check_values(node, opset, attrs) -> None:
         raise _fail(node, opset, f"mode {attrs['mode']!r}; supported: constant, reflect, edge, wrap")
     if op in ("QuantizeLinear", "DequantizeLinear") and attrs.get("block_size", 0):
         raise _fail(node, opset, "blocked quantization (block_size > 0) is not supported")
-    if op == "Cast" and _np_dtype(attrs["to"]) not in _SUPPORTED_DTYPES:
+    if op == "Cast" and _np_dtype(attrs["to"]) not in SUPPORTED_DTYPES:
         raise _fail(node, opset, f"Cast to {_np_dtype(attrs['to'])}; supported: "
-                    f"{', '.join(sorted(_SUPPORTED_DTYPES))}")
+                    f"{', '.join(sorted(SUPPORTED_DTYPES))}")
     if op in ("Conv", "ConvTranspose", "MaxPool", "AveragePool") and attrs.get("auto_pad", "NOTSET") \
             not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
         raise _fail(node, opset, f"auto_pad {attrs['auto_pad']!r} is not a valid value")
@@ -96,7 +95,7 @@ def _check_values(node, opset, attrs) -> None:
 def _normalize(node: onnx.NodeProto, opset: int, attrs: dict) -> dict:
     """One attribute form per op whatever the opset."""
     op = node.op_type
-    if op == "Softmax" and opset < 13:
+    if op in ("Softmax", "LogSoftmax", "Hardmax") and opset < 13:   # over the trailing dims flattened
         attrs.setdefault("axis", 1)
         attrs["coerce_2d"] = True
     if op == "Split":
@@ -159,8 +158,6 @@ def _attributes(node: onnx.NodeProto, opset: int) -> dict:
             raise _fail(node, opset, f"attribute {attr.name!r} is not supported; supported "
                         f"attributes: {', '.join(sorted(allowed)) or '(none)'}")
         value = helper.get_attribute_value(attr)
-        if isinstance(value, bytes):
-            value = value.decode()
         if isinstance(value, onnx.TensorProto):
             value = _tensor_value(value, f"{_label(node, opset)}, attribute {attr.name!r}")
         if isinstance(value, onnx.GraphProto):
@@ -168,9 +165,7 @@ def _attributes(node: onnx.NodeProto, opset: int) -> dict:
                         "control flow with subgraphs yet")
         attrs[attr.name] = _plain(value)
     if record is not None:
-        attrs = {**defaults, **attrs}
-        if node.op_type in ("LogSoftmax", "Hardmax") and opset < 13:  # over the trailing dims flattened
-            attrs["coerce_2d"] = True
+        attrs = _normalize(node, opset, {**defaults, **attrs})
         why = record.unsupported(attrs) if record.unsupported else None
         if why:
             raise _fail(node, opset, why)
@@ -193,7 +188,7 @@ def _tensor_value(tensor: onnx.TensorProto, what: str) -> np.ndarray:
     expected = int(np.prod(dims, dtype=object)) * dtype.itemsize
     external = tensor.data_location == onnx.TensorProto.EXTERNAL
     # (sub-byte types pack several elements per byte: those are rejected as unsupported later)
-    if tensor.HasField("raw_data") and not external and dtype.name in _SUPPORTED_DTYPES and \
+    if tensor.HasField("raw_data") and not external and dtype.name in SUPPORTED_DTYPES and \
             len(tensor.raw_data) != expected:
         raise InvalidModelError(f"{what}: tensor {tensor.name!r} ({dtype.name}{dims}) holds {len(tensor.raw_data)} "
                                 f"bytes of data; its dims and type need {expected}")
@@ -239,7 +234,7 @@ def _input_type(value: onnx.ValueInfoProto, overrides: dict) -> TensorType:
             shape.append(dim.dim_value)
         shape = tuple(shape)
     dtype = _np_dtype(ttype.elem_type)
-    if dtype not in _SUPPORTED_DTYPES:
+    if dtype not in SUPPORTED_DTYPES:
         raise UnsupportedModelError(f"graph input {value.name!r}: dtype {dtype} is not supported")
     result = TensorType(shape, dtype)
     check_tensor("graph input", value.name, result)

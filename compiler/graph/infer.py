@@ -144,8 +144,8 @@ def _check_constant_operands(graph: Graph, node: Node) -> None:
 def constant_operands_known(graph: Graph, node: Node) -> bool:
     """Whether the operands `infer_node` needs as constants are constants already (and the inputs
     whose values give the output shape, which may fold to constants later)."""
-    from vdla.driver.host_ops.value_shaped import TYPED_FROM_VALUES
-    needed = [*CONSTANT_OPERANDS.get(node.op, {}), *TYPED_FROM_VALUES.get(node.op, ())]
+    record = host_ops.DEFS.get(node.op)
+    needed = [*CONSTANT_OPERANDS.get(node.op, {}), *(record.typed_from_values if record else ())]
     return all(not (index < len(node.inputs) and node.inputs[index]) or node.inputs[index] in graph.constants
                for index in needed)
 

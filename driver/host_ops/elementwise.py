@@ -4,10 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._operands import operand
+from .opdef import binary, unary
 
 
 def _unary(fn):
-    return lambda inputs, attrs: [np.asarray(fn(inputs[0], attrs), dtype=inputs[0].dtype)]
+    return unary(fn).run
 
 
 def _relu(x, attrs):
@@ -49,10 +50,7 @@ def _div(a, b):
 
 
 def _binary(fn):
-    def run(inputs, attrs):
-        a, b = inputs
-        return [np.asarray(fn(a, b), dtype=a.dtype)]
-    return run
+    return binary(fn).run
 
 
 def _cast(inputs, attrs):

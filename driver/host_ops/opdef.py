@@ -11,6 +11,8 @@ An `OpDef` is the whole of an operator for everything outside its compiled kerne
 - `constant_operands`: input index -> attribute name, for operands the output shape depends on
   (Expand's shape, TopK's K): they must be compile-time constants and are moved into `attrs`
   before anything runs, so `run` and `types` find them in either place (`operand`);
+- `typed_from_values`: the data inputs whose values (not only shapes) give the output shape
+  (NonZero's input): the op is typed once they are compile-time constants, and refuses otherwise;
 - `unsupported(attrs) -> message | None`: an attribute value the ONNX definition allows but vdla
   does not implement; the frontend turns the message into UnsupportedModelError naming the node.
 
@@ -43,6 +45,7 @@ class OpDef:
     types: Callable[[list, dict], list]
     constant_operands: dict = field(default_factory=dict)
     unsupported: Callable[[dict], str | None] | None = None
+    typed_from_values: tuple = ()
 
 
 # -- rules shared by many ops ----------------------------------------------------------------

@@ -113,12 +113,8 @@ def _unsupported_sorted(attrs):
     return None
 
 
-# op -> the inputs whose values (not just shapes) its type rule needs: until they are constants
-# (fold_constants may yet make them so), the op cannot be typed.
-TYPED_FROM_VALUES = {"NonZero": (0,), "Unique": (0,)}
-
 DEFS: dict[str, OpDef] = {
     "Compress": OpDef(_compress, _compress_types, constant_operands={1: "condition"}),
-    "NonZero": OpDef(_non_zero, _non_zero_types),
-    "Unique": OpDef(_unique, _unique_types, unsupported=_unsupported_sorted),
+    "NonZero": OpDef(_non_zero, _non_zero_types, typed_from_values=(0,)),
+    "Unique": OpDef(_unique, _unique_types, unsupported=_unsupported_sorted, typed_from_values=(0,)),
 }

@@ -51,7 +51,8 @@ def test_the_counts_are_those_of_the_rows(figures):
 
 
 @pytest.fixture
-def coverage():
+def coverage(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH.parent))     # its neighbour ort_peer, as when run as a script
     spec = importlib.util.spec_from_file_location("onnx_coverage", BENCH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -9,6 +9,7 @@ from vdla.compiler.codegen import CodegenError
 from vdla.compiler.codegen.nvptx.build import build_cuda
 from vdla.compiler.codegen.nvptx.target import CudaTarget
 from vdla.compiler.target import TargetError
+from vdla.hw import gpu as limits
 
 
 def test_shared_matmul_ptx():
@@ -73,5 +74,5 @@ def test_a_math_function_without_gpu_lowering_is_named():
 
 def test_only_known_architectures():
     with pytest.raises(TargetError, match="CUDA architecture 'sm_61' is not one vdla emits PTX for; known: "
-                                          "sm_70, sm_75, sm_80, sm_86, sm_89, sm_90"):
+                                          + ", ".join(limits.ARCHS)):
         CudaTarget("sm_61")
