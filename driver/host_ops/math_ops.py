@@ -7,7 +7,9 @@ import math
 
 import numpy as np
 
+from .errors import OperandError
 from .opdef import OpDef, binary, broadcast, dtype_name, unary
+from .shape_ops import ONNX_DTYPES
 
 # erf has no numpy ufunc; math.erf on float64 is correctly rounded to every narrower float.
 _erf64 = np.vectorize(math.erf, otypes=[np.float64])
@@ -108,6 +110,31 @@ def _cast_like(inputs, attrs):
         return [inputs[0].astype(inputs[1].dtype)]
 
 
+def _bit_cast_types(inputs, attrs):
+    x, to = inputs[0], ONNX_DTYPES[attrs["to"]]
+    if np.dtype(x.dtype).itemsize != np.dtype(to).itemsize:
+        raise OperandError(f"to={attrs['to']} ({to}) is {np.dtype(to).itemsize * 8} bits wide and the input "
+                           f"({dtype_name(x)}) {np.dtype(x.dtype).itemsize * 8}: BitCast needs equal widths")
+    return [(tuple(x.shape), to)]
+
+
+def _bit_cast(inputs, attrs):
+    x = inputs[0]
+    (_, to), = _bit_cast_types(inputs, attrs)
+    # the bytes are read as ONNX lays them out, little endian, whatever the host's order
+    little = np.array(x, dtype=x.dtype.newbyteorder("<"), order="C")
+    out = little.view(np.dtype(to).newbyteorder("<")).astype(to)
+    # a byte other than 0 or 1 is no numpy bool: it reads as true, stored canonically
+    return [out != 0 if to == "bool" else out]
+
+
+def _bit_cast_unsupported(attrs):
+    if attrs.get("to") not in ONNX_DTYPES:
+        return (f"to={attrs.get('to')} (an ONNX TensorProto type); supported: "
+                f"{', '.join(f'{code} ({name})' for code, name in ONNX_DTYPES.items())}")
+    return None
+
+
 DEFS: dict[str, OpDef] = {
     "Abs": unary(lambda x, a: np.abs(x)),
     "Neg": unary(lambda x, a: np.negative(x)),
@@ -153,5 +180,6 @@ DEFS: dict[str, OpDef] = {
     "BitwiseXor": binary(np.bitwise_xor),
     "BitwiseNot": unary(lambda x, a: np.invert(x)),
     "BitShift": OpDef(_bit_shift, broadcast(), unsupported=_bit_shift_unsupported),
+    "BitCast": OpDef(_bit_cast, _bit_cast_types, unsupported=_bit_cast_unsupported),
     "CastLike": OpDef(_cast_like, lambda inputs, attrs: [(tuple(inputs[0].shape), dtype_name(inputs[1]))]),
 }

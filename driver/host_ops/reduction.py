@@ -1,6 +1,6 @@
 """Reductions and the ops that reduce along an axis or contract over one, of the default ONNX
-domain: the Reduce* family (ReduceMean is the older table's, nn.py), ArgMax/ArgMin, CumSum, TopK,
-Einsum, and the integer products MatMulInteger, ConvInteger with DynamicQuantizeLinear."""
+domain: the Reduce* family (ReduceMean is the older table's, nn.py), ArgMax/ArgMin, CumSum/CumProd,
+TopK, Einsum, Det, and the integer products MatMulInteger, ConvInteger with DynamicQuantizeLinear."""
 from __future__ import annotations
 
 import numpy as np
@@ -107,7 +107,7 @@ def _arg(pick):
     return OpDef(run, types)
 
 
-# -- CumSum -----------------------------------------------------------------------------------------
+# -- CumSum, CumProd --------------------------------------------------------------------------------
 
 def _scalar_axis(inputs, attrs, rank: int) -> int:
     axis = operand(inputs, 1, attrs, "axis")
@@ -118,18 +118,22 @@ def _scalar_axis(inputs, attrs, rank: int) -> int:
     return normalize_axis(axis, rank)
 
 
-def _cumsum(inputs, attrs):
-    x = inputs[0]
-    axis = _scalar_axis(inputs, attrs, x.ndim)
-    xs = np.flip(x, axis) if attrs["reverse"] else x
-    out = np.cumsum(xs, axis=axis, dtype=x.dtype)
-    if attrs["exclusive"]:      # each sum without its own element: shifted one step along the axis
-        lead = np.zeros_like(np.take(out, [0], axis=axis))
-        out = np.concatenate([lead, np.take(out, range(out.shape[axis] - 1), axis=axis)], axis=axis)
-    return [np.ascontiguousarray(np.flip(out, axis) if attrs["reverse"] else out)]
+def _cumulative(accumulate, identity):
+    """CumSum (np.cumsum, 0) or CumProd (np.cumprod, 1): the running total in x's own dtype, as the
+    ONNX loops accumulate."""
+    def run(inputs, attrs):
+        x = inputs[0]
+        axis = _scalar_axis(inputs, attrs, x.ndim)
+        xs = np.flip(x, axis) if attrs["reverse"] else x
+        out = accumulate(xs, axis=axis, dtype=x.dtype)
+        if attrs["exclusive"] and out.shape[axis]:  # each total without its own element: shifted one step
+            lead = np.full_like(np.take(out, [0], axis=axis), identity)
+            out = np.concatenate([lead, np.take(out, range(out.shape[axis] - 1), axis=axis)], axis=axis)
+        return [np.ascontiguousarray(np.flip(out, axis) if attrs["reverse"] else out)]
+    return run
 
 
-def _cumsum_types(inputs, attrs):
+def _cumulative_types(inputs, attrs):
     x = inputs[0]
     _scalar_axis(inputs, attrs, x.ndim)
     return [(tuple(x.shape), dtype_name(x))]
@@ -213,6 +217,22 @@ def _einsum(inputs, attrs):
 
 def _einsum_types(inputs, attrs):
     return [(_einsum_shape(attrs["equation"], [x.shape for x in inputs]), dtype_name(inputs[0]))]
+
+
+# -- Det --------------------------------------------------------------------------------------------
+
+def _det_types(inputs, attrs):
+    x = inputs[0]
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise OperandError(f"input {list(x.shape)} must be [*, M, M]: square matrices in its last two dims")
+    return [(tuple(x.shape[:-2]), dtype_name(x))]
+
+
+def _det(inputs, attrs):
+    x = inputs[0]
+    _det_types(inputs, attrs)
+    # LU in float64 (numpy has no float16 one), rounded once to the input's dtype
+    return [np.asarray(np.linalg.det(x.astype(np.float64)), dtype=x.dtype)]
 
 
 # -- MatMulInteger, ConvInteger, DynamicQuantizeLinear ----------------------------------------------
@@ -333,9 +353,11 @@ DEFS: dict[str, OpDef] = {
     **{name: _reduce(name) for name in _REDUCERS},
     "ArgMax": _arg(np.argmax),
     "ArgMin": _arg(np.argmin),
-    "CumSum": OpDef(_cumsum, _cumsum_types, constant_operands={1: "axis"}),
+    "CumSum": OpDef(_cumulative(np.cumsum, 0), _cumulative_types, constant_operands={1: "axis"}),
+    "CumProd": OpDef(_cumulative(np.cumprod, 1), _cumulative_types, constant_operands={1: "axis"}),
     "TopK": OpDef(_topk, _topk_types, constant_operands={1: "k"}),
     "Einsum": OpDef(_einsum, _einsum_types),
+    "Det": OpDef(_det, _det_types),
     "MatMulInteger": OpDef(_matmul_integer, _matmul_integer_types),
     "ConvInteger": OpDef(_conv_integer, _conv_integer_types),
     "DynamicQuantizeLinear": OpDef(_dynamic_quantize, _dynamic_quantize_types),

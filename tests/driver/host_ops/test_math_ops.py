@@ -199,9 +199,55 @@ def test_cast_like(source, target, rng):
     check_node("CastLike", {"x": x, "like": np.zeros((1,), target)})
 
 
+@pytest.mark.parametrize("source,target", [
+    ("float32", "int32"), ("int32", "float32"), ("float64", "int64"), ("int64", "float64"), ("uint32", "int32"),
+    ("int8", "uint8"), ("uint16", "int16"), ("float16", "uint16"), ("uint64", "float64"), ("int16", "float16"),
+])
+def test_bit_cast_keeps_the_bits(source, target, rng):
+    """Signed and unsigned extremes, negative zero, infinities and NaN payloads (all bits set) come
+    through."""
+    from onnx import helper
+    from ort_oracle import node_model, vdla_run
+    if np.dtype(source).kind == "f":
+        x = np.concatenate([rng.standard_normal(10) * 1e3, [0, -0.0, np.inf, -np.inf, np.nan]]).astype(source)
+    else:
+        info = np.iinfo(source)
+        x = np.concatenate([rng.integers(info.min, info.max, 11, dtype=source, endpoint=True),
+                            np.array([info.min, info.max, 0], source), np.full(1, -1).astype(source)])
+    to = helper.np_dtype_to_tensor_dtype(np.dtype(target))
+    want = check_node("BitCast", {"x": x.reshape(3, 5)}, {"to": to}, opset=26, atol=0, rtol=0)[0]
+    assert want.tobytes() == x.tobytes()
+    for kernels in (True, False):      # assert_allclose takes any NaN for any other: compare the bytes
+        got, = vdla_run(node_model("BitCast", {"x": x.reshape(3, 5)}, {"to": to}, opset=26), {"x": x.reshape(3, 5)},
+                        kernels)
+        assert got.tobytes() == x.tobytes()
+
+
+def test_bit_cast_of_a_scalar_and_of_bool():
+    """onnxruntime has no bool BitCast: a bool is one byte, 0 or 1."""
+    from ort_oracle import node_model, vdla_run
+    check_node("BitCast", {"x": np.float32(-1.5)}, {"to": 6}, opset=26)
+    x = np.array([[True, False, True]])
+    for kernels in (True, False):
+        got, = vdla_run(node_model("BitCast", {"x": x}, {"to": 2}, opset=26), {"x": x}, kernels)
+        assert got.dtype == np.uint8
+        np.testing.assert_array_equal(got, [[1, 0, 1]])
+        back, = vdla_run(node_model("BitCast", {"x": got}, {"to": 9}, opset=26), {"x": got}, kernels)
+        np.testing.assert_array_equal(back, x)
+
+
+def test_bit_cast_between_widths_is_invalid():
+    from vdla.compiler.frontend import import_onnx
+    from vdla.compiler.graph.ir import InvalidModelError
+    from ort_oracle import node_model
+    with pytest.raises(InvalidModelError, match=r"to=7 \(int64\) is 64 bits wide and the input \(float32\) 32"):
+        import_onnx(node_model("BitCast", {"x": np.zeros(4, np.float32)}, {"to": 7}, opset=26))
+
+
 @pytest.mark.parametrize("op,attrs,inputs,message", [
     ("Mod", {"fmod": 2}, {"a": np.float32([1]), "b": np.float32([2])}, "fmod=2; the ONNX values are 0 and 1"),
     ("BitShift", {"direction": "UP"}, {"a": np.uint8([1]), "b": np.uint8([2])}, "direction='UP'"),
+    ("BitCast", {"to": 16}, {"x": np.uint16([1])}, r"to=16 \(an ONNX TensorProto type\); supported: 1 \(float32\)"),
 ])
 def test_unsupported_attribute_values_are_named(op, attrs, inputs, message):
     from vdla.compiler.frontend import UnsupportedModelError

@@ -1,6 +1,6 @@
 """Reductions and axis ops (host_ops.reduction) against onnxruntime, compiled and as host steps:
 both axes forms (attribute, constant input), keepdims, empty axes, ties for ArgMax/ArgMin/TopK,
-CumSum's four modes, Einsum equations, and the integer products with their zero points."""
+CumSum's and CumProd's four modes, Det, Einsum equations, and the integer products with their zero points."""
 import numpy as np
 import pytest
 
@@ -91,6 +91,60 @@ def test_cumsum_modes(exclusive, reverse, axis, rng):
 def test_cumsum_int32_with_an_int32_axis(rng):
     x = rng.integers(-100, 100, (6, 4)).astype(np.int32)
     check_node("CumSum", {"x": x, "axis": np.array(0, np.int32)}, {"exclusive": 1}, constants={"axis"})
+
+
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_cumprod_modes(exclusive, reverse, axis, rng):
+    x = rng.uniform(-1.5, 1.5, (3, 4, 5)).astype(np.float32)       # signs flip, magnitudes stay near 1
+    x[1, 2, 3] = 0                                                   # a zero ends every product past it
+    check_node("CumProd", {"x": x, "axis": np.array(axis, np.int64)}, {"exclusive": exclusive, "reverse": reverse},
+               opset=26, constants={"axis"}, **TOL)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64, np.float64])
+def test_cumprod_other_dtypes_and_an_int32_axis(dtype, rng):
+    x = rng.integers(-3, 4, (4, 6)).astype(dtype) if np.dtype(dtype).kind != "u" else \
+        rng.integers(0, 4, (4, 6)).astype(dtype)
+    check_node("CumProd", {"x": x, "axis": np.array(-1, np.int32)}, {"exclusive": 1, "reverse": 1}, opset=26,
+               constants={"axis"})
+
+
+@pytest.mark.parametrize("op", ["CumSum", "CumProd"])
+def test_cumulative_along_an_empty_axis(op):
+    check_node(op, {"x": np.zeros((2, 0), np.float32), "axis": np.array(1, np.int64)}, {"exclusive": 1},
+               opset=26, constants={"axis"})
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (2, 1, 5, 5), (1, 1), (0, 2, 2)])
+def test_det_of_matrices_and_batches(shape, rng):
+    check_node("Det", {"x": rng.standard_normal(shape).astype(np.float32)}, rtol=1e-4, atol=1e-5)
+
+
+def test_det_of_singular_matrices():
+    singular = np.float32([[[1, 2, 3], [2, 4, 6], [0, 1, 5]], [[0, 0, 0], [1, 2, 3], [4, 5, 6]]])
+    check_node("Det", {"x": singular}, atol=1e-5)
+
+
+def test_det_float64_of_matrices_with_a_known_determinant(rng):
+    """onnxruntime has no float64 Det: a row swap of L @ U, unit lower L and upper U, has
+    determinant -prod(diag U)."""
+    lower = np.tril(rng.standard_normal((3, 5, 5)), -1) + np.eye(5)
+    upper = np.triu(rng.standard_normal((3, 5, 5)))
+    x = (lower @ upper)[:, [1, 0, 2, 3, 4]]
+    model = node_model("Det", {"x": x})
+    for kernels in (True, False):
+        got, = vdla_run(model, {"x": x}, kernels)
+        assert got.dtype == np.float64 and got.shape == (3,)
+        np.testing.assert_allclose(got, -np.prod(np.diagonal(upper, axis1=1, axis2=2), axis=1), rtol=1e-10)
+
+
+def test_det_of_a_non_square_input_is_invalid(rng):
+    from vdla.compiler.frontend import import_onnx
+    from vdla.compiler.graph.ir import InvalidModelError
+    with pytest.raises(InvalidModelError, match=r"input \[2, 3, 4\] must be \[\*, M, M\]"):
+        import_onnx(node_model("Det", {"x": rng.standard_normal((2, 3, 4)).astype(np.float32)}))
 
 
 @pytest.mark.parametrize("largest", [0, 1])
