@@ -38,7 +38,7 @@ def node_record(node: Node) -> dict:
 
 def _spec(graph: Graph, name: str) -> dict:
     t = graph.types[name]
-    return {"name": name, "shape": list(t.shape), "dtype": t.dtype}
+    return {"name": name, "shape": list(t.shape), "dtype": t.dtype, **({"kind": t.kind} if t.kind != "tensor" else {})}
 
 
 def _versions() -> dict:
@@ -91,6 +91,8 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
         "inputs": [_spec(graph, n) for n in graph.inputs],
         "outputs": [_spec(graph, n) for n in graph.outputs],
         "tensors": tensors,
+        "dynamic": {name: {k: v for k, v in _spec(graph, name).items() if k != "name"}
+                    for name in graph.activations() if graph.types[name].dynamic},
         "arena_bytes": plan_meta["arena_bytes"],
         "naive_bytes": plan_meta["naive_bytes"],
         "steps": steps,

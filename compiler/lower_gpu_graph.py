@@ -28,6 +28,9 @@ def lower_graph_gpu(graph: Graph, arch: str, log=None, winograd: bool = True) ->
     for node in graph.nodes:
         if node.op in ALIAS_OPS:
             continue
+        if node.host_only:
+            reasons[node.name] = node.host_only
+            continue
         args = kernel_args(graph, node)
         sig = group_signature(graph, node, args)
         plan = winograd_conv(graph, node) if winograd else None
@@ -64,7 +67,7 @@ def lower_graph_gpu(graph: Graph, arch: str, log=None, winograd: bool = True) ->
 def _build(graph, node, args, name, arch, rules=None):
     from .codegen.nvptx.build import build_cuda
     from .topi.gpu import schedule_for_gpu
-    tensors, outputs = lower_ops.group_to_te(graph, node, args, rules)
+    tensors, outputs = lower_ops.group_to_te(graph, node, args, {**lower_ops.GPU_RULES, **(rules or {})})
     return build_cuda(schedule_for_gpu(outputs), tensors, name, arch=arch)
 
 

@@ -66,6 +66,9 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tupl
     for node in graph.nodes:
         if node.op in ALIAS_OPS or node.name in skip:
             continue
+        if node.host_only:
+            host_reasons[node.name] = node.host_only
+            continue
         args = kernel_args(graph, node)
         sig = group_signature(graph, node, args)
         if sig in by_signature:

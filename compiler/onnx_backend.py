@@ -42,9 +42,10 @@ class VdlaRep(BackendRep):
             feeds = dict(inputs)
         else:
             feeds = dict(zip(self.input_names, inputs if isinstance(inputs, (list, tuple)) else [inputs]))
-        feeds = {k: np.asarray(v) for k, v in feeds.items()}
+        # a sequence input is a list of arrays, an empty optional None: both stay as they are
+        feeds = {k: v if v is None or isinstance(v, list) else np.asarray(v) for k, v in feeds.items()}
         constants = {k: feeds.pop(k) for k in list(feeds) if k in self.frozen}
-        shapes = {k: list(v.shape) for k, v in feeds.items()}
+        shapes = {k: list(v.shape) for k, v in feeds.items() if isinstance(v, np.ndarray)}
         artifact = compile_model(self.model, input_shapes=shapes, constant_inputs=constants,
                                  kernels=self.kernels)
         outputs = Executor(artifact).run(feeds)
@@ -57,7 +58,7 @@ class VdlaBackend(Backend):
     @classmethod
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs) -> VdlaRep:
         import_onnx(model, input_shapes={i.name: [1] * len(i.type.tensor_type.shape.dim)
-                                         for i in model.graph.input},
+                                         for i in model.graph.input if i.type.HasField("tensor_type")},
                     check_shapes=False)  # unsupported ops fail here; the real shapes come with run
         return VdlaRep(model, kwargs.get("kernels", cls.kernels))
 

@@ -1,7 +1,9 @@
 """Graph executor: runs an artifact's plan on the CPU.
 
 All activations live in one arena allocated once at the planned size; each tensor is a view at
-its planned offset (reshape-like ops are views of their input's bytes and cost nothing). Each
+its planned offset (reshape-like ops are views of their input's bytes and cost nothing), but for
+tensors of run-time shape (plan["dynamic"]: NonZero's output, a Loop's), which are whatever the
+host step that makes them returns, checked against the dims the plan knows. Each
 step is a compiled kernel called with pointers into the arena and the parameters, or a host
 step (numpy, vdla.driver.host_ops) for ops without a kernel. Needs numpy, and llvmlite only
 when the artifact has kernels; never the compiler.
@@ -277,14 +279,17 @@ class Executor:
             body = step["body"]
             inputs = sorted({n for node in body for n in node["inputs"] if n})
             outputs = step["outputs"]
-            buffers = self.buffers
+            buffers, dynamic = self.buffers, self.artifact.plan.get("dynamic", {})
 
             def run_host():
                 values = {n: buffers[n] for n in inputs if n in buffers}
                 try:
                     host_ops.run_fused(body, values)
                     for name in outputs:
-                        np.copyto(buffers[name], values[name], casting="unsafe")
+                        if name in dynamic:
+                            buffers[name] = _runtime_shaped(name, values[name], dynamic[name], self.arena)
+                        else:
+                            np.copyto(buffers[name], values[name], casting="unsafe")
                 except Exception as exc:   # numpy's own errors, named by the step they come from
                     raise StepError(f"step {step['name']!r} ({step['op']}, on the host) failed: "
                                     f"{type(exc).__name__}: {exc}") from exc
@@ -294,10 +299,17 @@ class Executor:
     def run(self, inputs: dict[str, np.ndarray] | None = None, profile: bool = False) -> dict:
         plan = self.artifact.plan
         inputs = inputs or {}
+        dynamic = plan.get("dynamic", {})
         for spec in plan["inputs"]:
             name = spec["name"]
-            if name not in inputs:
+            if name not in inputs and spec.get("kind") != "optional":
                 raise ValueError(f"missing input {name!r} ({spec['dtype']}{spec['shape']})")
+            if name in dynamic:      # a sequence or an optional
+                try:
+                    self.buffers[name] = _runtime_shaped(name, inputs.get(name), dynamic[name], self.arena)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"input {name!r}: {exc}") from None
+                continue
             value = np.asarray(inputs[name])
             if list(value.shape) != list(spec["shape"]) or value.dtype.name != spec["dtype"]:
                 raise ValueError(f"input {name!r}: expected {spec['dtype']}{spec['shape']}, got "
@@ -320,7 +332,40 @@ class Executor:
             for _, call in self.steps:
                 if call is not None:
                     call()
-        return {s["name"]: np.array(self.buffers[s["name"]]) for s in plan["outputs"]}
+        return {s["name"]: _copy_out(self.buffers[s["name"]]) for s in plan["outputs"]}
+
+
+def _copy_out(value):
+    """An output as the caller keeps it: a copy (the arena is reused by the next run); a sequence
+    stays a list, an empty optional None."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [np.array(v) for v in value]
+    return np.array(value)
+
+
+def _runtime_shaped(name: str, value, spec: dict, arena: np.ndarray):
+    """A host step's tensor of run-time shape, in the planned dtype, its known dims checked; a
+    copy if it is a view of the arena (If's Identity branch), whose bytes later steps reuse. A
+    sequence is a list of such tensors; an optional one of them or None."""
+    kind = spec.get("kind", "tensor")
+    if kind == "optional" and value is None:
+        return None
+    if kind == "sequence" or (kind == "optional" and isinstance(value, (list, tuple))):
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"{name} is a sequence: expected a list of arrays, got {type(value).__name__}")
+        return [np.asarray(v).astype(spec["dtype"], copy=np.may_share_memory(v, arena)) for v in value]
+    if isinstance(value, (list, tuple)) or value is None:
+        raise TypeError(f"{name} is a tensor, got {'None' if value is None else 'a list'}")
+    value = np.asarray(value)
+    want = spec["shape"]
+    if value.size == 0 and want != [-1]:     # a loop that never ran: no values, the planned rank
+        value = value.reshape([max(w, 0) for w in want]) if value.ndim != len(want) else value
+    if want != [-1] and (value.ndim != len(want) or any(w >= 0 and w != d for w, d in zip(want, value.shape))):
+        shown = ", ".join("?" if w < 0 else str(w) for w in want)
+        raise ValueError(f"{name} came out with shape {list(value.shape)}; the plan says [{shown}]")
+    return value.astype(spec["dtype"], copy=np.may_share_memory(value, arena))
 
 
 def _need_llvmlite(triple: str) -> None:

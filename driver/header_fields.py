@@ -56,8 +56,9 @@ def strings(value, path: str) -> list[str]:
     return [string(v, f"{path}[{i}]") for i, v in enumerate(array(value, path))]
 
 
-def shape(value, path: str) -> tuple[int, ...]:
-    return tuple(integer(d, f"{path}[{i}]") for i, d in enumerate(array(value, path)))
+def shape(value, path: str, unknown_ok: bool = False) -> tuple[int, ...]:
+    """Dimensions; `unknown_ok` lets -1 stand for one known only at run time."""
+    return tuple(integer(d, f"{path}[{i}]", lo=-1 if unknown_ok else 0) for i, d in enumerate(array(value, path)))
 
 
 def dtype(value, path: str) -> str:

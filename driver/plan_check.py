@@ -15,6 +15,7 @@ from .artifact_errors import ArtifactError
 from .header_fields import MAX_BYTES, array, dtype, fail, field, integer, nbytes, obj, shape, string, strings
 
 STEP_KINDS = ("kernel", "host", "alias", "vdla", "gpu")
+VALUE_KINDS = ("tensor", "sequence", "optional")      # a tensor, a list of them, one of them or None
 PROGRAM_KEYS = ("vdla_programs", "vdla_programs_1vt")   # as compiled; one virtual thread (profiles)
 
 
@@ -22,21 +23,22 @@ def check_plan(plan: dict, params: dict[str, tuple[tuple[int, ...], str]], progr
     string(field(plan, "name", "plan"), "plan.name")
     integer(plan.get("naive_bytes", 0), "plan.naive_bytes", hi=MAX_BYTES)
     tensors = _check_tensors(plan, params)
-    types = {**params, **{n: (t[0], t[1]) for n, t in tensors.items()}}
+    dynamic = _check_dynamic(plan, tensors, params)
+    types = {**params, **{n: (t[0], t[1]) for n, t in tensors.items()}, **dynamic}
     for key, may_be_param in (("inputs", False), ("outputs", True)):
         for i, spec in enumerate(array(field(plan, key, "plan"), f"plan.{key}")):
             path = f"plan.{key}[{i}]"
             spec = obj(spec, path)
             name = string(field(spec, "name", path), f"{path}.name")
-            declared = (shape(field(spec, "shape", path), f"{path}.shape"),
+            declared = (shape(field(spec, "shape", path), f"{path}.shape", unknown_ok=spec.get("name") in dynamic),
                         dtype(field(spec, "dtype", path), f"{path}.dtype"))
-            if name not in tensors and not (may_be_param and name in params):
+            if name not in tensors and name not in dynamic and not (may_be_param and name in params):
                 raise ArtifactError(f"artifact header: {path} names {name!r}, which is no tensor of the plan")
             if types[name] != declared:
                 raise ArtifactError(f"artifact header: {path} declares {name!r} as {_show(declared)}, the plan "
                                     f"holds {_show(types[name])}")
     for i, step in enumerate(array(field(plan, "steps", "plan"), "plan.steps")):
-        _check_step(obj(step, f"plan.steps[{i}]"), f"plan.steps[{i}]", tensors, types, programs)
+        _check_step(obj(step, f"plan.steps[{i}]"), f"plan.steps[{i}]", tensors, types, programs, dynamic)
 
 
 def _show(t) -> str:
@@ -66,7 +68,22 @@ def _check_tensors(plan: dict, params: dict) -> dict[str, tuple[tuple[int, ...],
     return out
 
 
-def _check_step(step: dict, path: str, tensors: dict, types: dict, programs: dict) -> None:
+def _check_dynamic(plan: dict, tensors: dict, params: dict) -> dict[str, tuple[tuple[int, ...], str]]:
+    """The tensors of run-time shape: name -> (dims, -1 where unknown; dtype), outside the arena."""
+    out = {}
+    for name, t in obj(plan.get("dynamic", {}), "plan.dynamic").items():
+        path = f"plan.dynamic[{name!r}]"
+        t = obj(t, path)
+        dims = shape(field(t, "shape", path), f"{path}.shape", unknown_ok=True)
+        if name in tensors or name in params:
+            raise ArtifactError(f"artifact header: {name!r} is both of run-time shape and planned or a parameter")
+        if t.get("kind", "tensor") not in VALUE_KINDS:
+            raise fail(f"{path}.kind", f"one of {', '.join(VALUE_KINDS)}", t["kind"])
+        out[name] = (dims, dtype(field(t, "dtype", path), f"{path}.dtype"))
+    return out
+
+
+def _check_step(step: dict, path: str, tensors: dict, types: dict, programs: dict, dynamic: dict) -> None:
     name = string(field(step, "name", path), f"{path}.name")
     string(field(step, "op", path), f"{path}.op")
     kind = field(step, "kind", path)
@@ -76,7 +93,10 @@ def _check_step(step: dict, path: str, tensors: dict, types: dict, programs: dic
 
     def existing(names: list[str], what: str, activations_only: bool = False) -> None:
         for n in names:
-            if n not in (tensors if activations_only else types):
+            if n in dynamic and kind != "host":
+                raise ArtifactError(f"artifact header: {where} ({kind}) {what} {n!r}, whose shape is known only at "
+                                    "run time: only a host step can")
+            if n not in (tensors if activations_only else types) and n not in dynamic:
                 held = "activation" if activations_only else "tensor or parameter"
                 raise ArtifactError(f"artifact header: {where} {what} {n!r}, which is no {held} of the plan")
 

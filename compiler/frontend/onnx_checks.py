@@ -34,7 +34,9 @@ def check_schema(node: onnx.NodeProto, opset: int) -> None:
     inputs = len(node.input)
     if not schema.min_input <= inputs <= schema.max_input:
         raise InvalidModelError(f"{where}: has {inputs} inputs; expected {_count(schema.min_input, schema.max_input)}")
-    missing = [i for i in range(schema.min_input) if not node.input[i]]
+    optional = defs.OpSchema.FormalParameterOption.Optional
+    missing = [i for i in range(schema.min_input) if not node.input[i]
+               and schema.inputs[min(i, len(schema.inputs) - 1)].option != optional]   # Loop's M and cond
     if missing:
         raise InvalidModelError(f"{where}: required input {missing[0]} "
                                 f"({schema.inputs[min(missing[0], len(schema.inputs) - 1)].name}) is empty")

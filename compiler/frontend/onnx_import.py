@@ -17,15 +17,19 @@ import onnx
 from onnx import defs, helper, numpy_helper
 
 from vdla.driver import host_ops
+from vdla.driver.host_ops import subgraph
 
 from ..graph.infer import constant_operands_known, infer_node
-from ..graph.ir import Graph, GraphError, InvalidModelError, Node, TensorType, UnsupportedModelError
+from ..graph.ir import Graph, GraphError, InvalidModelError, Node, RuntimeShapeError, TensorType, UnsupportedModelError
 from ..graph.limits import SUPPORTED_DTYPES, check_tensor
 
+from .onnx_types import type_of, value_types
 from .contrib_ops import CONTRIB_DOMAIN, CONTRIB_OPS, expand_contrib
 from .onnx_checks import check_attribute_values, check_schema
 
 MIN_OPSET = 11
+# Loop's and Scan's subgraph attribute `body` is renamed: a graph IR node's `body` is a fused group.
+SUBGRAPH_ATTRIBUTE_NAMES = {"body": "body_graph"}
 MAX_OPSET = onnx.defs.onnx_opset_version()
 
 
@@ -160,9 +164,16 @@ def _attributes(node: onnx.NodeProto, opset: int) -> dict:
         value = helper.get_attribute_value(attr)
         if isinstance(value, onnx.TensorProto):
             value = _tensor_value(value, f"{_label(node, opset)}, attribute {attr.name!r}")
+        if isinstance(value, onnx.TypeProto):      # Optional's `type`: its kind, shape and dtype
+            typed = type_of(value)
+            attrs[attr.name] = None if typed is None else dict(zip(("shape", "dtype", "kind"), typed))
+            continue
         if isinstance(value, onnx.GraphProto):
-            raise _fail(node, opset, f"attribute {attr.name!r} is a subgraph; vdla does not import "
-                        "control flow with subgraphs yet")
+            doc, reads = import_subgraph(value, opset)
+            attrs.setdefault("captures", [])
+            attrs["captures"] += [n for n in reads if n not in attrs["captures"]]
+            attrs[SUBGRAPH_ATTRIBUTE_NAMES.get(attr.name, attr.name)] = doc
+            continue
         attrs[attr.name] = _plain(value)
     if record is not None:
         attrs = _normalize(node, opset, {**defaults, **attrs})
@@ -173,6 +184,29 @@ def _attributes(node: onnx.NodeProto, opset: int) -> dict:
     check_attribute_values(node, opset, attrs)
     _check_values(node, opset, attrs)
     return _normalize(node, opset, attrs)
+
+
+def import_subgraph(g: onnx.GraphProto, opset: int) -> tuple[dict, list[str]]:
+    """A control-flow op's subgraph as the document its host op runs (host_ops.subgraph), and the
+    outer names it reads (its captures), in order of first use. Its nodes are imported like the
+    main graph's: the same checks, the same normalized attributes."""
+    scratch = Graph(name=g.name or "subgraph", inputs=[v.name for v in g.input],
+                    outputs=[v.name for v in g.output], nodes=[], opset=opset)
+    for init in g.initializer:
+        scratch.constants[init.name] = _tensor_value(init, f"subgraph {scratch.name!r}, initializer {init.name!r}")
+    for index, proto in enumerate(g.node):
+        scratch.nodes.extend(_import_node(proto, index, opset, scratch))
+    defined = set(scratch.inputs) | set(scratch.constants)
+    reads = []
+    for node in scratch.nodes:
+        reads += [n for n in node.inputs if n and n not in defined]
+        defined.update(node.outputs)
+    reads += [n for n in scratch.outputs if n not in defined]
+    doc = {"inputs": scratch.inputs, "outputs": scratch.outputs,
+           "nodes": [{"op": n.op, "name": n.name, "inputs": n.inputs, "outputs": n.outputs,
+                      "attrs": subgraph.encode(n.attrs)} for n in scratch.nodes],
+           "constants": subgraph.encode(scratch.constants)}
+    return doc, list(dict.fromkeys(reads))
 
 
 def _tensor_value(tensor: onnx.TensorProto, what: str) -> np.ndarray:
@@ -212,9 +246,13 @@ def _constant_value(node: onnx.NodeProto, attrs: dict) -> np.ndarray:
 
 
 def _input_type(value: onnx.ValueInfoProto, overrides: dict) -> TensorType:
-    if not value.type.HasField("tensor_type"):
-        raise UnsupportedModelError(f"graph input {value.name!r}: only tensor inputs are supported "
-                                    f"(got {value.type.WhichOneof('value')})")
+    if not value.type.HasField("tensor_type"):     # a sequence or an optional: a run-time value
+        typed = type_of(value.type)
+        if typed is None:
+            raise UnsupportedModelError(f"graph input {value.name!r}: a {value.type.WhichOneof('value')} whose "
+                                        "element type is open or not one vdla computes with; vdla takes tensors, "
+                                        "sequences and optionals of tensors")
+        return TensorType(*typed)
     ttype = value.type.tensor_type
     if value.name in overrides:
         shape = tuple(int(d) for d in overrides[value.name])
@@ -244,6 +282,10 @@ def _input_type(value: onnx.ValueInfoProto, overrides: dict) -> TensorType:
 def _upgrade(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
     """Older models go through onnx's own version converter to opset MIN_OPSET."""
     from onnx import version_converter
+    if opset < 9 and any(n.op_type == "Scan" for n in model.graph.node):
+        # onnx's converter keeps Scan-8's batch axis and sequence_lens, which Scan-9 dropped
+        raise UnsupportedModelError(f"model opset {opset}: Scan before opset 9 (its batched form) is not "
+                                    "supported; export with opset 9 or later")
     try:
         return version_converter.convert_version(model, MIN_OPSET)
     except Exception as exc:
@@ -282,7 +324,7 @@ def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict |
         what = "has no graph and no opset_import: not an ONNX model" if not model.HasField("graph") else \
             "declares no opset for the default ONNX domain (opset_import has no entry for '' or 'ai.onnx')"
         raise InvalidModelError(f"{source} {what}")
-    if 7 <= opset < MIN_OPSET:
+    if opset < MIN_OPSET:
         model = _upgrade(model, opset)
         opset = MIN_OPSET
     if not MIN_OPSET <= opset <= MAX_OPSET:
@@ -311,6 +353,7 @@ def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict |
         graph.types[value.name] = _input_type(value, overrides)
     for index, proto in enumerate(g.node):
         graph.nodes.extend(_import_node(proto, index, opset, graph))
+    graph.meta["onnx_types"] = value_types(model, overrides)
     if check_shapes:
         _check_types(graph)
     return graph
@@ -341,7 +384,8 @@ def _import_node(proto: onnx.NodeProto, index: int, opset: int, graph: Graph) ->
         graph.constants[proto.output[0]] = array
         graph.types[proto.output[0]] = TensorType.of(array)
         return []
-    return [Node(proto.op_type, name, list(proto.input), list(proto.output), attrs)]
+    # the outer values a subgraph reads are the node's inputs too, after its own
+    return [Node(proto.op_type, name, list(proto.input) + attrs.get("captures", []), list(proto.output), attrs)]
 
 
 def _check_types(graph: Graph) -> None:
@@ -352,6 +396,10 @@ def _check_types(graph: Graph) -> None:
     for node in graph.nodes:
         if any(n and n not in probe.types for n in node.inputs) or not constant_operands_known(probe, node):
             continue
-        for name, t in zip(node.outputs, infer_node(probe, copy.deepcopy(node))):
+        try:
+            types = infer_node(probe, copy.deepcopy(node))
+        except RuntimeShapeError:       # a host step, typed by fold_constants
+            continue
+        for name, t in zip(node.outputs, types):
             if name:
                 probe.types[name] = t

@@ -16,12 +16,12 @@ import numpy as np
 
 from vdla.driver import host_ops
 from vdla.driver.host_ops import OperandError, Shaped
-from vdla.driver.host_ops.errors import Unimplemented
+from vdla.driver.host_ops.errors import RuntimeShape, Unimplemented
 from vdla.driver.host_ops.axes import normalize_axis
 from vdla.driver.host_ops.nn import pool_output_size
 
 from .infer_window import conv_shape, conv_transpose_shape, pool_shape
-from .ir import Graph, GraphError, InvalidModelError, Node, TensorType, UnsupportedModelError
+from .ir import Graph, GraphError, InvalidModelError, Node, RuntimeShapeError, TensorType, UnsupportedModelError
 from .limits import check_tensor
 
 ELEMENTWISE_UNARY = {"Relu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Clip",
@@ -49,6 +49,8 @@ def _shaped_args(graph: Graph, node: Node, ins: list) -> list:
 def _record_rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
     try:
         types = host_ops.output_types(node.op, _shaped_args(graph, node, ins), node.attrs)
+    except RuntimeShape as why:
+        raise RuntimeShapeError(f"{node.describe()}: {why}") from None
     except Unimplemented as why:     # a value the op allows and vdla does not take (a shape that needs values)
         raise UnsupportedModelError(f"{node.describe()}: {why}") from None
     return [TensorType(shape, dtype) for shape, dtype in types]
@@ -136,9 +138,8 @@ def _check_gather_indices(graph: Graph, node: Node, x: TensorType) -> None:
 def _check_constant_operands(graph: Graph, node: Node) -> None:
     for index, what in CONSTANT_OPERANDS.get(node.op, {}).items():
         if index < len(node.inputs) and node.inputs[index] and node.inputs[index] not in graph.constants:
-            raise UnsupportedModelError(f"{node.describe()}: input {index} ({what}) = {node.inputs[index]!r} "
-                                        "must be a compile-time constant (an initializer, or computed from "
-                                        "static shapes); vdla compiles static graphs")
+            raise RuntimeShapeError(f"{node.describe()}: input {index} ({what}) = {node.inputs[index]!r} is "
+                                    "known only at run time (not an initializer, nor computed from static shapes)")
 
 
 def constant_operands_known(graph: Graph, node: Node) -> bool:
@@ -155,6 +156,9 @@ def infer_node(graph: Graph, node: Node) -> list[TensorType]:
     for name, t in zip(node.inputs, ins):
         if name and t is None:
             raise GraphError(f"{node.describe()}: input {name!r} has no known type")
+        if name and t.dynamic and node.op != "Fused":
+            raise RuntimeShapeError(f"{node.describe()}: the shape of its input {name!r} ({t}) is known only at "
+                                    "run time")
     _check_constant_operands(graph, node)
     try:
         outs = _rule(graph, node, ins)
@@ -166,7 +170,7 @@ def infer_node(graph: Graph, node: Node) -> list[TensorType]:
         raise GraphError(f"{node.describe()}: cannot infer output types from inputs "
                          f"{', '.join(map(str, ins))}: {exc}") from exc
     for name, t in zip(node.outputs, outs):
-        if name:
+        if name and not t.dynamic:
             check_tensor(node.describe(), name, t)
     return outs
 

@@ -16,21 +16,35 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+# What a value is besides a tensor: ONNX's sequence (a list of tensors) and optional (a tensor,
+# or a sequence, or nothing); their `shape` and `dtype` are those of the tensors inside.
+VALUE_KINDS = ("tensor", "sequence", "optional")
+
+
 @dataclass(frozen=True)
 class TensorType:
     shape: tuple[int, ...]
     dtype: str  # numpy dtype name: float32, int8, uint8, int32, int64, bool
+    kind: str = "tensor"
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)  # Python ints: a 2^31 x 2^31 shape must not wrap around
 
     @property
+    def dynamic(self) -> bool:
+        """Whether a dimension is known only at run time (-1): NonZero's count, a Loop's trips.
+        Such a tensor lives outside the memory plan: the host step that makes it allocates it;
+        so do sequences and optionals."""
+        return self.kind != "tensor" or any(d < 0 for d in self.shape)
+
+    @property
     def nbytes(self) -> int:
         return self.size * np.dtype(self.dtype).itemsize
 
     def __str__(self) -> str:
-        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        text = f"{self.dtype}[{','.join('?' if d < 0 else str(d) for d in self.shape)}]"
+        return text if self.kind == "tensor" else f"{self.kind}<{text}>"
 
     @staticmethod
     def of(array: np.ndarray) -> "TensorType":
@@ -51,6 +65,11 @@ class Node:
 
     def describe(self) -> str:
         return f"node {self.name!r} ({self.op})"
+
+    @property
+    def host_only(self) -> str | None:
+        """Why the node must run on the host (a run-time shape), if it must."""
+        return self.attrs.get("host_only")
 
 
 @dataclass
@@ -119,6 +138,13 @@ class GraphError(ValueError):
 
 class UnsupportedModelError(GraphError):
     """A valid model that uses something vdla does not implement (op, attribute value, dtype)."""
+
+
+class RuntimeShapeError(UnsupportedModelError):
+    """A node whose output types depend on values known only at run time (an operand that is no
+    compile-time constant, NonZero of an activation, control flow) or whose input shapes do: no
+    kernel can take it, but a host step can (fold_constants makes it one where ONNX's shape
+    inference types its outputs)."""
 
 
 class InvalidModelError(GraphError):

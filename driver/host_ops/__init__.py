@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import activations, attention, crop_scatter, normalization, reduction, elementwise, gather_scatter, layout, math_ops, nn, quant, recurrent, resize, sequence_state, shape, shape_ops, signal, spatial, value_shaped, vdla, winograd
+from . import activations, attention, control_flow, crop_scatter, normalization, reduction, elementwise, gather_scatter, layout, math_ops, nn, quant, recurrent, resize, sequence_state, sequences, shape, subgraph, shape_ops, signal, spatial, value_shaped, vdla, winograd
 from .errors import HostOpError, OperandError
 from .opdef import OpDef, Shaped
 
@@ -21,7 +21,7 @@ from .opdef import OpDef, Shaped
 # OPS and, where the output shape depends on attribute values, a rule in SHAPES; the compiler's
 # shape inference states their types.
 DEFS: dict[str, OpDef] = {}
-for _module in (math_ops, attention, activations, recurrent, resize, spatial, shape_ops, gather_scatter, value_shaped, normalization, reduction, signal, crop_scatter, sequence_state):
+for _module in (math_ops, attention, activations, control_flow, recurrent, resize, spatial, shape_ops, gather_scatter, value_shaped, normalization, reduction, signal, crop_scatter, sequence_state, sequences):
     _clash = set(DEFS) & set(_module.DEFS)
     assert not _clash, f"{_module.__name__} defines {_clash} again"
     DEFS.update(_module.DEFS)
@@ -31,6 +31,7 @@ for _module in (elementwise, layout, nn, quant, shape, vdla, winograd):
     assert not set(OPS) & set(_module.OPS), f"{_module.__name__} restates {set(OPS) & set(_module.OPS)}"
     OPS.update(_module.OPS)
 SHAPES: dict = {**shape.SHAPES, **nn.SHAPES}
+subgraph.OPS.update(OPS)     # what a control-flow op's subgraph runs (subgraph cannot import this package)
 
 __all__ = ["DEFS", "OPS", "SHAPES", "HostOpError", "OpDef", "OperandError", "Shaped", "run", "run_fused",
            "output_shapes", "output_types"]

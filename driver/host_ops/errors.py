@@ -15,3 +15,8 @@ class Unimplemented(HostOpError):
     """An operand value or input the op's ONNX definition allows but vdla does not implement (an
     output shape that depends on run-time values, a case where the specification's readings
     disagree); the compiler's shape inference reports it as UnsupportedModelError naming the node."""
+
+
+class RuntimeShape(Unimplemented):
+    """An output shape that depends on values known only at run time (NonZero of an activation):
+    the compiler makes the node a host step whose outputs the executor allocates as they come."""

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ._operands import operand
-from .errors import OperandError, Unimplemented
+from .errors import OperandError, RuntimeShape, Unimplemented
 from .nn import pool_output_size
 from .opdef import OpDef, dtype_name
 
@@ -445,10 +445,9 @@ def _deform_conv_types(inputs, attrs):
 def _needs_values(inputs):
     if all(v is None or isinstance(v, np.ndarray) for v in inputs):
         return
-    raise Unimplemented(
+    raise RuntimeShape(
         "NonMaxSuppression: the output shape (the number of selected boxes) depends on the values of the boxes "
-        "and scores inputs, which are known only at run time (not compile-time constants); vdla compiles "
-        "static shapes")
+        "and scores inputs, which are known only at run time (not compile-time constants)")
 
 
 def _corners(boxes, center):

@@ -1,11 +1,11 @@
 """Operators of the default ONNX domain whose output shape depends on the values of an input:
 Compress, NonZero, Unique, one OpDef each.
 
-vdla plans memory for static shapes, so those values must be known at compile time. Compress's
-condition is an operand (a constant operand: exporters compute it from constants). NonZero and
-Unique depend on their data input itself: their type rules compute the shape when the input is a
-compile-time constant (then fold_constants folds the node), and otherwise say that the model
-cannot be compiled (Unimplemented: the compiler reports an UnsupportedModelError naming the node).
+Compress's condition is an operand (a constant operand: exporters compute it from constants; a
+run-time one makes the node a host step). NonZero and Unique depend on their data input itself:
+their type rules compute the shape when the input is a compile-time constant (then
+fold_constants folds the node), and otherwise raise RuntimeShape: the compiler makes the node a
+host step whose outputs the executor keeps as they come (graph/passes/runtime_shaped.py).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 
 from ._operands import operand
 from .axes import normalize_axis
-from .errors import OperandError, Unimplemented
+from .errors import OperandError, RuntimeShape
 from .opdef import OpDef, dtype_name
 
 
@@ -21,9 +21,9 @@ def _needs_values(op: str, what: str, x):
     """Raise unless the type rule got the input's values (an array)."""
     if isinstance(x, np.ndarray):
         return
-    raise Unimplemented(
+    raise RuntimeShape(
         f"the output shape depends on the values of {op}'s input {what}, which are known only at run time "
-        f"(it is not a compile-time constant); vdla compiles static shapes")
+        f"(it is not a compile-time constant)")
 
 
 # -- Compress -------------------------------------------------------------------------------------

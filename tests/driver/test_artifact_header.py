@@ -78,6 +78,18 @@ _EDITS = {
     "attrs": (_set("plan/steps/0/body/0/attrs", []), r"body\[0\].attrs must be an object"),
     "hardware": (_set("hardware", {"name": "x", "hash": "00", "config": {"TARGET": "pynq", "LOG_BLOCK": "4"}}),
                  "hardware.config is not a valid hardware config"),
+    "dynamic dim": (_set("plan/dynamic", {"q": {"shape": [-2], "dtype": "float32"}}),
+                    r"plan.dynamic\['q'\].shape\[0\] must be >= -1"),
+    "dynamic kind": (_set("plan/dynamic", {"q": {"shape": [-1], "dtype": "float32", "kind": "map"}}),
+                     r"plan.dynamic\['q'\].kind must be one of tensor, sequence, optional"),
+    "dynamic and planned": (_set("plan/dynamic", {"h": {"shape": [-1], "dtype": "float32"}}),
+                            "'h' is both of run-time shape and planned"),
+    "planned input of run-time shape": (_set("plan/inputs/0/shape", [-1]), r"plan.inputs\[0\].shape\[0\] must be >= 0"),
+    "kernel passes a run-time shape": (
+        lambda h: (_set("plan/dynamic", {"q": {"shape": [-1], "dtype": "float32"}})(h),
+                   _set("plan/steps/0", {"name": "k", "op": "Relu", "kind": "kernel", "kernel": "k0",
+                                         "args": ["q", "h"]})(h)),
+        r"step 'k' \(kernel\) passes 'q', whose shape is known only at run time"),
     "kernel without object": (_set("kernels", {"x86_64-unknown-linux-gnu": {"names": ["k0"], "arg_specs": {"k0": []}}}),
                               "kernel k0 for x86_64-unknown-linux-gnu has no object file"),
 }

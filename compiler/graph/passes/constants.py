@@ -12,12 +12,16 @@ attributes, not as buffers.
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from vdla.driver import host_ops
 
 from ..infer import CONSTANT_OPERANDS, infer_node
-from ..ir import Graph, GraphError, TensorType
+from ..ir import Graph, GraphError, RuntimeShapeError, TensorType
+from .inline_if import constant_condition, inline_if
+from .runtime_shaped import host_step
 
 # Never fold these: the result would be as big as an activation for no gain, or they are
 # the computation itself (a model that is constant end to end still folds: see below).
@@ -26,8 +30,21 @@ _FOLD_SIZE_LIMIT = 1 << 22
 
 def fold_constants(graph: Graph) -> Graph:
     kept = []
-    for node in graph.nodes:
-        types = infer_node(graph, node)
+    pending = collections.deque(graph.nodes)
+    while pending:
+        node = pending.popleft()
+        try:
+            types = infer_node(graph, node)
+        except RuntimeShapeError as why:
+            operands = [n for n in node.inputs if n]
+            condition = constant_condition(graph, node)
+            if operands and all(n in graph.constants for n in operands) and _fold(graph, node):
+                pass                       # control flow on constants
+            elif condition is not None:
+                pending.extendleft(reversed(inline_if(graph, node, condition)))
+            else:
+                kept.append(host_step(graph, node, why))
+            continue
         for name, t in zip(node.outputs, types):
             if name:
                 graph.types[name] = t
@@ -43,19 +60,28 @@ def fold_constants(graph: Graph) -> Graph:
         # dequantized weights are weights, whatever their size
         if operands and all(n in graph.constants for n in operands) and \
                 (node.op == "DequantizeLinear" or all(t.nbytes <= _FOLD_SIZE_LIMIT for t in types)):
-            args = [graph.constants[n] if n else None for n in node.inputs]
-            try:
-                outs = host_ops.run(node.op, args, node.attrs)
-            except Exception as exc:
-                raise GraphError(f"{node.describe()}: constant folding failed: {exc}") from exc
-            for name, value in zip(node.outputs, outs):
-                if name:
-                    graph.constants[name] = np.asarray(value, order="C")
-                    graph.types[name] = TensorType.of(value)
+            _fold(graph, node)
             continue
         kept.append(node)
     graph.nodes = kept
     return graph
+
+
+def _fold(graph: Graph, node) -> bool:
+    """Evaluate `node` on its constant inputs; False (and nothing folded) where an output is a
+    sequence or an optional, which a constant cannot hold."""
+    args = [graph.constants[n] if n else None for n in node.inputs]
+    try:
+        outs = host_ops.run(node.op, args, node.attrs)
+    except Exception as exc:
+        raise GraphError(f"{node.describe()}: constant folding failed: {exc}") from exc
+    if any(isinstance(v, (list, tuple)) or v is None for v, name in zip(outs, node.outputs) if name):
+        return False
+    for name, value in zip(node.outputs, outs):
+        if name:
+            graph.constants[name] = np.asarray(value, order="C")
+            graph.types[name] = TensorType.of(graph.constants[name])
+    return True
 
 
 def absorb_constant_operands(graph: Graph) -> Graph:

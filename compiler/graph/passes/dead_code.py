@@ -13,6 +13,8 @@ def remove_identities(graph: Graph) -> Graph:
     kept = []
     for node in graph.nodes:
         node.inputs = [renamed.get(n, n) for n in node.inputs]
+        for inner in node.body:            # a host step made early (runtime_shaped) reads by name too
+            inner.inputs = [renamed.get(n, n) for n in inner.inputs]
         if node.op in _IDENTITIES and node.outputs[0] not in graph.outputs \
                 and not any(o for o in node.outputs[1:]):
             renamed[node.outputs[0]] = node.inputs[0]

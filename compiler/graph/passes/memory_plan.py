@@ -5,7 +5,8 @@ alias their input (same bytes, new shape), so a tensor and its aliases form one 
 lifetime runs from its first definition to its last use (graph outputs live to the end).
 Storages are placed largest first at the lowest offset that does not collide with any placed
 storage whose lifetime overlaps (greedy by size). The plan is recorded in
-graph.meta["memory_plan"] with the one-buffer-per-tensor total for comparison.
+graph.meta["memory_plan"] with the one-buffer-per-tensor total for comparison. A tensor of
+run-time shape (a -1 dimension) has no place in it: the host step that makes it allocates it.
 """
 from __future__ import annotations
 
@@ -26,14 +27,14 @@ def plan_memory(graph: Graph) -> Graph:
     last: dict[str, int] = {}
     end = len(graph.nodes)
     for name in graph.inputs:
-        if name not in graph.constants:
+        if name not in graph.constants and not graph.types[name].dynamic:
             root[name], first[name], last[name] = name, -1, -1
     for step, node in enumerate(graph.nodes):
         for name in node.inputs:
             if name in root:
                 last[root[name]] = max(last[root[name]], step)
         for i, name in enumerate(node.outputs):
-            if not name:
+            if not name or graph.types[name].dynamic:
                 continue
             source = node.inputs[0] if node.inputs else ""
             if node.op in ALIAS_OPS and i == 0 and source in root:

@@ -42,9 +42,15 @@ def test_training_mode_batch_norm_is_rejected():
 
 
 def test_opset_out_of_range():
-    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])], opset=6)
-    with pytest.raises(UnsupportedModelError, match="opset 6 is outside"):
+    from vdla.compiler.frontend.onnx_import import MAX_OPSET
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])], opset=MAX_OPSET + 1)
+    with pytest.raises(UnsupportedModelError, match=f"opset {MAX_OPSET + 1} is outside"):
         import_onnx(m)
+
+
+def test_the_oldest_opsets_are_upgraded_too():
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])], opset=1)
+    assert import_onnx(m).opset == 11
 
 
 def test_old_opsets_are_upgraded(rng):

@@ -5,7 +5,7 @@ import pytest
 
 from vdla.driver import host_ops
 from vdla.driver.host_ops import OperandError, Shaped
-from vdla.driver.host_ops.errors import Unimplemented
+from vdla.driver.host_ops.errors import RuntimeShape, Unimplemented
 from vdla.driver.host_ops.opdef import broadcast, broadcast_shape, same_as_input
 
 
@@ -39,8 +39,9 @@ def test_every_type_rule_agrees_with_its_op_on_the_onnx_node_tests():
     checked = set()
     for case in load_model_tests(kind="node"):
         nodes = case.model.graph.node
-        if len(nodes) != 1 or nodes[0].op_type not in host_ops.DEFS or not case.data_sets:
-            continue
+        if len(nodes) != 1 or nodes[0].op_type not in host_ops.DEFS or not case.data_sets \
+                or any(not i.type.HasField("tensor_type") for i in case.model.graph.input):
+            continue        # (a sequence or an optional input: a value only a run makes)
         inputs = [numpy_helper.to_array(t) if hasattr(t, "SerializeToString") else np.asarray(t)
                   for t in case.data_sets[0][0]]
         names = [i.name for i in case.model.graph.input]
@@ -62,7 +63,10 @@ def test_every_type_rule_agrees_with_its_op_on_the_onnx_node_tests():
         try:
             predicted = host_ops.output_types(node.op, shaped, node.attrs)
         except Unimplemented:   # an output shape that needs the data's values: it must type from them
-            predicted = host_ops.output_types(node.op, args, node.attrs)
+            try:
+                predicted = host_ops.output_types(node.op, args, node.attrs)
+            except RuntimeShape:   # typed by running (control flow, sequences): ONNX's inference types them
+                continue
         actual = [(tuple(o.shape), o.dtype.name) for o in outs]
         assert predicted[:len(actual)] == actual, f"{case.name}: rule says {predicted}, the op made {actual}"
         checked.add(node.op)

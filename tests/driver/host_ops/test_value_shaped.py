@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 
 from ort_oracle import IR_VERSION, check_node, node_model, ort_run, vdla_run
 from vdla.compiler.frontend import import_onnx
-from vdla.compiler.graph import GraphError, InvalidModelError, UnsupportedModelError, optimize
+from vdla.compiler.graph import InvalidModelError, UnsupportedModelError, optimize
 
 X = np.array([[1, 0, 3, 0], [0, 0, 2, -1], [5, 0, 0, 0]], np.float32)
 
@@ -30,10 +30,12 @@ def test_compress_selecting_past_the_axis_names_the_condition():
         import_onnx(node_model("Compress", {"x": X, "condition": condition}, {"axis": 1}, constants={"condition"}))
 
 
-def test_compress_condition_must_be_a_compile_time_constant():
-    model = node_model("Compress", {"x": X, "condition": np.array([True, False, True])}, {"axis": 0})
-    with pytest.raises(GraphError, match=r"input 1 \(condition\) = 'condition' must be a compile-time constant"):
-        optimize(import_onnx(model))
+def test_compress_by_a_run_time_condition_is_a_host_step():
+    inputs = {"x": X, "condition": np.array([True, False, True])}
+    model = node_model("Compress", inputs, {"axis": 0})
+    (node,) = optimize(import_onnx(model)).nodes
+    assert "input 1 (condition) = 'condition' is known only at run time" in node.host_only
+    np.testing.assert_array_equal(vdla_run(model, inputs)[0], ort_run(model, inputs)[0])
 
 
 # -- NonZero, Unique --------------------------------------------------------------------------------
@@ -86,12 +88,16 @@ def test_non_zero_of_a_constant_subgraph_compiles_to_onnxruntime_values(rng):
 
 
 @pytest.mark.parametrize("op, outputs", [("NonZero", 1), ("Unique", 4)])
-def test_a_run_time_input_is_unsupported_and_says_why(op, outputs):
-    """An UnsupportedModelError (so the onnx node tests skip), raised at type inference."""
+def test_a_run_time_input_makes_a_host_step_that_says_why(rng, op, outputs):
+    """Its outputs' shapes come at run time (the executor keeps them as they come) and equal
+    onnxruntime's; the reason is the host step's."""
     model = node_model(op, {"x": X}, n_outputs=outputs)
-    with pytest.raises(UnsupportedModelError, match=rf"the output shape depends on the values of {op}'s input X, "
-                                                    r"which are known only at run time .*vdla compiles static shapes"):
-        optimize(import_onnx(model))
+    (node,) = optimize(import_onnx(model)).nodes
+    assert node.host_only.startswith(f"the output shape depends on the values of {op}'s input X, which are known "
+                                     "only at run time")
+    x = np.round(rng.standard_normal(X.shape)).astype(X.dtype)
+    for got, want in zip(vdla_run(model, {"x": x}), ort_run(model, {"x": x})):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_unique_sorted_must_be_0_or_1():

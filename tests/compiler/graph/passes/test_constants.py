@@ -1,6 +1,7 @@
 """fold_constants and absorb_constant_operands (vdla.compiler.graph.passes.constants): exporters'
 shape arithmetic becomes a constant Reshape, constant subgraphs are evaluated at compile time,
-constant operands become attributes, and an operand that must be constant but is not is named."""
+constant operands become attributes, and a node whose operand is known only at run time becomes a
+host step that says so."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -62,8 +63,10 @@ def test_a_missing_optional_operand_keeps_its_place():
     assert clip.inputs == ["x"] and clip.attrs["max"] == 0.5 and "min" not in clip.attrs
 
 
-def test_runtime_shape_operand_is_a_clear_error():
+def test_an_operand_known_only_at_run_time_makes_the_node_a_host_step():
+    """(the host step itself: test_runtime_shaped.py)"""
     m = onnx_model([helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape0")],
                    [tensor("x", (2, 3)), tensor("s", (2,), TensorProto.INT64)], [tensor("y", (3, 2))])
-    with pytest.raises(GraphError, match=r"'reshape0' \(Reshape\): input 1 \(shape\) = 's' must be a compile-time constant"):
-        optimize(import_onnx(m))
+    (node,) = fold_constants(import_onnx(m)).nodes
+    assert node.op == "Fused" and node.body[0].op == "Reshape"
+    assert "input 1 (shape) = 's' is known only at run time" in node.host_only

@@ -1,0 +1,29 @@
+"""Nodes whose output types depend on run-time values, made host steps.
+
+A node whose shape rule needs a value that is no compile-time constant (NonZero of an
+activation, a Range to a computed limit, Pad's pads from an input), a control-flow node, or one
+that reads a tensor of run-time shape, cannot become a kernel. It becomes a host step: a "Fused"
+node of that one node, marked `host_only` with the reason (which `vdla compile` lists), whose
+outputs are typed by ONNX's own shape inference of the model (graph.meta["onnx_types"], made by the
+frontend): the dtype always, the dimensions where ONNX knows them and -1 elsewhere. A tensor
+with a -1 dimension is left out of the memory plan; the executor keeps what the host step returns.
+"""
+from __future__ import annotations
+
+from ..ir import Graph, Node, RuntimeShapeError, TensorType, UnsupportedModelError
+
+
+def host_step(graph: Graph, node: Node, why: RuntimeShapeError) -> Node:
+    """`node` as a host step, its outputs typed from ONNX's shape inference."""
+    known = graph.meta.get("onnx_types", {})
+    for name in node.outputs:
+        if not name:
+            continue
+        if name not in known:
+            raise UnsupportedModelError(f"{why}; ONNX's shape inference gives no type for its output {name!r}, "
+                                        "so vdla cannot plan it")
+        shape, dtype, kind = known[name]
+        graph.types[name] = TensorType(tuple(shape), dtype, kind)
+    reason = str(why).split(": ", 1)[-1]
+    return Node("Fused", node.name, list(dict.fromkeys(n for n in node.inputs if n)), list(node.outputs),
+                {"body": [node], "pattern": node.op, "host_only": reason})
