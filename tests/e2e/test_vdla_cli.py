@@ -51,3 +51,16 @@ def test_flag_errors_name_the_flag(files, capsys):
     assert "--calibrate" in capsys.readouterr().err
     assert main(["compile", str(d / "m.onnx"), "-o", str(d / "x.vdla"), "--calibrate", str(d / "calib.npz")]) == 1
     assert "--target vdla" in capsys.readouterr().err
+
+
+def test_compile_lists_the_host_steps_and_why(tmp_path, capsys):
+    import onnx
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"], name="where_nonzero"), helper.make_node("Relu", ["x"], ["r"])]
+    graph = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("nz", TensorProto.INT64, None),
+                                                helper.make_tensor_value_info("r", TensorProto.FLOAT, [3, 4])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx")
+    assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.vdla"), "--target", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "host steps: 1: where_nonzero (NonZero): the output shape depends on the values of NonZero's input X" in out

@@ -99,6 +99,7 @@ def run(args) -> int:
           f"(one buffer per tensor: {plan['naive_bytes']} B), {time.perf_counter() - start:.2f} s"
           + (f", signed by key {sign_key.key_id.hex()}" if sign_key else ""))
     _print_cpu_layers(artifact)
+    _print_host_steps(artifact)
     if tuning is not None:
         _print_tuning(args.tuning, tuning, artifact)
     return 0
@@ -116,6 +117,18 @@ def _print_cpu_layers(artifact, shown: int = 4) -> None:
     listed = "; ".join(f"{name} ({p['reason']})" for name, p in layers[:shown])
     more = f"; and {len(layers) - shown} more (vdla info)" if len(layers) > shown else ""
     print(f"on the CPU: {len(layers)} layer(s), {on_cpu / total:.1%} of the MACs: {listed}{more}")
+
+
+def _print_host_steps(artifact, shown: int = 4) -> None:
+    """The nodes that run as numpy host steps and why (an op without a kernel, a shape known
+    only at run time, control flow); vdla info --steps lists every one."""
+    reasons = artifact.header.get("compile", {}).get("host_reasons") or {}
+    if not reasons:
+        return
+    ops = {s["name"]: s["op"] for s in artifact.plan["steps"]}
+    listed = "; ".join(f"{name} ({ops.get(name, '?')}): {why}" for name, why in list(reasons.items())[:shown])
+    more = f"; and {len(reasons) - shown} more (vdla info --steps)" if len(reasons) > shown else ""
+    print(f"host steps: {len(reasons)}: {listed}{more}")
 
 
 def _print_tuning(path, tuning, artifact) -> None:
