@@ -108,8 +108,8 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
     lower_vdla compiles (and vdla tune tunes)."""
     from .graph.passes.calibrate import calibrate
     from .graph.passes.qdq import has_qdq, strip_qdq
-    from .graph.passes.quantize_vdla import (demote_unranged, place_nodes, quantize_vdla, tensors_to_calibrate,
-                                             unclipped_at_exits)
+    from .graph.passes.quantize_vdla import (Unquantizable, demote_unranged, place_nodes, quantize_vdla,
+                                             tensors_to_calibrate, unclipped_at_exits)
     from .lower_vdla import untileable_kernels
     from .target import check_triple
     if host_triple:
@@ -129,14 +129,20 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
         calibrate(graph, calibration, tensors_to_calibrate(graph, place), per_channel=per_channel_activations)
     untileable = {}
     while True:
-        # a node no schedule fits goes to the CPU and the graph is placed again; that only
-        # shrinks the accelerator's part, so the first calibration covers every placement
+        # a node no schedule fits (or whose requantization the ALU cannot express) goes to the
+        # CPU and the graph is placed again; that only shrinks the accelerator's part, so the
+        # first calibration covers every placement
         stats = copy.deepcopy(measured)
         if calibration is not None:
             unclipped_at_exits(graph, place, stats)
         stats.update(qdq_ranges)
         demote_unranged(graph, place, stats)
-        quantized = quantize_vdla(graph, place, stats, config, vta_compat=vta_compat)
+        try:
+            quantized = quantize_vdla(graph, place, stats, config, vta_compat=vta_compat)
+        except Unquantizable as why:
+            untileable[why.node] = why.reason
+            place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
+            continue
         found = untileable_kernels(quantized, config, vta_compat)
         if not found:
             return quantized, graph, place, stats

@@ -27,7 +27,7 @@ from dataclasses import asdict
 import numpy as np
 
 from vdla.driver.machine import same_machine
-from vdla.hw.alu_ops import IMM_MAX
+from vdla.hw.alu_ops import IMM_MAX, SHR_MAX
 
 from ..ir import Graph, Node, TensorType
 
@@ -350,7 +350,7 @@ class _Builder:
         if self.vta_compat:
             s_w = _power_of_two_step(w, s_y, node.name)
         else:
-            s_w = np.maximum(np.abs(w).reshape(w.shape[0], -1).max(axis=1), 1e-12) / 127.0
+            s_w = _weight_step(w, s_y)
         w_q = np.clip(np.rint(w / s_w[:, None, None, None]), -127, 127).astype(np.int8)
         a = node.attrs
         xt, yt = g.types[x], g.types[node.outputs[0]]
@@ -359,7 +359,7 @@ class _Builder:
                           -(-yt.shape[1] // L), w.shape[2], w.shape[3], (a.get("strides") or [1, 1])[0],
                           tuple(a.get("pads") or (0, 0, 0, 0)), depthwise, pad_value=z_x)
         peak = _channel_peak(self.stats, node.outputs[0], w.shape[0])   # before the activation
-        acc_peak = float((peak / s_w).max()) if peak is not None else _worst_acc(w_q)
+        acc_peak = _acc_peak(peak, s_w, w_q)
         # sum(w * (q - z_x)) = sum(w * q) - z_x * sum(w): the input's zero point joins the bias
         zp_term = -z_x * w_q.astype(np.int64).reshape(w_q.shape[0], -1).sum(axis=1)
         ep, bias_q, mult = self.requant(s_w, s_y, b / s_w + zp_term, acc_peak, act, z_y)
@@ -390,10 +390,10 @@ class _Builder:
         if self.vta_compat:
             s_w = _power_of_two_step(w, s_y, node.name)
         else:
-            s_w = np.maximum(np.abs(w).max(axis=1), 1e-12) / 127.0
+            s_w = _weight_step(w, s_y)
         w_q = np.clip(np.rint(w / s_w[:, None]), -127, 127).astype(np.int8)
         peak = _channel_peak(self.stats, node.outputs[0], w.shape[0])
-        acc_peak = float((peak / s_w).max()) if peak is not None else _worst_acc(w_q)
+        acc_peak = _acc_peak(peak, s_w, w_q)
         zp_term = -z_x * w_q.astype(np.int64).sum(axis=1)
         ep, bias_q, mult = self.requant(s_w, s_y, b / s_w + zp_term, acc_peak, act, z_y)
         L = cfg.block
@@ -539,6 +539,21 @@ def demote_unranged(graph: Graph, place: dict, stats: dict) -> None:
                 changed = True
 
 
+def _acc_peak(peak, s_w, w_q) -> float:
+    """The largest accumulator magnitude, in accumulator units: the output's measured peak over
+    the weight step, or the worst case the weights allow."""
+    return float((np.asarray(peak) / s_w).max()) if peak is not None else _worst_acc(w_q)
+
+
+def _weight_step(w, s_y) -> np.ndarray:
+    """Per output channel, the step of its int8 weights. A channel whose weights are all zero
+    (dead, or reading input channels that were never nonzero in calibration) accumulates nothing
+    but its bias; its step is the output's, so that bias stays a few hundred accumulator units
+    instead of overflowing int32 as it would in steps of the 1e-12 floor."""
+    top = np.abs(w).reshape(w.shape[0], -1).max(axis=1)
+    return np.where(top > 0, np.maximum(top, 1e-12) / 127.0, np.asarray(s_y, np.float64))
+
+
 def _requant(m, bias_real, acc_peak, act, s_y, z_y=0):
     """Per-channel requantization: acc + bias >> p, * M[o], >> S, clip. p keeps |acc| >> p
     below 2^16 so that the product with a 15-bit M fits int32; both shifts round to nearest
@@ -557,6 +572,9 @@ def _requant(m, bias_real, acc_peak, act, s_y, z_y=0):
         lo = z_y                                   # the code of a real zero
         if act.op == "Clip" and act.attrs.get("max") is not None:
             hi = int(min(127, np.min(np.rint(act.attrs["max"] / np.asarray(s_y))) + z_y))
+    if p > SHR_MAX:
+        raise _ShiftRange(f"its accumulator peaks at {acc_peak:.3g} weight steps, which needs a pre-shift of {p}; "
+                          f"the ALU shifts by 0..{SHR_MAX} (a bias that dwarfs the weights' products)")
     ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, lo=lo, hi=hi)
     return ep, bias_q.astype(np.int32), mult.astype(np.int32)
 
@@ -604,6 +622,19 @@ def _jsonable(d):
     return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
 
+class _ShiftRange(ValueError):
+    """A requantization shift past the ALU's (raised where the node is not known)."""
+
+
+class Unquantizable(ValueError):
+    """An accelerator node whose requantization the ALU cannot express (a shift past its range:
+    an output dominated by a bias millions of weight steps wide); placement moves it to the CPU."""
+
+    def __init__(self, node: str, reason: str):
+        super().__init__(f"node {node!r}: {reason}")
+        self.node, self.reason = node, reason
+
+
 def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bool = False) -> Graph:
     """The graph with its accelerator nodes replaced by Vdla* nodes (see the module docstring);
     graph.meta["placement"] keeps `place`."""
@@ -624,10 +655,15 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bo
             users = consumers.get(node.outputs[0], [])
             if len(users) == 1 and place.get(users[0].name, {}).get("fused_into") == node.name:
                 act = users[0]
-        if node.op == "Conv":
-            b.conv(node, act)
-        elif node.op == "Gemm":
-            b.dense(node, act)
+        try:
+            if node.op == "Conv":
+                b.conv(node, act)
+            elif node.op == "Gemm":
+                b.dense(node, act)
+        except _ShiftRange as why:
+            raise Unquantizable(node.name, str(why)) from None
+        if node.op in ("Conv", "Gemm"):
+            pass
         elif node.op in ("MaxPool", "GlobalAveragePool"):
             b.pool(node)
         elif node.op == "Add":
