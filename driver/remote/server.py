@@ -11,9 +11,12 @@ that runs it: the session key says who the client is, the trust policy what code
 run at a time: the run slot is taken when a request is accepted and a second client is told
 "busy" before it uploads. Runs happen in a worker process (worker.py) that is killed at the
 run timeout, which frees the device. Each connection has its own thread, with an idle timeout
-on every read and a deadline for the whole handshake, and the number of open connections is
-bounded, so neither a slow nor a silent nor an unauthenticated client holds the server; any
-failure of one connection ends that connection only.
+on every read and a deadline for every phase as a whole: the handshake and run request together,
+the upload and the result each at a minimum average rate, the drain after an error. The number
+of open connections is bounded, and a connection that has not authenticated gives way to a new
+one when they are too many (connections.py), so neither a slow nor a silent nor an
+unauthenticated client, nor a key holder that trickles, holds the server; any failure of one
+connection ends that connection only.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from ..artifact_trust import TrustPolicy
 from ..devices import DEVICE_KINDS
 from . import defaults
 from .address import format_address, is_loopback
+from .connections import ConnectionTable
 from .errors import (ArtifactRefused, AuthenticationError, RemoteConnectionError, RemoteError, ServerBusy)
 from .handshake import Credentials, server_handshake
 from .limits import Limits
@@ -47,11 +51,14 @@ class RemoteServer:
                  trust_policy: TrustPolicy | None = None, timeout_s: float = defaults.RUN_TIMEOUT_S,
                  limits: Limits | None = None, insecure_loopback: bool = False,
                  idle_timeout_s: float = defaults.IDLE_TIMEOUT_S, max_connections: int = defaults.MAX_CONNECTIONS,
-                 handshake_timeout_s: float = defaults.HANDSHAKE_TIMEOUT_S):
+                 handshake_timeout_s: float = defaults.HANDSHAKE_TIMEOUT_S,
+                 min_transfer_bytes_per_s: float = defaults.MIN_TRANSFER_BYTES_PER_S):
         if device not in DEVICE_KINDS:
             raise ValueError(f"unknown device {device!r}; choose one of {', '.join(DEVICE_KINDS)}")
-        if not timeout_s > 0 or not idle_timeout_s > 0 or not handshake_timeout_s > 0 or max_connections < 1:
-            raise ValueError("the run, idle and handshake timeouts must be positive and max_connections at least 1")
+        if not timeout_s > 0 or not idle_timeout_s > 0 or not handshake_timeout_s > 0 or max_connections < 1 \
+                or not min_transfer_bytes_per_s > 0:
+            raise ValueError("the run, idle and handshake timeouts and the minimum transfer rate must be positive "
+                             "and max_connections at least 1")
         if insecure_loopback:
             if key_file is not None:
                 raise ValueError("choose --key-file or --insecure-loopback, not both")
@@ -68,11 +75,13 @@ class RemoteServer:
         self.trust_policy = trust_policy if trust_policy is not None else TrustPolicy()
         self.timeout_s, self.idle_timeout_s = float(timeout_s), float(idle_timeout_s)
         self.handshake_timeout_s = float(handshake_timeout_s)
+        self.min_transfer_bytes_per_s = float(min_transfer_bytes_per_s)
         self.limits = limits or Limits()
         self.max_connections = max_connections
         self.worker = WorkerProcess(device, self.limits)
         self._run_slot = threading.Lock()
-        self._open = threading.BoundedSemaphore(max_connections)
+        self._connections = ConnectionTable(max_connections)
+        self._turning_away = threading.BoundedSemaphore(2 * max_connections)   # busy answers in flight
         self._sock: socket.socket | None = None
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
@@ -130,8 +139,11 @@ class RemoteServer:
                     log.warning("accept failed: %s", exc)
                 continue
             peer = f"client {format_address(addr[0], addr[1])}"
-            if not self._open.acquire(blocking=False):
-                threading.Thread(target=self._turn_away, args=(conn, peer), daemon=True).start()
+            if not self._connections.admit(conn):
+                if self._turning_away.acquire(blocking=False):
+                    threading.Thread(target=self._turn_away, args=(conn, peer), daemon=True).start()
+                else:
+                    conn.close()         # a flood: not even a busy answer
                 continue
             threading.Thread(target=self._serve_connection, args=(conn, peer),
                              name=f"vdla serve {peer}", daemon=True).start()
@@ -140,11 +152,18 @@ class RemoteServer:
         conn.settimeout(5.0)
         try:
             Channel(SocketStream(conn), "the client").send_error(ServerBusy(
-                f"the server has {self.max_connections} connections open; try again shortly"))
-        except RemoteError:
+                f"the server has {self.max_connections} connections open, all of them authenticated clients; "
+                "try again shortly"))
+        except (RemoteError, OSError):
             pass
         finally:
             conn.close()
+            self._turning_away.release()
+
+    def _transfer_s(self, nbytes: int) -> float:
+        """The deadline for moving `nbytes` (an upload, a result): a handshake's time plus the
+        bytes at the minimum rate."""
+        return self.handshake_timeout_s + nbytes / self.min_transfer_bytes_per_s
 
     def _serve_connection(self, conn: socket.socket, peer: str) -> None:
         conn.settimeout(self.idle_timeout_s)
@@ -152,17 +171,19 @@ class RemoteServer:
         channel = Channel(stream, "the client")
         holding_slot = False
         try:
-            with stream.within(self.handshake_timeout_s):
+            with stream.within(self.handshake_timeout_s):   # a trickled handshake or request ends here
                 server_handshake(channel, self.credentials, {"device": self.device, "limits": self.limits.to_wire(),
                                                              "run_timeout_s": self.timeout_s})
-            header, _ = channel.recv("run", self.limits.header_bytes)
+                self._connections.authenticated(conn)
+                header, _ = channel.recv("run", self.limits.header_bytes)
             request = parse_run_request(header, self.limits, "the client's run request")
             if not self._run_slot.acquire(blocking=False):
                 raise ServerBusy("the server is running another client's model (one run at a time); try again "
                                  "when it is done")
             holding_slot = True
             channel.send({"type": "ready"})
-            _, payload = channel.recv("upload", self.limits.header_bytes, exact_payload=request.payload_bytes)
+            with stream.within(self._transfer_s(request.payload_bytes)):
+                _, payload = channel.recv("upload", self.limits.header_bytes, exact_payload=request.payload_bytes)
             artifact = bytes(memoryview(payload)[:request.artifact_bytes])
             try:
                 verify(artifact, self.trust_policy, source="the uploaded artifact")
@@ -171,36 +192,40 @@ class RemoteServer:
             reply, result = self.worker.run(request.to_wire(), [artifact, memoryview(payload)[request.artifact_bytes:]],
                                             self.timeout_s)
             del artifact, payload
-            channel.send(reply, [result])
+            with stream.within(self._transfer_s(memoryview(result).nbytes)):
+                channel.send(reply, [result])
             log.info("%s: ran %d-byte artifact on %s in %s", peer, request.artifact_bytes, self.device,
                      ", ".join(f"{t * 1e3:.1f} ms" for t in reply.get("times_s", [])))
         except RemoteConnectionError as exc:
             log.info("%s: %s", peer, exc)
         except RemoteError as exc:
             log.warning("%s: %s", peer, exc)
-            self._answer_error(conn, channel, exc)
+            self._answer_error(conn, stream, channel, exc)
         except Exception as exc:   # a defect here must end this connection only, with a message
             log.exception("%s: internal error", peer)
-            self._answer_error(conn, channel, RemoteError(f"internal server error: {type(exc).__name__}: {exc}"))
+            self._answer_error(conn, stream, channel,
+                               RemoteError(f"internal server error: {type(exc).__name__}: {exc}"))
         finally:
             if holding_slot:
                 self._run_slot.release()
             conn.close()
-            self._open.release()
+            self._connections.release(conn)
 
     @staticmethod
-    def _answer_error(conn: socket.socket, channel: Channel, error: RemoteError, drain_bytes: int = 1 << 20) -> None:
-        """Send the error, then read (and drop) what the client still sends, briefly: closing a
-        socket with unread bytes resets the connection, and a reset can destroy the answer
-        before the client reads it."""
+    def _answer_error(conn: socket.socket, stream: SocketStream, channel: Channel, error: RemoteError,
+                      drain_bytes: int = 1 << 20) -> None:
+        """Send the error, then read (and drop) what the client still sends, briefly and for a
+        bounded time in all: closing a socket with unread bytes resets the connection, and a
+        reset can destroy the answer before the client reads it."""
         try:
-            channel.send_error(error)
-            conn.shutdown(socket.SHUT_WR)
-            conn.settimeout(1.0)
-            while drain_bytes > 0:
-                chunk = conn.recv(min(drain_bytes, 65536))
-                if not chunk:
-                    break
-                drain_bytes -= len(chunk)
+            with stream.within(defaults.ERROR_DRAIN_S):
+                channel.send_error(error)
+                conn.shutdown(socket.SHUT_WR)
+                view = memoryview(bytearray(65536))
+                while drain_bytes > 0:
+                    got = stream.read_into(view[:min(drain_bytes, len(view))])
+                    if not got:
+                        break
+                    drain_bytes -= got
         except (RemoteError, OSError):
-            pass   # the client is gone: nobody to tell
+            pass   # the client is gone, or took too long: nobody to tell

@@ -31,7 +31,11 @@ def add_parser(sub):
     p.add_argument("--idle-timeout", type=float, default=defaults.IDLE_TIMEOUT_S, metavar="S",
                    help=f"drop a client that sends nothing for S seconds (default {defaults.IDLE_TIMEOUT_S:g})")
     p.add_argument("--max-connections", type=int, default=defaults.MAX_CONNECTIONS, metavar="N",
-                   help=f"connections open at once; more are told busy (default {defaults.MAX_CONNECTIONS})")
+                   help=f"connections open at once; beyond them, one still authenticating gives way, else the "
+                        f"new client is told busy (default {defaults.MAX_CONNECTIONS})")
+    p.add_argument("--min-transfer-kib-s", type=float, default=defaults.MIN_TRANSFER_BYTES_PER_S / 1024,
+                   metavar="KIB_S", help="cut off an upload or a result slower than this on average "
+                                         "(default %(default)g KiB/s)")
     p.add_argument("--max-artifact-mb", type=int, default=limits.artifact_bytes // MiB, metavar="MB",
                    help="largest artifact accepted (default %(default)s)")
     p.add_argument("--max-input-mb", type=int, default=limits.input_bytes // MiB, metavar="MB",
@@ -61,7 +65,8 @@ def run(args) -> int:
     policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
     server = RemoteServer(args.host, args.port, key_file=args.key_file, device=args.device, trust_policy=policy,
                           timeout_s=args.timeout, limits=_limits(args), insecure_loopback=args.insecure_loopback,
-                          idle_timeout_s=args.idle_timeout, max_connections=args.max_connections)
+                          idle_timeout_s=args.idle_timeout, max_connections=args.max_connections,
+                          min_transfer_bytes_per_s=args.min_transfer_kib_s * 1024)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s vdla serve: %(message)s"))
     logger = logging.getLogger("vdla.driver.remote")

@@ -16,8 +16,9 @@ from vdla.driver.artifact import from_bytes
 from vdla.driver.artifact_trust import TrustPolicy, generate_key_file, read_key_file
 from vdla.driver.executor import Executor
 from vdla.driver.profile import profile_run
-from vdla.driver.remote import (ArtifactRefused, AuthenticationError, LimitExceeded, ProtocolError, RemoteRunError,
-                                RemoteRunner, RemoteServer, RemoteTimeout, ServerBusy)
+from vdla.driver.remote import (ArtifactRefused, AuthenticationError, LimitExceeded, ProtocolError,
+                                RemoteConnectionError, RemoteRunError, RemoteRunner, RemoteServer, RemoteTimeout,
+                                ServerBusy)
 from vdla.driver.remote.handshake import Credentials, client_handshake
 from vdla.driver.remote.limits import Limits
 from vdla.driver.remote.protocol import MAGIC, PREFIX, Channel, SocketStream
@@ -270,11 +271,26 @@ def test_a_client_that_trickles_its_handshake_is_cut_off(model):
         assert_serves(srv, model)
 
 
-def test_connections_beyond_the_limit_are_told_busy(model):
-    with start(model, max_connections=1) as srv:
-        with socket.create_connection(("127.0.0.1", srv.port), timeout=IO_TIMEOUT_S) as first:
-            Channel(SocketStream(first), "the server").recv("hello", 4096)
-            with pytest.raises(ServerBusy, match="1 connections open"):
+def test_a_connection_still_in_its_handshake_gives_way_to_a_new_one(model):
+    """Every slot held by a client that connected and stalled: the oldest is cut and the key
+    holder is served at once, long before any timeout would free a slot."""
+    with start(model, max_connections=2, handshake_timeout_s=IO_TIMEOUT_S) as srv:
+        stalled = [socket.create_connection(("127.0.0.1", srv.port), timeout=IO_TIMEOUT_S) for _ in range(2)]
+        for sock in stalled:
+            Channel(SocketStream(sock), "the server").recv("hello", 4096)
+        started = time.monotonic()
+        assert_serves(srv, model)
+        assert time.monotonic() - started < 10
+        assert stalled[0].recv(1) == b""          # cut: its slot went to the key holder
+        for sock in stalled:
+            sock.close()
+
+
+def test_authenticated_connections_are_never_cut_beyond_the_limit_clients_are_told_busy(model):
+    with start(model, max_connections=1, handshake_timeout_s=IO_TIMEOUT_S) as srv:
+        first, _ = raw_session(srv, model["key"])      # authenticated, its run request not sent yet
+        with first:
+            with pytest.raises(ServerBusy, match="1 connections open, all of them authenticated"):
                 runner(srv, model["key"]).run(model["data"], model["x"])
         deadline = time.monotonic() + IO_TIMEOUT_S
         while True:                      # the first connection's slot is given back when it is closed
@@ -283,6 +299,107 @@ def test_connections_beyond_the_limit_are_told_busy(model):
             except ServerBusy:
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
+
+
+def _trickle(sock: socket.socket, data: bytes, seconds: float) -> float:
+    """Send `data` a byte at a time, a byte every 0.1 s, until the server closes the connection
+    or `seconds` pass; the time it took."""
+    started = time.monotonic()
+    try:
+        for byte in data:
+            if time.monotonic() - started > seconds:
+                break
+            sock.sendall(bytes([byte]))
+            time.sleep(0.1)
+    except OSError:
+        pass                             # closed by the server
+    return time.monotonic() - started
+
+
+def test_a_key_holder_that_trickles_its_run_request_is_cut_off(model):
+    with start(model, handshake_timeout_s=0.5) as srv:
+        sock, channel = raw_session(srv, model["key"])
+        with sock:
+            spy = RecordingStream()
+            Channel(spy, "x", channel.seal).send(run_request(model))
+            assert _trickle(sock, bytes(spy.data) * 10, 30) < 5
+        assert_serves(srv, model)
+
+
+def test_a_key_holder_that_trickles_its_upload_is_cut_off_and_frees_the_run(model):
+    """The upload's deadline is a handshake's time plus its bytes at the minimum rate."""
+    with start(model, handshake_timeout_s=0.5, min_transfer_bytes_per_s=1 << 20) as srv:
+        sock, channel = raw_session(srv, model["key"])
+        with sock:
+            channel.send(run_request(model))
+            channel.recv("ready", 4096)          # it holds the run slot now
+            spy = RecordingStream()
+            Channel(spy, "x", channel.seal).send({"type": "upload"}, [model["data"], model["x"]["input"].tobytes()])
+            assert _trickle(sock, bytes(spy.data), 30) < 0.5 + len(spy.data) / (1 << 20) + 3
+        assert_serves(srv, model)
+
+
+def test_after_an_error_the_drain_of_a_trickling_client_is_bounded(model):
+    """The server reads what a client still sends after an error, to let its answer arrive, but
+    for a second in all: a byte every 0.1 s no longer holds the connection for days."""
+    with start(model, handshake_timeout_s=IO_TIMEOUT_S) as srv:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=IO_TIMEOUT_S) as sock:
+            Channel(SocketStream(sock), "the server").recv("hello", 4096)
+            sock.sendall(b"GET / HTTP/1.1\r\n")
+            assert _trickle(sock, b"x" * 1000, 30) < 1 + 3
+        assert_serves(srv, model)
+
+
+def test_hostile_clients_in_every_phase_at_once_do_not_keep_a_key_holder_out(model):
+    """Silent, trickling, garbage and wrong-key clients reconnect as fast as they are cut, from
+    more connections than the server allows; a key holder is still served, each run promptly."""
+    stop = threading.Event()
+
+    def silent(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            while not stop.is_set() and sock.recv(4096):
+                pass
+
+    def trickling(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            _trickle(sock, PREFIX.pack(MAGIC, 100, 0) + b"x" * 100, 5)
+
+    def garbage(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(b"[" * 4000 + b"GET / HTTP/1.1\r\n\r\n")
+            while not stop.is_set() and sock.recv(4096):
+                pass
+
+    def wrong_key(port):
+        runner_ = RemoteRunner("127.0.0.1", port, model["other_key"], io_timeout_s=5)
+        runner_.run(model["data"], model["x"])
+
+    with start(model, max_connections=3, handshake_timeout_s=2.0, idle_timeout_s=2.0) as srv:
+        def hostile(kind):
+            while not stop.is_set():
+                try:
+                    kind(srv.port)
+                except Exception:
+                    pass
+        threads = [threading.Thread(target=hostile, args=(k,), daemon=True)
+                   for k in (silent, silent, trickling, trickling, garbage, wrong_key)]
+        for t in threads:
+            t.start()
+        try:
+            time.sleep(0.5)
+            for _ in range(3):
+                started = time.monotonic()
+                while True:
+                    try:
+                        assert_serves(srv, model)
+                        break
+                    except (ServerBusy, RemoteConnectionError):     # cut by a newer connection: retry
+                        assert time.monotonic() - started < 30
+                assert time.monotonic() - started < 30
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(timeout=10)
 
 
 # ---- the run timeout and the worker process -------------------------------------------------
