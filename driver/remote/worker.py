@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 
 from ..artifact import verify
@@ -97,6 +98,19 @@ def _answer(runs: DeviceRuns, header: dict, payload: bytearray, limits: Limits):
     return {"type": "error", "kind": error.kind, "message": str(error)}, []
 
 
+def _end_with_the_server(server: int, every_s: float = 0.5) -> None:
+    """Exit when the server process is gone (killed, or stopped without closing this worker): an
+    orphaned worker would keep the device and its buffers, and a restarted server would start a
+    second worker on the same device. A thread watches the parent's pid, which changes when it
+    dies; prctl's parent-death signal would not do, as it follows the thread that started the
+    worker, and the server replaces workers from connection threads that end."""
+    def watch():
+        while os.getppid() == server:
+            time.sleep(every_s)
+        os._exit(1)
+    threading.Thread(target=watch, name="watch the server", daemon=True).start()
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vdla.driver.remote.worker")
     parser.add_argument("--device", required=True)
@@ -104,6 +118,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     # Ctrl-C in the terminal reaches the whole process group: the server decides when this ends
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_the_server(os.getppid())
     frames_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())

@@ -6,7 +6,9 @@ a run past --timeout is stopped and the device freed."""
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 
 
 def add_parser(sub):
@@ -73,6 +75,10 @@ def run(args) -> int:
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     server.start()
+    # SIGTERM (systemd, kill) ends the server as Ctrl-C does: through the finally below, which
+    # stops the worker and frees the device
+    previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() \
+        else None
     try:
         who = "no key: loopback only, for tests" if args.insecure_loopback else \
             f"key id {server.credentials.key_id}"
@@ -84,4 +90,10 @@ def run(args) -> int:
     finally:
         server.close()
         logger.removeHandler(handler)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")

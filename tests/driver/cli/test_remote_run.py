@@ -1,11 +1,13 @@
 """`vdla serve` as a process and `vdla run --remote` as users call them, on 127.0.0.1: the
-outputs equal a local `vdla run`'s bytes, the profile table and chart come back, Ctrl-C stops
-the server and its worker, and the flags that do not fit together are named."""
+outputs equal a local `vdla run`'s bytes, the profile table and chart come back, Ctrl-C or
+SIGTERM stops the server and its worker (and a killed server's worker ends itself), and the flags
+that do not fit together are named."""
 import os
 import select
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -83,6 +85,30 @@ def test_ctrl_c_stops_the_server_and_its_worker(files):
     assert stop(proc) == 130
     with pytest.raises(ProcessLookupError):
         os.kill(int(worker[0]), 0)
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or only its exit status left (a zombie whose new parent has not reaped it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 130), (signal.SIGKILL, -signal.SIGKILL)],
+                         ids=["sigterm", "sigkill"])
+def test_a_server_ended_by_a_signal_leaves_no_worker_behind(files, sig, code):
+    """SIGTERM stops the server as Ctrl-C does; after SIGKILL, which no handler sees, the worker
+    notices its server is gone and exits: neither leaves a worker holding the device."""
+    proc, _ = serve("--insecure-loopback")
+    (worker,) = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    proc.send_signal(sig)
+    assert proc.wait(START_TIMEOUT_S) == code
+    deadline = time.monotonic() + 10
+    while not _gone(int(worker)):
+        assert time.monotonic() < deadline, f"worker {worker} outlived its server"
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("argv,message", [
