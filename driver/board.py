@@ -142,7 +142,7 @@ def load_manifest(source: "str | os.PathLike" = "pynq") -> BoardManifest:
         raise BoardError(f"no board manifest {path}; known boards: {', '.join(known) or 'none'}")
     try:
         doc = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise BoardError(f"board manifest {path} cannot be read as JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise BoardError(f"board manifest {path} must hold a JSON object")

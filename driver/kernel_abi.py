@@ -88,7 +88,7 @@ def decode_argspec(raw) -> list[tuple[tuple[int, ...], str]]:
     dtypes spelled as numpy spells them. ValueError saying what is wrong."""
     try:
         record = json.loads(raw)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:
         raise ValueError(f"not JSON ({exc})") from None
     if not isinstance(record, list):
         raise ValueError(f"expected a list of [shape, dtype], got {type(record).__name__}")

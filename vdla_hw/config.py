@@ -223,7 +223,7 @@ def load_config(source: "str | os.PathLike | dict | HwConfig | None" = None) -> 
                          f"({', '.join(PRESETS)}) and no such file")
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:    # (nesting past the JSON reader's depth)
         raise ValueError(f"hardware config {origin} is not valid JSON: {exc}") from None
     try:
         return HwConfig.from_dict(doc)

@@ -82,7 +82,7 @@ class Cache:
         path = self._path(kind, key).with_suffix(".json")
         try:
             doc = json.loads(path.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         return doc if isinstance(doc, dict) and doc.get("format") == FORMAT else None
 

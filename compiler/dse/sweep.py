@@ -132,7 +132,7 @@ def load_sweep(source) -> Sweep:
                 doc = json.load(f)
         except OSError as exc:
             raise SweepError(f"cannot read the sweep file {os.fspath(source)!r}: {exc.strerror or exc}") from None
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise SweepError(f"sweep file {os.fspath(source)!r} is not valid JSON: {exc}") from None
         return parse_sweep(doc, f"sweep file {os.fspath(source)!r}")
     return parse_sweep(source)

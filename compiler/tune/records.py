@@ -209,6 +209,6 @@ def load_tuning(path) -> TuningLog:
         raise TuningFileError(f"tuning log {path}: cannot be read ({exc.strerror or exc})") from None
     try:
         doc = json.loads(data.decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise TuningFileError(f"tuning log {path}: not valid JSON ({exc})") from None
     return TuningLog.from_dict(doc, f"tuning log {path}")

@@ -228,7 +228,7 @@ class Channel:
 def _parse_header(text: bytearray, peer: str, expect: str) -> dict:
     try:
         header = json.loads(text.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:   # (nesting past the JSON reader's depth)
         raise ProtocolError(f"{peer} sent a message header that is not UTF-8 JSON ({exc}) where a {expect!r} "
                             "message was expected") from None
     if not isinstance(header, dict) or not isinstance(header.get("type"), str):

@@ -84,6 +84,9 @@ def test_invalid_json_file(tmp_path):
     path.write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         load_config(str(path))
+    path.write_text("[" * 100_000)                          # past the JSON reader's recursion
+    with pytest.raises(ValueError, match="bad.json is not valid JSON: maximum recursion depth"):
+        load_config(str(path))
 
 
 def test_every_timing_parameter_is_bounded_by_what_the_rtl_can_build():

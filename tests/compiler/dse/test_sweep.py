@@ -59,6 +59,9 @@ def test_sweep_files_unreadable_or_not_json(tmp_path):
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(SweepError, match="is not valid JSON"):
         load_sweep(tmp_path / "bad.json")
+    (tmp_path / "nested.json").write_text("[" * 100_000)     # past the JSON reader's recursion
+    with pytest.raises(SweepError, match="nested.json' is not valid JSON: maximum recursion depth"):
+        load_sweep(tmp_path / "nested.json")
     (tmp_path / "ok.json").write_text(json.dumps({"grid": {"clock_mhz": [100, 250]}}))
     assert [p.config.clock_mhz for p in load_sweep(tmp_path / "ok.json").points] == [100, 250]
 

@@ -110,3 +110,6 @@ def test_unreadable_and_non_json_files(tmp_path):
     (tmp_path / "b.json").write_bytes(b"\xff\xfe\x00")
     with pytest.raises(TuningFileError, match="not valid JSON"):
         load_tuning(tmp_path / "b.json")
+    (tmp_path / "nested.json").write_text("[" * 100_000)     # past the JSON reader's recursion
+    with pytest.raises(TuningFileError, match=r"nested.json: not valid JSON \(maximum recursion depth"):
+        load_tuning(tmp_path / "nested.json")

@@ -201,10 +201,11 @@ def test_an_upload_longer_than_announced_is_refused_before_its_payload(server, m
     (b"GET / HTTP/1.1\r\nHost: board\r\n\r\n" + b"x" * 5000, ProtocolError, "not a vdla remote message"),
     (PREFIX.pack(MAGIC, 9, 0) + b"{not json", ProtocolError, "not UTF-8 JSON"),
     (PREFIX.pack(MAGIC, 16 << 20, 0), LimitExceeded, "header of 16777216 bytes"),
+    (PREFIX.pack(MAGIC, 4000, 0) + b"[" * 4000, ProtocolError, "not UTF-8 JSON .*maximum recursion depth"),
     (PREFIX.pack(MAGIC, 11, 0) + b'{"type":42}', ProtocolError, "without a \"type\" string"),
     (PREFIX.pack(MAGIC, 26, 0) + b'{"type":"auth","nonce":12}', ProtocolError, "version None"),
     (PREFIX.pack(MAGIC, 12, 1 << 62) + b'{"type":"x"}', ProtocolError, "'x' message where a 'auth'"),
-], ids=["http", "json", "long-header", "type", "fields", "type-name"])
+], ids=["http", "json", "long-header", "nested", "type", "fields", "type-name"])
 def test_malformed_messages_get_a_clear_answer_and_the_server_goes_on(server, model, garbage, error, match):
     with socket.create_connection(("127.0.0.1", server.port), timeout=IO_TIMEOUT_S) as sock:
         channel = Channel(SocketStream(sock), "the server")
