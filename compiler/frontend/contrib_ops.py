@@ -5,18 +5,27 @@ runs them like a QDQ model, and the VDLA pipeline reads their ranges like a QDQ 
 
 QLinearAdd(A, As, Azp, B, Bs, Bzp, Cs, Czp); QLinearGlobalAveragePool(X, Xs, Xzp, Ys, Yzp);
 QGemm(A, As, Azp, B, Bs, Bzp, [C], [Ys], [Yzp]) (C int32 at scale As * Bs; no Ys: float out);
-QLinearSoftmax(X, Xs, Xzp, Ys, Yzp)."""
+QLinearSoftmax(X, Xs, Xzp, Ys, Yzp).
+
+The transformer operators (Gelu, SkipLayerNormalization, Attention, ...) are contrib_transformer's."""
 from __future__ import annotations
 
-from ..graph.ir import Node
+from ..graph.ir import Graph, Node
+from .contrib_transformer import DEFAULT_DOMAIN_OPS, TRANSFORMER_OPS, expand_transformer
 
 CONTRIB_DOMAIN = "com.microsoft"
 CONTRIB_OPS = {"QLinearAdd": set(), "QLinearGlobalAveragePool": {"channels_last"},
-               "QGemm": {"alpha", "transA", "transB"}, "QLinearSoftmax": {"axis", "opset"}}
+               "QGemm": {"alpha", "transA", "transB"}, "QLinearSoftmax": {"axis", "opset"}, **TRANSFORMER_OPS}
+# onnxruntime's ops that it registers in the default ONNX domain, imported like the contrib ones
+CONTRIB_DEFAULT_DOMAIN_OPS = DEFAULT_DOMAIN_OPS
 
 
-def expand_contrib(op: str, name: str, inputs: list[str], outputs: list[str], attrs: dict, fail) -> list[Node]:
-    """The standard nodes computing contrib op `op`; `fail(what)` raises for what is not covered."""
+def expand_contrib(op: str, name: str, inputs: list[str], outputs: list[str], attrs: dict, fail,
+                   graph: Graph | None = None) -> list[Node]:
+    """The standard nodes computing contrib op `op`; `fail(what)` raises for what is not covered.
+    `graph` (the graph imported so far) takes the constants an expansion makes."""
+    if op in TRANSFORMER_OPS:
+        return expand_transformer(op, name, inputs, outputs, attrs, fail, graph)
     inputs = list(inputs) + [""] * 9
     nodes: list[Node] = []
 

@@ -24,7 +24,8 @@ from ..graph.ir import Graph, GraphError, InvalidModelError, Node, RuntimeShapeE
 from ..graph.limits import SUPPORTED_DTYPES, check_tensor
 
 from .onnx_types import type_of, value_types
-from .contrib_ops import CONTRIB_DOMAIN, CONTRIB_OPS, expand_contrib
+from .contrib_ops import CONTRIB_DEFAULT_DOMAIN_OPS, CONTRIB_DOMAIN, CONTRIB_OPS, expand_contrib
+from .contrib_transformer import IMPORT_TYPES
 from .onnx_checks import check_attribute_values, check_schema
 
 MIN_OPSET = 11
@@ -353,6 +354,7 @@ def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict |
         graph.types[value.name] = _input_type(value, overrides)
     for index, proto in enumerate(g.node):
         graph.nodes.extend(_import_node(proto, index, opset, graph))
+    graph.meta.pop(IMPORT_TYPES, None)
     graph.meta["onnx_types"] = value_types(model, overrides)
     if check_shapes:
         _check_types(graph)
@@ -362,7 +364,8 @@ def import_onnx(model: onnx.ModelProto | str | os.PathLike, input_shapes: dict |
 def _import_node(proto: onnx.NodeProto, index: int, opset: int, graph: Graph) -> list[Node]:
     """The IR nodes of one ONNX node (none for a Constant, which becomes a graph constant)."""
     name = proto.name or f"{proto.op_type}_{index}"
-    if proto.domain == CONTRIB_DOMAIN and proto.op_type in CONTRIB_OPS:
+    if (proto.domain == CONTRIB_DOMAIN and proto.op_type in CONTRIB_OPS
+            or proto.domain in ("", "ai.onnx") and proto.op_type in CONTRIB_DEFAULT_DOMAIN_OPS):
         attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
         unknown = set(attrs) - CONTRIB_OPS[proto.op_type]
         if unknown:
@@ -370,7 +373,7 @@ def _import_node(proto: onnx.NodeProto, index: int, opset: int, graph: Graph) ->
 
         def fail(what):
             raise _fail(proto, opset, what)
-        return expand_contrib(proto.op_type, name, list(proto.input), list(proto.output), attrs, fail)
+        return expand_contrib(proto.op_type, name, list(proto.input), list(proto.output), attrs, fail, graph)
     if proto.domain not in ("", "ai.onnx"):
         raise _fail(proto, opset, f"domain {proto.domain!r} is not supported (the default ONNX domain, "
                     f"and from {CONTRIB_DOMAIN}: {', '.join(sorted(CONTRIB_OPS))})")
