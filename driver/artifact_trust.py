@@ -99,7 +99,7 @@ def generate_key_file(path: str | os.PathLike, overwrite: bool = False) -> Signi
 def read_key_file(path: str | os.PathLike, what: str = "key file") -> SigningKey:
     path = os.path.expanduser(os.fspath(path))   # VDLA_TRUST_KEY=~/... is not expanded by every shell
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))   # a FIFO must not block the open
     except OSError as exc:
         raise TrustError(f"{what} {path}: cannot open it ({exc.strerror}); create one with "
                          "`vdla keygen -o FILE`") from None
@@ -137,12 +137,17 @@ class TrustPolicy:
 
     @classmethod
     def from_env(cls, environ=None) -> "TrustPolicy":
-        """VDLA_TRUST_KEY: a key file path (several separated by os.pathsep); unset or empty:
-        no policy."""
-        value = (os.environ if environ is None else environ).get(ENV_VAR, "")
-        paths = [p for p in value.split(os.pathsep) if p]
-        if not paths:
+        """VDLA_TRUST_KEY: a key file path (several separated by os.pathsep); unset: no policy.
+        Set but naming no file (empty, or "$K1:$K2" with both unset) is an error, not an open
+        door: whoever set it meant a policy."""
+        env = os.environ if environ is None else environ
+        if ENV_VAR not in env:
             return cls()
+        value = env[ENV_VAR]
+        paths = [p for p in value.split(os.pathsep) if p.strip()]
+        if not paths:
+            raise TrustError(f"{ENV_VAR}={value!r} names no key file: set it to the trusted keys' paths "
+                             f"(separated by {os.pathsep!r}), or unset it to run without a trust policy")
         return cls.from_key_files(paths, origin=f"{ENV_VAR}={value}")
 
     @property

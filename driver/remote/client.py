@@ -15,7 +15,7 @@ import socket
 from ..artifact_errors import ArtifactError
 from .address import format_address, is_loopback
 from .arrays import pack
-from .errors import AuthenticationError, RemoteConnectionError, RemoteError, RemoteTimeout
+from .errors import AuthenticationError, ProtocolError, RemoteConnectionError, RemoteError, RemoteTimeout
 from .handshake import Credentials, client_handshake
 from .limits import Limits
 from .protocol import Channel, SocketStream, field
@@ -73,6 +73,9 @@ class RemoteRunner:
             session = client_handshake(channel, self.credentials, self.limits.header_bytes)
             request.check(Limits.from_wire(session.get("limits")), f"the server at {self.address}")
             run_timeout_s = field(session, "run_timeout_s", (int, float), f"{channel.peer}'s session")
+            if not 0 < run_timeout_s < 1e9:        # a socket timeout must be a finite number
+                raise ProtocolError(f"{channel.peer}'s session gives run_timeout_s {run_timeout_s}; expected a "
+                                    "positive number of seconds")
             channel.send(request.to_wire())
             channel.recv("ready", self.limits.header_bytes)
             channel.send({"type": "upload"}, [data, *parts])

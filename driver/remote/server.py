@@ -21,6 +21,7 @@ connection ends that connection only.
 from __future__ import annotations
 
 import logging
+import math
 import socket
 import threading
 
@@ -55,10 +56,10 @@ class RemoteServer:
                  min_transfer_bytes_per_s: float = defaults.MIN_TRANSFER_BYTES_PER_S):
         if device not in DEVICE_KINDS:
             raise ValueError(f"unknown device {device!r}; choose one of {', '.join(DEVICE_KINDS)}")
-        if not timeout_s > 0 or not idle_timeout_s > 0 or not handshake_timeout_s > 0 or max_connections < 1 \
-                or not min_transfer_bytes_per_s > 0:
+        if not all(0 < x < math.inf for x in (timeout_s, idle_timeout_s, handshake_timeout_s,
+                                              min_transfer_bytes_per_s)) or max_connections < 1:
             raise ValueError("the run, idle and handshake timeouts and the minimum transfer rate must be positive "
-                             "and max_connections at least 1")
+                             "finite numbers and max_connections at least 1")
         if insecure_loopback:
             if key_file is not None:
                 raise ValueError("choose --key-file or --insecure-loopback, not both")

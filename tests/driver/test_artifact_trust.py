@@ -110,6 +110,23 @@ def test_the_environment_sets_the_policy(tmp_path, monkeypatch, key, unsigned):
         art.load(path)
 
 
+@pytest.mark.parametrize("value", ["", os.pathsep, f"{os.pathsep} {os.pathsep}"], ids=["empty", "separator", "blank"])
+def test_a_set_variable_that_names_no_key_is_an_error_not_an_open_door(monkeypatch, value):
+    """VDLA_TRUST_KEY="$K1:$K2" with both unset reads ":": that must not run unsigned artifacts."""
+    monkeypatch.setenv(ENV_VAR, value)
+    with pytest.raises(TrustError, match=f"{ENV_VAR}=.* names no key file.*unset it"):
+        TrustPolicy.from_env()
+    monkeypatch.delenv(ENV_VAR)
+    assert not TrustPolicy.from_env().requires_signature
+
+
+def test_a_fifo_given_as_the_key_file_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "key.fifo"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(TrustError, match="is not a regular file"):
+        read_key_file(fifo)                  # before: open() blocked until a writer came
+
+
 def test_signing_keeps_the_format_version_check(key, unsigned):
     """A signed artifact of another format version says so (not "bad signature")."""
     import hashlib

@@ -136,6 +136,27 @@ def test_insecure_loopback_only_on_loopback(model):
             runner(srv, model["key"]).run(model["data"], model["x"])
 
 
+@pytest.mark.parametrize("option", ["timeout_s", "idle_timeout_s", "handshake_timeout_s", "min_transfer_bytes_per_s"])
+def test_an_infinite_or_nan_timeout_is_refused_at_start(model, option):
+    """`vdla serve --timeout inf` used to start, and then every run died with OverflowError."""
+    for value in (float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="positive finite numbers"):
+            RemoteServer("127.0.0.1", 0, key_file=model["key"], **{option: value})
+
+
+def test_a_client_refuses_a_session_without_a_finite_run_timeout(server, model):
+    """A server (or a man in the middle of an unauthenticated one) cannot make the client's socket
+    timeout overflow: the session's run_timeout_s is checked."""
+    saved = server.timeout_s
+    server.timeout_s = 1e300
+    try:
+        with pytest.raises(ProtocolError, match="run_timeout_s 1e\\+300; expected a positive number"):
+            runner(server, model["key"]).run(model["data"], model["x"])
+    finally:
+        server.timeout_s = saved
+    assert_serves(server, model)
+
+
 def test_a_spliced_message_fails_its_tag(server, model):
     """A man in the middle who changes one byte of a sealed message is caught."""
     sock, channel = raw_session(server, model["key"])
