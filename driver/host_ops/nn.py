@@ -9,6 +9,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ._operands import operand
 from .axes import normalize_axis
+from .window_bounds import padding_dominates, reduce_windows, tap_counts
 
 
 def pool_output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int,
@@ -156,6 +157,8 @@ def _pool(x, attrs, reducer):
 def _max_pool(inputs, attrs):
     def reduce(x, begins, ends, kernel, strides, dilations, out_sizes, nd):
         low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        if padding_dominates(x.shape[2:], begins, ends):
+            return reduce_windows(x, kernel, strides, dilations, begins, out_sizes, np.max, low)
         xp = _pad_spatial(x, begins, ends, low)
         win = _windows(xp, kernel, strides, dilations, out_sizes)
         return win.max(axis=tuple(range(-nd, 0)))
@@ -169,6 +172,8 @@ def _avg_pool(inputs, attrs):
     pads0 = attrs.get("pads") or [0] * (2 * nd0)
 
     def reduce(x, begins, ends, kernel, strides, dilations, out_sizes, nd):
+        if padding_dominates(x.shape[2:], begins, ends):
+            return _bounded_average(x, begins, kernel, strides, dilations, out_sizes, pads0 if include_pad else None)
         xp = _pad_spatial(x.astype(np.float64), begins, ends, 0.0)
         axes = tuple(range(-nd, 0))
         total = _windows(xp, kernel, strides, dilations, out_sizes).sum(axis=axes)
@@ -183,6 +188,20 @@ def _avg_pool(inputs, attrs):
         count = _windows(ones, kernel, strides, dilations, out_sizes).sum(axis=axes)
         return total / count
     return [_pool(x, attrs, reduce).astype(x.dtype)]
+
+
+def _bounded_average(x, begins, kernel, strides, dilations, out_sizes, declared_pads):
+    """AveragePool over the real data each window covers (window_bounds): the sum of its real
+    values over the count of its taps on real data, or on the declared padding too."""
+    nd = len(kernel)
+    total = reduce_windows(x.astype(np.float64), kernel, strides, dilations, begins, out_sizes, np.sum, 0.0)
+    count = np.ones(())
+    for i in range(nd):
+        size, begin = x.shape[2 + i], begins[i]
+        if declared_pads is not None:      # the declared padding counts as if it were data
+            size, begin = size + declared_pads[i] + declared_pads[nd + i], 0
+        count = np.multiply.outer(count, tap_counts(size, kernel[i], strides[i], dilations[i], begin, out_sizes[i]))
+    return total / count
 
 
 def _global_avg_pool(inputs, attrs):

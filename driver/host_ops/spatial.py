@@ -18,6 +18,7 @@ from ._operands import operand
 from .errors import OperandError, RuntimeShape, Unimplemented
 from .nn import pool_output_size
 from .opdef import OpDef, dtype_name
+from .window_bounds import padding_dominates, reduce_windows
 
 
 # -- sliding windows (LpPool, Col2Im, DeformConv) --------------------------------------------------
@@ -77,9 +78,13 @@ def _lp_pool(inputs, attrs):
     x = inputs[0]
     kernel, strides, dilations, pads, out = _lp_pool_plan(x.shape, attrs)
     p = float(attrs.get("p", 2))
-    windows = _gather_windows(np.abs(x).astype(np.float64), kernel, strides, dilations, pads, out)
     nd = len(kernel)
-    summed = np.sum(windows ** p, axis=tuple(range(2, 2 + nd)))
+    if padding_dominates(x.shape[2:], pads[:nd], pads[nd:]):
+        summed = reduce_windows(np.abs(x).astype(np.float64) ** p, kernel, strides, dilations, pads[:nd], out,
+                                np.sum, 0.0)
+    else:
+        windows = _gather_windows(np.abs(x).astype(np.float64), kernel, strides, dilations, pads, out)
+        summed = np.sum(windows ** p, axis=tuple(range(2, 2 + nd)))
     return [np.asarray(summed ** (1 / p), dtype=x.dtype)]
 
 

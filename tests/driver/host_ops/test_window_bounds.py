@@ -1,0 +1,54 @@
+"""Pooling windows bounded by the data they touch (vdla.driver.host_ops.window_bounds): a window
+far larger than its input, or pads far wider, costs what the input and output cost, and gives
+onnxruntime's answer; and the bounded form equals the padded one where both can run."""
+import time
+
+import numpy as np
+import pytest
+
+from ort_oracle import check_node
+from vdla.driver import host_ops
+from vdla.driver.host_ops.window_bounds import padding_dominates, real_taps
+
+
+@pytest.mark.parametrize("op, attrs", [
+    ("MaxPool", {}), ("AveragePool", {}), ("AveragePool", {"count_include_pad": 1}), ("LpPool", {"p": 2})])
+def test_a_window_of_200000_squared_on_a_2x2_input_is_instant_and_right(rng, op, attrs):
+    x = rng.standard_normal((1, 2, 2, 2)).astype(np.float32)
+    attrs = {"kernel_shape": [200000, 200000], "pads": [100000] * 4, **attrs}
+    started = time.perf_counter()
+    check_node(op, {"x": x}, attrs, kernels=(False,), rtol=1e-5)
+    assert time.perf_counter() - started < 30      # (was 149 GiB of padding: MemoryError, or hours)
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool", "LpPool"])
+@pytest.mark.parametrize("kernel, strides, dilations, pads", [
+    ([70, 66], [4, 5], [1, 1], [60, 0, 65, 63]), ([60, 60], [6, 5], [1, 2], [56, 59, 55, 58]),
+    ([75, 75], [7, 9], [1, 1], [69, 69, 69, 69])])
+def test_the_bounded_form_equals_the_padded_one(rng, op, kernel, strides, dilations, pads):
+    """Pads wide enough that the bounded form runs (onnxruntime takes pads below the kernel),
+    checked against onnxruntime."""
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    assert padding_dominates(x.shape[2:], pads[:2], pads[2:])
+    attrs = {"kernel_shape": kernel, "strides": strides, "pads": pads}
+    if op != "AveragePool":
+        attrs["dilations"] = dilations
+    if op == "LpPool":
+        attrs["p"] = 3
+    check_node(op, {"x": x}, attrs, kernels=(False,), rtol=1e-5)
+    if op == "AveragePool":
+        check_node(op, {"x": x}, {**attrs, "count_include_pad": 1}, kernels=(False,), rtol=1e-5)
+
+
+def test_real_taps_are_the_rows_a_window_covers():
+    # size 4, kernel 3, stride 2, dilation 2, 3 rows of padding before: taps at start, +2, +4
+    taps = real_taps(4, 3, 2, 2, 3, 4)
+    rows = [list(range(*s.indices(4))) for s in taps]
+    assert rows == [[1], [1, 3], [1, 3], [3]]      # starts -3, -1, 1, 3
+    assert real_taps(2, 1, 1, 1, 5, 2) == [slice(0, 0), slice(0, 0)]
+
+
+def test_normal_pools_keep_the_vectorized_form():
+    assert not padding_dominates((112, 112), (1, 1), (1, 1))
+    assert not padding_dominates((2, 2), (1, 1), (1, 1))
+    assert host_ops.run("MaxPool", [np.ones((1, 1, 4, 4), np.float32)], {"kernel_shape": [2, 2]})[0].shape == (1, 1, 3, 3)
