@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -30,6 +31,9 @@ from vdla.hw import HwConfig, load_config
 from .errors import SweepError
 
 _SWEEP_KEYS = ("base", "grid", "points", "name")
+# Every point is compiled and simulated: a sweep past this is a typo (a grid of 9 keys x 10
+# values is a billion points), refused before any point is built.
+MAX_POINTS = 10_000
 
 
 @dataclass
@@ -45,8 +49,13 @@ class Point:
     def label(self) -> str:
         """Short name for tables and plots: BATCHxBLOCK, buffers, bus and clock."""
         d = self.doc
-        return (f"{1 << d['LOG_BATCH']}x{1 << d['LOG_BLOCK']} u{d['LOG_UOP_BUFF_SIZE']} i{d['LOG_INP_BUFF_SIZE']} "
+        return (f"{_pow2(d['LOG_BATCH'])}x{_pow2(d['LOG_BLOCK'])} u{d['LOG_UOP_BUFF_SIZE']} i{d['LOG_INP_BUFF_SIZE']} "
                 f"w{d['LOG_WGT_BUFF_SIZE']} a{d['LOG_ACC_BUFF_SIZE']} bus{d['bus_width_bits']} {d['clock_mhz']}MHz")
+
+
+def _pow2(log) -> str:
+    """2**log for a table; an invalid point's value as it was written ("4", -1, 1e9)."""
+    return str(1 << log) if isinstance(log, int) and not isinstance(log, bool) and 0 <= log < 64 else repr(log)
 
 
 @dataclass
@@ -64,14 +73,19 @@ def _base(value, where: str) -> HwConfig:
         raise SweepError(f"{where} 'base': {exc}") from None
 
 
-def _check_override(keys: dict, where: str, known: list[str]) -> None:
+def _check_override(keys: dict, where: str, known: list[str], grid: bool = False) -> None:
+    """Known keys; a grid's values are lists of values (for `timing`, of timing objects)."""
     if not isinstance(keys, dict):
         raise SweepError(f"{where} must be an object of config keys, got {type(keys).__name__}")
     for key, value in keys.items():
         if key not in known:
             raise SweepError(f"{where}: unknown config key {key!r}; a sweep may set {', '.join(known)}")
-        if key == "timing" and not isinstance(value, dict):
-            raise SweepError(f"{where}: 'timing' must be an object of timing parameters, got {value!r}")
+        if grid and (not isinstance(value, list) or not value):
+            raise SweepError(f"{where} {key!r}: expected a non-empty list of values, got {value!r}")
+        for one in (value if grid else [value]):
+            if key == "timing" and not isinstance(one, dict):
+                raise SweepError(f"{where}: 'timing' must be an object of timing parameters (in a grid, a list of "
+                                 f"them), got {one!r}")
 
 
 def _apply(base_doc: dict, overrides: dict) -> dict:
@@ -96,16 +110,18 @@ def parse_sweep(doc, where: str = "sweep") -> Sweep:
     known = [k for k in base_doc if k != "TARGET"]
     grid = doc.get("grid", {})
     listed = doc.get("points", [])
-    _check_override(grid, f"{where} 'grid'", known)
-    for key, values in grid.items():
-        if not isinstance(values, list) or not values:
-            raise SweepError(f"{where} 'grid' {key!r}: expected a non-empty list of values, got {values!r}")
+    _check_override(grid, f"{where} 'grid'", known, grid=True)
     if not isinstance(listed, list):
         raise SweepError(f"{where} 'points' must be a list of objects of config keys")
+    count = math.prod(len(values) for values in grid.values()) + len(listed)
+    if count > MAX_POINTS:
+        sizes = " x ".join(str(len(v)) for v in grid.values())
+        raise SweepError(f"{where} has {count} points (a grid of {sizes}, and {len(listed)} listed); the limit is "
+                         f"{MAX_POINTS}: each point is compiled and simulated. Split the sweep, or sample it")
     for k, point in enumerate(listed):
         _check_override(point, f"{where} 'points'[{k}]", known)
-    combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())] if grid else []
-    overrides = combos + [dict(p) for p in listed] or [{}]
+    combos = (dict(zip(grid, values)) for values in itertools.product(*grid.values())) if grid else iter(())
+    overrides = itertools.chain(combos, (dict(p) for p in listed)) if grid or listed else [{}]
     sweep = Sweep(str(doc.get("name") or "sweep"), base)
     seen = set()
     for change in overrides:
@@ -118,7 +134,7 @@ def parse_sweep(doc, where: str = "sweep") -> Sweep:
         point = Point(f"p{len(sweep.points):02d}", change, full)
         try:
             point.config = HwConfig.from_dict(full)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:      # vdla.hw's reason (or a value of a wrong type)
             point.invalid = str(exc)
         sweep.points.append(point)
     return sweep

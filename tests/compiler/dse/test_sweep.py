@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from vdla.compiler.dse import SweepError, load_sweep
+from vdla.compiler.dse.sweep import parse_sweep
 from vdla.hw import load_config
 
 BENCH_SWEEP = Path(__file__).resolve().parents[3] / "benchmarks" / "dse_resnet18.json"
@@ -71,3 +72,28 @@ def test_benchmark_sweep_has_eight_valid_resnet18_configs_with_blocks_8_16_32():
     valid = [p for p in sweep.points if p.invalid is None]
     assert len(valid) == len(sweep.points) >= 8
     assert {p.config.block for p in valid} >= {8, 16, 32}
+
+
+def test_a_sweep_of_a_billion_points_is_refused_before_any_is_built():
+    keys = ["LOG_BATCH", "LOG_BLOCK", "LOG_UOP_BUFF_SIZE", "LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE",
+            "LOG_ACC_BUFF_SIZE", "bus_width_bits", "clock_mhz", "LOG_OUT_BUFF_SIZE"]
+    grid = {k: list(range(10)) for k in keys if k in load_config("pynq").to_dict()}
+    with pytest.raises(SweepError, match=r"has \d+ points \(a grid of 10 x 10 .*the limit is 10000"):
+        parse_sweep({"base": "pynq", "grid": grid})
+
+
+def test_a_grid_over_timing_takes_timing_objects():
+    sweep = parse_sweep({"base": "pynq", "grid": {"timing": [{"dram_read_latency": 8}, {"dram_read_latency": 64}],
+                                                  "clock_mhz": [100, 200]}})
+    assert [(p.config.timing.dram_read_latency, p.config.clock_mhz) for p in sweep.points] == \
+        [(8, 100), (8, 200), (64, 100), (64, 200)]
+    with pytest.raises(SweepError, match=r"'timing' must be an object of timing parameters \(in a grid, a list of them\), got 8"):
+        parse_sweep({"base": "pynq", "grid": {"timing": [8]}})
+
+
+def test_a_value_of_the_wrong_type_is_an_invalid_point_not_a_crash():
+    sweep = parse_sweep({"base": "pynq", "points": [{"LOG_BLOCK": "4"}, {"LOG_BLOCK": 4}]})
+    bad, good = sweep.points
+    assert "'LOG_BLOCK' (log2 of GEMM input/output channels) must be an integer, got '4'" in bad.invalid
+    assert bad.config is None and "x'4'" in bad.label
+    assert good.invalid is None and good.label.startswith("1x16")
