@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import struct
 from dataclasses import dataclass, field
 
@@ -86,10 +87,31 @@ def _append(blobs: list, raw: bytes, offset: int) -> int:
     return offset + len(raw) + pad
 
 
+_SPECIAL = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+            (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+
+
+def output_target(path: str | os.PathLike) -> str:
+    """Where writing `path` lands: a symlink's target (written through, not replaced). ValueError
+    when that is not a regular file (a rename over /dev/null, run as root, replaced the device
+    node with a file; one over a FIFO, the FIFO)."""
+    target = os.path.realpath(os.fspath(path))
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    for test, kind in _SPECIAL:
+        if test(mode):
+            raise ValueError(f"{os.fspath(path)} is {kind}, not a regular file: an artifact is written to a new file "
+                             "renamed over the old one, which would replace it; give a file path")
+    return target
+
+
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     """A temporary file in the same folder, synced, then renamed over `path` (os.replace is
-    atomic within a file system), so readers see the old file or the new one, never a part."""
-    path = os.fspath(path)
+    atomic within a file system), so readers see the old file or the new one, never a part.
+    A symlink is written through; anything but a regular file is refused (output_target)."""
+    path = output_target(path)
     folder = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)   # the umask applies, as for open()

@@ -157,3 +157,22 @@ def test_save_is_atomic(tmp_path, monkeypatch):
         relu_artifact().save(path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["m.vdla"]     # no temporary file left behind
+
+
+def test_save_writes_through_a_symlink_and_refuses_special_files(tmp_path):
+    """Atomic replace is for regular files: a symlink is written through (its target replaced, the
+    link kept), a FIFO or a device or a folder is refused (renaming over /dev/null as root once
+    replaced the device node with a file)."""
+    artifact = relu_artifact()
+    real = tmp_path / "real.vdla"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.vdla"
+    link.symlink_to(real)
+    artifact.save(link)
+    assert link.is_symlink() and art.load(real, policy=art.artifact_trust.TrustPolicy()).plan["name"] == "relu"
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    for special, kind in ((fifo, "a FIFO"), (tmp_path, "a directory"), ("/dev/null", "a character device")):
+        with pytest.raises(ValueError, match=f"is {kind}, not a regular file"):
+            artifact.save(special)
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")

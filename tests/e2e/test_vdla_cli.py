@@ -64,3 +64,22 @@ def test_compile_lists_the_host_steps_and_why(tmp_path, capsys):
     assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.vdla"), "--target", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "host steps: 1: where_nonzero (NonZero): the output shape depends on the values of NonZero's input X" in out
+
+
+def test_compile_refuses_to_write_over_its_own_model_or_a_device(tmp_path, capsys):
+    import onnx
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    model = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    before = model.read_bytes()
+    link = tmp_path / "alias.onnx"
+    link.symlink_to(model)
+    for out in (model, link):
+        assert main(["compile", str(model), "-o", str(out), "--target", "cpu"]) == 1
+        assert "is the model being compiled" in capsys.readouterr().err
+    assert model.read_bytes() == before
+    assert main(["compile", str(model), "-o", "/dev/null", "--target", "cpu"]) == 1
+    assert "/dev/null is a character device, not a regular file" in capsys.readouterr().err

@@ -59,6 +59,7 @@ def add_parser(sub):
 def run(args) -> int:
     from vdla.compiler.compile_model import compile_model  # lazy: the runtime needs no compiler
     start = time.perf_counter()
+    _check_output(args.model, args.output)     # before the compile, which may take minutes
     sign_key = None
     if args.sign_key:   # read first: a bad key file should not cost a whole compile
         from vdla.driver.artifact_trust import read_key_file
@@ -103,6 +104,17 @@ def run(args) -> int:
     if tuning is not None:
         _print_tuning(args.tuning, tuning, artifact)
     return 0
+
+
+def _check_output(model: str, output: str) -> None:
+    """-o must be a regular file (or none yet), and not the model being compiled."""
+    import os
+
+    from vdla.driver.artifact import output_target
+    target = output_target(output)
+    if os.path.exists(target) and os.path.exists(model) and os.path.samefile(model, target):
+        raise ValueError(f"-o {output} is the model being compiled: writing the artifact there would destroy it; "
+                         "give another output path")
 
 
 def _print_cpu_layers(artifact, shown: int = 4) -> None:
