@@ -101,11 +101,12 @@ def _feature_list(features) -> list[str]:
 
 
 def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_shapes=None, constant_inputs=None,
-                      per_channel_activations=False, vta_compat=False):
+                      per_channel_activations=False, vta_compat=False, demoted: dict | None = None):
     """The front half of the VDLA pipeline: import -> float graph passes -> placement ->
     calibration -> int8 quantization of the accelerator part. -> (quantized graph, float
     graph, placement, ranges). The accelerator nodes of the quantized graph are the kernels
-    lower_vdla compiles (and vdla tune tunes)."""
+    lower_vdla compiles (and vdla tune tunes). `demoted`: {node: reason} of nodes to keep on the
+    CPU (ones whose kernel turned out not to compile on this hardware)."""
     from .graph.passes.calibrate import calibrate
     from .graph.passes.qdq import has_qdq, strip_qdq
     from .graph.passes.quantize_vdla import (Unquantizable, demote_unranged, place_nodes, quantize_vdla,
@@ -124,10 +125,10 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
                          "(one array per model input, named like the input, first axis = samples)")
     if vta_compat and per_channel_activations:
         raise ValueError("vta_compat requantizes with one shift per layer: it takes no per-channel activation scales")
-    place = place_nodes(graph, config, host_triple, vta_compat=vta_compat)
+    untileable = dict(demoted or {})
+    place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
     measured = {} if calibration is None else \
         calibrate(graph, calibration, tensors_to_calibrate(graph, place), per_channel=per_channel_activations)
-    untileable = {}
     while True:
         # a node no schedule fits (or whose requantization the ALU cannot express) goes to the
         # CPU and the graph is placed again; that only shrinks the accelerator's part, so the
@@ -161,18 +162,26 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     from .graph.passes.calibrate import quantization_error, sample_batches
     from .graph.passes.memory_plan import plan_memory
     from .lower_graph import lower_graph
-    from .lower_vdla import lower_vdla
+    from .lower_vdla import KernelsDoNotFit, lower_vdla
     from .target import Target
     start = time.perf_counter()
     config = load_config(hw_config)
-    graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
-                                                         constant_inputs, per_channel_activations, vta_compat)
+    demoted = {}
+    while True:         # a kernel that does not compile on this hardware: its node to the CPU, again
+        graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
+                                                             constant_inputs, per_channel_activations, vta_compat,
+                                                             demoted)
+        graph = plan_memory(graph)
+        try:
+            vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat,
+                                                             tuning=tuning)
+            break
+        except KernelsDoNotFit as why:
+            demoted.update(why.nodes)
     if calibration is not None:     # the error needs a sample (a QDQ model compiled without one has none)
         errors = quantization_error(float_graph, graph, sample_batches(float_graph, calibration)[0])
         for name, db in errors.items():
             place[name]["sqnr_db"] = db
-    graph = plan_memory(graph)
-    vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat, tuning=tuning)
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
     skip = set(vdla_steps) | {n.name for n in graph.nodes if n.op in ("VdlaQuantize", "VdlaDequantize")}
     cpu_tuning = _cpu_tuning(tuning, tgt)

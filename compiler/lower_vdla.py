@@ -86,6 +86,18 @@ def untileable_kernels(graph: Graph, config, vta_compat: bool = False) -> dict[s
     return found
 
 
+def default_knobs(config, spec: KernelSpec, vta_compat: bool = False):
+    """The default schedule's knobs for `spec` on `config`."""
+    from .topi import vdla as V
+    if spec.op == "VdlaConv":
+        return V.default_conv_knobs(config, spec.layer, spec.ep)
+    if spec.op == "VdlaDense":
+        return V.default_dense_knobs(config, spec.layer, spec.ep)
+    if spec.op == "VdlaPool":
+        return V.default_pool_knobs(config, spec.layer, vta_compat)
+    return V.default_add_knobs(config, spec.layer, vta_compat)
+
+
 def default_variants(knobs) -> list:
     """The schedules the default choice is made between: the default knobs and, with several
     virtual threads, the same tiles on one thread; the first wins a tie."""
@@ -101,6 +113,7 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=
     hardware takes the record's knobs as they are (they were measured against both of the
     default's variants); graph.meta["vdla_tuning"] counts the kernels that did and did not."""
     steps, programs, single, index = {}, [], [], {}
+    failed, unfit = {}, {}         # kernel key -> why it does not fit; node -> why
     usage = {"tuned": 0, "default": 0, "tunable": 0}
     for node in graph.nodes:
         if node.op not in KERNEL_OPS:
@@ -108,6 +121,9 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=
         a = node.attrs
         key = json.dumps([node.op, a.get("layer"), a["epilogue"], a.get("ma"), a.get("mb"),
                           [graph.types[n].shape for n in node.inputs]], sort_keys=True, default=list)
+        if key in failed:
+            unfit[node.name] = failed[key]
+            continue
         if key not in index:
             spec = kernel_spec(graph, node)
             name = f"v{len(programs)}_{node.op[4:].lower()}"
@@ -117,11 +133,11 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=
                 one = compile_kernel(config, spec, replace(knobs, vthreads=1), name, vta_compat)[0] \
                     if knobs.vthreads > 1 else prog
             else:
-                prog, knobs = compile_kernel(config, spec, None, name, vta_compat)
-                one = compile_kernel(config, spec, default_variants(knobs)[1], name, vta_compat)[0] \
-                    if knobs.vthreads > 1 else prog
-                if one is not prog and _cycles(config, one) < _cycles(config, prog):
-                    prog = one
+                try:
+                    prog, one = _default_programs(config, spec, name, vta_compat)
+                except KernelDoesNotFit as why:
+                    failed[key] = unfit[node.name] = why.reason
+                    continue
             if node.op in TUNABLE_OPS:
                 usage["tunable"] += 1
                 usage["tuned" if record is not None else "default"] += 1
@@ -132,9 +148,52 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=
                 log(f"compiled {prog.name} for {node.name}" + (" (tuned)" if record is not None else ""))
         args = _vta_args(graph, node, config) if vta_compat else [n for n in node.inputs if n]
         steps[node.name] = {"program": index[key], "args": args + list(node.outputs)}
+    if unfit:
+        raise KernelsDoNotFit(unfit)
     if tuning is not None:
         graph.meta["vdla_tuning"] = usage
     return steps, programs, single
+
+
+class KernelDoesNotFit(ValueError):
+    """No default schedule of a kernel compiles and runs on this hardware config (a token queue
+    of depth 1, an accumulator hazard distance the micro-op order cannot keep)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class KernelsDoNotFit(ValueError):
+    """The accelerator nodes whose kernels do not fit: {node: reason}; the compile puts them on
+    the CPU with their reasons and lowers again."""
+
+    def __init__(self, nodes: dict[str, str]):
+        super().__init__("; ".join(f"node {n!r}: {why}" for n, why in nodes.items()))
+        self.nodes = nodes
+
+
+def _default_programs(config, spec: KernelSpec, name: str, vta_compat: bool):
+    """(the program to run, its one-virtual-thread variant): the default schedule and that
+    variant, the faster of the two; one that does not lower or run on this config gives way to
+    the other; neither: KernelDoesNotFit."""
+    from vdla.simulator.errors import SimulatorError
+
+    from .codegen.vdla.errors import VdlaLoweringError
+    failures = (VdlaLoweringError, SimulatorError)
+    variants = default_variants(default_knobs(config, spec, vta_compat))
+    programs = []
+    for variant in variants:
+        try:
+            program = compile_kernel(config, spec, variant, name, vta_compat)[0]
+            # (one variant: nothing to choose between, no simulation; several: the faster)
+            programs.append((_cycles(config, program) if len(variants) > 1 else 0, program))
+        except failures as exc:
+            why = exc
+    if not programs:
+        raise KernelDoesNotFit(f"no schedule of this layer runs on this hardware config ({why})")
+    fastest = min(programs, key=lambda p: p[0])[1]
+    return fastest, programs[-1][1]
 
 
 def _compile_recorded(config, spec: KernelSpec, record, name: str, vta_compat: bool, node):

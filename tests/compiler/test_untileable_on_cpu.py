@@ -146,6 +146,25 @@ def test_small_srams_put_the_layers_they_cannot_hold_on_the_cpu(tmp_path):
         _check_outputs(model, art, config, list(calib["input"]), tests, tmp_path)
 
 
+@pytest.mark.parametrize("timing, words", [({"token_queue_depth": 1}, "more than its depth 1"),
+                                           ({"acc_raw_min_distance": 64}, "acc_raw_min_distance")],
+                         ids=["token-queue-1", "acc-distance-64"])
+def test_legal_timing_that_no_default_schedule_meets_puts_those_layers_on_the_cpu(tmp_path, timing, words):
+    """Both values are inside the documented ranges, and ended the compile with an error naming
+    no layer: now the layers whose kernels cannot run so go to the CPU, each saying why."""
+    model = small_residual_cnn()
+    rng = np.random.default_rng(1)
+    calib = {"input": rng.standard_normal((8, 1, 3, 32, 32)).astype(np.float32)}
+    tests = [rng.standard_normal((1, 3, 32, 32)).astype(np.float32) for _ in range(2)]
+    doc = PYNQ.to_dict()
+    config = HwConfig.from_dict({**doc, "timing": {**doc["timing"], **timing}})
+    art = compile_model(model, target="vdla", hw_config=config, calibration=calib)
+    place = art.header["compile"]["placement"]
+    unfit = {n for n, p in place.items() if p["reason"].startswith("no schedule of this layer runs on this hardware")}
+    assert unfit and all(words in place[n]["reason"] for n in unfit)
+    _check_outputs(model, art, config, list(calib["input"]), tests, tmp_path)
+
+
 def test_a_genuinely_bad_config_is_still_a_clear_error():
     """What no placement can help: the config itself does not make an ISA."""
     with pytest.raises(ValueError, match="GEMM fields need 136 bits but the format has 128; reduce the SRAM sizes"):
