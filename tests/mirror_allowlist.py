@@ -337,16 +337,10 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.driver.host_ops.nn": Covered(("tests/onnx_backend/test_onnx_node_tests.py",),
                                        "numpy statements of the nn ops; the onnx node tests check each against the "
                                        "onnx package's outputs", via="vdla.compiler.onnx_backend"),
-    "vdla.driver.host_ops.quant": Covered(("tests/onnx_backend/test_onnx_node_tests.py",),
-                                          "numpy statements of QuantizeLinear/DequantizeLinear; the onnx node tests",
-                                          via="vdla.compiler.onnx_backend"),
     "vdla.driver.host_ops.shape": Covered(("tests/onnx_backend/test_onnx_node_tests.py",),
                                           "numpy statements of the data-movement ops and their shape rules; the onnx "
                                           "node tests (and tests/driver/host_ops/test_operands.py's operand checks)",
                                           via="vdla.compiler.onnx_backend"),
-    "vdla.driver.host_ops.vdla": Covered(("tests/e2e/test_vdla_models.py", "tests/compiler/test_compile_model_vta.py"),
-                                         "the accelerator ops' numpy semantics: quantized graphs run by them equal the "
-                                         "simulator bit for bit", via="vdla.compiler.compile_model"),
     "vdla.driver.host_ops.winograd": Covered(("tests/compiler/topi/test_winograd.py",),
                                              "the Winograd transforms' numpy semantics, tested with the kernel"),
     "vdla.driver.plan_check": Covered(("tests/driver/test_artifact_header.py",),

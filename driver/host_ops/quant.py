@@ -27,6 +27,10 @@ def quantize(x, scale, zero_point, axis=1, dtype=None):
     # quotient can land on the other side of a .5 tie (178 for 179 in the onnx node tests)
     ftype = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
     q = np.rint((x.astype(ftype) / _per_axis(scale, x.ndim, axis).astype(ftype)).astype(np.float64)) + zp
+    # NaN has no integer (numpy's cast of it is whatever the machine makes); onnxruntime clamps
+    # with max/min instructions that answer the bound for NaN, so NaN lands on the type's lowest
+    # value whatever the zero point, and ±inf saturates
+    q = np.where(np.isnan(q), np.iinfo(dtype).min, q)
     return _saturate(q, dtype)
 
 

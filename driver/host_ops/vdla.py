@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import HostOpError
+
 
 def _wrap(x):
     return np.asarray(x, dtype=np.int64).astype(np.int32).astype(np.int64)
@@ -139,9 +141,30 @@ def _channel_scale(scale, x):
     return s.reshape((1, -1) + (1,) * (x.ndim - 2))
 
 
+def nonfinite_values(x) -> str:
+    """How many NaN, inf and -inf values `x` holds, in words ("3 NaN values, 1 inf value")."""
+    counts = {"NaN": int(np.isnan(x).sum()), "inf": int(np.isposinf(x).sum()), "-inf": int(np.isneginf(x).sum())}
+    return ", ".join(f"{n} {what} value{'s' * (n > 1)}" for what, n in counts.items() if n)
+
+
+def _check_finite(x) -> None:
+    """A NaN cast to int8 is whatever the machine makes of it, and ±inf only saturates: either
+    way the accelerator computes a plausible-looking answer from no number at all, so the
+    quantization refuses them (the executor names the step, quantize_<tensor>)."""
+    bad = ~np.isfinite(x)
+    if not bad.any():
+        return
+    held = nonfinite_values(x)
+    first = [int(i) for i in np.argwhere(bad)[0]]
+    raise HostOpError(f"the tensor quantized for the accelerator holds {held} (of {x.size}, the first at "
+                      f"index {first}) where the accelerator takes int8: a non-finite number has no int8 value; "
+                      f"check the data fed to the model, or the CPU step that computed the tensor")
+
+
 def quantize_packed(x, scale, batch, block):
     """fp32 NCHW (or NC) -> int8 packed: round half to even, saturate (scale per channel or one)."""
     x = np.asarray(x, np.float64)
+    _check_finite(x)
     q = np.clip(np.rint(x / _channel_scale(scale, x)), -128, 127).astype(np.int8)
     if q.ndim == 2:
         q = q[:, :, None, None]

@@ -83,3 +83,11 @@ def test_compile_refuses_to_write_over_its_own_model_or_a_device(tmp_path, capsy
     assert model.read_bytes() == before
     assert main(["compile", str(model), "-o", "/dev/null", "--target", "cpu"]) == 1
     assert "/dev/null is a character device, not a regular file" in capsys.readouterr().err
+
+
+def test_compile_warns_in_one_line_when_calibration_data_is_constant(files, tmp_path, capsys):
+    np.savez(tmp_path / "zeros.npz", input=np.zeros((2, 1, 3, 32, 32), np.float32))
+    assert main(["compile", str(files / "m.onnx"), "-o", str(tmp_path / "m.vdla"), "--target", "vdla",
+                 "--calibrate", str(tmp_path / "zeros.npz")]) == 0
+    err = capsys.readouterr().err
+    assert "vdla compile: warning: calibration input 'input' holds one value (0.0) in every sample" in err

@@ -9,12 +9,18 @@ error against the real ones. The per-channel range ("channel_range") scales each
 maximum by the fraction chosen the same way for the whole tensor. Per-channel activation scales
 are an option, not the default: folded into the next layer's weights they move error into the
 weight quantization, and fitted to a few samples they generalize worse (ResNet-18: 33.8 dB
-against 35.5 dB per tensor; a small CNN gains 4 dB)."""
+against 35.5 dB per tensor; a small CNN gains 4 dB).
+
+Samples holding NaN or ±inf are refused, naming the input and the sample; an input whose samples
+are one value (all zeros) measures no range, and calibrate warns (DegenerateCalibration)."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from vdla.driver import host_ops
+from vdla.driver.host_ops.vdla import nonfinite_values
 
 from ..ir import Graph, GraphError
 
@@ -46,6 +52,7 @@ def sample_batches(graph: Graph, samples: dict) -> list[dict]:
             raise GraphError(f"calibration input {name!r} has shape {list(arr.shape)}; expected "
                              f"[samples, {', '.join(map(str, shape))}] or [samples, "
                              f"{', '.join(map(str, shape[1:]))}]")
+        _check_finite(name, arr, graph.types[name].dtype)
         per_input[name] = [b.astype(graph.types[name].dtype) for b in batches]
         count = len(batches) if count is None else min(count, len(batches))
     for i in range(count or 0):
@@ -55,11 +62,54 @@ def sample_batches(graph: Graph, samples: dict) -> list[dict]:
     return feeds
 
 
+class DegenerateCalibration(UserWarning):
+    """Calibration data that cannot give ranges: an input with one value in every sample."""
+
+
+def _check_finite(name: str, arr: np.ndarray, dtype) -> None:
+    """NaN or ±inf in a sample would make every range derived from it NaN or infinite (and the
+    compile fail far away, in a cast naming no tensor): refuse it naming the input and sample,
+    also where a finite float64 becomes infinite as the input's dtype."""
+    if arr.dtype.kind not in "fc" or arr.size == 0:
+        return
+    with np.errstate(over="ignore"):
+        cast = arr.astype(dtype) if np.dtype(dtype).kind in "fc" else arr
+    if np.isfinite(cast).all():
+        return
+    for i in range(arr.shape[0]):
+        sample, as_input = arr[i], cast[i]
+        if np.isfinite(as_input).all():
+            continue
+        held = nonfinite_values(sample)
+        overflow = int((~np.isfinite(as_input)).sum()) - int((~np.isfinite(sample)).sum())
+        if overflow:
+            beyond = f"{overflow} value{'s' * (overflow > 1)} beyond {np.dtype(dtype).name}'s range"
+            held = f"{held}, {beyond}" if held else beyond
+        later = sum(not np.isfinite(cast[j]).all() for j in range(i + 1, arr.shape[0]))
+        raise GraphError(f"calibration input {name!r}, sample {i}, holds {held}"
+                         + (f" (and {later} later sample{'s' * (later > 1)} too)" if later else "")
+                         + ": ranges need finite numbers; fix or drop those samples")
+
+
+def _warn_degenerate(graph: Graph, samples: dict) -> None:
+    """Constant calibration data (all zeros, say) measures no range: every scale the model gets
+    from it is a guess, and the int8 model is useless on real inputs though it compiles."""
+    for name in graph.inputs:
+        arr = np.asarray(samples.get(name, ()))
+        if name in graph.constants or arr.size == 0 or arr.dtype.kind not in "fciub":
+            continue
+        if arr.min() == arr.max():
+            warnings.warn(f"calibration input {name!r} holds one value ({arr.flat[0].item()!r}) in every sample: the "
+                          f"ranges measured from it are degenerate and the quantized model will be useless on real "
+                          f"inputs; calibrate with representative samples", DegenerateCalibration, stacklevel=3)
+
+
 def calibrate(graph: Graph, samples: dict, tensors: set[str], seed: int = 0,
               per_channel: bool = False) -> dict[str, dict]:
     """{tensor: {"max": .., "percentile": .., "range": chosen, "method": ..., "channel_max": [..],
     with per_channel also "channel_range": [..]}}"""
     rng = np.random.default_rng(seed)
+    _warn_degenerate(graph, samples)
     kept: dict[str, list] = {t: [] for t in tensors}
     peak: dict[str, np.ndarray] = {}
     for feed in sample_batches(graph, samples):

@@ -5,7 +5,9 @@ what the GPU path takes on an NVIDIA GPU (PTX), the rest on the host (numpy)."""
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+import warnings
 
 
 def _shape_arg(text: str) -> tuple[str, list[int]]:
@@ -85,11 +87,18 @@ def run(args) -> int:
     if args.tuning:     # read first: a bad tuning log should not cost a whole compile
         from vdla.compiler.tune import load_tuning
         tuning = load_tuning(args.tuning)
-    artifact = compile_model(args.model, target=target, hw_config=args.hw_config or
-                             ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
-                             kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
-                             host_triple=args.host_triple, vta_compat=args.vta_compat, tuning=tuning,
-                             link=args.link)
+    with warnings.catch_warnings(record=True) as caught:      # the compiler's cautions, one line each
+        warnings.simplefilter("always", UserWarning)
+        artifact = compile_model(args.model, target=target, hw_config=args.hw_config or
+                                 ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
+                                 kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
+                                 host_triple=args.host_triple, vta_compat=args.vta_compat, tuning=tuning,
+                                 link=args.link)
+    for caution in caught:
+        if issubclass(caution.category, UserWarning):
+            print(f"vdla compile: warning: {caution.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(caution.message, caution.category, caution.filename, caution.lineno)
     size = artifact.save(args.output, sign_key=sign_key)
     plan = artifact.plan
     kinds = [s["kind"] for s in plan["steps"]]

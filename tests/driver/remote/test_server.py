@@ -113,6 +113,18 @@ def test_a_run_error_on_the_server_is_carried_back(server, model):
     assert_serves(server, model)
 
 
+def test_a_nan_input_is_refused_on_the_server_not_answered(server, model):
+    """A NaN cast to int8 for the accelerator used to come back as a finite softmax."""
+    x = model["x"]["input"].copy()
+    x[0, 2, 5, 7] = np.nan
+    with pytest.raises(RemoteRunError, match=r"the run failed on the server: StepError: step 'quantize_input\.\d+' "
+                                             r"\(VdlaQuantize, on the host\) failed: HostOpError: the tensor quantized "
+                                             r"for the accelerator holds 1 NaN value \(of 3072, the first at index "
+                                             r"\[0, 2, 5, 7\]\) where the accelerator takes int8"):
+        runner(server, model["key"]).run(model["data"], {"input": x})
+    assert_serves(server, model)
+
+
 # ---- authentication -------------------------------------------------------------------------
 def test_a_wrong_key_is_refused_and_the_server_goes_on(server, model):
     with pytest.raises(AuthenticationError, match="is not this server's key"):

@@ -110,3 +110,53 @@ def test_quantization_error_is_the_sqnr_of_each_accelerator_node(rng):
     got = run_reference(quantized, {"x": calib["x"][0]})["y"]
     noise = np.sum((got.astype(np.float64) - want) ** 2)
     assert 30 < db < 80 and abs(db - 10 * np.log10(np.sum(want.astype(np.float64) ** 2) / noise)) < 1.0
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({(3, 0, 1, 2, 2): np.nan, (3, 0, 0, 0, 0): np.nan}, r"calibration input 'x', sample 3, holds 2 NaN values: "
+                                                         r"ranges need finite numbers"),
+    ({(1, 0, 0, 0, 0): np.inf, (1, 1, 0, 0, 0): -np.inf, (2, 0, 0, 0, 0): np.nan},
+     r"input 'x', sample 1, holds 1 inf value, 1 -inf value \(and 1 later sample too\)"),
+    ({(0, 0, 2, 0, 0): 1e39}, r"input 'x', sample 0, holds 1 value beyond float32's range"),
+])
+def test_non_finite_samples_are_named(bad, match):
+    """They used to end in 'cannot convert float NaN to integer', far away and naming nothing."""
+    g, _ = _graph(batch=2)
+    whole = np.ones((4, 2, 3, 4, 4))
+    for where, value in bad.items():
+        whole[where] = value
+    with pytest.raises(GraphError, match=match):
+        sample_batches(g, {"x": whole})
+    rows = whole.reshape(8, 3, 4, 4)                   # samples of one batch row: the row is the sample
+    first = next(iter(bad))
+    with pytest.raises(GraphError, match=f"input 'x', sample {first[0] * 2 + first[1]}, holds"):
+        sample_batches(g, {"x": rows})
+
+
+def test_a_nan_sample_fails_the_vdla_compile_naming_the_input(rng):
+    from vdla.compiler.compile_model import quantize_for_vdla
+    from vdla.hw import load_config
+    w = (rng.standard_normal((16, 16, 3, 3)) * 0.1).astype(np.float32)
+    m = onnx_model([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
+                   [tensor("x", (1, 16, 8, 8))], [tensor("y", (1, 16, 8, 8))], [const("w", w)])
+    calib = rng.standard_normal((4, 1, 16, 8, 8)).astype(np.float32)
+    calib[2, 0, 3, :, :5] = np.nan
+    with pytest.raises(ValueError, match=r"calibration input 'x', sample 2, holds 40 NaN values"):
+        quantize_for_vdla(m, load_config("pynq"), calibration={"x": calib})
+
+
+@pytest.mark.parametrize("value", [0.0, 0.5])
+def test_constant_calibration_data_is_warned_about(value, rng):
+    """All zeros compiled a useless model (error 0.54) without a word."""
+    from vdla.compiler.graph.passes.calibrate import DegenerateCalibration
+    g, _ = _graph(batch=1)
+    with pytest.warns(DegenerateCalibration, match=rf"calibration input 'x' holds one value \({value}\) in every "
+                                                   r"sample: the ranges measured from it are degenerate and the "
+                                                   r"quantized model will be useless"):
+        calibrate(g, {"x": np.full((3, 1, 3, 4, 4), value, np.float32)}, {"m"})
+
+
+def test_varied_calibration_data_gives_no_warning(rng, recwarn):
+    g, _ = _graph(batch=1)
+    calibrate(g, {"x": rng.standard_normal((3, 1, 3, 4, 4)).astype(np.float32)}, {"m", "y"})
+    assert not [w for w in recwarn if "calibration" in str(w.message)]

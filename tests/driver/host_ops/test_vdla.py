@@ -1,0 +1,69 @@
+"""The accelerator ops' numpy semantics (vdla.driver.host_ops.vdla); quantized graphs run by them
+are checked against the simulator in tests/e2e/test_vdla_models.py. Here: VdlaQuantize, the host
+step that turns a float tensor into the accelerator's int8, refuses NaN and ±inf (a NaN cast to
+int8 is whatever the machine makes of it, and the model answered a plausible softmax) and says
+so through the executor's step error."""
+import numpy as np
+import pytest
+
+from vdla.driver import host_ops
+from vdla.driver.host_ops import HostOpError
+from vdla.driver.host_ops.vdla import quantize_packed
+
+ATTRS = {"scale": [0.5], "batch": 1, "block": 16, "matrix": False}
+
+
+def _packed_reference(x, scale, block):
+    """round half to even, saturate, pad the channels to `block` and pack (N, C/L, H, W, 1, L)."""
+    q = np.clip(np.rint(x.astype(np.float64) / scale), -128, 127).astype(np.int8)
+    n, c, h, w = q.shape
+    q = np.pad(q, ((0, 0), (0, -c % block), (0, 0), (0, 0)))
+    return q.reshape(n, 1, -1, block, h, w).transpose(0, 2, 4, 5, 1, 3)
+
+
+def test_finite_values_round_and_saturate(rng):
+    x = (rng.standard_normal((1, 3, 2, 2)) * 100).astype(np.float32)
+    x[0, 0, 0, :2] = [1e30, -1e30]                    # far out of range: saturates, no error
+    x[0, 1, 0, :2] = [0.25, 0.75]                     # ties round to even
+    np.testing.assert_array_equal(quantize_packed(x, 0.5, 1, 16), _packed_reference(x, 0.5, 16))
+
+
+@pytest.mark.parametrize("bad, held", [
+    ({(0, 0, 0, 1): np.nan, (0, 2, 1, 1): np.nan}, r"holds 2 NaN values \(of 12, the first at index \[0, 0, 0, 1\]\)"),
+    ({(0, 1, 1, 0): np.inf}, r"holds 1 inf value \(of 12, the first at index \[0, 1, 1, 0\]\)"),
+    ({(0, 0, 1, 1): -np.inf, (0, 1, 0, 0): np.nan}, r"holds 1 NaN value, 1 -inf value \(of 12, the first at "
+                                                    r"index \[0, 0, 1, 1\]\)"),
+])
+def test_non_finite_values_are_refused_not_cast(bad, held):
+    x = np.ones((1, 3, 2, 2), np.float32)
+    for where, value in bad.items():
+        x[where] = value
+    with pytest.raises(HostOpError, match=held + " where the accelerator takes int8"):
+        host_ops.run("VdlaQuantize", [x], ATTRS)
+    with pytest.raises(HostOpError, match="holds 1 NaN value"):       # a matrix operand too
+        host_ops.run("VdlaQuantize", [np.array([[np.nan, 1.0]], np.float32)], {**ATTRS, "matrix": True})
+
+
+@pytest.fixture(scope="module")
+def vdla_artifact():
+    from e2e.model_builders import vdla_cnn   # tests/ is on sys.path
+
+    from vdla.compiler.compile_model import compile_model
+    rng = np.random.default_rng(0)
+    calib = {"input": rng.standard_normal((2, 1, 3, 32, 32)).astype(np.float32)}
+    return compile_model(vdla_cnn(), target="vdla", hw_config="pynq", calibration=calib)
+
+
+def test_a_nan_input_to_a_vdla_artifact_fails_its_quantize_step(vdla_artifact, rng):
+    from vdla.driver.executor import Executor, StepError
+    (step,) = [s["name"] for s in vdla_artifact.plan["steps"] if s["op"] == "VdlaQuantize"
+               and s["body"][0]["inputs"] == ["input"]]
+    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    x[0, 1, 4, :3] = np.nan
+    run = Executor(vdla_artifact, device="sim")
+    with pytest.raises(StepError, match=rf"step '{step}' \(VdlaQuantize, on the host\) failed: HostOpError: the "
+                                        r"tensor quantized for the accelerator holds 3 NaN values \(of 3072, the "
+                                        r"first at index \[0, 1, 4, 0\]\) where the accelerator takes int8"):
+        run.run({"input": x})
+    x[0, 1, 4, :3] = 0.0                               # the same executor runs the next, finite input
+    assert np.isfinite(run.run({"input": x})["softmax_57"]).all()
