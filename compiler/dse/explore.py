@@ -1,7 +1,8 @@
 """`explore`: the whole design-space exploration of one model over one sweep, top to bottom:
 read the sweep -> look every point up in the cache -> evaluate the rest on the pool (local
-processes or Ray; one synthesis per distinct RTL) -> merge -> Pareto front -> table (CSV,
-JSON) and plots (PNG) in the output folder."""
+processes or Ray; one synthesis per distinct RTL), caching each point as it finishes (an
+interrupted run keeps them) -> Pareto front -> table (CSV, JSON) and plots (PNG) in the
+output folder, which one run at a time may write (dse.lock)."""
 from __future__ import annotations
 
 import hashlib
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from vdla.hw.parts import PARTS
 from vdla.hw.synth import synthesize as yosys_synthesize
 
+from ..file_lock import exclusive
 from . import cache as cache_mod
 from .pareto import pareto_front
 from .plots import write_pareto_plots
@@ -19,6 +21,8 @@ from .point import evaluate_point, sample_inputs
 from .sweep import Sweep, load_sweep
 from .table import format_table, write_csv, write_json
 from .workers import InlinePool, WorkerFailure
+
+LOCK = "dse.lock"   # held by the run writing the folder
 
 # all minimized; macs_on_cpu because the cycles are the accelerator's only
 OBJECTIVES = ("ms", "macs_on_cpu", "lut", "ff", "dsp", "bram36")
@@ -109,9 +113,12 @@ def _plan(sweep, store, keys: dict, synthesizer, use_cache: bool) -> _Plan:
     return plan
 
 
-def _evaluate(plan: _Plan, pool, common: dict, store, log) -> None:
-    """Run the plan's items on the pool; rows filled in as results arrive, syntheses cached."""
+def _evaluate(plan: _Plan, pool, common: dict, store, synthesizer, log) -> None:
+    """Run the plan's items on the pool; rows filled in as results arrive, syntheses cached,
+    and each point cached as soon as its synthesis is known too (an interrupted run keeps the
+    points it finished, and a rerun evaluates only the rest)."""
     by_id = {r["id"]: r for r in plan.rows}
+    waiting = []        # evaluated points whose RTL's synthesis another point is still running
     for done, (index, outcome) in enumerate(pool.map(evaluate_point, plan.todo, common), 1):
         item = plan.todo[index]
         row = by_id[item["id"]]
@@ -134,23 +141,34 @@ def _evaluate(plan: _Plan, pool, common: dict, store, log) -> None:
             res += f", {synthesis['lut']:,} LUT {synthesis['dsp']} DSP {synthesis['bram36']:g} BRAM36"
         elif not item["synthesize"] and skey in plan.owners:
             res += f" (RTL shared with {plan.owners[skey]})"
+        waiting.append(item)
+        for ready in [i for i in waiting if _synthesis_known(plan, i, by_id[i["id"]], synthesizer)]:
+            waiting.remove(ready)
+            _finish(plan, ready, by_id[ready["id"]], store, synthesizer)
         log(f"  [{done}/{len(plan.todo)}] {row['id']} {row['label']}: {res}")
+    for item in waiting:        # an owner that gave no synthesis: the cache's, if any
+        _finish(plan, item, by_id[item["id"]], store, synthesizer)
 
 
-def _merge(plan: _Plan, store, synthesizer) -> None:
-    """Every evaluated row gets its synthesis (its own, its RTL owner's, or the cache's) and is cached."""
-    by_id = {r["id"]: r for r in plan.rows}
-    for item in plan.todo:
-        row = by_id[item["id"]]
-        skey = plan.synth_keys.get(item["id"])
-        synthesis = row.pop("_synthesis", None)
-        if synthesis is None and skey is not None:
-            synthesis = plan.fresh.get(skey) or store.get("synth", skey)
-        if synthesizer is None:
-            synthesis = {"synth_status": "skipped", "synth_error": "synthesis not requested"}
-        _flatten_synthesis(row, synthesis)
-        if row["status"] in ("ok", "compile_failed") and row["synth_status"] != "failed":
-            store.put("point", row["key"], {k: v for k, v in row.items() if k != "cached"})
+def _synthesis_known(plan: _Plan, item: dict, row: dict, synthesizer) -> bool:
+    """False while the point's RTL is synthesized by another point of this run that has not
+    finished."""
+    skey = plan.synth_keys.get(item["id"])
+    return (synthesizer is None or "_synthesis" in row or skey is None or skey not in plan.owners
+            or skey in plan.fresh)
+
+
+def _finish(plan: _Plan, item: dict, row: dict, store, synthesizer) -> None:
+    """The row gets its synthesis (its own, its RTL owner's, or the cache's) and is cached."""
+    skey = plan.synth_keys.get(item["id"])
+    synthesis = row.pop("_synthesis", None)
+    if synthesis is None and skey is not None:
+        synthesis = plan.fresh.get(skey) or store.get("synth", skey)
+    if synthesizer is None:
+        synthesis = {"synth_status": "skipped", "synth_error": "synthesis not requested"}
+    _flatten_synthesis(row, synthesis)
+    if row["status"] in ("ok", "compile_failed") and row["synth_status"] != "failed":
+        store.put("point", row["key"], {k: v for k, v in row.items() if k != "cached"})
 
 
 def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, input_shapes: dict | None = None,
@@ -169,46 +187,49 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
             "samples_sha": cache_mod.arrays_digest({**{f"calib/{k}": v for k, v in calib.items()},
                                                     **{f"input/{k}": v for k, v in inputs.items()}})}
     os.makedirs(out_dir, exist_ok=True)
-    store = cache_mod.Cache(os.path.join(out_dir, "cache"))
+    # a second run on the folder would redo the first one's points and overwrite its table
+    with exclusive(os.path.join(out_dir, LOCK), wait=False, what=f"DSE folder {os.fspath(out_dir)}"):
+        store = cache_mod.Cache(os.path.join(out_dir, "cache"))
 
-    plan = _plan(sweep, store, keys, synthesizer, use_cache)
-    pool = pool or InlinePool()
-    rows = plan.rows
-    if plan.todo:
-        log(f"dse: {len(plan.todo)} of {len(rows)} point(s) to evaluate ({len(rows) - len(plan.todo)} cached or "
-            f"invalid), {sum(i['synthesize'] for i in plan.todo)} synthesis run(s), on {pool.where}")
-    else:
-        log(f"dse: all {len(rows)} point(s) from the cache or invalid; nothing to evaluate")
-    common = {"model": data, "calibration": calib, "inputs": inputs, "synthesizer": synthesizer,
-              "synth_timeout": synth_timeout, "input_shapes": input_shapes}
-    _evaluate(plan, pool, common, store, log)
-    _merge(plan, store, synthesizer)
+        plan = _plan(sweep, store, keys, synthesizer, use_cache)
+        pool = pool or InlinePool()
+        rows = plan.rows
+        if plan.todo:
+            log(f"dse: {len(plan.todo)} of {len(rows)} point(s) to evaluate ({len(rows) - len(plan.todo)} cached "
+                f"or invalid), {sum(i['synthesize'] for i in plan.todo)} synthesis run(s), on {pool.where}")
+        else:
+            log(f"dse: all {len(rows)} point(s) from the cache or invalid; nothing to evaluate")
+        common = {"model": data, "calibration": calib, "inputs": inputs, "synthesizer": synthesizer,
+                  "synth_timeout": synth_timeout, "input_shapes": input_shapes}
+        _evaluate(plan, pool, common, store, synthesizer, log)
 
-    # without synthesis the front trades latency against the MACs left to the CPU; with it, a
-    # point lacking resources is on no front
-    objectives = OBJECTIVES if synthesizer is not None else OBJECTIVES[:2]
-    front = pareto_front([r if r["status"] == "ok" else {} for r in rows], objectives)
-    for k, row in enumerate(rows):
-        row["pareto"] = k in front
-    pareto_ids = [rows[k]["id"] for k in front]
-    notes = []
-    if sweep.dropped_duplicates:
-        notes.append(f"{sweep.dropped_duplicates} duplicate point(s) of the sweep dropped")
-    untiled = [r["id"] for r in rows if r["status"] == "ok" and r.get("untiled")]
-    if untiled:
-        notes.append(f"{', '.join(untiled)}: layers no tiling fits these SRAMs run on the CPU (untiled, "
-                     "macs_untiled, why in cpu_reasons), which the latency leaves out")
-    if synthesizer is not None:
-        notes.append("resources: Yosys synth_xilinx with the 7-series mapping for every part (vdla.hw.parts); "
-                     "latency at each point's clock_mhz, which synthesis does not check (no timing analysis)")
-    files = {"csv": os.path.join(out_dir, "dse.csv"), "json": os.path.join(out_dir, "dse.json"),
-             "png": os.path.join(out_dir, "pareto.png")}
-    elapsed = time.perf_counter() - started
-    write_csv(rows, files["csv"])
-    write_json({"model": model_name, "model_sha256": keys["model_sha"], "sweep": sweep.name,
-                "base": sweep.base.to_dict(), "points": rows, "pareto": pareto_ids,
-                "pareto_objectives": list(objectives), "parts": PARTS, "evaluated": len(plan.todo),
-                "synthesized": plan.synthesized, "seconds": round(elapsed, 1), "notes": notes}, files["json"])
-    write_pareto_plots(rows, files["png"], f"{model_name}: {len(rows)} configurations ({sweep.name})")
-    log(format_table(rows))
-    return DseResult(rows, pareto_ids, files, len(plan.todo), plan.synthesized, elapsed, notes)
+        # without synthesis the front trades latency against the MACs left to the CPU; with it, a
+        # point lacking resources is on no front
+        objectives = OBJECTIVES if synthesizer is not None else OBJECTIVES[:2]
+        front = pareto_front([r if r["status"] == "ok" else {} for r in rows], objectives)
+        for k, row in enumerate(rows):
+            row["pareto"] = k in front
+        pareto_ids = [rows[k]["id"] for k in front]
+        notes = []
+        if sweep.dropped_duplicates:
+            notes.append(f"{sweep.dropped_duplicates} duplicate point(s) of the sweep dropped")
+        untiled = [r["id"] for r in rows if r["status"] == "ok" and r.get("untiled")]
+        if untiled:
+            notes.append(f"{', '.join(untiled)}: layers no tiling fits these SRAMs run on the CPU (untiled, "
+                         "macs_untiled, why in cpu_reasons), which the latency leaves out")
+        if synthesizer is not None:
+            notes.append("resources: Yosys synth_xilinx with the 7-series mapping for every part "
+                         "(vdla.hw.parts); latency at each point's clock_mhz, which synthesis does not check (no "
+                         "timing analysis)")
+        files = {"csv": os.path.join(out_dir, "dse.csv"), "json": os.path.join(out_dir, "dse.json"),
+                 "png": os.path.join(out_dir, "pareto.png")}
+        elapsed = time.perf_counter() - started
+        write_csv(rows, files["csv"])
+        write_json({"model": model_name, "model_sha256": keys["model_sha"], "sweep": sweep.name,
+                    "base": sweep.base.to_dict(), "points": rows, "pareto": pareto_ids,
+                    "pareto_objectives": list(objectives), "parts": PARTS, "evaluated": len(plan.todo),
+                    "synthesized": plan.synthesized, "seconds": round(elapsed, 1), "notes": notes},
+                   files["json"])
+        write_pareto_plots(rows, files["png"], f"{model_name}: {len(rows)} configurations ({sweep.name})")
+        log(format_table(rows))
+        return DseResult(rows, pareto_ids, files, len(plan.todo), plan.synthesized, elapsed, notes)

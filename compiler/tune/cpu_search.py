@@ -1,6 +1,7 @@
 """The search over one CPU kernel's schedules, and the loop that runs the searches of a model:
 candidates compiled in batches (on worker processes when there are several jobs), then timed
-one at a time in this process while no compile runs, with a progress bar.
+one at a time in this process while no compile runs, with a progress bar. Kernels are
+searched one after the other, so a run stopped midway keeps the records of those done.
 
 Per kernel, within its trial budget: the default schedule first (its output is the
 reference), then the space's order (cpu_space.py), each candidate timed against the default
@@ -147,39 +148,44 @@ class Compiler:
 
 
 def run_cpu_searches(searches: list[CpuKernelSearch], timer, jobs: int = 1, progress: bool | None = None,
-                     batch: int | None = None) -> None:
-    """Measure what the searches ask for until each is done, then confirm their finalists.
-    `timer`: a cpu_measure.HostTimer (or anything with its time and paired methods)."""
+                     batch: int | None = None, done=None) -> None:
+    """Measure what the searches ask for, one search after the other (what a search asks does
+    not depend on what it measured, so the order changes no record), and confirm each one's
+    finalists as soon as its candidates are measured; `done(search)` is then called (its
+    record can be saved: an interrupted run keeps it). `timer`: a cpu_measure.HostTimer (or
+    anything with its time and paired methods)."""
     from tqdm import tqdm
     batch = batch or 2 * max(jobs, 1)
+    done = done or (lambda s: None)
     bar = tqdm(total=sum(s.budget for s in searches), desc="tuning", unit="trial",
                disable=None if progress is None else not progress, dynamic_ncols=True)
     try:
         with Compiler(jobs) as compiler:
-            _measure_all(searches, timer, compiler, batch, bar)
-            bar.set_description("confirming")
-            for s in searches:
-                _confirm(s, timer, compiler)
+            _measure_all(searches, timer, compiler, batch, bar, done)
     finally:
         bar.close()
 
 
-def _measure_all(searches, timer, compiler, batch, bar) -> None:
-    active = deque(searches)        # round robin over the kernels, each asking its default first
-    while active:
-        asked = []
-        while active and len(asked) < batch:
-            s = active.popleft()
-            k = s.ask()
+def _measure_all(searches, timer, compiler, batch, bar, done) -> None:
+    waiting = deque(searches)       # each asks its default first
+    while waiting:
+        asked, ended = [], []
+        while waiting and len(asked) < batch:
+            k = waiting[0].ask()
             if k is None:
-                _finished(bar, s)
+                ended.append(waiting.popleft())     # confirmed once its last candidates are measured
                 continue
-            asked.append((s, k))
-            active.append(s)
-        built = compiler.compile([_job(s, k) for s, k in asked])
+            asked.append((waiting[0], k))
+        built = compiler.compile([_job(s, k) for s, k in asked]) if asked else []
         for (s, k), kernel in zip(asked, built):
             _measure(s, k, kernel, timer)
             bar.update()
+        while waiting and (waiting[0].asked >= waiting[0].budget or waiting[0].broken is not None):
+            ended.append(waiting.popleft())         # nothing left to ask: done now, not after the next batch
+        for s in ended:
+            _finished(bar, s)
+            _confirm(s, timer, compiler)
+            done(s)
 
 
 def _finished(bar, s: CpuKernelSearch) -> None:

@@ -135,8 +135,9 @@ def tune_cpu_kernels(kernels: list[CpuKernel], target, trials: int = 32, jobs: i
     """Tune `kernels` for `target` (this host) with `trials` schedules each (the default
     included), compiling on `jobs` processes (default: every core) and timing one kernel at a
     time with `timer` (default: a cpu_measure.HostTimer). With `output`, records already in
-    that log are reused (not searched again unless `retune`) and the new ones added; the log
-    is written back."""
+    that log are reused (not searched again unless `retune`) and each new one is added to it
+    as its search finishes (TuningLog.save: merged with the file), so an interrupted run
+    keeps the kernels it finished."""
     jobs = check_budget(trials, jobs, "compiles")
     start = time.perf_counter()
     tuning_log = open_log(output)
@@ -152,12 +153,20 @@ def tune_cpu_kernels(kernels: list[CpuKernel], target, trials: int = 32, jobs: i
             f"the log, {len(searches)} to tune with up to {trials} trials each on {target.triple} "
             f"({target.cpu or 'generic'}, {target.threads} thread(s)); compiling on {jobs} process(es), timing "
             "one kernel at a time")
-    run_cpu_searches([s for _, s in searches], timer or HostTimer(), jobs, progress)
-    for i, s in searches:
-        record = s.record()
+
+    def done(s):
+        try:
+            record = s.record()
+        except TuningError:     # raised below, after the other searches
+            return
         if record is not None:
             tuning_log.add(record, replace=retune)
-        results[i] = CpuKernelResult(kernels[i], record, False, s.failed, s.mismatched, s.broken)
+            if output is not None:
+                tuning_log.save(output)
+
+    run_cpu_searches([s for _, s in searches], timer or HostTimer(), jobs, progress, done=done)
+    for i, s in searches:
+        results[i] = CpuKernelResult(kernels[i], s.record(), False, s.failed, s.mismatched, s.broken)
     if output is not None:
         tuning_log.save(output)
     return CpuTuneSummary([results[i] for i in range(len(kernels))], tuning_log, time.perf_counter() - start,

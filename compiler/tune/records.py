@@ -11,7 +11,8 @@ Accelerator records (below) count simulator cycles; CPU records (cpu_records.py,
 
 A log holds records of many models, hardware configs and hosts; compile applies those whose
 signature and hardware (or host) match and leaves every other kernel on its default schedule.
-Version 1 logs (accelerator records only, before CPU records) read as they are."""
+Version 1 logs (accelerator records only, before CPU records) read as they are. A save merges
+with the file under a lock (TuningLog.save), so runs that share a log all keep their records."""
 from __future__ import annotations
 
 import json
@@ -19,6 +20,7 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass, fields
 
+from ..file_lock import exclusive
 from ..topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, DenseLayer
 from .cpu_records import TARGET as CPU_TARGET
 from .cpu_records import CpuTuningRecord
@@ -110,6 +112,7 @@ class TuningLog:
 
     def __init__(self, records=()):
         self.records: dict[tuple[str, str], TuningRecord] = {}
+        self._replaced: set = set()     # keys a record replaced whatever its cost: kept over the file's at save
         for r in records:
             self.add(r)
 
@@ -121,6 +124,8 @@ class TuningLog:
         old = self.records.get(record.key)
         if old is None or replace or record.cost < old.cost:
             self.records[record.key] = record
+            if replace:
+                self._replaced.add(record.key)
             return True
         return False
 
@@ -158,8 +163,19 @@ class TuningLog:
                 "records": [r.to_dict() for r in sorted(self.records.values(), key=lambda r: r.key)]}
 
     def save(self, path) -> None:
-        """Written whole to a temporary file, then renamed over `path`: a crash leaves the old log."""
+        """Merged with the log at `path` as it is now (another run may have added to it since this
+        one read it: per key the faster record stays, unless this log replaced its record with
+        add(replace=True)), under the lock `<path>.lock`; this log becomes the merge. Written
+        whole to a temporary file, then renamed over `path`: a crash leaves the old log."""
         path = os.fspath(path)
+        with exclusive(path + ".lock", what=f"tuning log {path}"):
+            if os.path.exists(path):
+                for r in load_tuning(path).records.values():
+                    if r.key not in self._replaced:
+                        self.add(r)
+            self._write(path)
+
+    def _write(self, path: str) -> None:
         folder = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix=".tuning-", suffix=".json", dir=folder)
         try:

@@ -8,7 +8,8 @@ steps: a neighbour of one of the four fastest verified schedules, or now and the
 fitting schedule. A schedule counts only if its output equals the reference bit for bit;
 the record is the fastest of those, the default on a tie, so it is never worse than the
 default. Searches of different kernels run side by side, so the pool stays busy while one
-kernel waits for its measurements."""
+kernel waits for its measurements; a few at a time, so they finish one by one and a run
+stopped midway keeps the records of those done."""
 from __future__ import annotations
 
 import json
@@ -147,19 +148,25 @@ class KernelSearch:
                             default, self.measured[default].cycles, len(self.measured))
 
 
-def run_searches(searches: list[KernelSearch], jobs: int = 1, progress: bool | None = None) -> None:
-    """Measure what the searches ask for until each is done: in this process for jobs=1,
-    else on `jobs` worker processes (spawned: the parent may hold threads a fork would copy
-    mid-lock), keeping two trials per worker in flight. progress: a bar on stderr (None:
-    where stderr is a terminal)."""
+def run_searches(searches: list[KernelSearch], jobs: int = 1, progress: bool | None = None,
+                 done=None) -> None:
+    """Measure what the searches ask for until each is done: in this process for jobs=1
+    (one search after the other: a search's next schedule depends on its own measurements
+    only, so the order of searches changes no record), else on `jobs` worker processes
+    (spawned: the parent may hold threads a fork would copy mid-lock), keeping two trials per
+    worker in flight from about as many searches at once (a trial each, as when all ran side
+    by side), so searches finish one by one, not all at the end. `done(search)` is called as each search finishes (its record can be
+    saved: an interrupted run keeps it). progress: a bar on stderr (None: where stderr is a
+    terminal)."""
     from tqdm import tqdm
     bar = tqdm(total=sum(s.budget for s in searches), desc="tuning", unit="trial",
                disable=None if progress is None else not progress, dynamic_ncols=True)
+    done = done or (lambda s: None)
     try:
         if jobs <= 1:
-            _run_inline(searches, bar)
+            _run_inline(searches, bar, done)
         else:
-            _run_pool(searches, jobs, bar)
+            _run_pool(searches, jobs, bar, done)
     finally:
         bar.close()
 
@@ -170,36 +177,47 @@ def _finished(bar, search: KernelSearch) -> None:
     bar.refresh()
 
 
-def _run_inline(searches, bar) -> None:
-    active = deque(searches)
-    while active:
-        s = active.popleft()
-        k = s.ask()
-        if k is None:
-            _finished(bar, s)
-            continue
-        s.tell(k, measure(s.trial(k)))
-        bar.update()
-        active.append(s)
+def _run_inline(searches, bar, done) -> None:
+    for s in searches:
+        while (k := s.ask()) is not None:
+            s.tell(k, measure(s.trial(k)))
+            bar.update()
+        _finished(bar, s)
+        done(s)
 
 
-def _run_pool(searches, jobs: int, bar) -> None:
-    active = deque(searches)
+def _run_pool(searches, jobs: int, bar, done) -> None:
+    waiting = deque(searches)
+    active = deque()                # round robin over the started searches that may ask more
+    started: set = set()            # taken from `waiting`, not done yet
+    in_flight: dict = {}            # search -> its trials being measured
     futures = {}
+
+    def finish(s):
+        started.discard(s)
+        in_flight.pop(s, None)
+        done(s)
+
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         def fill():
-            while active and len(futures) < 2 * jobs:
+            while len(futures) < 2 * jobs and (active or waiting):
+                if waiting and (not active or len(started) < 2 * jobs):
+                    started.add(waiting[0])
+                    active.append(waiting.popleft())
                 s = active.popleft()
                 k = s.ask()
                 if k is None:
                     _finished(bar, s)
+                    if not in_flight.get(s):
+                        finish(s)
                     continue
                 futures[pool.submit(measure, s.trial(k))] = (s, k)
+                in_flight[s] = in_flight.get(s, 0) + 1
                 active.append(s)
         fill()
         while futures:
-            done, _ = wait(futures, return_when=FIRST_COMPLETED)
-            for f in done:
+            finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for f in finished:
                 s, k = futures.pop(f)
                 try:
                     s.tell(k, f.result())
@@ -207,4 +225,7 @@ def _run_pool(searches, jobs: int, bar) -> None:
                     raise TuningError(f"a measuring worker process died while measuring {s.name} with {k} "
                                       "(out of memory?); try fewer --jobs") from None
                 bar.update()
+                in_flight[s] -= 1
+                if not in_flight[s] and s not in active:    # it asked for nothing more and has it all
+                    finish(s)
             fill()

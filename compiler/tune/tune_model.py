@@ -99,8 +99,9 @@ def tune_model(model, hw_config=None, trials: int = 32, jobs: int | None = None,
                retune: bool = False, progress: bool | None = None, log=None) -> TuneSummary:
     """Tune every distinct conv/dense kernel of `model` for `hw_config` with `trials`
     measurements each on `jobs` processes (default: every core). With `output`, records
-    already in that log are reused (not searched again unless `retune`) and the new ones are
-    added to it; the log is written back. `progress`: a bar on stderr (None: where stderr is
+    already in that log are reused (not searched again unless `retune`) and each new one is
+    added to it as its search finishes (TuningLog.save: merged with the file), so an
+    interrupted run keeps the kernels it finished and a rerun searches only the rest. `progress`: a bar on stderr (None: where stderr is
     a terminal); `log`: a function for progress lines."""
     from vdla.hw import load_config
     jobs = check_budget(trials, jobs, "measures")
@@ -117,10 +118,19 @@ def tune_model(model, hw_config=None, trials: int = 32, jobs: int | None = None,
     if log:
         log(f"{len(kernels)} distinct conv/dense kernels, {len(kernels) - len(searches)} already in the log, "
             f"{len(searches)} to tune with {trials} trials each on {jobs} process(es)")
-    run_searches([s for _, s in searches], jobs, progress)
+
+    def done(s):
+        try:
+            record = s.record()
+        except TuningError:     # raised below, after the other searches
+            return
+        tuning_log.add(record, replace=retune)
+        if output is not None:
+            tuning_log.save(output)
+
+    run_searches([s for _, s in searches], jobs, progress, done)
     for i, s in searches:
         record = s.record()
-        tuning_log.add(record, replace=retune)
         results[i] = KernelResult(kernels[i], record, False, len(s.failed), s.mismatched)
     if output is not None:
         tuning_log.save(output)

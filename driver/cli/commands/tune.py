@@ -16,7 +16,9 @@ def add_parser(sub):
                                     "host (vdla compile --tuning applies the log)")
     p.add_argument("model", help="ONNX model file")
     p.add_argument("-o", "--output", required=True, metavar="TUNING.json",
-                   help="tuning log to write; the records already in it are kept, and its kernels not tuned again")
+                   help="tuning log to write; the records already in it are kept, and its kernels not tuned again; "
+                        "each kernel's record is added as its search ends (an interrupted run keeps them) and merged "
+                        "with the file under TUNING.json.lock, so runs may share a log")
     p.add_argument("--target", default="vdla",
                    help="vdla: the accelerator's conv and dense schedules; cpu (or host, or this machine's triple): "
                         "the CPU kernels' schedules, timed on this host")

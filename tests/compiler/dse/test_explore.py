@@ -216,3 +216,52 @@ def test_the_summary_names_the_notes_counts_front_and_files():
                                       "2 point(s), 1 evaluated now, 0 synthesized, 2.5 s; Pareto front: p01",
                                       "wrote o/dse.csv, o/dse.json, o/pareto.png"]
     assert "Pareto front: none" in DseResult([], [], result.files).summary_lines()[0]
+
+
+def test_an_interrupted_run_keeps_its_finished_points_and_a_rerun_evaluates_the_rest(model, tmp_path, monkeypatch):
+    """Ctrl-C while the second point runs: the first is cached already, and a rerun evaluates
+    the second only, giving the table of an uninterrupted run."""
+    import importlib
+    explore_mod = importlib.import_module("vdla.compiler.dse.explore")   # the package's `explore` is the function
+    evaluate, calls = explore_mod.evaluate_point, []
+
+    def interrupted(item, common):
+        calls.append(item["id"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return evaluate(item, common)
+    monkeypatch.setattr(explore_mod, "evaluate_point", interrupted)
+    sweep = {"grid": {"clock_mhz": [100, 200]}}
+    with pytest.raises(KeyboardInterrupt):
+        explore(model, sweep, tmp_path, synthesizer=None, log=None)
+    calls.clear()
+    again = explore(model, sweep, tmp_path, synthesizer=None, log=None)
+    assert again.evaluated == 1 and len(calls) == 1
+    assert [r["cached"] for r in again.rows].count(True) == 1
+    assert again.row("p01")["cycles"] == again.row("p00")["cycles"] > 0      # the clock changes ms only
+
+
+def test_a_second_run_on_the_folder_is_refused_naming_the_lock_and_its_pid(model, tmp_path):
+    import os
+
+    from vdla.compiler.file_lock import LockedError, exclusive
+    pytest.importorskip("fcntl")
+    with exclusive(tmp_path / "dse.lock"):      # as a run in another process would hold it
+        with pytest.raises(LockedError, match=f"DSE folder {tmp_path} is in use by another run: "
+                                              f"{tmp_path / 'dse.lock'} is locked by pid {os.getpid()}"):
+            explore(model, {"points": [{}]}, tmp_path, synthesizer=None, log=None)
+    assert not (tmp_path / "dse.csv").exists()
+
+
+def test_a_point_done_before_the_point_synthesizing_its_rtl_is_cached_with_that_synthesis(model, tmp_path,
+                                                                                          synth_log):
+    class ReversedPool:         # results arrive in the reverse order: the RTL's owner last
+        where = "reversed"
+
+        def map(self, fn, items, common=None):
+            yield from reversed([(k, fn(item, common)) for k, item in enumerate(items)])
+    sweep = {"grid": {"clock_mhz": [100, 200]}}
+    first = explore(model, sweep, tmp_path, pool=ReversedPool(), synthesizer=fake_synthesize, log=None)
+    assert len(calls(synth_log)) == 1 and first.row("p01")["lut"] == first.row("p00")["lut"] is not None
+    again = explore(model, sweep, tmp_path, pool=ReversedPool(), synthesizer=fake_synthesize, log=None)
+    assert again.evaluated == 0 and again.row("p01")["lut"] == first.row("p00")["lut"]

@@ -8,6 +8,7 @@ import pytest
 from vdla.compiler.target import Target
 from vdla.compiler.tune.cpu_search import MARGIN, CpuKernelSearch
 from vdla.compiler.tune.cpu_space import CpuKnobSpace
+from vdla.compiler.tune import load_tuning
 from vdla.compiler.tune.cpu_tune_model import cpu_model_kernels, tune_cpu_kernels
 from vdla.compiler.topi.cpu_knobs import default_knobs
 
@@ -104,3 +105,30 @@ def test_a_default_that_fails_leaves_no_record(strided, host):
     search = CpuKernelSearch(kernel, CpuKnobSpace(kernel.kind, kernel.dims, points[0]), 4, host)
     search.tell(search.ask(), None, None, "TensorizeError: ...")
     assert search.ask() is None and search.record() is None and "TensorizeError" in search.broken
+
+
+class InterruptingTimer(FakeTimer):
+    """Ctrl-C when the default of the `stop`th kernel is timed."""
+
+    def __init__(self, stop):
+        super().__init__()
+        self.stop, self.defaults = stop, 0
+
+    def time(self, knobs, run):
+        self.defaults += 1
+        if self.defaults == self.stop:
+            raise KeyboardInterrupt
+        return super().time(knobs, run)
+
+
+def test_an_interrupted_cpu_tune_keeps_the_finished_kernels_and_a_rerun_tunes_only_the_rest(host, tmp_path):
+    kernels = [k for k in cpu_model_kernels(cpu_knob_model()) if k.nodes in (["strided"], ["depthwise"])]
+    out = tmp_path / "t.json"
+    with pytest.raises(KeyboardInterrupt):
+        tune_cpu_kernels(kernels, host, trials=2, jobs=1, output=out, timer=InterruptingTimer(2), progress=False)
+    saved = load_tuning(out)
+    assert [r.signature for r in saved.records.values()] == [kernels[0].signature]
+    timer = FakeTimer()
+    rerun = tune_cpu_kernels(kernels, host, trials=2, jobs=1, output=out, timer=timer, progress=False)
+    assert [r.reused for r in rerun.results] == [True, False] and rerun.trials == 2
+    assert len(load_tuning(out)) == 2

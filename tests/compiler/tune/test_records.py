@@ -113,3 +113,40 @@ def test_unreadable_and_non_json_files(tmp_path):
     (tmp_path / "nested.json").write_text("[" * 100_000)     # past the JSON reader's recursion
     with pytest.raises(TuningFileError, match=r"nested.json: not valid JSON \(maximum recursion depth"):
         load_tuning(tmp_path / "nested.json")
+
+
+def test_saves_of_two_logs_to_one_file_merge_keeping_the_faster_record(tmp_path):
+    """Two runs on one log: each save merges with the file as it is then, so neither loses the
+    other's records; per key the faster record stays, unless a retune replaced it."""
+    path = tmp_path / "t.json"
+    first = TuningLog([record(CONV, ConvKnobs(1, 4, 8, 0, 2, "h"), ConvKnobs(2, 8, 8), cycles=90)])
+    second = TuningLog([record(DENSE, DenseKnobs(1, 2, 0, 1), DenseKnobs(1, 4, 0, 1)),
+                        record(CONV, ConvKnobs(2, 8, 8), ConvKnobs(2, 8, 8), cycles=95)])
+    first.save(path)
+    second.save(path)
+    log = load_tuning(path)
+    assert len(log) == 2 and log.lookup(CFG, CONV).cycles == 90 and log.lookup(CFG, DENSE) is not None
+    assert second.records == log.records            # the saving log holds the merge
+    retuned = TuningLog()
+    retuned.add(record(CONV, ConvKnobs(2, 8, 8), ConvKnobs(2, 8, 8), cycles=97), replace=True)
+    retuned.save(path)
+    log = load_tuning(path)
+    assert log.lookup(CFG, CONV).cycles == 97 and log.lookup(CFG, DENSE) is not None
+
+
+def test_concurrent_writers_keep_every_record(tmp_path):
+    import threading
+    path = tmp_path / "t.json"
+
+    def writer(first_channel):
+        log = TuningLog()
+        for c in range(first_channel, first_channel + 10):
+            log.add(record(KernelSpec("VdlaDense", DenseLayer(1, 4, c), DENSE.ep), DenseKnobs(1, 2, 0, 1),
+                           DenseKnobs(1, 4, 0, 1)))
+            log.save(path)
+    threads = [threading.Thread(target=writer, args=(c,)) for c in (1, 101)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(load_tuning(path)) == 20

@@ -100,3 +100,18 @@ def test_the_search_beats_a_weak_default():
     run_searches([s], jobs=1, progress=False)
     rec = s.record()
     assert rec.default_cycles > 1.1 * rec.cycles and rec.knobs not in s.defaults
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_each_search_is_reported_done_once_with_all_its_measurements(jobs):
+    """What lets vdla tune save a kernel's record as soon as its search ends: `done` sees each
+    search once, with nothing of it still being measured; one by one, not all at the end."""
+    searches = [search(DENSE, 3, i) for i in range(6)]
+    seen = []
+
+    def done(s):
+        assert len(s.measured) == len(s.asked) == s.budget
+        seen.append((s.index, sum(len(t.measured) for t in searches)))
+    run_searches(searches, jobs=jobs, progress=False, done=done)
+    assert sorted(i for i, _ in seen) == list(range(6))
+    assert seen[0][1] < 18              # the first search was done before the last trial was measured

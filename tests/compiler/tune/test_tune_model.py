@@ -122,3 +122,27 @@ def test_vta_mode_kernels_have_their_own_records(tuned, model_a, calibration):
         assert check_program_vta(KernelProgram.from_dict(doc), CFG) == []
     x = np.random.default_rng(4).standard_normal((1, 3, IMAGE, IMAGE)).astype(np.float32)
     np.testing.assert_array_equal(_launch_cycles(art, x)[0], _launch_cycles(tuned_art, x)[0])
+
+
+def test_an_interrupted_tune_keeps_the_finished_kernels_and_a_rerun_tunes_only_the_rest(
+        tmp_path, model_a, calibration, monkeypatch):
+    """Ctrl-C during the second kernel's search: the first kernel's record is in the log, and a
+    rerun searches the second kernel only."""
+    import vdla.compiler.tune.search as search_mod
+    measure, calls = search_mod.measure, []
+
+    def interrupted(trial):
+        calls.append(trial.search)
+        if len(calls) == TRIALS + 2:    # two trials into the second kernel
+            raise KeyboardInterrupt
+        return measure(trial)
+    monkeypatch.setattr(search_mod, "measure", interrupted)
+    path = tmp_path / "tuning.json"
+    with pytest.raises(KeyboardInterrupt):
+        tune_model(model_a, CFG, trials=TRIALS, jobs=1, output=path, calibration=calibration, progress=False)
+    saved = load_tuning(path)
+    assert len(saved) == 1 and list(saved.records.values())[0].trials == TRIALS
+    monkeypatch.setattr(search_mod, "measure", measure)
+    rerun = tune_model(model_a, CFG, trials=TRIALS, jobs=1, output=path, calibration=calibration, progress=False)
+    assert [r.reused for r in rerun.results] == [True, False] and rerun.trials == TRIALS
+    assert len(load_tuning(path)) == 2
