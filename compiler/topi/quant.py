@@ -17,6 +17,9 @@ def _saturate_round(v, zero_point, dtype):
     lo, hi = dt.int_range(dtype)
     r = te.round(v) + E.Const(float(zero_point), v.dtype)
     r = E.max_expr(E.min_expr(r, E.Const(float(hi), v.dtype)), E.Const(float(lo), v.dtype))
+    # NaN has no integer (converting it is undefined): onnxruntime gives it the type's lowest
+    # value whatever the zero point; v == v is false for NaN alone
+    r = E.Select(E.EQ(v, v), r, E.Const(float(lo), v.dtype))
     return te.cast(dtype, r)
 
 
