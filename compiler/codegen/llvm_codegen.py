@@ -22,6 +22,7 @@ from ..tir import stmt as S
 from ..tir.functor import visit
 from . import parallel
 from .llvm_function import FunctionState
+from .vector_math import vector_math
 from .llvm_types import I1, I8, I32, I64, PTR, abi_function_type, abi_type, mangle, scalar_type, value_type
 
 FAST = ("contract",)   # float multiply-adds may fuse; no other fast-math licence
@@ -419,13 +420,20 @@ class LLVMCodegen:
             return b.call(self.module.globals[e.name], args)
         if not dt.is_float(e.dtype):
             raise CodegenError(f"math function {e.name} needs a float argument, got {e.dtype}")
+        if len(args) == 1 and e.name in ("exp", "erf"):
+            vec = vector_math(b, e.name, args[0], self._intrinsic)   # None: not a float vector
+            if vec is not None:
+                return vec
         if e.name in simple:
             return self.call_intrinsic(st, simple[e.name], args)
         if e.name == "sigmoid":
             t = args[0].type
             one = ir.Constant(t, 1.0 if not isinstance(t, ir.VectorType) else [1.0] * t.count)
             zero = ir.Constant(t, 0.0 if not isinstance(t, ir.VectorType) else [0.0] * t.count)
-            ex = self.call_intrinsic(st, "llvm.exp", [b.fsub(zero, args[0])])
+            neg = b.fsub(zero, args[0])
+            ex = vector_math(b, "exp", neg, self._intrinsic)
+            if ex is None:
+                ex = self.call_intrinsic(st, "llvm.exp", [neg])
             return b.fdiv(one, b.fadd(one, ex))
         if e.name == "erf":
             return self._libm_lanes(st, "erff" if dt.bits(e.dtype) == 32 else "erf", args[0], e.dtype)

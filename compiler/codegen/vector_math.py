@@ -1,0 +1,108 @@
+"""exp and erf of float32 vectors as straight-line LLVM IR (polynomials and bit arithmetic).
+
+Why: LLVM lowers llvm.exp of a vector, and vdla's erf (libm's erff), to one scalar libm call
+per lane; a softmax or an exporter's GELU then spends most of its time in those calls (ViT-Tiny:
+GELU and softmax a third of the run). These forms vectorize like any arithmetic.
+
+- exp: x clamped to [-104, 89] (outside, float32's exp is 0 or inf), x = n ln2 + r with
+  Cody-Waite constants (n C1 exact), e^r by Cephes' expf polynomial on |r| <= ln2/2, times
+  2^n built in the exponent bits, in two factors (2^n alone overflows or underflows where the
+  result does not): within 1e-7 relative of float64's exp. NaN in, NaN out.
+- erf: x P(x^2) below |x| = 1; 1 - e^(-x^2) Q(u), u = (|x| - 2.5) / 1.5, from there to 4,
+  above which float32's erf is 1. P (degree 6) and Q (degree 12) are least-squares fits to
+  float64's erf and erfc(x) e^(x^2) (relative error 1.4e-9 and 6e-9 before rounding; a
+  polynomial in u rather than in 1/|x|: no division); evaluated with fused multiply-adds,
+  within 2e-7 relative of float64's erf.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+LOG2E = 1.4426950408889634
+LN2_C1, LN2_C2 = 0.693359375, -2.12194440e-4      # ln2 = C1 + C2; C1 has 9 significant bits
+EXP_LO, EXP_HI = -104.0, 89.0
+ROUNDER = 1.5 * 2 ** 23
+EXP_POLY = (5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3, 1.3981999507e-3,
+            1.9875691500e-4)                       # e^r = 1 + r + r^2 (c0 + c1 r + ...), Cephes
+ERF_P = (1.1283791665105323, -0.37612628842481627, 0.11283612402789911, -0.026854807016302728,
+         0.005190049964473091, -0.0008024316633195435, 7.898068540251348e-05)
+ERF_Q = (0.21080636368931846, -0.11152100738965244, 0.05611051653600779, -0.02700566987588341,
+         0.012489175771539312, -0.005567649596293486, 0.0024040043988653483, -0.0010163827113741628,
+         0.00040998954720580447, -0.00014469252807226517, 5.902009049823876e-05, -3.6655595029367765e-05,
+         1.2445859926600583e-05)     # in u = (|x| - 2.5) / 1.5, over [1, 4]
+ERF_SPLIT, ERF_ONE = 1.0, 4.0
+
+FUNCTIONS = ("exp", "erf")
+
+
+class VectorMath:
+    """Builds the functions for one vector type <lanes x float> at builder `b`; `intrinsic`
+    (name, [types]) -> the declared LLVM intrinsic."""
+
+    def __init__(self, b: ir.IRBuilder, vtype: ir.VectorType, intrinsic):
+        self.b, self.t, self._intrinsic = b, vtype, intrinsic
+        self.it = ir.VectorType(ir.IntType(32), vtype.count)
+
+    def c(self, v: float):
+        return ir.Constant(self.t, [float(v)] * self.t.count)
+
+    def ci(self, v: int):
+        return ir.Constant(self.it, [int(v)] * self.t.count)
+
+    def call(self, name: str, *args):
+        return self.b.call(self._intrinsic(name, [self.t], nargs=len(args)), list(args))
+
+    def fma(self, a, b, c):
+        return self.call("llvm.fma", a, b, c)
+
+    def horner(self, z, coeffs):
+        out = self.c(coeffs[-1])
+        for k in reversed(coeffs[:-1]):
+            out = self.fma(out, z, self.c(k))
+        return out
+
+    def minimum(self, a, b):       # NaN operands come out as NaN (unordered compare)
+        return self.b.select(self.b.fcmp_unordered("<", a, b), a, b)
+
+    def maximum(self, a, b):
+        return self.b.select(self.b.fcmp_unordered(">", a, b), a, b)
+
+    def _pow2(self, n):
+        """2^n for integer n in [-126, 127], as exponent bits."""
+        return self.b.bitcast(self.b.shl(self.b.add(n, self.ci(127)), self.ci(23)), self.t)
+
+    def exp(self, x):
+        b = self.b
+        xc = self.maximum(self.minimum(x, self.c(EXP_HI)), self.c(EXP_LO))
+        # round to nearest even by adding and taking away 1.5 * 2^23 (|x log2 e| <= 150):
+        # llvm.roundeven is a libm call on targets without the instruction (ARMv7's glibc has none)
+        n = b.fsub(b.fadd(b.fmul(xc, self.c(LOG2E)), self.c(ROUNDER)), self.c(ROUNDER))
+        r = self.fma(n, self.c(-LN2_C1), xc)
+        r = self.fma(n, self.c(-LN2_C2), r)
+        y = self.fma(b.fmul(self.horner(r, EXP_POLY), r), r, b.fadd(r, self.c(1.0)))
+        ni = b.fptosi(b.select(b.fcmp_unordered("uno", n, n), self.c(0.0), n), self.it)
+        half = b.ashr(ni, self.ci(1))
+        y = b.fmul(b.fmul(y, self._pow2(half)), self._pow2(b.sub(ni, half)))
+        return b.select(b.fcmp_unordered("uno", x, x), x, y)
+
+    def erf(self, x):
+        b = self.b
+        ax = self.call("llvm.fabs", x)
+        z = b.fmul(x, x)
+        small = b.fmul(x, self.horner(z, ERF_P))
+        # |x| clamped to the fit's interval: outside it the result is selected from elsewhere
+        u = self.fma(self.minimum(ax, self.c(ERF_ONE)), self.c(1 / 1.5), self.c(-2.5 / 1.5))
+        tail = b.fmul(self.exp(b.fsub(self.c(0.0), z)), self.horner(u, ERF_Q))
+        big = b.select(b.fcmp_ordered(">=", ax, self.c(ERF_ONE)), self.c(1.0), b.fsub(self.c(1.0), tail))
+        big = self.call("llvm.copysign", big, x)
+        # NaN: |x| < 1 is false, and big is NaN (1 - e^(-NaN) Q): NaN, as erf(NaN)
+        return b.select(b.fcmp_ordered("<", ax, self.c(ERF_SPLIT)), small, big)
+
+
+def vector_math(b: ir.IRBuilder, name: str, arg, intrinsic):
+    """name(arg) for a <n x float> arg, or None where this module has no vector form (scalars,
+    other element types, other functions): the caller keeps its own lowering then."""
+    t = arg.type
+    if name not in FUNCTIONS or not isinstance(t, ir.VectorType) or not isinstance(t.element, ir.FloatType):
+        return None
+    return getattr(VectorMath(b, t, intrinsic), name)(arg)

@@ -1,0 +1,65 @@
+"""The vector forms of exp and erf (codegen/vector_math.py): vectorized kernels call no libm
+function per lane, and agree with float64's functions to float32 precision over the whole
+range, at the special values and where the results go subnormal, zero or infinite."""
+import math
+
+import numpy as np
+import pytest
+
+from vdla.compiler import build, te, topi
+from vdla.compiler.target import Target
+
+
+@pytest.fixture(scope="module")
+def host():
+    return Target.host(threads=1)
+
+
+def _run(host, fn, xa):
+    x = te.placeholder(xa.shape, "float32", "x")
+    y = fn(x)
+    kernel = build(topi.schedule_for([y], host), [x, y], host, "k", check=True)
+    out = np.zeros(xa.shape, np.float32)
+    kernel.load().run("k", [xa, out])
+    return kernel, out
+
+
+def _inputs(rng, lo, hi):
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-45, 3e38, -3e38]
+    xa = np.concatenate([rng.uniform(lo, hi, 4000), rng.uniform(-1, 1, 500), special]).astype(np.float32)
+    return np.pad(xa, (0, (-len(xa)) % 64))       # whole vectors: no scalar tail
+
+
+def test_exp_is_vectorized_and_within_float32_rounding(host, rng):
+    xa = _inputs(rng, -110, 95)
+    xa[:8] = [88.7, 88.8, -87.3, -100.0, -103.9, -104.5, 89.5, 0.5]
+    kernel, got = _run(host, topi.exp, xa)
+    assert "expf" not in kernel.llvm_ir and "llvm.exp" not in kernel.llvm_ir
+    with np.errstate(over="ignore"):
+        want = np.exp(xa.astype(np.float64))
+    over = want > np.finfo(np.float32).max
+    assert np.isposinf(got[over]).all()
+    normal = (want >= np.finfo(np.float32).tiny) & ~over
+    np.testing.assert_allclose(got[normal], want[normal], rtol=2e-7)
+    # subnormal results: within one float32 subnormal step; zero and inf where float32 has them
+    np.testing.assert_allclose(got[~normal & ~over], want[~normal & ~over], rtol=0, atol=1.5e-45)
+    assert np.isnan(got[np.isnan(xa)]).all()
+
+
+def test_erf_is_vectorized_and_within_float32_rounding(host, rng):
+    xa = _inputs(rng, -6, 6)
+    xa[:6] = [0.99999994, 1.0, 1.0000001, 3.9999998, 4.0, -4.0]   # either side of the formulas' joins
+    kernel, got = _run(host, topi.erf, xa)
+    assert "erff" not in kernel.llvm_ir
+    finite = ~np.isnan(xa)
+    want = np.vectorize(math.erf)(xa[finite].astype(np.float64))
+    np.testing.assert_allclose(got[finite], want, rtol=2e-7, atol=1e-38)
+    assert np.isnan(got[~finite]).all()
+    assert np.signbit(got[xa == 0]).tolist() == np.signbit(xa[xa == 0]).tolist()   # erf(-0) = -0
+
+
+def test_scalar_tails_keep_libm(host, rng):
+    """A length that leaves scalar lanes: those call libm; all lanes agree with float64."""
+    xa = rng.uniform(-5, 5, 37).astype(np.float32)
+    kernel, got = _run(host, topi.erf, xa)
+    np.testing.assert_allclose(got, np.vectorize(math.erf)(xa.astype(np.float64)), rtol=2e-7, atol=1e-38)
