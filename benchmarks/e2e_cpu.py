@@ -1,9 +1,13 @@
 """End-to-end CPU latency: vdla-compiled ResNet-18 and MobileNetV2 (batch 1, fp32, 224x224)
-against onnxruntime in the same process, with 1 and 2 threads, plus compile time.
+against onnxruntime in the same process, with 1 and 2 threads, plus compile time; then two
+transformers (tests/e2e/transformer_builders.py): ViT-Tiny (batch 1, 224x224, 12 layers) and
+the BERT-style encoder at the builder's default small config (batch 1, 32 tokens, hidden 128,
+2 layers, 2 heads; inputs input_ids and attention_mask from bert_feeds, half the tokens padded).
 
     python benchmarks/e2e_cpu.py [--repeat N] [--json] [--contended]
 
-With --json the last line is one JSON object (ratios are ours / onnxruntime at 2 threads).
+With --json the last line is one JSON object (ratios are ours / onnxruntime at 2 threads:
+resnet18_, mobilenetv2_, vit_tiny_ and bert_ratio_vs_ort).
 
 --contended also measures all four contestants (ours and onnxruntime, 1 and 2 threads) while
 another process spins on one core (a child started and stopped here, pinned to the last CPU
@@ -31,14 +35,24 @@ from interleave import interleaved_median_ms
 from ort_peer import ort_session
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+MIN_TIME_S = 0.5
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / "e2e" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module      # transformer_builders imports model_builders by name
+    spec.loader.exec_module(module)
+    return module
 
 
 def _builders():
-    spec = importlib.util.spec_from_file_location("model_builders",
-                                                  ROOT / "tests" / "e2e" / "model_builders.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _load("model_builders")
+
+
+def _transformer_builders():
+    _builders()
+    return _load("transformer_builders")
 
 
 @contextlib.contextmanager
@@ -76,20 +90,23 @@ def contended_figures(row: dict, runs: dict, repeat: int) -> dict:
     return out
 
 
-def bench_model(name: str, model, repeat: int, contended: bool = False) -> dict:
+def bench_model(name: str, model, repeat: int, contended: bool = False, feeds: dict | None = None) -> dict:
+    """feeds: the model's inputs by name (their shapes are compiled in: a model with symbolic
+    dims needs them); None: one float32 standard-normal input of the model's declared shape."""
     from vdla.compiler.compile_model import compile_model
     from vdla.driver.executor import Executor
 
     start = time.perf_counter()
-    artifact = compile_model(model)
+    artifact = compile_model(model, input_shapes=None if feeds is None else
+                             {k: list(np.shape(v)) for k, v in feeds.items()})
     compile_s = time.perf_counter() - start
-    spec = artifact.plan["inputs"][0]
-    x = np.random.default_rng(0).standard_normal(spec["shape"]).astype(np.float32)
+    if feeds is None:
+        spec = artifact.plan["inputs"][0]
+        feeds = {spec["name"]: np.random.default_rng(0).standard_normal(spec["shape"]).astype(np.float32)}
     kinds = [s["kind"] for s in artifact.plan["steps"]]
     row = {"model": name, "compile_s": round(compile_s, 2), "kernel_steps": kinds.count("kernel"),
            "host_steps": kinds.count("host"), "arena_bytes": artifact.plan["arena_bytes"],
            "naive_bytes": artifact.plan["naive_bytes"]}
-    feeds = {spec["name"]: x}
     runs = {}
     for threads in (1, 2):
         session = ort_session(model, threads)
@@ -98,7 +115,8 @@ def bench_model(name: str, model, repeat: int, contended: bool = False) -> dict:
         ours = executor.run(feeds)[artifact.plan["outputs"][0]["name"]]
         run_ort, run_ours = (lambda s=session: s.run(None, feeds)), (lambda e=executor: e.run(feeds))
         runs[f"ort_{threads}t"], runs[f"ours_{threads}t"] = run_ort, run_ours
-        ort_ms, vdla_ms = interleaved_median_ms([run_ort, run_ours], repeat)
+        # at least MIN_TIME_S of rounds: BERT's 0.4 ms runs need more than `repeat` for a stable median
+        ort_ms, vdla_ms = interleaved_median_ms([run_ort, run_ours], repeat, min_time=MIN_TIME_S)
         row[f"ort_ms_{threads}t"] = round(ort_ms, 3)
         row[f"vdla_ms_{threads}t"] = round(vdla_ms, 3)
         row[f"max_abs_err_{threads}t"] = float(np.abs(ours - reference).max())
@@ -136,8 +154,11 @@ def main(argv=None) -> int:
                         help="also measure while another process spins on one core")
     args = parser.parse_args(argv)
     builders = _builders()
+    transformers = _transformer_builders()
     rows = [bench_model("resnet18", builders.resnet18(), args.repeat, args.contended),
-            bench_model("mobilenetv2", builders.mobilenetv2(), args.repeat, args.contended)]
+            bench_model("mobilenetv2", builders.mobilenetv2(), args.repeat, args.contended),
+            bench_model("vit_tiny", transformers.vit_tiny(), args.repeat),
+            bench_model("bert", transformers.bert_encoder(), args.repeat, feeds=transformers.bert_feeds())]
     print(f"{'model':<12} {'threads':>7} {'vdla ms':>10} {'ort ms':>10} {'ratio':>7}   compile s  steps k/h")
     for r in rows:
         for t in (1, 2):
@@ -146,11 +167,13 @@ def main(argv=None) -> int:
     summary = {
         "resnet18_ratio_vs_ort": rows[0]["ratio_2t"],
         "mobilenetv2_ratio_vs_ort": rows[1]["ratio_2t"],
+        "vit_tiny_ratio_vs_ort": rows[2]["ratio_2t"],
+        "bert_ratio_vs_ort": rows[3]["ratio_2t"],
         "compile_s": max(r["compile_s"] for r in rows),
         "rows": rows,
     }
     if args.contended:
-        summary.update(print_contended(rows))
+        summary.update(print_contended([r for r in rows if "contended" in r]))
     if args.json or args.contended:
         print(json.dumps(summary))
     return 0

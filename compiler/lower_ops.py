@@ -113,12 +113,15 @@ def _global_pool(node: Node, ins, graph):
     return [fn(ins[0], layout=layout)]
 
 
-def _softmax(node: Node, ins, graph):
+SOFTMAX_LANES = 16   # the CPU's softmax reduces rows in vectors (topi.softmax's `lanes`)
+
+
+def _softmax(node: Node, ins, graph, lanes: int | None = SOFTMAX_LANES):
     x = ins[0]
     axis = node.attrs.get("axis", -1) % len(x.shape)
     _require(not node.attrs.get("coerce_2d") or axis == len(x.shape) - 1,
              "opset < 13 Softmax over several axes")
-    return [topi.softmax(x, axis=axis)]
+    return [topi.softmax(x, axis=axis, lanes=lanes)]
 
 
 def _reduce(fn):
@@ -259,6 +262,13 @@ def _variadic(fn):
     return rule
 
 
+def _gather(node: Node, ins, graph):
+    """Gather of one constant index (a ViT's q/k/v and class-token picks, BERT's pooler token);
+    runtime indices (an embedding lookup) stay host steps."""
+    _require(not isinstance(ins[1], te.Tensor), "Gather by a runtime or non-scalar index")
+    return [topi.take(ins[0], int(ins[1]), node.attrs.get("axis", 0))]
+
+
 def _where(node: Node, ins, graph):
     _require(isinstance(ins[0], te.Tensor), "Where with a literal condition")
     return [topi.where(*ins)]
@@ -294,7 +304,7 @@ RULES = {
                                              n.attrs["axis"] % len(ins[0].shape))],
     "Neg": _unary(topi.negative), "Abs": _unary(topi.abs), "Sqrt": _float_unary(lambda x, a: topi.sqrt(x)),
     "Reciprocal": _float_unary(lambda x, a: topi.reciprocal(x)), "Erf": _float_unary(lambda x, a: topi.erf(x)),
-    "Pow": _pow, "Where": _where, "Min": _variadic(topi.minimum), "Max": _variadic(topi.maximum),
+    "Pow": _pow, "Where": _where, "Gather": _gather, "Min": _variadic(topi.minimum), "Max": _variadic(topi.maximum),
     "Equal": _binary(topi.equal), "Less": _binary(topi.less), "Greater": _binary(topi.greater),
     "LessOrEqual": _binary(topi.less_equal), "GreaterOrEqual": _binary(topi.greater_equal),
     "Gelu": _float_unary(lambda x, a: topi.gelu(x, a["approximate"])),
@@ -303,6 +313,11 @@ RULES = {
     "Swish": _float_unary(lambda x, a: topi.swish(x, a["alpha"])),
     "PRelu": lambda n, ins, g: [topi.prelu(ins[0], ins[1])],
 }
+
+
+# The GPU's forms where they differ from the CPU's: its schedules run each reduction stage of a
+# softmax as a kernel of its own, one row per block.
+GPU_RULES = {"Softmax": lambda n, ins, g: _softmax(n, ins, g, lanes=None)}
 
 
 def group_to_te(graph: Graph, node: Node, args: list[str], rules: dict | None = None):

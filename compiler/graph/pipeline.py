@@ -15,12 +15,17 @@ PIPELINE = (
     ("canonicalize_gemm", passes.canonicalize_gemm),   # dense form: B [N, K], alpha/beta folded
     ("eliminate_dead_code", passes.eliminate_dead_code),
     ("infer_types", passes.infer_types),
+    ("transposes_as_views", passes.transposes_as_views),  # moving only size-1 axes: a Reshape
+    ("flatten_matmul_rows", passes.flatten_matmul_rows),  # a linear layer: one GEMM, weight in panels
     ("pack_conv_layout", passes.pack_conv_layout),     # NCHWc: a channel block per vector
     ("pack_quantized_conv", passes.pack_quantized_conv),  # QLinearConv -> uint8 x int8 NCHWc
     ("eliminate_dead_code_after_layout", passes.eliminate_dead_code),
     ("fuse_operators", passes.fuse_operators),
     ("plan_memory", passes.plan_memory),
 )
+
+# the passes that put tensors and weights in the CPU kernels' forms (layout=False: not these)
+_CPU_LAYOUT = ("transposes_as_views", "flatten_matmul_rows", "pack_conv_layout", "pack_quantized_conv")
 
 
 def optimize(graph: Graph, stop_after: str | None = None, fuse: bool = True,
@@ -32,7 +37,7 @@ def optimize(graph: Graph, stop_after: str | None = None, fuse: bool = True,
     graph = graph.copy()
     log = []
     for name, fn in PIPELINE:
-        if (name == "fuse_operators" and not fuse) or (name in ("pack_conv_layout", "pack_quantized_conv") and not layout):
+        if (name == "fuse_operators" and not fuse) or (name in _CPU_LAYOUT and not layout):
             continue
         start = time.perf_counter()
         graph = fn(graph)

@@ -8,7 +8,7 @@ from .elemwise import (add, subtract, multiply, divide, maximum, minimum, power,
                        reciprocal, equal, less, greater, less_equal, greater_equal, softplus, elu,
                        prelu, gelu, swish)
 from .transform import (pad, reshape, flatten, transpose, concat, strided_slice, split,
-                        nchw_to_nchwc, nchwc_to_nchw, squeeze, expand_dims)
+                        nchw_to_nchwc, nchwc_to_nchw, squeeze, expand_dims, take)
 from .conv import (conv2d_nchw, conv2d_nchwc, depthwise_conv2d_nchwc, pack_weight_nchwc,
                    pack_depthwise_weight_nchwc, conv2d_int8,
                    conv2d_nchwc_int8, pack_weight_nchwc_int8)

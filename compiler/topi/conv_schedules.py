@@ -152,6 +152,37 @@ def _schedule_dense(s, a: Anchor, knobs, target):
     return {partial, red, out}
 
 
+def _schedule_matmul(s, a: Anchor, knobs, target):
+    """The blocked convolution's micro-kernel on a (batched) matmul: a register tile of
+    row_tile rows x `vectors` column vectors of accumulators, each step one broadcast of
+    x[row, k] and one vector load of w[k, columns] per vector. Parallel over the batch and
+    row tiles; a column tail (197 attention keys) is the partitioned last tile."""
+    mm, out = a.anchor, a.out
+    if out is mm:
+        acc = s[s.cache_write(s.outputs[0], "local")]
+    else:
+        acc = mm
+        acc.set_scope("local")
+    lanes = target.vector_lanes(32) if target is not None else 4
+    while lanes > 4 and lanes > a.dims["columns"]:
+        lanes //= 2
+    *batch, i, j = out.axis
+    io, ii = out.split(i, knobs.row_tile)
+    jo, ji = out.split(j, lanes * knobs.vectors)
+    jio, jii = out.split(ji, lanes)
+    out.reorder(*batch, io, jo, ii, jio, jii)
+    out.parallel(out.fuse(*batch, io) if batch else io)
+    out.vectorize(jii)
+    acc.compute_at(out, jo)
+    *abatch, ai, aj = acc.axis
+    ajo, aji = acc.split(aj, lanes)
+    acc.reorder(*abatch, acc.reduce_axis[0], ai, ajo, aji)
+    acc.unroll(ai)
+    acc.unroll(ajo)
+    acc.vectorize(aji)
+    return {out, acc}
+
+
 def _schedule_winograd(s, a: Anchor, knobs, target):
     """conv2d_nchwc_winograd. Large images: per row of output tiles (the parallel loop) the
     input transform V and the GEMM M of that row only, so both stay in cache. Small images
@@ -226,6 +257,11 @@ def find_anchor(s, outputs) -> Anchor | None:
         if len(reds) == 1 and tuple(out.op.shape) == tuple(reds[0].op.shape):
             return Anchor("dense", out, partials[0], {"columns": out.axis[1].extent}, {"reduce": reds[0]})
     by_tag = {st.op.tag: st for st in s.stages}
+    matmuls = [st for st in s.stages if st.op.tag == tags.MATMUL and st.reduce_axis]
+    if len(matmuls) == 1 and matmuls[0].op.dtype == "float32" and matmuls[0].attach == "root" \
+            and tuple(out.op.shape) == tuple(matmuls[0].op.shape):
+        rows, columns = matmuls[0].op.shape[-2:]
+        return Anchor("matmul", out, matmuls[0], {"rows": rows, "columns": columns})
     if tags.WINOGRAD_GEMM in by_tag:
         m = by_tag[tags.WINOGRAD_GEMM]
         _, blocks, tiles_h, _, _, tiles_w, _ = m.op.shape
@@ -246,7 +282,8 @@ def find_anchor(s, outputs) -> Anchor | None:
 
 _SCHEDULES = {"conv2d_nchwc": _schedule_blocked_conv, "conv2d_nchwc_int8": _schedule_blocked_conv,
               "depthwise_conv2d_nchwc": _schedule_blocked_conv, "conv2d_nchw": _schedule_nchw_conv,
-              "conv2d_nchwc_winograd": _schedule_winograd, "dense": _schedule_dense}
+              "conv2d_nchwc_winograd": _schedule_winograd, "dense": _schedule_dense,
+              "matmul": _schedule_matmul}
 
 
 def try_schedule_anchor(s, outputs, target, knobs=None):

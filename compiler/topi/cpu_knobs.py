@@ -10,11 +10,14 @@ Kinds and what their knobs shape:
 - conv2d_nchwc_winograd (WinogradKnobs): the whole-image or per-row-of-tiles structure and
   the GEMM's register tile (tiles of a row times output-channel blocks);
 - conv2d_nchw (NchwConvKnobs): output channels per register tile;
-- dense (DenseKnobs): output columns per parallel iteration (each its own accumulator).
+- dense (DenseKnobs): output columns per parallel iteration (each its own accumulator);
+- matmul (MatmulKnobs): the register tile of a (batched) float matmul, `row_tile` rows times
+  `vectors` vectors of output columns.
 
 `dims` describe the anchor as conv_schedules.find_anchor reads it: out_w and out_blocks
 (the output row width and output-channel blocks of a blocked conv), tiles_h, tiles_w and
-out_blocks (Winograd), out_channels (NCHW conv), columns (dense)."""
+out_blocks (Winograd), out_channels (NCHW conv), columns (dense), rows and columns (matmul: of
+one matrix of the batch)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,6 +32,9 @@ DW_INLINE_PAD = True
 NCHW_OC_TILE = 8
 # a register tile of more accumulators than this spills on every host vdla targets
 MAX_ACCUMULATORS = 2 * MAX_REG_TILE
+# matmul: 8 rows x 1 vector measured as fast as 4-6 x 2-3 on a Zen 4 (ViT-Tiny's GEMMs and
+# attention, 2 threads: ~55 GMAC/s) and is the tile with the smallest column tail
+MATMUL_ROW_TILE = 8
 
 
 def _positive(knobs, *names):
@@ -87,9 +93,18 @@ class DenseKnobs:
         _positive(self, "columns")
 
 
+@dataclass(frozen=True)
+class MatmulKnobs:
+    row_tile: int = MATMUL_ROW_TILE     # output rows per register tile
+    vectors: int = 1                    # vectors of output columns per register tile
+
+    def __post_init__(self):
+        _positive(self, "row_tile", "vectors")
+
+
 KNOBS = {"conv2d_nchwc": DirectConvKnobs, "conv2d_nchwc_int8": DirectConvKnobs,
          "depthwise_conv2d_nchwc": DepthwiseConvKnobs, "conv2d_nchwc_winograd": WinogradKnobs,
-         "conv2d_nchw": NchwConvKnobs, "dense": DenseKnobs}
+         "conv2d_nchw": NchwConvKnobs, "dense": DenseKnobs, "matmul": MatmulKnobs}
 
 
 def row_tile(width: int, limit: int = MAX_REG_TILE) -> int:
@@ -140,6 +155,8 @@ def default_knobs(kind: str, dims: dict):
         return NchwConvKnobs(divisor_up_to(dims["out_channels"], NCHW_OC_TILE))
     if kind == "dense":
         return DenseKnobs(1)
+    if kind == "matmul":
+        return MatmulKnobs(min(MATMUL_ROW_TILE, dims["rows"]), 1)
     raise ValueError(f"no CPU schedule knobs for {kind!r} kernels; kinds with knobs: {', '.join(KNOBS)}")
 
 
@@ -150,9 +167,12 @@ def knobs_problem(kind: str, dims: dict, knobs) -> str | None:
         return f"{kind!r} kernels have no schedule knobs"
     if type(knobs) is not want:
         return f"a {kind} kernel takes {want.__name__}, got {type(knobs).__name__}"
-    width, unit = ("tiles_w", "tiles") if kind == "conv2d_nchwc_winograd" else ("out_w", "pixels")
+    width, unit, whole = {"conv2d_nchwc_winograd": ("tiles_w", "tiles", "row"),
+                          "matmul": ("rows", "rows", "matrix")}.get(kind, ("out_w", "pixels", "row"))
     if hasattr(knobs, "row_tile") and knobs.row_tile > dims[width]:
-        return f"row_tile {knobs.row_tile} exceeds the {dims[width]} {unit} of a row"
+        return f"row_tile {knobs.row_tile} exceeds the {dims[width]} {unit} of a {whole}"
+    if isinstance(knobs, MatmulKnobs) and knobs.row_tile * knobs.vectors > MAX_ACCUMULATORS:
+        return f"a {knobs.row_tile} x {knobs.vectors} register tile holds more than {MAX_ACCUMULATORS} accumulators"
     if kind == "conv2d_nchwc_int8" and dims["out_w"] % knobs.row_tile:
         # the int8 dot-product instruction is tensorized over whole tiles: a tail needs bounds checks
         return (f"row_tile {knobs.row_tile} does not divide the {dims['out_w']} pixels of a row (int8 tiles have no "

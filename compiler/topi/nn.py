@@ -168,8 +168,10 @@ def global_max_pool2d(x, layout="NCHW"):
     return _global(x, layout, "max", "global_max_pool2d")
 
 
-def softmax(x, axis=-1):
-    """exp(x - max) / sum(exp(x - max)) along one axis (ONNX Softmax, opset >= 13)."""
+def softmax(x, axis=-1, lanes: int | None = None):
+    """exp(x - max) / sum(exp(x - max)) along one axis (ONNX Softmax, opset >= 13). lanes: over
+    the last axis, reduce each row in that many vector lanes first (the CPU's form, _softmax_rows),
+    where the row holds at least two such vectors; None: one reduction per row."""
     axis = axis % x.ndim
     k1 = te.reduce_axis((0, x.shape[axis]), "k1")
     k2 = te.reduce_axis((0, x.shape[axis]), "k2")
@@ -184,13 +186,51 @@ def softmax(x, axis=-1):
         ex = te.compute(x.shape, lambda i: te.exp(x(i) - mx(0)), name="softmax_exp", tag=tags.SOFTMAX)
         sm = te.compute([1], lambda z: te.sum(ex(k2.var), axis=k2), name="softmax_sum", tag=tags.SOFTMAX)
         return te.compute(x.shape, lambda i: ex(i) / sm(0), name="softmax", tag=tags.SOFTMAX)
+    if lanes is not None and axis == x.ndim - 1 and x.shape[axis] >= 2 * lanes:
+        return _softmax_rows(x, lanes)
+    # attrs: the axis, for schedule_cpu's row-at-a-time softmax schedule
     mx = te.compute(red_shape, lambda *i: te.max(x(*at(keep(i), k1.var)), axis=k1), name="softmax_max",
-                    tag=tags.SOFTMAX)
+                    tag=tags.SOFTMAX, attrs={"axis": axis})
     drop = lambda i: [v for q, v in enumerate(i) if q != axis]  # noqa: E731
-    ex = te.compute(x.shape, lambda *i: te.exp(x(*i) - mx(*drop(i))), name="softmax_exp", tag=tags.SOFTMAX)
+    ex = te.compute(x.shape, lambda *i: te.exp(x(*i) - mx(*drop(i))), name="softmax_exp", tag=tags.SOFTMAX,
+                    attrs={"axis": axis})
     sm = te.compute(red_shape, lambda *i: te.sum(ex(*at(keep(i), k2.var)), axis=k2), name="softmax_sum",
-                    tag=tags.SOFTMAX)
-    return te.compute(x.shape, lambda *i: ex(*i) / sm(*drop(i)), name="softmax", tag=tags.SOFTMAX)
+                    tag=tags.SOFTMAX, attrs={"axis": axis})
+    return te.compute(x.shape, lambda *i: ex(*i) / sm(*drop(i)), name="softmax", tag=tags.SOFTMAX,
+                      attrs={"axis": axis})
+
+
+def _lane_reduce(term, lead: tuple, length: int, lanes: int, reducer, identity, name: str):
+    """reducer over each row of `length` as partials over `lanes` interleaved slices of the row
+    (the partial's lane axis vectorizes; a row the lanes do not divide reads its last slice
+    through a select, which the code generator guards), then over the lanes."""
+    ko = te.reduce_axis((0, -(-length // lanes)), "ko")
+
+    def slice_term(i):
+        j = ko.var * lanes + i[-1]
+        value = term(i[:-1], j)
+        if length % lanes == 0:
+            return value
+        return E.Select(j < length, value, E.to_expr(identity, value.dtype))
+    partial = te.compute(lead + (lanes,), lambda *i: reducer(slice_term(i), axis=ko), name=f"{name}_partial",
+                         tag=tags.SOFTMAX, attrs={"axis": len(lead), "lanes": True})
+    lane = te.reduce_axis((0, lanes), "lane")
+    return te.compute(lead, lambda *i: reducer(partial(*i, lane.var), axis=lane), name=name, tag=tags.SOFTMAX,
+                      attrs={"axis": len(lead)})
+
+
+def _softmax_rows(x, lanes: int):
+    """Softmax over the last axis with the row max and sum reduced in vector lanes (a sum of
+    one scalar chain per row waits on every add: a ViT's 197-key rows spent half their time
+    there)."""
+    lead, length = tuple(x.shape[:-1]), x.shape[-1]
+    axis = x.ndim - 1
+    mx = _lane_reduce(lambda r, j: x(*r, j), lead, length, lanes, te.max, float("-inf"), "softmax_max")
+    ex = te.compute(x.shape, lambda *i: te.exp(x(*i) - mx(*i[:-1])), name="softmax_exp", tag=tags.SOFTMAX,
+                    attrs={"axis": axis})
+    sm = _lane_reduce(lambda r, j: ex(*r, j), lead, length, lanes, te.sum, 0.0, "softmax_sum")
+    return te.compute(x.shape, lambda *i: ex(*i) / sm(*i[:-1]), name="softmax", tag=tags.SOFTMAX,
+                      attrs={"axis": axis})
 
 
 def batch_norm_inference(x, gamma, beta, mean, var, epsilon=1e-5, axis=1):

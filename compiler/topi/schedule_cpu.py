@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..schedule import create_schedule
 from ..te.tensor import ComputeOp
+from . import tags
 from .cpu_knobs import vector_factor
 
 
@@ -45,6 +46,45 @@ def generic_schedule(s, st, target):
         st.vectorize(inner)
 
 
+def _row_vectorize(st, axis, lanes):
+    """Vectorize a row loop by `lanes` even where they do not divide it: the guarded last
+    vector is partitioned off (partition_loops) and left to LLVM's own vectorizer."""
+    if axis.extent < 2 * lanes:
+        return
+    outer, inner = st.split(axis, lanes)
+    st.vectorize(inner)
+
+
+def _schedule_softmax_rows(s, outputs, target):
+    """Softmax over the last axis, one row at a time in a parallel loop over the rows: the
+    row's max and sum (in vector lanes where topi.softmax was given `lanes`, else scalar
+    loops), its exponentials once into a row buffer (the generic schedule would inline them
+    into both the sum and the output: two exp per element), and the output, both vectorized
+    along the row whatever its length (a ViT's 197 tokens)."""
+    out = s[outputs[0]] if len(outputs) == 1 else None
+    stages = {st.op.name: st for st in s.stages if st.op.tag == tags.SOFTMAX}
+    ex = stages.get("softmax_exp")
+    if out is None or ex is None or len(stages) not in (4, 6) \
+            or ex.op.attrs.get("axis") != len(ex.op.shape) - 1 or len(ex.op.shape) < 2 \
+            or tuple(out.op.shape) != tuple(ex.op.shape) \
+            or any(st.reduce_axis and st.op.tag != tags.SOFTMAX for st in s.stages):
+        return set()
+    lanes = _lanes(target, ex.op.dtype)
+    *rows, last = out.axis
+    row = out.fuse(*rows) if len(rows) > 1 else rows[0]
+    out.parallel(row)
+    _row_vectorize(out, last, lanes)
+    for st in stages.values():
+        if st is not out:
+            st.compute_at(out, row)
+        if st.op.attrs.get("lanes"):        # topi.nn._lane_reduce's partials: lanes innermost
+            *data, lane = st.axis
+            st.reorder(*data, *st.reduce_axis, lane)
+            st.vectorize(lane)
+    _row_vectorize(ex, ex.axis[-1], lanes)
+    return set(stages.values())
+
+
 def _inlined_schedule(outputs):
     s = create_schedule(outputs)
     computes = [st for st in s.stages if isinstance(st.op, ComputeOp)]
@@ -62,6 +102,8 @@ def schedule_for(outputs, target=None, knobs=None):
     outputs = list(outputs)
     s, computes = _inlined_schedule(outputs)
     handled = try_schedule_anchor(s, outputs, target, knobs)
+    if not handled:
+        handled = _schedule_softmax_rows(s, outputs, target)
     for st in computes:
         if st.attach == "inline" or st in handled:
             continue

@@ -134,6 +134,20 @@ def split(x, sizes, axis=0):
     return out
 
 
+def take(x, index: int, axis: int = 0):
+    """ONNX Gather of one constant scalar index: x at `index` along `axis`, that axis dropped
+    (a negative index counts from the end)."""
+    axis = axis % x.ndim
+    dim = x.shape[axis]
+    if not -dim <= index < dim:
+        raise ValueError(f"take: index {index} is outside the {dim} entries of axis {axis}")
+    if x.ndim < 2:
+        raise ValueError("take: a scalar result has no kernel")
+    index %= dim
+    return te.compute(x.shape[:axis] + x.shape[axis + 1:], lambda *i: x(*i[:axis], index, *i[axis:]),
+                      name="take", tag=tags.INJECTIVE)
+
+
 def nchw_to_nchwc(x, block):
     """[N, C, H, W] -> [N, C/block, H, W, block] (C must divide; pad channels first if not)."""
     n, c, h, w = x.shape

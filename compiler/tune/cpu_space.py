@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import fields
 
 from ..topi.cpu_knobs import (MAX_ACCUMULATORS, MIN_ACCUMULATORS, DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs,
-                              NchwConvKnobs, WinogradKnobs, knobs_problem)
+                              MatmulKnobs, NchwConvKnobs, WinogradKnobs, knobs_problem)
 from .errors import TuningError
 
 OC_BLOCKS = (1, 2, 4)
 MAX_NCHW_OC_TILE = 16
 MAX_DENSE_COLUMNS = 8
+MATMUL_VECTORS = (1, 2, 3)
 # The fastest register tiles of ResNet-18's convolutions on a Zen 5 hold 8 to 24 accumulators
 # (benchmarks/tune_cpu.py): twice the FMA pipeline's chains, with registers left for operands.
 GOOD_ACCUMULATORS = 2 * MIN_ACCUMULATORS
@@ -46,13 +47,16 @@ def _candidates(kind: str, dims: dict) -> list:
     if kind == "dense":
         n = dims["columns"]
         return [DenseKnobs(c) for c in range(1, min(n, MAX_DENSE_COLUMNS) + 1) if n % c == 0]
+    if kind == "matmul":
+        return [MatmulKnobs(t, v) for v in MATMUL_VECTORS
+                for t in range(1, min(dims["rows"], MAX_ACCUMULATORS // v) + 1)]
     raise TuningError(f"{kind} kernels have no CPU schedule knobs")
 
 
 def _rank(knobs, width) -> tuple:
     """Smaller is measured earlier: nearer GOOD_ACCUMULATORS, then a row tile without a tail."""
     acc = 1
-    for name in ("row_tile", "oc_blocks", "oc_tile", "columns"):
+    for name in ("row_tile", "oc_blocks", "oc_tile", "columns", "vectors"):
         acc *= getattr(knobs, name, 1)
     tail = hasattr(knobs, "row_tile") and width % knobs.row_tile != 0
     return abs(acc - GOOD_ACCUMULATORS), tail, acc
@@ -64,7 +68,7 @@ class CpuKnobSpace:
     def __init__(self, kind: str, dims: dict, default):
         self.kind, self.dims, self.default = kind, dict(dims), default
         points = [k for k in _candidates(kind, dims) if k != default and knobs_problem(kind, dims, k) is None]
-        width = dims.get("tiles_w" if kind == "conv2d_nchwc_winograd" else "out_w", 1)
+        width = dims.get({"conv2d_nchwc_winograd": "tiles_w", "matmul": "rows"}.get(kind, "out_w"), 1)
         turns: dict[tuple, int] = {}
         keyed = []
         for k in sorted(points, key=lambda k: _rank(k, width)):

@@ -35,8 +35,9 @@ KERNELS = {
     "lstm": {"Gemm", "Softmax"},
     "gru": {"Gemm", "Softmax"},
 }
-# host steps these models are expected to keep, with the reason vdla gives
-HOST = {"lstm": {"LSTM", "Gather"}, "gru": {"GRU", "Gather"}}
+# host steps these models are expected to keep, with the reason vdla gives (the recurrent
+# cell; the Gather of its last step, one constant index, is a kernel)
+HOST = {"lstm": {"LSTM"}, "gru": {"GRU"}}
 
 # the slices of an output whose scales differ (YOLO: pixel boxes, then class probabilities)
 PARTS = {"yolov8n": (slice(0, 4), slice(4, None))}

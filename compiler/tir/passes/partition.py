@@ -4,7 +4,8 @@ A split that does not divide its axis leaves a guard `if outer*f + inner < n` ar
 body. For every outer iteration but the last the guard always holds, so the loop is split
 into [0, k), where the (later) simplifier proves the guards true and removes them (the body
 then vectorizes and needs no branches), and [k, extent), which keeps them. Only guards that
-mention the loop variable count; the tail is not partitioned again.
+mention the loop variable count; the tail is not partitioned again. A parallel loop is split
+the same way when its tail is short, the tail then running serially after the parallel part.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from .. import expr as E
 from ..arith import prove
 from ..functor import map_children, substitute, visit
 from ..stmt import For, ForKind, IfThenElse, seq
+
+PARALLEL_TAIL_SHARE = 8     # a parallel loop is partitioned when its tail is at most 1/8 of it
 
 
 def _conjuncts(c):
@@ -65,17 +68,22 @@ def partition_loops(func):
             inner = dict(ranges)
             if isinstance(s.min, E.Const) and isinstance(s.extent, E.Const):
                 inner[s.var] = (s.min.value, s.min.value + s.extent.value - 1)
-            if (s.kind is ForKind.SERIAL and E.is_const(s.min, 0) and isinstance(s.extent, E.Const)
-                    and s.extent.value > 1):
+            if (s.kind in (ForKind.SERIAL, ForKind.PARALLEL) and E.is_const(s.min, 0)
+                    and isinstance(s.extent, E.Const) and s.extent.value > 1):
                 conds = _guards_on(s.body, s.var)
                 if conds:
                     body_ranges = {**ranges, **_inner_ranges(s.body)}
                     k = _clean_prefix(conds, s.var, body_ranges, s.extent.value)
-                    if 0 < k < s.extent.value:
+                    # a parallel loop's tail runs serially after it: only a small one (a GEMM's
+                    # last, partial row tile), lest one thread do a large share alone
+                    tail_n = s.extent.value - k
+                    small = s.kind is ForKind.SERIAL or tail_n * PARALLEL_TAIL_SHARE <= s.extent.value
+                    if 0 < k < s.extent.value and small:
                         head = For(s.var, 0, k, s.kind, rec(s.body, {**inner, s.var: (0, k - 1)}), s.annotations)
                         tail_var = E.Var(s.var.name, s.var.dtype)
-                        tail = For(tail_var, k, s.extent.value - k, s.kind,
-                                   substitute(s.body, {s.var: tail_var}), s.annotations)
+                        tail = For(tail_var, k, s.extent.value - k, ForKind.SERIAL,
+                                   substitute(s.body, {s.var: tail_var}),
+                                   s.annotations if s.kind is ForKind.SERIAL else {})
                         return seq(head, tail)
             return map_children(s, lambda c: rec(c, inner))
         if isinstance(s, E.Expr):

@@ -57,3 +57,19 @@ def test_blocked_padding_uses_masked_vector_loads(rng):
     out = np.zeros(y.shape, "float32")
     kern.load().run("k", [xa, out])
     np.testing.assert_array_equal(out, np.pad(xa, [(0, 0), (0, 0), (1, 1), (1, 1), (0, 0)]))
+
+
+def test_softmax_rows_read_their_last_partial_slice_guarded(rng):
+    """Rows of 37 reduced in 16 lanes: the last slice's 11 missing lanes are never read, so a
+    row at the very end of the input does not touch the page after it."""
+    fence = Fenced()
+    x = te.placeholder((3, 37), "float32", "x")
+    y = topi.softmax(x, -1, lanes=16)
+    t = Target.host(threads=1)
+    kern = build(topi.schedule_for([y], t), [x, y], t, "k")
+    xa = fence.array(x.shape, "float32", at_end=True)
+    xa[...] = rng.standard_normal(x.shape).astype("float32") * 4
+    out = np.zeros(y.shape, "float32")
+    kern.load().run("k", [xa, out])
+    e = np.exp(xa - xa.max(-1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)

@@ -5,6 +5,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from vdla.compiler import te, topi
+from vdla.compiler.topi.schedule_cpu import cpu_anchor
 
 
 def ort_run(op, inputs, **attrs):
@@ -154,6 +155,34 @@ def test_matmul_batched_broadcast(rng, compile_run):
     np.testing.assert_allclose(compile_run(y, [a, b], [aa, ba]), aa @ ba, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("a_shape, b_shape", [
+    ((37, 48), (48, 40)),                # row and column tails of the 8 x 16 register tile
+    ((1, 3, 21, 16), (1, 3, 16, 37)),    # attention's q k^T: batched, a column tail
+    ((2, 1, 5, 7), (3, 7, 9)),           # broadcast batch, fewer rows than a tile
+    ((4, 6), (6, 3)),                    # fewer columns than a vector
+], ids=["tails", "batched", "broadcast", "narrow"])
+def test_matmul_register_tiles_with_an_epilogue(a_shape, b_shape, rng, compile_run):
+    """The matmul anchor's micro-kernel (conv_schedules._schedule_matmul), its tails, and the
+    bias and residual it computes at each tile."""
+    a, b = te.placeholder(a_shape, "float32", "a"), te.placeholder(b_shape, "float32", "b")
+    aa, ba = rng.standard_normal(a_shape).astype("float32"), rng.standard_normal(b_shape).astype("float32")
+    want = aa @ ba
+    bias, res = te.placeholder(want.shape[-1:], "float32", "c"), te.placeholder(want.shape, "float32", "r")
+    ca, ra = rng.standard_normal(bias.shape).astype("float32"), rng.standard_normal(res.shape).astype("float32")
+    y = topi.add(topi.add(topi.matmul(a, b), bias), res)
+    assert cpu_anchor([y])[0] == "matmul"
+    np.testing.assert_allclose(compile_run(y, [a, b, bias, res], [aa, ba, ca, ra]), want + ca + ra,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_integer_matmul_keeps_the_generic_schedule(rng, compile_run):
+    a, b = te.placeholder((5, 8), "int32", "a"), te.placeholder((8, 20), "int32", "b")
+    aa, ba = rng.integers(-50, 50, a.shape).astype("int32"), rng.integers(-50, 50, b.shape).astype("int32")
+    y = topi.matmul(a, b)
+    assert cpu_anchor([y]) is None
+    np.testing.assert_array_equal(compile_run(y, [a, b], [aa, ba]), aa @ ba)
+
+
 def test_dense_int8(rng, compile_run):
     x, w = te.placeholder((3, 45), "int8", "x"), te.placeholder((10, 45), "int8", "w")
     xa, wa = rng.integers(-128, 128, x.shape).astype("int8"), rng.integers(-128, 128, w.shape).astype("int8")
@@ -161,12 +190,16 @@ def test_dense_int8(rng, compile_run):
                                   xa.astype(np.int32) @ wa.astype(np.int32).T)
 
 
-@pytest.mark.parametrize("shape,axis", [((3, 17), -1), ((2, 5, 6), 1), ((9,), 0)])
-def test_softmax(shape, axis, rng, compile_run):
+@pytest.mark.parametrize("shape,axis", [((3, 17), -1), ((2, 5, 6), 1), ((9,), 0), ((2, 3, 197), -1),
+                                        ((4, 64), 1), ((5, 31), -1)])
+@pytest.mark.parametrize("lanes", [None, 16], ids=["rows", "lanes"])
+def test_softmax(shape, axis, lanes, rng, compile_run):
+    """lanes=16 (the CPU rule's form): rows of at least 32 reduce in vector lanes first, a
+    partial last slice (197) read through a guarded select."""
     x = te.placeholder(shape, "float32", "x")
     xa = rng.standard_normal(shape).astype("float32") * 4
     e = np.exp(xa - xa.max(axis, keepdims=True))
-    np.testing.assert_allclose(compile_run(topi.softmax(x, axis), [x], [xa]), e / e.sum(axis, keepdims=True),
+    np.testing.assert_allclose(compile_run(topi.softmax(x, axis, lanes), [x], [xa]), e / e.sum(axis, keepdims=True),
                                rtol=1e-5, atol=1e-6)
 
 

@@ -9,8 +9,8 @@ import pytest
 from vdla.compiler import te, topi
 from vdla.compiler.schedule.lower import lower_schedule
 from vdla.compiler.target import Target
-from vdla.compiler.topi.cpu_knobs import (DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs, WinogradKnobs,
-                                          default_knobs, knobs_problem)
+from vdla.compiler.topi.cpu_knobs import (DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs, MatmulKnobs,
+                                          WinogradKnobs, default_knobs, knobs_problem)
 from vdla.compiler.topi.schedule_cpu import cpu_anchor
 from vdla.compiler.tune.cpu_measure import CompileJob, compile_job, probe_inputs, same_output, target_parts, zeroed
 from vdla.compiler.tune.cpu_space import CpuKnobSpace
@@ -35,9 +35,19 @@ def _int8_group():
     return [x, w, y], [y]
 
 
+def _matmul_group():
+    """A batched float matmul with a bias (attention's q k^T, a transformer's linear layer):
+    row and column tails for every register tile."""
+    a = te.placeholder((2, 19, 24), "float32", "a")
+    b = te.placeholder((2, 24, 37), "float32", "b")
+    c = te.placeholder((37,), "float32", "c")
+    y = topi.add(topi.matmul(a, b), c)
+    return [a, b, c, y], [y]
+
+
 def _groups():
     groups = [(k.name, k.tensors, k.outputs) for k in cpu_model_kernels(cpu_knob_model())]
-    return groups + [("int8 conv", *_int8_group())]
+    return groups + [("int8 conv", *_int8_group()), ("matmul", *_matmul_group())]
 
 
 GROUPS = _groups()
@@ -46,7 +56,7 @@ GROUPS = _groups()
 def test_the_small_model_has_a_kernel_of_every_kind():
     kinds = {cpu_anchor(outputs)[0] for _, _, outputs in GROUPS}
     assert kinds == {"conv2d_nchwc", "conv2d_nchwc_int8", "depthwise_conv2d_nchwc", "conv2d_nchwc_winograd",
-                     "conv2d_nchw", "dense"}
+                     "conv2d_nchw", "dense", "matmul"}
 
 
 @pytest.mark.parametrize("name, tensors, outputs", GROUPS, ids=[g[0].split(" ")[0] for g in GROUPS])
@@ -96,6 +106,16 @@ def test_knobs_that_do_not_fit_are_refused_naming_the_knob(knobs, message, host)
     w = te.placeholder((2, 2, 3, 3, 16, 16), "float32", "w")
     y = topi.conv2d_nchwc(x, w, strides=1, pads=1)
     with pytest.raises(ValueError, match=f"schedule knobs for conv2d_nchwc conv2d_nchwc: {message}"):
+        topi.schedule_for([y], host, knobs)
+
+
+@pytest.mark.parametrize("knobs, message", [
+    (MatmulKnobs(20, 1), "row_tile 20 exceeds the 19 rows of a matrix"),
+    (MatmulKnobs(10, 3), "a 10 x 3 register tile holds more than 28 accumulators"),
+])
+def test_matmul_knobs_that_do_not_fit_are_refused(knobs, message, host):
+    _, (y,) = _matmul_group()
+    with pytest.raises(ValueError, match=f"schedule knobs for matmul matmul: {message}"):
         topi.schedule_for([y], host, knobs)
 
 

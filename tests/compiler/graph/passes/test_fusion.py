@@ -60,3 +60,4 @@ def test_a_broadcast_that_grows_the_tensor_is_not_fused(rng):
     assert patterns(g) == ["Relu", "Add"]
     x, y = rng.standard_normal((4, 1)).astype(np.float32), rng.standard_normal((4, 5)).astype(np.float32)
     np.testing.assert_allclose(run_reference(g, {"x": x, "y": y})["z"], np.maximum(x, 0) + y, rtol=1e-6)
+
