@@ -21,11 +21,12 @@ CONTRIB_DEFAULT_DOMAIN_OPS = DEFAULT_DOMAIN_OPS
 
 
 def expand_contrib(op: str, name: str, inputs: list[str], outputs: list[str], attrs: dict, fail,
-                   graph: Graph | None = None) -> list[Node]:
+                   graph: Graph | None = None, attributes=None) -> list[Node]:
     """The standard nodes computing contrib op `op`; `fail(what)` raises for what is not covered.
-    `graph` (the graph imported so far) takes the constants an expansion makes."""
+    `graph` (the graph imported so far) takes the constants an expansion makes; `attributes`
+    is the importer's attribute check for the standard nodes it makes."""
     if op in TRANSFORMER_OPS:
-        return expand_transformer(op, name, inputs, outputs, attrs, fail, graph)
+        return expand_transformer(op, name, inputs, outputs, attrs, fail, graph, attributes)
     inputs = list(inputs) + [""] * 9
     nodes: list[Node] = []
 

@@ -46,8 +46,8 @@ _MASK_FILTER = -10000.0
 class _Expansion:
     """The nodes (and constants, put in `graph`) standing for one contrib node."""
 
-    def __init__(self, name: str, graph: Graph, fail):
-        self.name, self.graph, self.fail = name, graph, fail
+    def __init__(self, name: str, graph: Graph, fail, attributes):
+        self.name, self.graph, self.fail, self.attributes = name, graph, fail, attributes
         self.nodes: list[Node] = []
         self._count = 0
 
@@ -65,10 +65,9 @@ class _Expansion:
     def op(self, op: str, inputs: list[str], outputs: list[str] | int = 1, **attrs):
         """One default-domain node, its attributes completed and checked as the importer does for
         a node of the newest opset; returns its output name (or names, for several)."""
-        from .onnx_import import MAX_OPSET, _attributes
         outs = outputs if isinstance(outputs, list) else [self._fresh(op) for _ in range(outputs)]
         proto = helper.make_node(op, inputs, outs, **attrs)
-        self.nodes.append(Node(op, self._fresh(op), list(inputs), list(outs), _attributes(proto, MAX_OPSET)))
+        self.nodes.append(Node(op, self._fresh(op), list(inputs), list(outs), self.attributes(proto)))
         return outs[0] if len(outs) == 1 else outs
 
     def type(self, value: str, what: str) -> TensorType:
@@ -104,9 +103,10 @@ def _infer(probe: Graph, nodes: list[Node]) -> None:
 
 
 def expand_transformer(op: str, name: str, inputs: list[str], outputs: list[str], attrs: dict, fail,
-                       graph: Graph) -> list[Node]:
-    """The default-domain nodes computing onnxruntime transformer op `op`."""
-    x = _Expansion(name, graph, fail)
+                       graph: Graph, attributes) -> list[Node]:
+    """The default-domain nodes computing onnxruntime transformer op `op`; `attributes(proto)`
+    completes and checks a new node's attributes as the importer does (at the newest opset)."""
+    x = _Expansion(name, graph, fail, attributes)
     ins = list(inputs) + [""] * (10 - len(inputs))
     outs = list(outputs) + [""] * (4 - len(outputs))
     _EXPANDERS[op](x, ins, outs, attrs)

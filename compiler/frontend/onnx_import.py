@@ -373,7 +373,8 @@ def _import_node(proto: onnx.NodeProto, index: int, opset: int, graph: Graph) ->
 
         def fail(what):
             raise _fail(proto, opset, what)
-        return expand_contrib(proto.op_type, name, list(proto.input), list(proto.output), attrs, fail, graph)
+        return expand_contrib(proto.op_type, name, list(proto.input), list(proto.output), attrs, fail, graph,
+                              attributes=lambda made: _attributes(made, MAX_OPSET))
     if proto.domain not in ("", "ai.onnx"):
         raise _fail(proto, opset, f"domain {proto.domain!r} is not supported (the default ONNX domain, "
                     f"and from {CONTRIB_DOMAIN}: {', '.join(sorted(CONTRIB_OPS))})")

@@ -3,7 +3,7 @@ MaxUnpool, GridSample, AffineGrid, Col2Im, RoiAlign, DeformConv, NonMaxSuppressi
 import numpy as np
 import pytest
 
-from ort_oracle import check_node, node_model, vdla_run
+from ort_oracle import check_node, node_model, ort_run, vdla_run
 from vdla.compiler.frontend import UnsupportedModelError
 
 
@@ -142,12 +142,15 @@ def test_non_max_suppression_folds_constant_inputs(center, rng):
                constants=set(inputs) - {"score"})
 
 
-def test_non_max_suppression_of_runtime_boxes_is_refused(rng):
+def test_non_max_suppression_of_runtime_boxes_is_a_host_step_with_onnxruntime_results(rng):
+    """The number of boxes kept is known only at run time: the executor keeps what it gets."""
     inputs = {"boxes": _boxes(rng), "scores": rng.uniform(0, 1, (2, 3, 12)).astype(np.float32),
-              "max": np.int64([4])}
-    model = node_model("NonMaxSuppression", inputs, {}, constants={"max"})
-    with pytest.raises(UnsupportedModelError, match="depends on the values of the boxes and scores"):
-        vdla_run(model, {"boxes": inputs["boxes"], "scores": inputs["scores"]})
+              "max": np.int64([4]), "iou": np.float32([0.3])}
+    model = node_model("NonMaxSuppression", inputs, {}, constants={"max", "iou"})
+    feeds = {"boxes": inputs["boxes"], "scores": inputs["scores"]}
+    (got,), (want,) = vdla_run(model, feeds), ort_run(model, feeds)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
 
 
 def test_unsupported_attribute_values_are_named(rng):
