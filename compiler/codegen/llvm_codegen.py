@@ -341,10 +341,11 @@ class LLVMCodegen:
                 return b.fmul(a, c, flags=FAST)
             if isinstance(e, E.Div):
                 return b.fdiv(a, c)
-            if isinstance(e, E.Min):
-                return b.select(b.fcmp_ordered("<", a, c), a, c)
-            if isinstance(e, E.Max):
-                return b.select(b.fcmp_ordered(">", a, c), a, c)
+            if isinstance(e, (E.Min, E.Max)):
+                # NaN in either operand is the result, as numpy's minimum/maximum (the host ops)
+                # and onnxruntime's Relu give: a compare alone would answer the other operand
+                wins = b.fcmp_ordered("<" if isinstance(e, E.Min) else ">", a, c)
+                return b.select(b.or_(wins, b.fcmp_unordered("uno", a, a)), a, c)
             if isinstance(e, E.FloorDiv):
                 return self.call_intrinsic(st, "llvm.floor", [b.fdiv(a, c)])
             if isinstance(e, E.FloorMod):
@@ -407,7 +408,9 @@ class LLVMCodegen:
         b = st.b
         args = [self.expr(st, a) for a in e.args]
         simple = {"exp": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt", "fabs": "llvm.fabs",
-                  "floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.roundeven",
+                  # rint rounds half to even in the default rounding mode, which nothing changes;
+                  # llvm.roundeven would call roundevenf on ARMv7, which its glibc (2.17) lacks
+                  "floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.rint",
                   "fma": "llvm.fma", "pow": "llvm.pow", "tanh": "llvm.tanh"}
         if e.name == "reinterpret":     # same bits, another type (e.g. 4 x int8 -> int32)
             v = b.bitcast(args[0], scalar_type(e.dtype) if dt.lanes(e.dtype) == 1 else value_type(e.dtype))

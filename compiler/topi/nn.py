@@ -1,6 +1,8 @@
 """Dense/matmul, pooling, softmax and batch-norm (inference)."""
 from __future__ import annotations
 
+from vdla.driver.host_ops.window_bounds import padding_dominates
+
 from .. import te
 from ..tir import expr as E
 from ..tir import dtype as dt
@@ -104,16 +106,27 @@ def _pool(x, kernel, strides, pads, dilations, kind, count_include_pad, ceil_mod
     need_b = max(pb, (oh - 1) * sh + dh * (kh - 1) + 1 - h - pt)
     need_r = max(pr, (ow - 1) * sw + dw * (kw - 1) + 1 - w - pl)
     lowest = float("-inf") if dt.is_float(x.dtype) else dt.int_range(x.dtype)[0]
-    before = [0, 0, pt, pl] + ([0] if layout == "NCHWc" else [])
-    after = [0, 0, need_b, need_r] + ([0] if layout == "NCHWc" else [])
-    padded = pad(x, before, after, lowest if kind == "max" else 0, name="pad_pool")
-    ry = te.reduce_axis((0, kh), "ry")
-    rx = te.reduce_axis((0, kw), "rx")
+    fill = lowest if kind == "max" else 0
     shape = _out_shape(outer, oh, ow, layout)
+    if padding_dominates((h, w), (pt, pl), (need_b, need_r)):
+        # a window far wider than the data (a 200000-square MaxPool on 2 x 2): reduce over the
+        # input, each tap kept where this window covers it, not over the window's padding
+        ry, rx = te.reduce_axis((0, h), "ry"), te.reduce_axis((0, w), "rx")
 
-    def window(i):
-        o, y, z = _split_index(i, layout)
-        return padded(*at(o, y * sh + ry.var * dh, z * sw + rx.var * dw))
+        def window(i):
+            o, y, z = _split_index(i, layout)
+            covered = E.And(_covers(ry.var, y, sh, pt, kh, dh), _covers(rx.var, z, sw, pl, kw, dw))
+            return E.Select(covered, x(*at(o, ry.var, rx.var)), E.Const(fill, x.dtype))
+    else:
+        before = [0, 0, pt, pl] + ([0] if layout == "NCHWc" else [])
+        after = [0, 0, need_b, need_r] + ([0] if layout == "NCHWc" else [])
+        padded = pad(x, before, after, fill, name="pad_pool")
+        ry = te.reduce_axis((0, kh), "ry")
+        rx = te.reduce_axis((0, kw), "rx")
+
+        def window(i):
+            o, y, z = _split_index(i, layout)
+            return padded(*at(o, y * sh + ry.var * dh, z * sw + rx.var * dw))
     if kind == "max":
         return te.compute(shape, lambda *i: te.max(window(i), axis=[ry, rx]), name="max_pool2d", tag=tags.POOL)
     if not dt.is_float(x.dtype):
@@ -136,6 +149,14 @@ def _pool(x, kernel, strides, pads, dilations, kind, count_include_pad, ceil_mod
         _, y, z = _split_index(i, layout)
         return s(*i) / te.cast(x.dtype, cnt(y, pt, pb, kh, sh, dh, h) * cnt(z, pl, pr, kw, sw, dw, w))
     return te.compute(shape, avg, name="avg_pool2d", tag=tags.ELEMWISE)
+
+
+def _covers(row, y, stride, pad_begin, kernel, dilation):
+    """Whether output position y's window has a tap on input `row`."""
+    offset = row + pad_begin - y * stride          # from the window's first tap
+    inside = E.And(offset >= 0, offset <= (kernel - 1) * dilation)
+    return E.And(inside, E.EQ(E.FloorMod(offset, E.to_expr(dilation, "int32")), E.to_expr(0, "int32"))) \
+        if dilation > 1 else inside
 
 
 def max_pool2d(x, kernel, strides=None, pads=0, dilations=1, ceil_mode=False, layout="NCHW"):
