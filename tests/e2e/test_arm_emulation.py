@@ -6,6 +6,7 @@ machine. Skipped, with the reason, where qemu-user cannot be installed (not root
 import json
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,3 +160,21 @@ def test_an_armv7_artifact_runs_on_an_emulated_board_with_only_the_deploy_runtim
     assert not [m for m in report["modules"] if m.startswith(("vdla.compiler", "vdla.simulator", "llvmlite", "onnx"))]
     want = Executor(compile_model(model, target="cpu")).run({"input": x})
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), list(want.values())[0], rtol=1e-5, atol=1e-6)
+
+
+EXPORTS = Path(__file__).parent / "exports"
+
+
+@pytest.mark.parametrize("triple", TRIPLES)
+@pytest.mark.parametrize("export", ["vit_tiny_dynamo", "bert_torchscript", "lraspp_torchscript"])
+def test_real_exports_run_on_the_board_triples_as_on_this_machine(export, triple, hosts):
+    """Today's exporters' node patterns (attention, GELU, LayerNorm, Resize; the
+    checked-in torch exports of test_real_exports.py) on the boards' kernels."""
+    data = dict(np.load(EXPORTS / f"{export.rsplit('_', 1)[0]}.npz"))
+    feeds = {k[3:]: v for k, v in data.items() if k.startswith("in_")}
+    want = Executor(compile_model(str(EXPORTS / f"{export}.onnx"), target="cpu")).run(feeds)
+    artifact = compile_model(str(EXPORTS / f"{export}.onnx"), target=triple, threads=1)
+    got = _run_emulated(export, artifact, triple, hosts[triple], 1, feeds)
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-4, atol=1e-5 * float(np.abs(want[key]).max()),
+                                   err_msg=f"{export} on {triple}")
