@@ -334,9 +334,6 @@ ALLOWLIST: dict[str, Covered] = {
                                                 "numpy statements of the elementwise ops; the onnx node tests check "
                                                 "each against the onnx package's outputs", via="vdla.compiler.onnx_backend"),
     "vdla.driver.host_ops.errors": Covered(("tests/driver/host_ops/test_operands.py",), ERRORS, via="vdla.driver.host_ops"),
-    "vdla.driver.host_ops.nn": Covered(("tests/onnx_backend/test_onnx_node_tests.py",),
-                                       "numpy statements of the nn ops; the onnx node tests check each against the "
-                                       "onnx package's outputs", via="vdla.compiler.onnx_backend"),
     "vdla.driver.host_ops.shape": Covered(("tests/onnx_backend/test_onnx_node_tests.py",),
                                           "numpy statements of the data-movement ops and their shape rules; the onnx "
                                           "node tests (and tests/driver/host_ops/test_operands.py's operand checks)",

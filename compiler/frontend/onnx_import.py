@@ -83,8 +83,6 @@ def _check_values(node, opset, attrs) -> None:
         raise _fail(node, opset, "training_mode=1 is not supported (inference only)")
     if op == "BatchNormalization" and len([o for o in node.output if o]) > 1:
         raise _fail(node, opset, "only the Y output is supported (inference mode)")
-    if op == "MaxPool" and len([o for o in node.output if o]) > 1:
-        raise _fail(node, opset, "the Indices output is not supported")
     if op == "Pad" and attrs.get("mode", "constant") not in ("constant", "reflect", "edge", "wrap"):
         raise _fail(node, opset, f"mode {attrs['mode']!r}; supported: constant, reflect, edge, wrap")
     if op in ("QuantizeLinear", "DequantizeLinear") and attrs.get("block_size", 0):
@@ -126,8 +124,8 @@ def _normalize(node: onnx.NodeProto, opset: int, attrs: dict) -> dict:
         attrs.setdefault("auto_pad", "NOTSET")
         if isinstance(attrs["auto_pad"], bytes):
             attrs["auto_pad"] = attrs["auto_pad"].decode()
-    if op == "MaxPool" and attrs.pop("storage_order", 0):
-        pass  # only changes the Indices output, which is rejected above
+    if op == "MaxPool" and len(node.output) > 1 and node.output[1]:
+        attrs["indices"] = 1         # the host op computes the Indices output only when asked
     return attrs
 
 

@@ -200,7 +200,8 @@ def _rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
     if op == "ConvTranspose":
         return [conv_transpose_shape(node, x, ins[1], arg(2))]
     if op in ("MaxPool", "AveragePool"):
-        return [pool_shape(node, x)]
+        y = pool_shape(node, x)
+        return [y, TensorType(y.shape, "int64")] if node.attrs.get("indices") else [y]
     if op in ("GlobalAveragePool", "GlobalMaxPool"):
         if len(x.shape) < 3:
             raise InvalidModelError(f"{node.describe()}: input {x} needs a batch, a channel and spatial dims "

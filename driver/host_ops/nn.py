@@ -9,6 +9,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ._operands import operand
 from .axes import normalize_axis
+from .errors import HostOpError
 from .window_bounds import padding_dominates, reduce_windows, tap_counts
 
 
@@ -155,14 +156,42 @@ def _pool(x, attrs, reducer):
 
 
 def _max_pool(inputs, attrs):
+    x = inputs[0]
+
     def reduce(x, begins, ends, kernel, strides, dilations, out_sizes, nd):
         low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         if padding_dominates(x.shape[2:], begins, ends):
+            if attrs.get("indices"):
+                raise HostOpError("MaxPool's Indices output for a window this much wider than its input (its pads "
+                                  f"{list(begins) + list(ends)} on {list(x.shape[2:])}) is not supported")
             return reduce_windows(x, kernel, strides, dilations, begins, out_sizes, np.max, low)
         xp = _pad_spatial(x, begins, ends, low)
         win = _windows(xp, kernel, strides, dilations, out_sizes)
-        return win.max(axis=tuple(range(-nd, 0)))
-    return [_pool(inputs[0], attrs, reduce).astype(inputs[0].dtype)]
+        y = win.max(axis=tuple(range(-nd, 0)))
+        if not attrs.get("indices"):
+            return y
+        return y, _argmax_indices(x.shape, win, begins, kernel, strides, dilations, attrs.get("storage_order", 0))
+    result = _pool(x, attrs, reduce)
+    if isinstance(result, tuple):
+        return [result[0].astype(x.dtype), result[1]]
+    return [result.astype(x.dtype)]
+
+
+def _argmax_indices(shape, win, begins, kernel, strides, dilations, storage_order) -> np.ndarray:
+    """MaxPool's Indices: where each window's maximum (its first, in the window's row-major order)
+    sits in the unpadded input, as a flat index over the whole tensor: row-major, or with the
+    spatial axes in column-major order for storage_order 1."""
+    nd = len(kernel)
+    out = win.shape[2:2 + nd]
+    taps = np.unravel_index(win.reshape(win.shape[:2 + nd] + (-1,)).argmax(axis=-1), kernel)
+    grid = np.meshgrid(*[np.arange(o) for o in out], indexing="ij")
+    coords = [g * s + t * d - b for g, s, t, d, b in zip(grid, strides, taps, dilations, begins)]
+    n, c = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+    index = (n[(...,) + (None,) * nd] * shape[1] + c[(...,) + (None,) * nd]).astype(np.int64)
+    spatial = list(zip(coords, shape[2:]))
+    for coord, size in (spatial[::-1] if storage_order else spatial):
+        index = index * size + coord
+    return index.astype(np.int64)
 
 
 def _avg_pool(inputs, attrs):

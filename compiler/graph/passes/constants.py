@@ -21,7 +21,7 @@ from vdla.driver import host_ops
 from ..infer import CONSTANT_OPERANDS, infer_node
 from ..ir import Graph, GraphError, RuntimeShapeError, TensorType
 from .inline_if import constant_condition, inline_if
-from .runtime_shaped import host_step
+from .runtime_shaped import host_only, host_step, wrapped
 
 # Never fold these: the result would be as big as an activation for no gain, or they are
 # the computation itself (a model that is constant end to end still folds: see below).
@@ -48,6 +48,9 @@ def fold_constants(graph: Graph) -> Graph:
         for name, t in zip(node.outputs, types):
             if name:
                 graph.types[name] = t
+        if host_only(node):
+            kept.append(wrapped(node, host_only(node)))
+            continue
         if node.op == "Shape":
             shape = graph.types[node.inputs[0]].shape
             value = np.array(shape[node.attrs.get("start", 0):node.attrs.get("end", None)], np.int64)

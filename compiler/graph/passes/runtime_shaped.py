@@ -13,6 +13,19 @@ from __future__ import annotations
 from ..ir import Graph, Node, RuntimeShapeError, TensorType, UnsupportedModelError
 
 
+def host_only(node: Node) -> str | None:
+    """Why a node whose types are known must still run on the host (no kernel computes it)."""
+    if node.op == "MaxPool" and node.attrs.get("indices"):
+        return "MaxPool's Indices output is computed on the host (no kernel writes it)"
+    return None
+
+
+def wrapped(node: Node, reason: str) -> Node:
+    """`node` as a one-node host step ("Fused", host_only) that no pass looks into."""
+    return Node("Fused", node.name, list(dict.fromkeys(n for n in node.inputs if n)), list(node.outputs),
+                {"body": [node], "pattern": node.op, "host_only": reason})
+
+
 def host_step(graph: Graph, node: Node, why: RuntimeShapeError) -> Node:
     """`node` as a host step, its outputs typed from ONNX's shape inference."""
     known = graph.meta.get("onnx_types", {})
@@ -24,6 +37,4 @@ def host_step(graph: Graph, node: Node, why: RuntimeShapeError) -> Node:
                                         "so vdla cannot plan it")
         shape, dtype, kind = known[name]
         graph.types[name] = TensorType(tuple(shape), dtype, kind)
-    reason = str(why).split(": ", 1)[-1]
-    return Node("Fused", node.name, list(dict.fromkeys(n for n in node.inputs if n)), list(node.outputs),
-                {"body": [node], "pattern": node.op, "host_only": reason})
+    return wrapped(node, str(why).split(": ", 1)[-1])
