@@ -330,9 +330,6 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.driver.host_ops.axes": Covered(("tests/driver/host_ops/test_operands.py",),
                                          "axis normalization (30 lines); the operand tests give out-of-range axes",
                                          via="vdla.driver.host_ops"),
-    "vdla.driver.host_ops.elementwise": Covered(("tests/onnx_backend/test_onnx_node_tests.py",),
-                                                "numpy statements of the elementwise ops; the onnx node tests check "
-                                                "each against the onnx package's outputs", via="vdla.compiler.onnx_backend"),
     "vdla.driver.host_ops.errors": Covered(("tests/driver/host_ops/test_operands.py",), ERRORS, via="vdla.driver.host_ops"),
     "vdla.driver.host_ops.shape": Covered(("tests/onnx_backend/test_onnx_node_tests.py",),
                                           "numpy statements of the data-movement ops and their shape rules; the onnx "

@@ -79,10 +79,8 @@ def _np_dtype(elem_type: int) -> str:
 def _check_values(node, opset, attrs) -> None:
     """Attribute values vdla does not implement (the attribute itself is known)."""
     op = node.op_type
-    if op == "BatchNormalization" and attrs.get("training_mode", 0):
-        raise _fail(node, opset, "training_mode=1 is not supported (inference only)")
-    if op == "BatchNormalization" and len([o for o in node.output if o]) > 1:
-        raise _fail(node, opset, "only the Y output is supported (inference mode)")
+    if op == "BatchNormalization" and not attrs.get("training_mode", 0) and len([o for o in node.output if o]) > 1:
+        raise _fail(node, opset, "the running mean and variance outputs need training_mode=1")
     if op == "Pad" and attrs.get("mode", "constant") not in ("constant", "reflect", "edge", "wrap"):
         raise _fail(node, opset, f"mode {attrs['mode']!r}; supported: constant, reflect, edge, wrap")
     if op in ("QuantizeLinear", "DequantizeLinear") and attrs.get("block_size", 0):
@@ -117,8 +115,8 @@ def _normalize(node: onnx.NodeProto, opset: int, attrs: dict) -> dict:
         attrs.pop("block_size", None)
     if op == "DequantizeLinear":
         attrs.pop("block_size", None)
-    if op in ("Dropout", "BatchNormalization"):
-        for key in ("seed", "ratio", "momentum", "training_mode"):
+    if op == "BatchNormalization" and not attrs.get("training_mode", 0):
+        for key in ("momentum", "training_mode"):      # (they matter in training mode only)
             attrs.pop(key, None)
     if op in ("Conv", "ConvTranspose", "MaxPool", "AveragePool", "QLinearConv"):
         attrs.setdefault("auto_pad", "NOTSET")

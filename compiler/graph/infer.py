@@ -187,10 +187,6 @@ def _rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
     if op == "Cast":
         return [TensorType(x.shape, node.attrs["to"])]
     if op == "Dropout":
-        training = node.inputs[2] if len(node.inputs) > 2 else ""
-        if node.attrs.get("training_mode") or (training and graph.constants[training].any()):
-            raise UnsupportedModelError(f"{node.describe()}: training_mode=true is not "
-                                        "supported (inference only)")
         return [x, TensorType(x.shape, "bool")][:len(node.outputs)]
     if op == "Conv":
         return [conv_shape(node, x, ins[1], arg(2), x.dtype)]
@@ -209,7 +205,7 @@ def _rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
         return [TensorType(x.shape[:2] + (1,) * (len(x.shape) - 2), x.dtype)]
     if op == "BatchNormalization":
         _per_channel(node, x, ins[1:5], ["scale", "B", "input_mean", "input_var"])
-        return [x]
+        return [x, ins[3], ins[4]][:max(1, len(node.outputs))]     # training mode: the running statistics
     if op == "Gemm":
         return [_gemm_shape(node, x, ins[1], arg(2))]
     if op == "MatMul":

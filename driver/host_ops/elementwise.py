@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._operands import operand
+from .errors import OperandError
 from .opdef import binary, unary
 
 
@@ -62,8 +63,19 @@ def _identity(inputs, attrs):
 
 
 def _dropout(inputs, attrs):
-    # Inference: Dropout is the identity; the optional mask output is all ones.
-    return [inputs[0], np.ones(inputs[0].shape, dtype=bool)]
+    """Inference: the identity, the mask all ones. Training mode: each element kept with
+    probability 1 - ratio and scaled by 1 / (1 - ratio), the mask saying which: uniform draws
+    >= ratio from numpy's RandomState(seed), the draw the onnx reference makes, so a seeded
+    model repeats the onnx node tests' masks (no other runtime's)."""
+    x = np.asarray(inputs[0])
+    training = bool(np.asarray(operand(inputs, 2, attrs, "training_mode", False)))
+    ratio = float(np.asarray(operand(inputs, 1, attrs, "ratio", 0.5)))
+    if not training or ratio == 0:
+        return [x, np.ones(x.shape, dtype=bool)]
+    if not 0 <= ratio < 1:
+        raise OperandError(f"ratio {ratio} must be in [0, 1)")
+    mask = np.random.RandomState(attrs.get("seed")).uniform(0.0, 1.0, x.shape) >= ratio
+    return [(x * mask / (1 - ratio)).astype(x.dtype), mask]
 
 
 OPS = {

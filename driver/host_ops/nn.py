@@ -136,6 +136,14 @@ def _matmul(inputs, attrs):
 def _batch_norm(inputs, attrs):
     x, scale, bias, mean, var = inputs[:5]
     shape = (1, -1) + (1,) * (x.ndim - 2)
+    if attrs.get("training_mode"):     # the batch's statistics (population variance), and the running ones
+        axes = (0,) + tuple(range(2, x.ndim))
+        batch_mean, batch_var = x.mean(axis=axes), x.var(axis=axes)
+        momentum = attrs.get("momentum", 0.9)
+        y = (x - batch_mean.reshape(shape)) / np.sqrt(batch_var.reshape(shape) + attrs.get("epsilon", 1e-5))
+        y = y * scale.reshape(shape) + bias.reshape(shape)
+        return [y.astype(x.dtype), (mean * momentum + batch_mean * (1 - momentum)).astype(mean.dtype),
+                (var * momentum + batch_var * (1 - momentum)).astype(var.dtype)]
     inv = scale / np.sqrt(var + attrs.get("epsilon", 1e-5))
     y = (x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)
     return [y.astype(x.dtype)]

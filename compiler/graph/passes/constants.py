@@ -48,8 +48,9 @@ def fold_constants(graph: Graph) -> Graph:
         for name, t in zip(node.outputs, types):
             if name:
                 graph.types[name] = t
-        if host_only(node):
-            kept.append(wrapped(node, host_only(node)))
+        why = host_only(graph, node)
+        if why:
+            kept.append(wrapped(node, why))
             continue
         if node.op == "Shape":
             shape = graph.types[node.inputs[0]].shape

@@ -10,13 +10,21 @@ with a -1 dimension is left out of the memory plan; the executor keeps what the 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import Graph, Node, RuntimeShapeError, TensorType, UnsupportedModelError
 
 
-def host_only(node: Node) -> str | None:
+def host_only(graph: Graph, node: Node) -> str | None:
     """Why a node whose types are known must still run on the host (no kernel computes it)."""
     if node.op == "MaxPool" and node.attrs.get("indices"):
         return "MaxPool's Indices output is computed on the host (no kernel writes it)"
+    if node.op == "BatchNormalization" and node.attrs.get("training_mode"):
+        return "BatchNormalization in training mode (batch statistics) runs on the host"
+    if node.op == "Dropout":
+        flag = node.inputs[2] if len(node.inputs) > 2 else ""
+        if flag and flag in graph.constants and np.asarray(graph.constants[flag]).any():
+            return "Dropout in training mode (a random mask) runs on the host"
     return None
 
 

@@ -32,12 +32,12 @@ def test_unsupported_attribute_value_is_an_error_not_ignored():
         import_onnx(m)
 
 
-def test_training_mode_batch_norm_is_rejected():
+def test_batch_norm_running_statistics_need_training_mode():
+    """(training mode itself runs as a host step: tests/driver/host_ops/test_nn.py)"""
     ins = [_vi(n, [3]) for n in "sbmv"]
-    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn",
-                            training_mode=1)
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], name="bn")
     m = _model([node], [_vi("x", [1, 3, 2, 2])] + ins, [_vi("y", [1, 3, 2, 2])])
-    with pytest.raises(UnsupportedModelError, match="bn.*training_mode"):
+    with pytest.raises(UnsupportedModelError, match="bn.*running mean and variance outputs need training_mode=1"):
         import_onnx(m)
 
 

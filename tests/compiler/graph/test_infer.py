@@ -114,14 +114,12 @@ def test_gather_indices_outside_the_axis_are_named():
         _infer("Gather", [(2, 3)], {"axis": 1}, {"idx": np.array([0, 3], np.int64)})
 
 
-def test_an_input_without_a_type_an_unknown_op_and_training_dropout_are_named():
+def test_an_input_without_a_type_and_an_unknown_op_are_named():
     node = Node("Relu", "r", ["ghost"], ["y"])
     with pytest.raises(GraphError, match=r"node 'r' \(Relu\): input 'ghost' has no known type"):
         infer_node(Graph("g", [], ["y"], [node]), node)
     with pytest.raises(GraphError, match=r"node 'n' \(Frobnicate\): no shape inference rule for op 'Frobnicate'"):
         _infer("Frobnicate", [(2,)])
-    with pytest.raises(UnsupportedModelError, match=r"training_mode=true is not supported"):
-        _infer("Dropout", [(2,)], {"training_mode": 1})
 
 
 def test_dropout_mask_and_quantizer_dtypes():

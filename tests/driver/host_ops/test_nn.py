@@ -26,3 +26,14 @@ def test_the_indices_output_makes_the_node_a_host_step(rng):
                        {"kernel_shape": [2, 2]}, n_outputs=2)
     (node,) = optimize(import_onnx(model)).nodes
     assert node.host_only == "MaxPool's Indices output is computed on the host (no kernel writes it)"
+
+
+@pytest.mark.parametrize("momentum", [0.9, 0.3])
+def test_batch_norm_in_training_mode_equals_onnxruntime(rng, momentum):
+    """The batch's mean and population variance normalize it; the running ones move toward them."""
+    c = 3
+    inputs = {"x": rng.standard_normal((4, c, 5, 6)).astype(np.float32) * 2 + 1,
+              "scale": rng.uniform(0.5, 1.5, c).astype(np.float32), "b": rng.standard_normal(c).astype(np.float32),
+              "mean": rng.standard_normal(c).astype(np.float32), "var": rng.uniform(0.5, 2, c).astype(np.float32)}
+    check_node("BatchNormalization", inputs, {"training_mode": 1, "momentum": momentum, "epsilon": 1e-3},
+               n_outputs=3, constants={"scale", "b", "mean", "var"}, rtol=1e-4, atol=1e-5)
