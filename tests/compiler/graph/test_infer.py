@@ -9,7 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from vdla.compiler.compile_model import compile_model
 from vdla.compiler.frontend import import_onnx
-from vdla.compiler.graph import Graph, GraphError, InvalidModelError, Node, TensorType, UnsupportedModelError, optimize
+from vdla.compiler.graph import Graph, GraphError, InvalidModelError, Node, TensorType, optimize
 from vdla.compiler.graph.infer import infer_node
 from vdla.driver import host_ops
 
