@@ -14,22 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from .axes import normalize_axis
-from .errors import OperandError, RuntimeShape
-from .opdef import OpDef
-from .subgraph import Subgraph
-
-
-def _split_captures(inputs: list, attrs: dict) -> tuple[list, dict]:
-    names = attrs.get("captures", [])
-    declared = inputs[:len(inputs) - len(names)] if names else list(inputs)
-    return declared, dict(zip(names, inputs[len(declared):]))
+from .errors import OperandError
+from .opdef import OpDef, typed_at_run_time
+from .subgraph import Subgraph, split_captures
 
 
 def _typed_by_running(op: str):
-    def rule(inputs, attrs):
-        raise RuntimeShape(f"{op}'s output types come from running its subgraph, whose inputs are known only at "
-                           "run time")
-    return rule
+    return typed_at_run_time(f"{op}'s output types come from running its subgraph, whose inputs are known only "
+                             "at run time")
 
 
 def _scalar_bool(value, what: str) -> bool:
@@ -42,7 +34,7 @@ def _scalar_bool(value, what: str) -> bool:
 # -- If -----------------------------------------------------------------------------------------------
 
 def _if(inputs, attrs):
-    (cond,), captured = _split_captures(inputs, attrs)
+    (cond,), captured = split_captures(inputs, attrs)
     branch = attrs["then_branch"] if _scalar_bool(cond, "the condition") else attrs["else_branch"]
     return Subgraph(branch).run(captured, [])
 
@@ -61,7 +53,7 @@ def _stack(slices: list, axis: int = 0, reverse: bool = False):
 
 
 def _loop(inputs, attrs):
-    declared, captured = _split_captures(inputs, attrs)
+    declared, captured = split_captures(inputs, attrs)
     trip, cond, carried = declared[0], declared[1], list(declared[2:])
     body = Subgraph(attrs["body_graph"])
     limit = None if trip is None else int(np.asarray(trip).reshape(()))
@@ -81,7 +73,7 @@ def _loop(inputs, attrs):
 # -- Scan ---------------------------------------------------------------------------------------------
 
 def _scan(inputs, attrs):
-    declared, captured = _split_captures(inputs, attrs)
+    declared, captured = split_captures(inputs, attrs)
     m = attrs["num_scan_inputs"]
     states, sequences = list(declared[:len(declared) - m]), [np.asarray(s) for s in declared[len(declared) - m:]]
     in_axes = attrs.get("scan_input_axes") or [0] * m

@@ -28,7 +28,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import OperandError
+from .errors import OperandError, RuntimeShape
 
 # What a type rule sees of a data input: its shape and dtype name, never its elements.
 Shaped = namedtuple("Shaped", "shape ndim dtype")
@@ -49,6 +49,14 @@ class OpDef:
 
 
 # -- rules shared by many ops ----------------------------------------------------------------
+
+def typed_at_run_time(why: str):
+    """The type rule of an op whose outputs only running it tells (a subgraph's, a sequence):
+    the compiler makes it a host step typed by ONNX's shape inference."""
+    def rule(inputs, attrs):
+        raise RuntimeShape(why)
+    return rule
+
 
 def same_as_input(index: int = 0):
     """Outputs typed like input `index` (elementwise unary ops)."""

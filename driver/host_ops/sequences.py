@@ -11,15 +11,13 @@ import numpy as np
 
 from ._operands import operand
 from .axes import normalize_axis
-from .errors import OperandError, RuntimeShape
-from .opdef import OpDef
-from .subgraph import Subgraph
+from .errors import OperandError
+from .opdef import OpDef, typed_at_run_time
+from .subgraph import Subgraph, split_captures
 
 
 def _run_time(op: str):
-    def rule(inputs, attrs):
-        raise RuntimeShape(f"{op} makes or reads a sequence or an optional, a value known only at run time")
-    return rule
+    return typed_at_run_time(f"{op} makes or reads a sequence or an optional, a value known only at run time")
 
 
 def _position(value, length: int, what: str, inserting: bool = False) -> int:
@@ -88,9 +86,7 @@ def _concat_from_sequence(inputs, attrs):
 
 
 def _sequence_map(inputs, attrs):
-    names = attrs.get("captures", [])
-    declared = inputs[:len(inputs) - len(names)] if names else list(inputs)
-    captured = dict(zip(names, inputs[len(declared):]))
+    declared, captured = split_captures(inputs, attrs)
     body = Subgraph(attrs["body_graph"])
     first = _sequence(declared[0])
     for k, extra in enumerate(declared[1:], 1):

@@ -43,6 +43,13 @@ def decode(value):
     return value
 
 
+def split_captures(inputs: list, attrs: dict) -> tuple[list, dict]:
+    """A control-flow op's inputs -> (its declared ONNX inputs, {captured outer name: value})."""
+    names = attrs.get("captures", [])
+    declared = inputs[:len(inputs) - len(names)] if names else list(inputs)
+    return declared, dict(zip(names, inputs[len(declared):]))
+
+
 class Subgraph:
     """A decoded subgraph, ready to run as often as a loop asks."""
 

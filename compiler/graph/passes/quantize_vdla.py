@@ -655,15 +655,11 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bo
             users = consumers.get(node.outputs[0], [])
             if len(users) == 1 and place.get(users[0].name, {}).get("fused_into") == node.name:
                 act = users[0]
-        try:
-            if node.op == "Conv":
-                b.conv(node, act)
-            elif node.op == "Gemm":
-                b.dense(node, act)
-        except _ShiftRange as why:
-            raise Unquantizable(node.name, str(why)) from None
         if node.op in ("Conv", "Gemm"):
-            pass
+            try:
+                (b.conv if node.op == "Conv" else b.dense)(node, act)
+            except _ShiftRange as why:
+                raise Unquantizable(node.name, str(why)) from None
         elif node.op in ("MaxPool", "GlobalAveragePool"):
             b.pool(node)
         elif node.op == "Add":

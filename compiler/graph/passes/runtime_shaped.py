@@ -7,6 +7,10 @@ node of that one node, marked `host_only` with the reason (which `vdla compile` 
 outputs are typed by ONNX's own shape inference of the model (graph.meta["onnx_types"], made by the
 frontend): the dtype always, the dimensions where ONNX knows them and -1 elsewhere. A tensor
 with a -1 dimension is left out of the memory plan; the executor keeps what the host step returns.
+
+A few nodes with static types have no kernel to write one of their outputs (MaxPool's Indices,
+BatchNormalization's and Dropout's training modes): `host_only` names them, and they become the
+same kind of host step, typed by vdla's own inference.
 """
 from __future__ import annotations
 
