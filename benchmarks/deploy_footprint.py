@@ -36,7 +36,7 @@ before = set(sys.modules)
 import numpy as np
 from vdla.driver.executor import Executor
 ex = Executor(sys.argv[1])
-ex.run({s["name"]: np.zeros(s["shape"], s["dtype"]) for s in ex.artifact.plan["inputs"]})
+ex.run({s.name: np.zeros(s.shape, s.dtype) for s in ex.artifact.plan.inputs})
 cpu = sorted(set(sys.modules) - before)
 import vdla.driver.devices.pynq, vdla.driver.runtime   # the accelerator path on a board
 accel = sorted(set(sys.modules) - before)

@@ -101,18 +101,18 @@ def bench_model(name: str, model, repeat: int, contended: bool = False, feeds: d
                              {k: list(np.shape(v)) for k, v in feeds.items()})
     compile_s = time.perf_counter() - start
     if feeds is None:
-        spec = artifact.plan["inputs"][0]
-        feeds = {spec["name"]: np.random.default_rng(0).standard_normal(spec["shape"]).astype(np.float32)}
-    kinds = [s["kind"] for s in artifact.plan["steps"]]
+        spec = artifact.plan.inputs[0]
+        feeds = {spec.name: np.random.default_rng(0).standard_normal(spec.shape).astype(np.float32)}
+    kinds = [s.kind for s in artifact.plan.steps]
     row = {"model": name, "compile_s": round(compile_s, 2), "kernel_steps": kinds.count("kernel"),
-           "host_steps": kinds.count("host"), "arena_bytes": artifact.plan["arena_bytes"],
-           "naive_bytes": artifact.plan["naive_bytes"]}
+           "host_steps": kinds.count("host"), "arena_bytes": artifact.plan.arena_bytes,
+           "naive_bytes": artifact.plan.naive_bytes}
     runs = {}
     for threads in (1, 2):
         session = ort_session(model, threads)
         reference = session.run(None, feeds)[0]
         executor = Executor(artifact, threads=threads)
-        ours = executor.run(feeds)[artifact.plan["outputs"][0]["name"]]
+        ours = executor.run(feeds)[artifact.plan.outputs[0].name]
         run_ort, run_ours = (lambda s=session: s.run(None, feeds)), (lambda e=executor: e.run(feeds))
         runs[f"ort_{threads}t"], runs[f"ours_{threads}t"] = run_ort, run_ours
         # at least MIN_TIME_S of rounds: BERT's 0.4 ms runs need more than `repeat` for a stable median

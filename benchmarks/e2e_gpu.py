@@ -58,7 +58,7 @@ def model_builders():
 
 def arch_for(device) -> str:
     """The newest PTX target vdla emits that the device runs."""
-    from vdla.hw import gpu as limits
+    from vdla.driver import gpu_limits as limits
     arch = limits.newest_arch_for(device.arch)
     if arch is None:
         raise SystemExit(f"the GPU is {device.arch}; vdla emits PTX for {', '.join(limits.ARCHS)} only")
@@ -110,13 +110,13 @@ def bench_case(case: str, model, device, ordinal: int, peers, args, missing: dic
            + [f"{p.key}_ms" for p in peers] + [f"ratio_vs_{p.key}" for p in peers]}
     start = time.perf_counter()
     artifact = compile_for_cuda(model, arch=arch_for(device))
-    kinds = [s["kind"] for s in artifact.plan["steps"]]
-    winograd = sum(any(a.endswith("@winograd_gpu") for a in s.get("args", [])) for s in artifact.plan["steps"])
+    kinds = [s.kind for s in artifact.plan.steps]
+    winograd = sum(any(a.endswith("@winograd_gpu") for a in getattr(s, "args", ())) for s in artifact.plan.steps)
     out.update({f"{case}_compile_s": round(time.perf_counter() - start, 2), f"{case}_gpu_steps": kinds.count("gpu"),
                 f"{case}_host_steps": kinds.count("host"), f"{case}_winograd_convs": winograd,
                 f"{case}_kernels": sum(len(p["kernels"]) for p in artifact.header.get("gpu_programs", []))})
-    spec, result = artifact.plan["inputs"][0], artifact.plan["outputs"][0]["name"]
-    feeds = {spec["name"]: np.random.default_rng(0).standard_normal(spec["shape"]).astype(np.float32)}
+    spec, result = artifact.plan.inputs[0], artifact.plan.outputs[0].name
+    feeds = {spec.name: np.random.default_rng(0).standard_normal(spec.shape).astype(np.float32)}
     reference = ort_session(model, args.cpu_threads).run(None, feeds)[0]
     bound = TOLERANCE * max(1.0, float(np.abs(reference).max()))
     executor = Executor(artifact, device=device)

@@ -105,8 +105,8 @@ def sharing(on: bool):
 
 
 def _programs(artifact):
-    steps = artifact.plan["steps"]
-    assert all(s["kind"] != "host" for s in steps), f"a host step: {[s for s in steps if s['kind'] == 'host']}"
+    steps = artifact.plan.steps
+    assert all(s.kind != "host" for s in steps), f"a host step: {[s for s in steps if s.kind == 'host']}"
     return artifact.header.get("gpu_programs", [])
 
 
@@ -223,7 +223,7 @@ def main(argv=None) -> int:
     if args.run:
         prepared = json.loads((pathlib.Path(args.run) / "programs.json").read_text())
     else:
-        from vdla.hw import gpu as limits
+        from vdla.driver import gpu_limits as limits
         prepared = prepare(args.arch or (device.arch if device and device.arch in limits.ARCHS
                                           else limits.DEFAULT_ARCH))
         if args.prepare:

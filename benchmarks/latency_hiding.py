@@ -24,6 +24,7 @@ import numpy as np
 from resnet18_convs import numpy_conv, random_layer
 from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, default_conv_knobs, run_conv_program
 from vdla.driver.devices import SimulatorDevice
+from vdla.hw import DEFAULT_PRESET
 
 RESNET18_CYCLES = 31e6   # one ResNet-18 inference on VTA (SPEC §8), for the simulator-speed estimate
 
@@ -51,7 +52,7 @@ def run_layer(device, x, w, ep, knobs) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
+    ap.add_argument("--config", default=DEFAULT_PRESET, help="hardware config (preset or JSON); default %(default)s")
     ap.add_argument("--tile-h", type=int, default=None, help="output rows per tile (both runs); "
                     "default: the compiler's choice")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")

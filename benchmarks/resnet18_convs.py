@@ -21,6 +21,7 @@ import numpy as np
 
 from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, run_conv_program
 from vdla.driver.devices import SimulatorDevice
+from vdla.hw import DEFAULT_PRESET
 
 # (name, C, H=W, O, kernel, stride, pad, how many times the layer occurs in the network)
 LAYERS = [
@@ -56,7 +57,7 @@ def numpy_conv(x, w, stride, pad, shift):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
+    ap.add_argument("--config", default=DEFAULT_PRESET, help="hardware config (preset or JSON); default %(default)s")
     ap.add_argument("--no-check", action="store_true", help="skip the numpy comparison")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
     args = ap.parse_args(argv)

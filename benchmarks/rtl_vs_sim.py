@@ -42,7 +42,7 @@ from vdla.driver.devices.rtl_bench import run_jobs
 from vdla.driver.devices.simulator import SimulatorDevice
 from vdla.driver.runtime import run_program
 from vdla.driver.runtime.layout import pack_activation, pack_conv_weight
-from vdla.hw import load_config
+from vdla.hw import DEFAULT_PRESET, load_config
 from vdla.hw.rtl.sim.build import build
 from vdla.hw.rtl.sim.netlist import build_netlist
 from vdla.simulator import Simulator
@@ -132,10 +132,9 @@ def conv_layer(config) -> dict:
     rng = np.random.default_rng(0)
     x = rng.integers(-128, 128, (1, 32, 14, 14), dtype=np.int8)
     w = rng.integers(-128, 128, (32, 32, 3, 3), dtype=np.int8)
-    cfg = load_config(config)
-    layer = ConvLayer(1, -(-32 // cfg.block), 14, 14, -(-32 // cfg.block))
-    prog, _ = compile_conv2d(cfg, layer, Epilogue(shift=9), ConvKnobs(1, 4, 14, 0, 2, "oc"))
-    inputs = [pack_activation(x, cfg.batch, cfg.block), pack_conv_weight(w, cfg.block)]
+    layer = ConvLayer(1, -(-32 // config.block), 14, 14, -(-32 // config.block))
+    prog, _ = compile_conv2d(config, layer, Epilogue(shift=9), ConvKnobs(1, 4, 14, 0, 2, "oc"))
+    inputs = [pack_activation(x, config.batch, config.block), pack_conv_weight(w, config.block)]
     out = {}
     for name, make in (("rtl", RtlDevice), ("sim", SimulatorDevice)):
         with make(config) as device:
@@ -152,7 +151,7 @@ def conv_layer(config) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
+    ap.add_argument("--config", default=DEFAULT_PRESET, help="hardware config (preset or JSON); default %(default)s")
     ap.add_argument("--programs", type=int, default=200, help="random programs to compare")
     ap.add_argument("--ray", default=None, metavar="ADDRESS",
                     help='spread the random programs over a Ray cluster ("local": a Ray instance here); every '

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop, load_config
+from vdla.hw import DEFAULT_PRESET, AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop, load_config
 from vdla.simulator import Simulator, WorkLimitExceeded
 
 TOP = 16383          # the 14-bit loop-count fields' maximum
@@ -207,7 +207,7 @@ def distinct_rates(b: Bench) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
+    ap.add_argument("--config", default=DEFAULT_PRESET, help="hardware config (preset or JSON); default %(default)s")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
     args = ap.parse_args(argv)
     cfg = load_config(args.config)

@@ -20,12 +20,13 @@ import numpy as np
 from latency_hiding import c2_layer_for, run_layer
 from vdla.driver.devices import SimulatorDevice
 from vdla.driver.timeline import Segment, auto_window, draw_timeline
+from vdla.hw import DEFAULT_PRESET
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", default=".", help="folder for timeline_1vt.png and timeline_2vt.png")
-    ap.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
+    ap.add_argument("--config", default=DEFAULT_PRESET, help="hardware config (preset or JSON); default %(default)s")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)

@@ -56,8 +56,8 @@ def model_ms(model, log_path: str, threads, repeat: int) -> tuple[float, float, 
     from vdla.driver.executor import Executor
     plain = compile_model(model, "cpu", threads=threads)
     tuned = compile_model(model, "cpu", threads=threads, tuning=load_tuning(log_path))
-    spec = plain.plan["inputs"][0]
-    x = {spec["name"]: np.random.default_rng(0).standard_normal(spec["shape"]).astype(np.float32)}
+    spec = plain.plan.inputs[0]
+    x = {spec.name: np.random.default_rng(0).standard_normal(spec.shape).astype(np.float32)}
     runs = [Executor(plain), Executor(tuned)]
     out = [r.run(x) for r in runs]
     same = all(np.allclose(a, out[1][k], rtol=1e-4, atol=1e-4) for k, a in out[0].items())

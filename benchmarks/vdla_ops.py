@@ -22,11 +22,12 @@ from handwritten import Requant, run_conv2d
 from resnet18_convs import LAYERS, numpy_conv, random_layer
 from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, run_conv_program
 from vdla.driver.devices import SimulatorDevice
+from vdla.hw import DEFAULT_PRESET
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
+    ap.add_argument("--config", default=DEFAULT_PRESET, help="hardware config (preset or JSON); default %(default)s")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
     ap.add_argument("--no-handwritten", action="store_true", help="skip the hand-written programs")
     args = ap.parse_args(argv)

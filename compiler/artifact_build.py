@@ -1,9 +1,11 @@
 """Graph IR + kernels -> Artifact (the file vdla.driver runs).
 
-The execution plan lists one step per top-level node in order: "kernel" (a compiled function
-called on the node's buffers), "gpu" (a GPU program launched on them), "host" (numpy, for ops
-without a kernel), or "alias" (reshape-like: the output is a view of the input's bytes).
-Tensors get their planned arena offsets.
+The execution plan (vdla.driver.plan.Plan) lists one step per top-level node in order: a
+KernelStep (a compiled function called on the node's buffers), a VdlaStep (an accelerator
+program), a GpuStep (a GPU program launched on them), a HostStep (numpy, for ops without a
+kernel), or an AliasStep (reshape-like: the output is a view of the input's bytes). Tensors
+get their planned arena offsets. The header is complete when make_artifact returns: nothing
+edits it afterwards.
 """
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ import time
 import numpy as np
 
 from vdla.driver.artifact import FORMAT_VERSION, Artifact
+from vdla.driver.header_fields import nbytes
+from vdla.driver.plan import (AliasStep, GpuStep, HostStep, KernelStep, Plan, PlannedTensor, ValueSpec,
+                              VdlaStep)
 
 from .graph.ir import Graph, GraphError, Node
 from .graph.passes.memory_plan import ALIAS_OPS
@@ -36,9 +41,9 @@ def node_record(node: Node) -> dict:
             "outputs": list(node.outputs), "attrs": attrs}
 
 
-def _spec(graph: Graph, name: str) -> dict:
+def _spec(graph: Graph, name: str) -> ValueSpec:
     t = graph.types[name]
-    return {"name": name, "shape": list(t.shape), "dtype": t.dtype, **({"kind": t.kind} if t.kind != "tensor" else {})}
+    return ValueSpec(name, tuple(t.shape), t.dtype, t.kind)
 
 
 def _versions() -> dict:
@@ -56,47 +61,28 @@ def _versions() -> dict:
 def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], kernels_index: dict,
                   target: dict, hardware: dict | None, compile_info: dict | None = None,
                   vdla_steps: dict | None = None, vdla_programs: list | None = None,
-                  gpu_steps: dict | None = None, gpu_programs: list | None = None) -> Artifact:
+                  gpu_steps: dict | None = None, gpu_programs: list | None = None,
+                  vdla_programs_1vt: list | None = None) -> Artifact:
     """`kernel_steps` maps a node name to {"kernel": function name, "args": tensor names};
     `vdla_steps` maps an accelerator node to {"program": index into vdla_programs, "args"};
+    `vdla_programs_1vt` are the same programs with one virtual thread (for profiles);
     `gpu_steps` a GPU node to {"program": index into gpu_programs (GpuProgram dicts), "args"};
     other nodes become host or alias steps."""
-    vdla_steps, gpu_steps = vdla_steps or {}, gpu_steps or {}
     plan_meta = graph.meta.get("memory_plan")
     if plan_meta is None:
         raise GraphError("make_artifact needs a memory plan: run the plan_memory pass first")
-    steps = []
-    for node in graph.nodes:
-        op = node.attrs.get("pattern", node.op)
-        if node.name in vdla_steps:   # the node record: its host op is the reference semantics
-            steps.append({"name": node.name, "op": op, "kind": "vdla", **vdla_steps[node.name],
-                          "body": [node_record(node)], "outputs": [o for o in node.outputs if o]})
-        elif node.name in kernel_steps:
-            steps.append({"name": node.name, "op": op, "kind": "kernel", **kernel_steps[node.name]})
-        elif node.name in gpu_steps:
-            steps.append({"name": node.name, "op": op, "kind": "gpu", **gpu_steps[node.name]})
-        elif node.op in ALIAS_OPS and len([o for o in node.outputs if o]) == 1 and plan_meta["storage_of"].get(node.outputs[0]) == \
-                plan_meta["storage_of"].get(node.inputs[0]):
-            steps.append({"name": node.name, "op": op, "kind": "alias", "inputs": [node.inputs[0]],
-                          "outputs": [node.outputs[0]]})
-        else:
-            body = node.body if node.op == "Fused" else [node]
-            steps.append({"name": node.name, "op": op, "kind": "host",
-                          "body": [node_record(n) for n in body],
-                          "outputs": [o for o in node.outputs if o]})
-    tensors = {name: {"shape": list(graph.types[name].shape), "dtype": graph.types[name].dtype,
-                      "offset": offset} for name, offset in plan_meta["offsets"].items()}
-    plan = {
-        "name": graph.name,
-        "inputs": [_spec(graph, n) for n in graph.inputs],
-        "outputs": [_spec(graph, n) for n in graph.outputs],
-        "tensors": tensors,
-        "dynamic": {name: {k: v for k, v in _spec(graph, name).items() if k != "name"}
-                    for name in graph.activations() if graph.types[name].dynamic},
-        "arena_bytes": plan_meta["arena_bytes"],
-        "naive_bytes": plan_meta["naive_bytes"],
-        "steps": steps,
-    }
+    plan = Plan(
+        name=graph.name,
+        inputs=tuple(_spec(graph, n) for n in graph.inputs),
+        outputs=tuple(_spec(graph, n) for n in graph.outputs),
+        tensors={name: PlannedTensor(tuple(graph.types[name].shape), graph.types[name].dtype, offset,
+                                     nbytes(tuple(graph.types[name].shape), graph.types[name].dtype))
+                 for name, offset in plan_meta["offsets"].items()},
+        dynamic={name: _spec(graph, name) for name in graph.activations() if graph.types[name].dynamic},
+        arena_bytes=plan_meta["arena_bytes"],
+        naive_bytes=plan_meta["naive_bytes"],
+        steps=tuple(_step(node, plan_meta["storage_of"], kernel_steps, vdla_steps or {}, gpu_steps or {})
+                    for node in graph.nodes))
     header = {
         "format_version": FORMAT_VERSION,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -104,12 +90,33 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
         "target": target,
         "hardware": hardware,
         "kernels": kernels_index,
-        "plan": plan,
+        "plan": plan.to_dict(),
         "compile": compile_info or {},
     }
     if vdla_programs:
         header["vdla_programs"] = vdla_programs
+    if vdla_programs_1vt is not None:
+        header["vdla_programs_1vt"] = vdla_programs_1vt
     if gpu_programs:
         header["gpu_programs"] = gpu_programs
     params = {name: np.asarray(value, order="C") for name, value in graph.constants.items()}   # 0-d stays 0-d
     return Artifact(header, params, dict(objects))
+
+
+def _step(node: Node, storage_of: dict, kernel_steps: dict, vdla_steps: dict, gpu_steps: dict):
+    op = node.attrs.get("pattern", node.op)
+    outputs = tuple(o for o in node.outputs if o)
+    if node.name in vdla_steps:   # the node record: its host op is the reference semantics
+        s = vdla_steps[node.name]
+        return VdlaStep(node.name, op, s["program"], tuple(s["args"]), (node_record(node),), outputs)
+    if node.name in kernel_steps:
+        s = kernel_steps[node.name]
+        return KernelStep(node.name, op, s["kernel"], tuple(s["args"]))
+    if node.name in gpu_steps:
+        s = gpu_steps[node.name]
+        return GpuStep(node.name, op, s["program"], tuple(s["args"]))
+    if node.op in ALIAS_OPS and len(outputs) == 1 and storage_of.get(node.outputs[0]) == \
+            storage_of.get(node.inputs[0]):
+        return AliasStep(node.name, op, node.inputs[0], node.outputs[0])
+    body = node.body if node.op == "Fused" else [node]
+    return HostStep(node.name, op, tuple(node_record(n) for n in body), outputs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 from .artifact_build import make_artifact
 from .frontend import import_onnx

@@ -1,7 +1,6 @@
 """ONNX model -> optimized graph -> kernels -> artifact: the whole compile in one function."""
 from __future__ import annotations
 
-import copy
 import time
 
 from .artifact_build import make_artifact
@@ -100,72 +99,22 @@ def _feature_list(features) -> list[str]:
     return [f for f in str(features).split(",") if f.startswith("+")]
 
 
-def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_shapes=None, constant_inputs=None,
-                      per_channel_activations=False, vta_compat=False, demoted: dict | None = None):
-    """The front half of the VDLA pipeline: import -> float graph passes -> placement ->
-    calibration -> int8 quantization of the accelerator part. -> (quantized graph, float
-    graph, placement, ranges). The accelerator nodes of the quantized graph are the kernels
-    lower_vdla compiles (and vdla tune tunes). `demoted`: {node: reason} of nodes to keep on the
-    CPU (ones whose kernel turned out not to compile on this hardware)."""
-    from .graph.passes.calibrate import calibrate
-    from .graph.passes.qdq import has_qdq, strip_qdq
-    from .graph.passes.quantize_vdla import (Unquantizable, demote_unranged, place_nodes, quantize_vdla,
-                                             tensors_to_calibrate, unclipped_at_exits)
-    from .lower_vdla import untileable_kernels
-    from .target import check_triple
-    if host_triple:
-        check_triple(host_triple, "host triple")
-    graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
-    qdq_ranges = {}
-    if has_qdq(graph):              # a quantized model brings its own ranges
-        graph, qdq_ranges = strip_qdq(graph)
-    graph = optimize(graph, stop_after="infer_types", fuse=False, layout=False)
-    if calibration is None and not qdq_ranges:
-        raise ValueError("a float model compiled for vdla needs calibration data: pass --calibrate CALIB.npz "
-                         "(one array per model input, named like the input, first axis = samples)")
-    if vta_compat and per_channel_activations:
-        raise ValueError("vta_compat requantizes with one shift per layer: it takes no per-channel activation scales")
-    untileable = dict(demoted or {})
-    place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
-    measured = {} if calibration is None else \
-        calibrate(graph, calibration, tensors_to_calibrate(graph, place), per_channel=per_channel_activations)
-    while True:
-        # a node no schedule fits (or whose requantization the ALU cannot express) goes to the
-        # CPU and the graph is placed again; that only shrinks the accelerator's part, so the
-        # first calibration covers every placement
-        stats = copy.deepcopy(measured)
-        if calibration is not None:
-            unclipped_at_exits(graph, place, stats)
-        stats.update(qdq_ranges)
-        demote_unranged(graph, place, stats)
-        try:
-            quantized = quantize_vdla(graph, place, stats, config, vta_compat=vta_compat)
-        except Unquantizable as why:
-            untileable[why.node] = why.reason
-            place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
-            continue
-        found = untileable_kernels(quantized, config, vta_compat)
-        if not found:
-            return quantized, graph, place, stats
-        untileable.update(found)
-        place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
-
-
 def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,
                      constant_inputs=None, threads=None, log=None, per_channel_activations=False,
                      vta_compat=False, tuning=None, link=None):
     """The VDLA pipeline, top to bottom: quantize_for_vdla -> memory plan -> VDLA kernels for
     the accelerator nodes (schedules from `tuning`, a vdla.compiler.tune.TuningLog, where it
     has a record), CPU kernels (or host steps) for the rest -> artifact."""
-    from vdla.hw import load_config
+    from vdla.hw import DEFAULT_PRESET, load_config
 
     from .graph.passes.calibrate import quantization_error, sample_batches
     from .graph.passes.memory_plan import plan_memory
     from .lower_graph import lower_graph
-    from .lower_vdla import KernelsDoNotFit, lower_vdla
     from .target import Target
+    from .vdla import KernelsDoNotFit, lower_vdla, quantize_for_vdla
+    from .vdla.registry import is_edge
     start = time.perf_counter()
-    config = load_config(hw_config)
+    config = load_config(DEFAULT_PRESET if hw_config is None else hw_config)
     demoted = {}
     while True:         # a kernel that does not compile on this hardware: its node to the CPU, again
         graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
@@ -183,7 +132,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
         for name, db in errors.items():
             place[name]["sqnr_db"] = db
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
-    skip = set(vdla_steps) | {n.name for n in graph.nodes if n.op in ("VdlaQuantize", "VdlaDequantize")}
+    skip = set(vdla_steps) | {n.name for n in graph.nodes if is_edge(n.op)}
     cpu_tuning = _cpu_tuning(tuning, tgt)
     kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=skip, knobs_for=cpu_tuning)
     if cpu_tuning is not None:
@@ -200,6 +149,5 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
         info["tuning"] = graph.meta.get("vdla_tuning", {})
         info["cpu_tuning"] = cpu_tuning.summary()
     artifact = make_artifact(graph, kernel_steps, objects, index, target_info, _hardware(config), info,
-                             vdla_steps, programs)
-    artifact.header["vdla_programs_1vt"] = single_thread
+                             vdla_steps, programs, vdla_programs_1vt=single_thread)
     return artifact

@@ -8,13 +8,15 @@ from __future__ import annotations
 import contextlib
 import os
 
+from vdla.hw.errors import ConfigError
+
 try:
     import fcntl
 except ImportError:     # pragma: no cover -- not a POSIX system
     fcntl = None
 
 
-class LockedError(RuntimeError):
+class LockedError(ConfigError, RuntimeError):
     """Another process holds the lock (wait=False)."""
 
     def __init__(self, path: str, holder: str, what: str):

@@ -18,6 +18,8 @@ _FLOAT = {"float32"}
 _KERNEL_DTYPES = {"float32", "int32", "int8", "uint8", "int64", "bool"}
 
 
+# Control flow, not an error: build_or_reason and the CPU tuner catch it and keep the node a
+# host step, so it never leaves the compiler and stays off the VdlaError tree (vdla.hw.errors).
 class NotLowerable(Exception):
     """This node stays a host step; the message says why."""
 

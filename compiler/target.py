@@ -4,8 +4,9 @@ from __future__ import annotations
 import functools
 import os
 
+from vdla.driver import gpu_limits
 from vdla.driver import machine   # how the runtime reads triples: one spelling rule for both sides
-from vdla.hw import gpu as gpu_limits
+from vdla.hw.errors import ConfigError
 
 # The boards VDLA runs on, and the CPU each triple means unless told otherwise.
 KNOWN = {
@@ -22,7 +23,7 @@ NAMED = {"cpu": "this machine", "host": "this machine", "vdla": "the accelerator
 KERNEL_FAMILIES = {"x86-64": "x86_64", "x86": "i686", "arm": "armv7a", "thumb": "thumbv7", "aarch64": "aarch64"}
 
 
-class TargetError(ValueError):
+class TargetError(ConfigError, ValueError):
     """A target vdla cannot compile for; the message lists the ones it can."""
 
 

@@ -12,17 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-
-def host_step_inputs(step: dict) -> list[str]:
-    if step["kind"] == "kernel":
-        return step["args"]
-    return [n for node in step.get("body", []) for n in node["inputs"] if n]
-
-
-def host_step_outputs(step: dict) -> list[str]:
-    if step["kind"] == "kernel":   # inputs and outputs: an input was produced by an earlier step
-        return step["args"]
-    return step.get("outputs", [])
+from .plan import AliasStep, Plan, Step
 
 
 @dataclass(frozen=True)
@@ -35,27 +25,28 @@ class Crossings:
         return self.root.get(name, name)
 
 
-def arena_crossings(plan: dict, device_kind: str,
-                    device_step_io: Callable[[dict], tuple[list[str], list[str]]]) -> Crossings:
-    """The crossings of `plan` for a device that runs the steps of kind `device_kind`;
-    `device_step_io(step)` -> (the tensors such a step reads, those it writes)."""
+def arena_crossings(plan: Plan, device_step: type[Step],
+                    device_step_io: Callable[[Step], tuple[list[str], list[str]]]) -> Crossings:
+    """The crossings of `plan` for a device that runs the steps of class `device_step`;
+    `device_step_io(step)` -> (the tensors such a step reads, those it writes). The other
+    steps run on the host side (Step.host_io)."""
     root: dict[str, str] = {}
-    for st in plan["steps"]:
-        if st["kind"] == "alias" and st.get("inputs"):
-            root[st["outputs"][0]] = root.get(st["inputs"][0], st["inputs"][0])
-    producer: dict[str, str] = {}
+    for st in plan.steps:
+        if isinstance(st, AliasStep):
+            root[st.view] = root.get(st.source, st.source)
+    producer: dict[str, type] = {}
     readers: dict[str, set[bool]] = {}
-    for st in plan["steps"]:
-        if st["kind"] == "alias":
+    for st in plan.steps:
+        if isinstance(st, AliasStep):
             continue
-        on_device = st["kind"] == device_kind
-        ins, outs = device_step_io(st) if on_device else (host_step_inputs(st), host_step_outputs(st))
+        on_device = type(st) is device_step
+        ins, outs = device_step_io(st) if on_device else st.host_io()
         for name in ins:
             readers.setdefault(root.get(name, name), set()).add(on_device)
         for name in outs:
-            producer.setdefault(root.get(name, name), st["kind"])   # steps are in order: first = producer
-    for s in plan["outputs"]:
-        readers.setdefault(root.get(s["name"], s["name"]), set()).add(False)
-    to_device = frozenset(n for n, r in readers.items() if True in r and producer.get(n) != device_kind)
-    to_host = frozenset(n for n, k in producer.items() if k == device_kind and False in readers.get(n, set()))
+            producer.setdefault(root.get(name, name), type(st))   # steps are in order: first = producer
+    for s in plan.outputs:
+        readers.setdefault(root.get(s.name, s.name), set()).add(False)
+    to_device = frozenset(n for n, r in readers.items() if True in r and producer.get(n) is not device_step)
+    to_host = frozenset(n for n, k in producer.items() if k is device_step and False in readers.get(n, set()))
     return Crossings(root, to_device, to_host)

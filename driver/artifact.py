@@ -27,9 +27,10 @@ import numpy as np
 from . import artifact_trust
 from .artifact_errors import ArtifactError, TrustError
 from .artifact_header import check_blob_index, check_contents
+from .plan import Plan
 
 MAGIC = b"VDLAART\0"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2      # 2: the plan and kernel programs as typed records (Plan, program_calls)
 _PREFIX = struct.Struct("<8sIQ")
 _DIGEST = 32
 _ALIGN = 64
@@ -41,15 +42,25 @@ __all__ = ["Artifact", "ArtifactError", "TrustError", "FORMAT_VERSION", "from_by
 class Artifact:
     """In memory: `header` is the JSON document; `params` maps names to arrays; `objects` maps
     "TRIPLE/KERNEL" to its kernel object file (ELF bytes). `signed` is True when loading
-    verified a signature by a trusted key."""
+    verified a signature by a trusted key. `plan` is the header's plan, typed."""
     header: dict
     params: dict[str, np.ndarray] = field(default_factory=dict)
     objects: dict[str, bytes] = field(default_factory=dict)
     signed: bool = False
+    _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)   # (its document, Plan)
 
     @property
-    def plan(self) -> dict:
-        return self.header["plan"]
+    def plan(self) -> Plan:
+        """The header's plan, read with every check of the header (Plan.from_dict): once per
+        plan document (an Executor reads the header again, so in-place edits are checked)."""
+        doc = self.header.get("plan")
+        if self._plan is None or self._plan[0] is not doc:
+            self._plan = (doc, check_contents(self.header, self.param_types(), self.objects))
+        return self._plan[1]
+
+    def param_types(self) -> dict[str, tuple[tuple[int, ...], str]]:
+        """Each parameter's (shape, dtype name), as the header checks want them."""
+        return {n: (tuple(a.shape), a.dtype.name) for n, a in self.params.items()}
 
     def save(self, path: str | os.PathLike, sign_key: artifact_trust.SigningKey | None = None) -> int:
         """Write atomically: a crash or a full disk leaves the old file (if any) intact."""
@@ -168,10 +179,12 @@ def from_bytes(data: bytes, source: str = "<bytes>", policy: artifact_trust.Trus
     header = _parse_header(body, source)
     try:
         params = check_blob_index(header, blob_section)
-        check_contents(header, params, header["object_files"])
+        plan = check_contents(header, params, header["object_files"])
     except ArtifactError as exc:
         raise ArtifactError(f"{source}: {exc}") from None
-    return _extract_blobs(header, params, body[len(body) - blob_section:], source, verified)
+    artifact = _extract_blobs(header, params, body[len(body) - blob_section:], source, verified)
+    artifact._plan = (header["plan"], plan)
+    return artifact
 
 
 def _check_integrity(data: bytes, source: str) -> tuple[bytes, int]:

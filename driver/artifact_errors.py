@@ -1,10 +1,9 @@
 """The errors of loading an artifact. A leaf module, so that the file format (artifact.py),
 its header checks and the trust model (artifact_trust.py) can all raise them without
-importing each other in a circle."""
+importing each other in a circle. ArtifactError is the category of vdla.hw.errors."""
+from vdla.hw.errors import ArtifactError
 
-
-class ArtifactError(ValueError):
-    """The artifact is malformed, truncated, tampered with, or built for something else."""
+__all__ = ["ArtifactError", "TrustError"]
 
 
 class TrustError(ArtifactError):

@@ -3,15 +3,17 @@
 A header that passed the file digest (and signature) can still be one that someone edited and
 re-hashed, so every field the runtime uses is checked here for its type and its bounds: blobs
 lie inside the blob section and have the size their shape and dtype say; the hardware config
-matches its recorded hash; kernels name their objects; the plan (plan_check.py) keeps every
-tensor inside the arena. Violations are ArtifactErrors naming the field.
+matches its recorded hash; kernels name their objects; programs are well formed
+(artifact_programs.py); the plan (plan.py) keeps every tensor inside the arena. Violations are
+ArtifactErrors naming the field.
 """
 from __future__ import annotations
 
 from . import kernel_abi
 from .artifact_errors import ArtifactError
 from .header_fields import MAX_BYTES, array, dtype, fail, field, integer, nbytes, obj, shape, string, strings
-from .plan_check import check_plan, check_programs
+from .artifact_programs import check_programs
+from .plan import Plan
 
 
 def check_blob_index(header: dict, blob_section: int) -> dict[str, tuple[tuple[int, ...], str]]:
@@ -49,10 +51,10 @@ def _blob_range(entry: dict, path: str, blob_section: int) -> None:
         raise fail(f"{path}.sha256", "64 hex digits", digest)
 
 
-def check_contents(header: dict, params: dict[str, tuple[tuple[int, ...], str]], objects) -> None:
+def check_contents(header: dict, params: dict[str, tuple[tuple[int, ...], str]], objects) -> Plan:
     """Everything the executor reads: target, kernels index (each kernel's object among
     `objects`), hardware config, accelerator programs and the plan. `params` maps each
-    parameter to its (shape, dtype)."""
+    parameter to its (shape, dtype). Returns the plan, typed."""
     obj(header, "the header")
     target = obj(header.get("target", {}), "header.target")
     strings(target.get("features", []), "target.features")
@@ -72,7 +74,7 @@ def check_contents(header: dict, params: dict[str, tuple[tuple[int, ...], str]],
                                     f"{kernel_abi.kernel_object_key(triple, name)!r} in the artifact")
     config_hash = _check_hardware(header.get("hardware"))
     programs = check_programs(header, config_hash)
-    check_plan(obj(field(header, "plan", "header"), "header.plan"), params, programs)
+    return Plan.from_dict(field(header, "plan", "header"), params, programs)
 
 
 def _check_hardware(hardware) -> str | None:

@@ -18,6 +18,8 @@ import weakref
 
 import numpy as np
 
+from vdla.hw.errors import RunError
+
 from . import kernel_abi, thread_pool
 
 @functools.cache
@@ -30,8 +32,8 @@ def native_llvm():
     return llvm
 
 
-class KernelError(RuntimeError):
-    pass
+class CpuKernelError(RunError, RuntimeError):
+    """A CPU kernel that cannot be loaded on this machine, found, or called with these arrays."""
 
 
 _C_TYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "ptr": ctypes.c_void_p}
@@ -56,11 +58,11 @@ class KernelLibrary:
         """Threads for parallel loops (of one kernel, or all); more than the pool runs
         (kernel_abi.MAX_THREADS) are that many."""
         if name is not None and name not in self.kernels:
-            raise KernelError(f"no kernel named {name!r}; this library has {self.names}")
+            raise CpuKernelError(f"no kernel named {name!r}; this library has {self.names}")
         try:
             value = kernel_abi.num_threads(n)
         except ValueError as exc:
-            raise KernelError(f"set_num_threads: {exc}") from None
+            raise CpuKernelError(f"set_num_threads: {exc}") from None
         for k, (_, _, addr) in self.kernels.items():
             if (name is None or k == name) and addr:
                 _NUM_THREADS_T.from_address(addr).value = value
@@ -68,36 +70,36 @@ class KernelLibrary:
     def run(self, name, arrays):
         """Call kernel `name` on numpy arrays (inputs then outputs), checked against its specs."""
         if name not in self.kernels:
-            raise KernelError(f"no kernel named {name!r}; this library has {self.names}")
+            raise CpuKernelError(f"no kernel named {name!r}; this library has {self.names}")
         fn, specs, _ = self.kernels[name]
         if len(arrays) != len(specs):
-            raise KernelError(f"kernel {name} takes {len(specs)} buffers, got {len(arrays)}")
+            raise CpuKernelError(f"kernel {name} takes {len(specs)} buffers, got {len(arrays)}")
         ptrs = (ctypes.c_void_p * len(arrays))()
         for k, (a, (shape, dtype)) in enumerate(zip(arrays, specs)):
             if not isinstance(a, np.ndarray):
-                raise KernelError(f"kernel {name} argument {k}: expected a numpy array, got {type(a).__name__}")
+                raise CpuKernelError(f"kernel {name} argument {k}: expected a numpy array, got {type(a).__name__}")
             if tuple(a.shape) != tuple(shape) or a.dtype != np.dtype(dtype):
-                raise KernelError(f"kernel {name} argument {k}: expected {dtype}{list(shape)}, got "
+                raise CpuKernelError(f"kernel {name} argument {k}: expected {dtype}{list(shape)}, got "
                                   f"{a.dtype}{list(a.shape)}")
             if not a.flags.c_contiguous:
-                raise KernelError(f"kernel {name} argument {k}: the array is not C-contiguous; "
+                raise CpuKernelError(f"kernel {name} argument {k}: the array is not C-contiguous; "
                                   "pass np.ascontiguousarray(x)")
             ptrs[k] = a.ctypes.data
         rc = fn(ptrs)
         if rc != kernel_abi.KERNEL_OK:
-            raise KernelError(f"kernel {name} returned error code {rc}")
+            raise CpuKernelError(f"kernel {name} returned error code {rc}")
 
 
 def _read_spec(addr, name):
     """The kernel's own record of its arguments (at `addr`), compiled into the object beside its
     code: what the code reads and writes, whatever a header says about the buffers."""
     if not addr:
-        raise KernelError(f"kernel {name} has no embedded argument spec; pass the specs explicitly")
+        raise CpuKernelError(f"kernel {name} has no embedded argument spec; pass the specs explicitly")
     raw = ctypes.string_at(addr)
     try:
         return kernel_abi.decode_argspec(raw)
     except ValueError as exc:
-        raise KernelError(f"kernel {name}: its embedded argument spec {raw[:80]!r} is malformed ({exc})") from None
+        raise CpuKernelError(f"kernel {name}: its embedded argument spec {raw[:80]!r} is malformed ({exc})") from None
 
 
 def load(object_code: bytes, names) -> KernelLibrary:
@@ -105,7 +107,7 @@ def load(object_code: bytes, names) -> KernelLibrary:
     object) or a dict name -> [(shape, dtype), ...]."""
     llvm = native_llvm()
     if object_code[:4] != b"\x7fELF":
-        raise KernelError("object code is not an ELF file")
+        raise CpuKernelError("object code is not an ELF file")
     target = llvm.Target.from_default_triple()
     tm = target.create_target_machine(reloc="pic", codemodel="small")
     thread_pool.ensure_loaded()   # kernels with parallel loops call its entries
@@ -118,7 +120,7 @@ def load(object_code: bytes, names) -> KernelLibrary:
     for name, specs in items:
         addr = engine.get_function_address(name)
         if not addr:
-            raise KernelError(f"the object does not export a kernel named {name!r}")
+            raise CpuKernelError(f"the object does not export a kernel named {name!r}")
         if specs is None:
             specs = _read_spec(engine.get_global_value_address(kernel_abi.argspec_symbol(name)), name)
         specs = [(tuple(s), str(d)) for s, d in specs]
@@ -131,7 +133,7 @@ def load_shared(shared_object: bytes, names, what: str = "the linked kernels") -
     """Open a shared object linked for this machine (vdla.compiler.codegen.link) with ctypes and
     return its kernels `names`, their specs read from the object. No llvmlite."""
     if shared_object[:4] != b"\x7fELF":
-        raise KernelError(f"{what}: not an ELF file")
+        raise CpuKernelError(f"{what}: not an ELF file")
     # dlopen needs a file; once it is mapped the name can go (nothing else ever opens it)
     fd, path = tempfile.mkstemp(prefix="vdla-kernels-", suffix=".so")
     try:
@@ -140,7 +142,7 @@ def load_shared(shared_object: bytes, names, what: str = "the linked kernels") -
         try:
             lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         except OSError as exc:
-            raise KernelError(f"{what} cannot be loaded on this machine: {exc}") from None
+            raise CpuKernelError(f"{what} cannot be loaded on this machine: {exc}") from None
     finally:
         os.unlink(path)
     kernels = {}
@@ -148,7 +150,7 @@ def load_shared(shared_object: bytes, names, what: str = "the linked kernels") -
         try:
             fn = _KERNEL_T((name, lib))
         except AttributeError:
-            raise KernelError(f"{what} export no kernel named {name!r}") from None
+            raise CpuKernelError(f"{what} export no kernel named {name!r}") from None
         specs = _read_spec(_symbol_address(lib, kernel_abi.argspec_symbol(name)), name)
         kernels[name] = (fn, specs, _symbol_address(lib, kernel_abi.num_threads_symbol(name)))
     _forget_pool_after_fork(lib)

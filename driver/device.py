@@ -16,8 +16,10 @@ from typing import Iterator, Protocol, runtime_checkable
 
 import numpy as np
 
+from vdla.hw.errors import RunError
 
-class DeviceError(Exception):
+
+class DeviceError(RunError):
     """A device operation failed (bad buffer, bad copy, failed launch)."""
 
 

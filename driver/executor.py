@@ -2,10 +2,11 @@
 
 All activations live in one arena allocated once at the planned size; each tensor is a view at
 its planned offset (reshape-like ops are views of their input's bytes and cost nothing), but for
-tensors of run-time shape (plan["dynamic"]: NonZero's output, a Loop's), which are whatever the
+tensors of run-time shape (plan.dynamic: NonZero's output, a Loop's), which are whatever the
 host step that makes them returns, checked against the dims the plan knows. Each
-step is a compiled kernel called with pointers into the arena and the parameters, or a host
-step (numpy, vdla.driver.host_ops) for ops without a kernel. Needs numpy, and llvmlite only
+step (a typed record of vdla.driver.plan, dispatched on its class) is a compiled kernel called
+with pointers into the arena and the parameters, or a host step (numpy, vdla.driver.host_ops)
+for ops without a kernel. Needs numpy, and llvmlite only
 when the artifact has kernels; never the compiler.
 """
 from __future__ import annotations
@@ -16,13 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vdla.hw.errors import RunError
+
 from . import host_ops, kernel_abi, machine
 from .arena_crossings import arena_crossings
 from .artifact import Artifact, ArtifactError, load
 from .artifact_header import check_contents
+from .plan import AliasStep, GpuStep, HostStep, KernelStep, Plan, ValueSpec, VdlaStep
 
 
-class StepError(RuntimeError):
+class StepError(RunError, RuntimeError):
     """A step of the plan failed while running; the message names the step and its op."""
 
 
@@ -47,15 +51,16 @@ def check_hardware(artifact: Artifact, config, what: str = "the runtime") -> Non
                             f"has {config.name} ({config.hash}); recompile with --hw-config for this hardware")
 
 
-def check_compatible(artifact: Artifact, hw_config=None, on: str | None = None) -> str | None:
+def check_compatible(artifact: Artifact, hw_config=None, on: str | None = None, plan: Plan | None = None) -> str | None:
     """Raise ArtifactError unless this machine (or the machine of triple `on`), and `hw_config`
     if given, can run the artifact; returns the artifact's triple whose kernels will be used
     (None if there are none). Triples match by architecture family, OS and environment
-    (machine.key): `aarch64-linux-gnu` kernels run where llvmlite says aarch64-unknown-linux-gnu."""
+    (machine.key): `aarch64-linux-gnu` kernels run where llvmlite says aarch64-unknown-linux-gnu.
+    `plan`: the artifact's, when the caller has read it already."""
     header = artifact.header
     if hw_config is not None:
         check_hardware(artifact, hw_config)
-    if not any(s["kind"] == "kernel" for s in artifact.plan["steps"]):
+    if not any(isinstance(s, KernelStep) for s in (plan or artifact.plan).steps):
         return None
     here = on or host_triple()
     compiled = list(header.get("kernels", {}))
@@ -90,41 +95,38 @@ class Executor:
         if not isinstance(artifact, Artifact):
             artifact = load(artifact)   # integrity, the environment's trust policy, header checks
         # An Artifact made in memory (or edited there) gets the same checks of what binding reads.
-        check_contents(artifact.header, {n: (tuple(a.shape), a.dtype.name) for n, a in artifact.params.items()},
-                       artifact.objects)
+        self.plan = plan = check_contents(artifact.header, artifact.param_types(), artifact.objects)
         self.artifact = artifact
-        plan = artifact.plan
         self.device = None
         self.runner = None
         self.last_launches: dict[str, object] = {}
         self.vdla_on_host = device == "numpy"
         # the accelerator programs as compiled, or their one-virtual-thread variants (profiles)
         self.programs_key = "vdla_programs" if virtual_threads > 1 else "vdla_programs_1vt"
-        if any(s["kind"] == "vdla" for s in plan["steps"]) and not self.vdla_on_host:
+        if any(isinstance(s, VdlaStep) for s in plan.steps) and not self.vdla_on_host:
             self.device = self._open_device(artifact, device)
             check_hardware(artifact, self.device.config, what=f"the device {self.device!r}")
         elif device is not None and not isinstance(device, str) and artifact.header.get("hardware"):
             check_hardware(artifact, device.config, what=f"the device {device!r}")   # given, if unused
-        triple = check_compatible(artifact, hw_config, on=kernel_host.triple if kernel_host else None)
+        triple = check_compatible(artifact, hw_config, on=kernel_host.triple if kernel_host else None, plan=plan)
         self.kernels = self._load_kernels(artifact, triple, threads, kernel_host)
         # One allocation for every activation, 64-byte aligned.
         try:
-            raw = np.empty(plan["arena_bytes"] + 64, dtype=np.uint8)
+            raw = np.empty(plan.arena_bytes + 64, dtype=np.uint8)
         except MemoryError:
-            raise ArtifactError(f"the plan's arena of {plan['arena_bytes']} bytes cannot be allocated "
+            raise ArtifactError(f"the plan's arena of {plan.arena_bytes} bytes cannot be allocated "
                                 "on this machine") from None
         skip = (-raw.ctypes.data) % 64
-        self.arena = raw[skip:skip + plan["arena_bytes"]]
+        self.arena = raw[skip:skip + plan.arena_bytes]
         self.buffers: dict[str, np.ndarray] = dict(artifact.params)
-        for name, t in plan["tensors"].items():
-            nbytes = int(np.prod(t["shape"], dtype=np.int64)) * np.dtype(t["dtype"]).itemsize
-            view = self.arena[t["offset"]:t["offset"] + nbytes].view(t["dtype"])
-            self.buffers[name] = view.reshape(t["shape"])
+        for name, t in plan.tensors.items():
+            view = self.arena[t.offset:t.offset + t.nbytes].view(t.dtype)
+            self.buffers[name] = view.reshape(t.shape)
         self.gpu = None
-        if any(s["kind"] == "gpu" for s in plan["steps"]):   # on `device`, by default the CUDA GPU
+        if any(isinstance(s, GpuStep) for s in plan.steps):   # on `device`, by default the CUDA GPU
             from .gpu_steps import GpuSteps
-            self.gpu = GpuSteps(artifact, device)
-        self.steps = [self._bind(step) for step in plan["steps"]]
+            self.gpu = GpuSteps(artifact, device, plan)
+        self.steps = [self._bind(step) for step in plan.steps]
         self._check_listed_specs(triple)
         self.last_timings: list[StepTiming] = []
 
@@ -134,26 +136,25 @@ class Executor:
         whatever config they are given, the artifact's; a board has the config of its bitstream."""
         if device is not None and not isinstance(device, str):
             return device
-        from .devices import open_device
-        if device == "pynq":
-            return open_device("pynq")
+        from .devices import DEFAULT_DEVICE, device_kind, open_device_for
+        kind = device_kind(device or DEFAULT_DEVICE)
         hardware = artifact.header.get("hardware") or {}
-        if "config" not in hardware:
+        if "config" not in hardware and not kind.has_own_config:
             raise ArtifactError("the artifact has accelerator steps but records no hardware config; recompile it")
-        return open_device(device or "sim", hardware["config"])
+        return open_device_for(kind.name, hardware.get("config"))
 
     def _device_arena(self):
         """The accelerator's copy of the activation arena: one device buffer laid out by the
         memory plan (same offsets), so a tensor that one accelerator step writes and the next
         reads never leaves device DRAM; which tensors cross is fixed here once (arena_crossings).
         A vdla step reads all its buffers but the last, which it writes."""
-        plan = self.artifact.plan
+        plan = self.plan
         if getattr(self, "_arena_buf", None) is None:
-            self._arena_buf = self.device.alloc(max(plan["arena_bytes"], 64), align=256)
-            self._crossings = arena_crossings(plan, "vdla", lambda st: (st["args"][:-1], st["args"][-1:]))
+            self._arena_buf = self.device.alloc(max(plan.arena_bytes, 64), align=256)
+            self._crossings = arena_crossings(plan, VdlaStep, lambda st: (st.args[:-1], st.args[-1:]))
         return self._arena_buf
 
-    def _vdla_call(self, step: dict):
+    def _vdla_call(self, step: VdlaStep):
         """Parameters get device buffers of their own, written once; activations are views of
         the device arena (see _device_arena). Per run: copy in what the host made, replay the
         program (its stream is assembled on the first run only), copy out what the host reads."""
@@ -162,29 +163,29 @@ class Executor:
         if self.runner is None:
             self.runner = ProgramRunner(self.device)
         arena = self._device_arena()
-        tensors = self.artifact.plan["tensors"]
+        tensors = self.plan.tensors
         if self.programs_key not in self.artifact.header:
-            raise ArtifactError(f"step {step['name']!r}: the artifact has no {self.programs_key}")
-        doc = self.artifact.header[self.programs_key][step["program"]]
+            raise ArtifactError(f"step {step.name!r}: the artifact has no {self.programs_key}")
+        doc = self.artifact.header[self.programs_key][step.program]
         program = KernelProgram.from_dict(doc)
-        args = step["args"]
+        args = step.args
         if len(args) != len(program.params):
-            raise ArtifactError(f"step {step['name']!r}: program {program.name} takes {len(program.params)} "
+            raise ArtifactError(f"step {step.name!r}: program {program.name} takes {len(program.params)} "
                                 f"buffers, the plan gives {len(args)}")
         device, buffers, params = self.device, self.buffers, self.artifact.params
         bufs, copy_in, copy_out = [], [], []
         for k, (name, p) in enumerate(zip(args, program.params)):
             array = buffers[name]
             if array.nbytes != p.nbytes:
-                raise ArtifactError(f"step {step['name']!r}: {name} has {array.nbytes} bytes, program "
+                raise ArtifactError(f"step {step.name!r}: {name} has {array.nbytes} bytes, program "
                                     f"{program.name} expects {p.name} of {p.nbytes}")
             if name in params:
                 buf = device.alloc(p.nbytes, align=max(64, p.elem_bytes))
                 device.write(buf, np.ascontiguousarray(array))
             else:
-                offset = tensors[name]["offset"]
+                offset = tensors[name].offset
                 if (arena.addr + offset) % p.elem_bytes:
-                    raise ArtifactError(f"step {step['name']!r}: {name} at arena offset {offset} is not aligned "
+                    raise ArtifactError(f"step {step.name!r}: {name} at arena offset {offset} is not aligned "
                                         f"to its {p.elem_bytes}-byte DMA element")
                 buf = DeviceBuffer(arena.addr + offset, p.nbytes)
                 source = self._crossings.source(name)
@@ -193,7 +194,7 @@ class Executor:
                 if k == len(args) - 1 and source in self._crossings.to_host:
                     copy_out.append((array, offset))
             bufs.append(buf)
-        runner, launches, step_name = self.runner, self.last_launches, step["name"]
+        runner, launches, step_name = self.runner, self.last_launches, step.name
 
         def call():
             for array, offset in copy_in:
@@ -218,7 +219,7 @@ class Executor:
         elif shared is not None:    # linked at compile time: ctypes, no llvmlite
             try:
                 libraries = [cpu_kernel.load_shared(shared, names, f"the artifact's linked kernels for {triple}")]
-            except cpu_kernel.KernelError as exc:
+            except cpu_kernel.CpuKernelError as exc:
                 raise ArtifactError(str(exc)) from None
         else:
             _need_llvmlite(triple)
@@ -242,68 +243,72 @@ class Executor:
                 raise ArtifactError(f"kernel {name}: the header lists its arguments as {_specs_text(listed)}, "
                                     f"its object code takes {_specs_text(specs)}: the header was edited")
 
-    def _kernel_call(self, step: dict):
+    def _kernel_call(self, step: KernelStep):
         """Check the buffers against the kernel's specs once, then call with a prebuilt
         pointer array (the buffers never move: they are arena views and parameters)."""
         import ctypes
-        name = step["kernel"]
+        name = step.kernel
         if name not in self.kernels:
-            raise ArtifactError(f"step {step['name']!r} calls kernel {name!r}, which the artifact's kernels "
+            raise ArtifactError(f"step {step.name!r} calls kernel {name!r}, which the artifact's kernels "
                                 f"for this machine do not include ({', '.join(sorted(self.kernels)) or 'none'})")
         _, fn, specs = self.kernels[name]
-        arrays = [self.buffers[n] for n in step["args"]]
+        arrays = [self.buffers[n] for n in step.args]
         if len(arrays) != len(specs):
-            raise ArtifactError(f"step {step['name']!r}: kernel {name} takes {len(specs)} buffers, "
+            raise ArtifactError(f"step {step.name!r}: kernel {name} takes {len(specs)} buffers, "
                                 f"the plan gives {len(arrays)}")
         pointers = (ctypes.c_void_p * len(arrays))()
         for k, (array, (shape, dtype)) in enumerate(zip(arrays, specs)):
             if tuple(array.shape) != tuple(shape) or array.dtype != np.dtype(dtype) \
                     or not array.flags.c_contiguous:
-                raise ArtifactError(f"step {step['name']!r}: kernel {name} argument {k} is buffer "
-                                    f"{step['args'][k]!r}, {array.dtype}{list(array.shape)}; the kernel's code "
+                raise ArtifactError(f"step {step.name!r}: kernel {name} argument {k} is buffer "
+                                    f"{step.args[k]!r}, {array.dtype}{list(array.shape)}; the kernel's code "
                                     f"reads or writes {dtype}{list(shape)} (contiguous)")
             pointers[k] = array.ctypes.data
-        return _KernelCall(step["name"], name, fn, pointers, arrays)
+        return _KernelCall(step.name, name, fn, pointers, arrays)
 
-    def _bind(self, step: dict):
-        kind = step["kind"]
-        if kind == "alias":
-            return step, None
-        if kind == "kernel":
-            return step, self._kernel_call(step)
-        if kind == "gpu":
-            return step, self.gpu.bind(step, self.buffers)
-        if kind == "vdla" and not self.vdla_on_host:
-            return step, self._vdla_call(step)
-        if kind in ("host", "vdla"):
-            body = step["body"]
-            inputs = sorted({n for node in body for n in node["inputs"] if n})
-            outputs = step["outputs"]
-            buffers, dynamic = self.buffers, self.artifact.plan.get("dynamic", {})
+    def _bind(self, step):
+        """(step, the call that runs it; None for an alias, which is a view already)."""
+        match step:
+            case AliasStep():
+                return step, None
+            case KernelStep():
+                return step, self._kernel_call(step)
+            case GpuStep():
+                return step, self.gpu.bind(step, self.buffers)
+            case VdlaStep() if not self.vdla_on_host:
+                return step, self._vdla_call(step)
+            case HostStep() | VdlaStep():     # on the "numpy" device, an accelerator step is its host op
+                return step, self._host_call(step)
+        raise ArtifactError(f"step {step.name!r}: unknown step {type(step).__name__}")
 
-            def run_host():
-                values = {n: buffers[n] for n in inputs if n in buffers}
-                try:
-                    host_ops.run_fused(body, values)
-                    for name in outputs:
-                        if name in dynamic:
-                            buffers[name] = _runtime_shaped(name, values[name], dynamic[name], self.arena)
-                        else:
-                            np.copyto(buffers[name], values[name], casting="unsafe")
-                except Exception as exc:   # numpy's own errors, named by the step they come from
-                    raise StepError(f"step {step['name']!r} ({step['op']}, on the host) failed: "
-                                    f"{type(exc).__name__}: {exc}") from exc
-            return step, run_host
-        raise ArtifactError(f"step {step['name']!r}: unknown step kind {kind!r}")
+    def _host_call(self, step: HostStep | VdlaStep):
+        body = step.body
+        inputs = sorted({n for node in body for n in node["inputs"] if n})
+        outputs = step.outputs
+        buffers, dynamic = self.buffers, self.plan.dynamic
+
+        def run_host():
+            values = {n: buffers[n] for n in inputs if n in buffers}
+            try:
+                host_ops.run_fused(body, values)
+                for name in outputs:
+                    if name in dynamic:
+                        buffers[name] = _runtime_shaped(name, values[name], dynamic[name], self.arena)
+                    else:
+                        np.copyto(buffers[name], values[name], casting="unsafe")
+            except Exception as exc:   # numpy's own errors, named by the step they come from
+                raise StepError(f"step {step.name!r} ({step.op}, on the host) failed: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        return run_host
 
     def run(self, inputs: dict[str, np.ndarray] | None = None, profile: bool = False) -> dict:
-        plan = self.artifact.plan
+        plan = self.plan
         inputs = inputs or {}
-        dynamic = plan.get("dynamic", {})
-        for spec in plan["inputs"]:
-            name = spec["name"]
-            if name not in inputs and spec.get("kind") != "optional":
-                raise ValueError(f"missing input {name!r} ({spec['dtype']}{spec['shape']})")
+        dynamic = plan.dynamic
+        for spec in plan.inputs:
+            name = spec.name
+            if name not in inputs and spec.kind != "optional":
+                raise ValueError(f"missing input {name!r} ({spec.dtype}{list(spec.shape)})")
             if name in dynamic:      # a sequence or an optional
                 try:
                     self.buffers[name] = _runtime_shaped(name, inputs.get(name), dynamic[name], self.arena)
@@ -311,28 +316,27 @@ class Executor:
                     raise ValueError(f"input {name!r}: {exc}") from None
                 continue
             value = np.asarray(inputs[name])
-            if list(value.shape) != list(spec["shape"]) or value.dtype.name != spec["dtype"]:
-                raise ValueError(f"input {name!r}: expected {spec['dtype']}{spec['shape']}, got "
+            if value.shape != spec.shape or value.dtype.name != spec.dtype:
+                raise ValueError(f"input {name!r}: expected {spec.dtype}{list(spec.shape)}, got "
                                  f"{value.dtype.name}{list(value.shape)}")
             np.copyto(self.buffers[name], value)
-        extra = set(inputs) - {s["name"] for s in plan["inputs"]}
+        extra = set(inputs) - {s.name for s in plan.inputs}
         if extra:
             raise ValueError(f"unknown inputs {sorted(extra)}; the model's inputs are "
-                             f"{[s['name'] for s in plan['inputs']]}")
+                             f"{[s.name for s in plan.inputs]}")
         if profile:
             timings = []
             for step, call in self.steps:
                 start = time.perf_counter()
                 if call is not None:
                     call()
-                timings.append(StepTiming(step["name"], step["op"], step["kind"],
-                                          time.perf_counter() - start))
+                timings.append(StepTiming(step.name, step.op, step.kind, time.perf_counter() - start))
             self.last_timings = timings
         else:
             for _, call in self.steps:
                 if call is not None:
                     call()
-        return {s["name"]: _copy_out(self.buffers[s["name"]]) for s in plan["outputs"]}
+        return {s.name: _copy_out(self.buffers[s.name]) for s in plan.outputs}
 
 
 def _copy_out(value):
@@ -345,27 +349,27 @@ def _copy_out(value):
     return np.array(value)
 
 
-def _runtime_shaped(name: str, value, spec: dict, arena: np.ndarray):
+def _runtime_shaped(name: str, value, spec: ValueSpec, arena: np.ndarray):
     """A host step's tensor of run-time shape, in the planned dtype, its known dims checked; a
     copy if it is a view of the arena (If's Identity branch), whose bytes later steps reuse. A
     sequence is a list of such tensors; an optional one of them or None."""
-    kind = spec.get("kind", "tensor")
+    kind = spec.kind
     if kind == "optional" and value is None:
         return None
     if kind == "sequence" or (kind == "optional" and isinstance(value, (list, tuple))):
         if not isinstance(value, (list, tuple)):
             raise TypeError(f"{name} is a sequence: expected a list of arrays, got {type(value).__name__}")
-        return [np.asarray(v).astype(spec["dtype"], copy=np.may_share_memory(v, arena)) for v in value]
+        return [np.asarray(v).astype(spec.dtype, copy=np.may_share_memory(v, arena)) for v in value]
     if isinstance(value, (list, tuple)) or value is None:
         raise TypeError(f"{name} is a tensor, got {'None' if value is None else 'a list'}")
     value = np.asarray(value)
-    want = spec["shape"]
+    want = list(spec.shape)
     if value.size == 0 and want != [-1]:     # a loop that never ran: no values, the planned rank
         value = value.reshape([max(w, 0) for w in want]) if value.ndim != len(want) else value
     if want != [-1] and (value.ndim != len(want) or any(w >= 0 and w != d for w, d in zip(want, value.shape))):
         shown = ", ".join("?" if w < 0 else str(w) for w in want)
         raise ValueError(f"{name} came out with shape {list(value.shape)}; the plan says [{shown}]")
-    return value.astype(spec["dtype"], copy=np.may_share_memory(value, arena))
+    return value.astype(spec.dtype, copy=np.may_share_memory(value, arena))
 
 
 def _need_llvmlite(triple: str) -> None:

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vdla.hw import gpu as limits
-
+from . import gpu_limits as limits
 from .device import DeviceError
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from .arena_crossings import arena_crossings
 from .artifact_errors import ArtifactError
 from .gpu_program import GpuProgram, check_arch
+from .plan import GpuStep, Plan
 
 
 def _nbytes(shape, dtype):
@@ -22,25 +23,26 @@ def _nbytes(shape, dtype):
 
 
 class GpuSteps:
-    def __init__(self, artifact, device=None):
+    def __init__(self, artifact, device=None, plan: Plan | None = None):
+        """`plan`: the artifact's, when the caller has read it already."""
         if device is None or isinstance(device, str):
             from .devices.cuda import CudaDevice
             device = CudaDevice()
         self.device = device
         self.artifact = artifact
-        plan = artifact.plan
+        self.plan = plan = plan or artifact.plan
         self.programs = [GpuProgram.from_dict(doc) for doc in artifact.header.get("gpu_programs", [])]
         for program in self.programs:
             check_arch(program, device)
-        self.arena = device.alloc(max(64, plan["arena_bytes"]))
+        self.arena = device.alloc(max(64, plan.arena_bytes))
         self.modules, self.temporaries, self.params = {}, {}, {}
-        self.crossings = arena_crossings(plan, "gpu", self._step_io)
+        self.crossings = arena_crossings(plan, GpuStep, self._step_io)
 
-    def _step_io(self, step):
+    def _step_io(self, step: GpuStep):
         """(what a GPU step reads, what it writes): its program names which arguments are outputs."""
-        outs = set(self.programs[step["program"]].outputs)
-        return ([a for k, a in enumerate(step["args"]) if k not in outs],
-                [step["args"][k] for k in sorted(outs)])
+        outs = set(self.programs[step.program].outputs)
+        return ([a for k, a in enumerate(step.args) if k not in outs],
+                [step.args[k] for k in sorted(outs)])
 
     def _module(self, index):
         if index not in self.modules:
@@ -56,28 +58,28 @@ class GpuSteps:
             self.params[name] = buf
         return self.params[name]
 
-    def bind(self, step: dict, buffers: dict):
+    def bind(self, step: GpuStep, buffers: dict):
         """The call that runs `step` (its buffers are the executor's host arrays by name)."""
-        program = self.programs[step["program"]]
-        module = self._module(step["program"])
-        tensors, params = self.artifact.plan["tensors"], self.artifact.params
+        program = self.programs[step.program]
+        module = self._module(step.program)
+        tensors, params = self.plan.tensors, self.artifact.params
         outputs = set(program.outputs)
         device_bufs, copy_in, copy_out = [], [], []
-        for k, name in enumerate(step["args"]):
+        for k, name in enumerate(step.args):
             array = buffers[name]
             if name in params:
                 device_bufs.append(self._param(name, array))
                 continue
             if name not in tensors:
-                raise ArtifactError(f"step {step['name']!r} passes {name!r}, which is no tensor of the plan")
-            view = self.device.view(self.arena, tensors[name]["offset"], array.nbytes)
+                raise ArtifactError(f"step {step.name!r} passes {name!r}, which is no tensor of the plan")
+            view = self.device.view(self.arena, tensors[name].offset, array.nbytes)
             device_bufs.append(view)
             source = self.crossings.source(name)
             if k not in outputs and source in self.crossings.to_device:
                 copy_in.append((view, array))
             if k in outputs and source in self.crossings.to_host:
                 copy_out.append((view, array))
-        all_bufs = device_bufs + self.temporaries[step["program"]]
+        all_bufs = device_bufs + self.temporaries[step.program]
         launches = [(launch, [all_bufs[i] for i in launch.buffers]) for launch in program.kernels]
         device = self.device
 

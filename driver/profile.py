@@ -115,20 +115,20 @@ def write_trace(executor: Executor, path: str) -> int:
     clock = executor.device.config.clock_mhz
     offset = 0
     for step, _ in executor.steps:
-        launch = executor.last_launches.get(step["name"])
+        launch = executor.last_launches.get(step.name)
         if launch is None:
             continue
         for e in launch.trace or []:
             wait = wait_slice(e)
             if wait is not None:   # the same lanes as the timeline PNG: a wait is a slice of its own
-                events.append({"name": f"{step['name']}: {wait[2]}", "cat": "token wait", "ph": "X", "pid": 0,
+                events.append({"name": f"{step.name}: {wait[2]}", "cat": "token wait", "ph": "X", "pid": 0,
                                "tid": tids[e["module"]], "ts": (offset + wait[0]) / clock,
                                "dur": (wait[1] - wait[0]) / clock, "cname": "grey",
-                               "args": {"node": step["name"], "before_insn": e["text"], "cycles": wait[1] - wait[0]}})
-            events.append({"name": f"{step['name']}: {e['text'].split(' [')[0][:40]}", "cat": "instruction",
+                               "args": {"node": step.name, "before_insn": e["text"], "cycles": wait[1] - wait[0]}})
+            events.append({"name": f"{step.name}: {e['text'].split(' [')[0][:40]}", "cat": "instruction",
                            "ph": "X", "pid": 0, "tid": tids[e["module"]], "ts": (offset + e["start"]) / clock,
                            "dur": max(e["end"] - e["start"], 0) / clock,
-                           "args": {"node": step["name"], "op": step["op"], "insn": e["text"]}})
+                           "args": {"node": step.name, "op": step.op, "insn": e["text"]}})
         offset += launch.cycles
     with open(path, "w") as f:
         json.dump({"traceEvents": events, "displayTimeUnit": "ns"}, f)

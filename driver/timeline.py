@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vdla.hw.errors import ConfigError
 from vdla.simulator.stats import wait_slice
 
 LANES = ("load", "compute", "store")
@@ -25,7 +26,7 @@ KIND_COLOURS = {
 WAIT_COLOUR = "#bdbdbd"
 
 
-class TimelineError(ValueError):
+class TimelineError(ConfigError, ValueError):
     """A timeline was asked for without the records it is drawn from."""
 
 
@@ -42,15 +43,15 @@ def segments_of(executor, layer: str | None = None) -> list[Segment]:
     """The last run's launches in step order, back to back; `layer` keeps only that step's."""
     segments, offset, names = [], 0, []
     for step, _ in executor.steps:
-        launch = executor.last_launches.get(step["name"])
+        launch = executor.last_launches.get(step.name)
         if launch is None:
             continue
-        names.append(step["name"])
+        names.append(step.name)
         if launch.trace is None:
-            raise TimelineError(f"step {step['name']!r} ran without a trace: open the simulator device with "
+            raise TimelineError(f"step {step.name!r} ran without a trace: open the simulator device with "
                                 "trace=True (vdla run does so for --timeline and --trace)")
-        if layer is None or step["name"] == layer:
-            segments.append(Segment(step["name"], offset if layer is None else 0, launch.cycles, launch.trace))
+        if layer is None or step.name == layer:
+            segments.append(Segment(step.name, offset if layer is None else 0, launch.cycles, launch.trace))
         offset += launch.cycles
     if not names:
         raise TimelineError("the run launched nothing on the accelerator, so there is no timeline to draw")

@@ -1,7 +1,8 @@
 """Errors the simulator raises: each names the instruction (index in the stream) and what is wrong."""
+from vdla.hw.errors import RunError
 
 
-class SimulatorError(Exception):
+class SimulatorError(RunError):
     """Base class: the stream cannot be executed as written."""
 
     def __init__(self, message: str, insn_index: int | None = None):

@@ -22,9 +22,10 @@ for the configuration it was made for, and its result does not depend on timing:
 
 Use (e.g. RTL against the simulator; the DRAM image is self-contained, SRAMs start zeroed):
 
-    program = random_program("pynq", seed)                 # 20..120 instructions by default
+    config = load_config("pynq")
+    program = random_program(config, seed)                 # 20..120 instructions by default
     expected = program.fresh_dram()
-    Simulator("pynq").run(expected, program.insn_addr, program.insn_count)
+    Simulator(config).run(expected, program.insn_addr, program.insn_count)
     actual = program.fresh_dram()
     ...run `actual` on the device under test...
     problem = describe_mismatch(program, expected, actual)  # None, or first differing byte,
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vdla.hw import load_config
+from vdla.hw import require_config
 from vdla.hw.alu_ops import IMM_MAX, IMM_MIN, SHR_MAX, SHR_MIN
 from vdla.hw.isa import (FLAG_QUEUE, INSN_BYTES, TOKEN_QUEUES, UOP_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn,
                          MemInsn, MemType, Module, Opcode, Uop)
@@ -101,7 +102,7 @@ class _SharedSram:
 
 class _Generator:
     def __init__(self, config, seed: int, min_insns: int, max_insns: int):
-        self.cfg = cfg = load_config(config)
+        self.cfg = cfg = require_config(config)
         self.isa = cfg.isa
         self.seed = seed
         self.rng = np.random.default_rng(seed)
@@ -482,7 +483,7 @@ class _Generator:
                        out_eb)
 
 
-def random_program(config=None, seed: int = 0, min_insns: int = 20, max_insns: int = 120) -> Program:
+def random_program(config, seed: int = 0, min_insns: int = 20, max_insns: int = 120) -> Program:
     """A legal, deadlock-free, race-free random program for `config` (see the module docstring)."""
     gen = _Generator(config, seed, min_insns, max_insns)
     if gen.rng.random() < 0.9:

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from vdla.hw import load_config
+from vdla.hw import require_config
+from vdla.hw.errors import RunError
 from vdla.hw.isa import AluInsn, FinishInsn, GemmInsn, MemInsn, MemType, Opcode
 
 
-class ReferenceError(Exception):
+class ReferenceModelError(RunError):
     """The stream cannot be executed as written; `insn_index` names the instruction."""
 
     def __init__(self, message: str, insn_index: int | None = None):
@@ -46,23 +47,23 @@ class ReferenceError(Exception):
         self.insn_index = insn_index
 
 
-class ReferenceStreamError(ReferenceError):
+class ReferenceStreamError(ReferenceModelError):
     """Malformed stream: no FINISH, something after FINISH, an unroutable memory type."""
 
 
-class ReferenceTokenError(ReferenceError):
+class ReferenceTokenError(ReferenceModelError):
     """A flag the module has no queue for, a token left at FINISH, a queue overflow."""
 
 
-class ReferenceDeadlock(ReferenceError):
+class ReferenceDeadlock(ReferenceModelError):
     """No module can advance and FINISH has not run."""
 
 
-class ReferenceMemoryError(ReferenceError):
+class ReferenceMemoryError(ReferenceModelError):
     """An SRAM index or a DRAM byte outside its memory."""
 
 
-class ReferenceHazardError(ReferenceError):
+class ReferenceHazardError(ReferenceModelError):
     """Two writes of one accumulator entry closer than the pipeline allows."""
 
 
@@ -107,7 +108,7 @@ class ReferenceMachine:
     """On-chip state plus the DRAM image; `writer[b]` is the instruction that last wrote DRAM byte b."""
 
     def __init__(self, config, dram: np.ndarray):
-        cfg = self.config = load_config(config)
+        cfg = self.config = require_config(config)
         self.dram = dram
         self.batch, self.block = cfg.batch, cfg.block
         lanes = (self.batch, self.block)
@@ -289,7 +290,7 @@ def _flags(insn, module: str, index: int) -> tuple[list[str], list[str]]:
 
 
 def decode_program(config, dram: np.ndarray, insn_addr: int, insn_count: int) -> list:
-    cfg = load_config(config)
+    cfg = require_config(config)
     if insn_addr % 16 or insn_count < 1 or insn_addr + 16 * insn_count > dram.size:
         raise ReferenceStreamError(f"{insn_count} instructions at byte {insn_addr} are not a 16-byte aligned, "
                                    f"non-empty range inside DRAM ({dram.size} bytes)")

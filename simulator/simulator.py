@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vdla.hw.config import load_config
-from vdla.hw.isa import INSN_BYTES, AluInsn, DecodeError as IsaDecodeError, GemmInsn
+from vdla.hw.config import require_config
+from vdla.hw.isa import INSN_BYTES, AluInsn, GemmInsn, InsnDecodeError
 
 from .errors import DecodeError, MemoryAccessError, StreamError
 from .schedule import schedule
@@ -46,8 +46,8 @@ class Simulator:
     the default is a few seconds) raises WorkLimitExceeded instead of running for hours.
     """
 
-    def __init__(self, config=None, max_insn_work: int = DEFAULT_LIMIT):
-        self.config = load_config(config)
+    def __init__(self, config, max_insn_work: int = DEFAULT_LIMIT):
+        self.config = require_config(config)
         self.max_insn_work = max_insn_work
 
     def run(self, dram: np.ndarray, insn_addr: int, insn_count: int, trace: bool = False,
@@ -64,7 +64,7 @@ class Simulator:
                                     f"of DRAM ({dram.size} bytes)")
         try:
             insns = self.config.isa.decode_stream(dram[insn_addr:end])
-        except IsaDecodeError as exc:
+        except InsnDecodeError as exc:
             raise DecodeError(exc.reason, exc.insn_index) from None
         return self.run_insns(insns, dram, trace=trace, max_cycles=max_cycles)
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Module, Opcode, load_config
+from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Module, Opcode, require_config
 from vdla.hw import vta
 from vdla.hw.alu_ops import SHR_MAX, SHR_MIN, shift_amount
 from vdla.hw.isa import INSN_BYTES
@@ -58,11 +58,11 @@ class VtaFinding:
         return f"instruction {self.index}: {self.message}"
 
 
-def check_vta(insns, dram: np.ndarray | None, config=None) -> list[VtaFinding]:
+def check_vta(insns, dram: np.ndarray | None, config) -> list[VtaFinding]:
     """All findings of `insns` (decoded instructions), in stream order. `dram` is the DRAM
     image the stream's LOAD UOPs read (uint8); None skips the never-written check, which
     needs the micro-ops."""
-    config = load_config(config)
+    config = require_config(config)
     insns = _until_finish(insns)
     found = field_findings(insns)
     if dram is not None:
@@ -70,9 +70,9 @@ def check_vta(insns, dram: np.ndarray | None, config=None) -> list[VtaFinding]:
     return sorted(found, key=lambda f: f.index)
 
 
-def check_vta_image(dram: np.ndarray, insn_addr: int, insn_count: int, config=None) -> list[VtaFinding]:
+def check_vta_image(dram: np.ndarray, insn_addr: int, insn_count: int, config) -> list[VtaFinding]:
     """check_vta for a stream of `insn_count` instructions at byte `insn_addr` of the image."""
-    config = load_config(config)
+    config = require_config(config)
     dram = _as_image(dram)
     end = insn_addr + INSN_BYTES * insn_count
     if insn_addr < 0 or insn_addr % INSN_BYTES or insn_count <= 0 or end > dram.size:
@@ -166,9 +166,9 @@ class _Written:
         self.uop_fields = np.zeros((3, config.uop_depth), np.int64)     # dst, src, wgt
 
 
-def unwritten_reads(insns, dram: np.ndarray, config=None) -> list[VtaFinding]:
+def unwritten_reads(insns, dram: np.ndarray, config) -> list[VtaFinding]:
     """Reads of SRAM entries that nothing wrote before them (see the module docstring)."""
-    config = load_config(config)
+    config = require_config(config)
     dram = _as_image(dram)
     state = _Written(config)
     out: list[VtaFinding] = []

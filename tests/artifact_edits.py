@@ -9,7 +9,7 @@ import struct
 
 import numpy as np
 
-from vdla.driver.artifact import Artifact
+from vdla.driver.artifact import FORMAT_VERSION, Artifact
 
 PREFIX = struct.Struct("<8sIQ")
 
@@ -59,6 +59,6 @@ def relu_artifact(n: int = 16) -> Artifact:
     plan = {"name": "relu", "inputs": [{"name": "x", "shape": [n], "dtype": "float32"}],
             "outputs": [{"name": "y", "shape": [n], "dtype": "float32"}], "tensors": tensors,
             "arena_bytes": 3 * nbytes, "naive_bytes": 3 * nbytes, "steps": steps}
-    header = {"format_version": 1, "target": {"kind": "cpu"}, "hardware": None, "kernels": {}, "plan": plan,
+    header = {"format_version": FORMAT_VERSION, "target": {"kind": "cpu"}, "hardware": None, "kernels": {}, "plan": plan,
               "compile": {}}
     return Artifact(header, {"bias": np.arange(n, dtype=np.float32)})

@@ -19,6 +19,9 @@ REEXPORTS = "a package __init__ that re-exports its modules' names; the tests of
 INTERNAL = "a piece split out of a larger module for size; tested through that module's public entry"
 CLI = "a `vdla` subcommand: the CLI tests run it as users call it, exit status and messages included"
 RTL_HARNESS = "part of the cocotb harness that drives the RTL under Verilator; the RTL benches exercise it"
+VDLA_SEMANTICS = ("an accelerator op's int8 semantics: its compiler record's tests run the kernel on the "
+                  "cycle-exact simulator and require it equal, bit for bit, to these (tests/e2e/test_vdla_models.py "
+                  "does the same on whole models)")
 GPU_PATH = "a stage of the CUDA path; its tests compile and run whole kernels or models through it"
 SIM_ENGINE = ("a stage of the cycle-exact simulator; tested through whole streams against the reference "
               "interpreter and the timing rules")
@@ -37,9 +40,6 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.hw.disasm": Covered(("tests/driver/runtime/test_insn_queue.py", "tests/driver/cli/commands/test_disasm_vta.py"),
                               "the disassembler's lines are the expected values of the instruction-queue snapshots "
                               "and of `vdla disasm`"),
-    "vdla.hw.gpu": Covered(("tests/compiler/schedule/test_gpu_schedule.py", "tests/compiler/codegen/nvptx/test_ptxas.py"),
-                           "GPU limits (threads per block, shared memory, architectures) as facts; the schedule "
-                           "checks and ptxas runs test each limit where it is enforced"),
     "vdla.hw.presets": Covered(("tests/hw_unit/test_config.py",),
                                "a folder of config presets (JSON) with an empty __init__; loading them is the config's "
                                "test"),
@@ -168,9 +168,22 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.compiler.lower_graph": Covered(("tests/compiler/test_group_signature.py",),
                                          "graph -> CPU kernels; whole models compiled through it run against "
                                          "onnxruntime"),
-    "vdla.compiler.lower_vdla": Covered(("tests/compiler/topi/vdla/test_no_tiling.py",),
+    "vdla.compiler.vdla.front": Covered(("tests/compiler/graph/passes/test_calibrate.py",),
+                                        "the front half of the VDLA pipeline (import, placement, calibration, "
+                                        "quantization); every accelerator compile runs it", via="vdla.compiler.vdla"),
+    "vdla.compiler.vdla.lower": Covered(("tests/compiler/topi/vdla/test_no_tiling.py", "tests/compiler/tune/test_search.py"),
                                         "quantized graph -> VDLA kernels; whole models compiled through it run bit for "
-                                        "bit on the simulator"),
+                                        "bit on the simulator (tests/compiler/vdla/ops, tests/e2e/test_vdla_models.py)"),
+    "vdla.compiler.vdla.op": Covered(("tests/compiler/vdla/test_registry.py",),
+                                     "the record of an accelerator op (a dataclass); the registry's tests check every "
+                                     "record, the op tests use them"),
+    "vdla.compiler.vdla.placement": Covered(("tests/compiler/vdla/test_quantize.py",), INTERNAL,
+                                            via="vdla.compiler.vdla"),
+    "vdla.compiler.vdla.quantizer": Covered(("tests/compiler/vdla/test_quantize.py",), INTERNAL,
+                                            via="vdla.compiler.vdla"),
+    "vdla.compiler.vdla.ranges": Covered(("tests/compiler/vdla/test_quantize.py",), INTERNAL, via="vdla.compiler.vdla"),
+    "vdla.compiler.vdla.requant": Covered(("tests/compiler/vdla/test_quantize.py",), INTERNAL,
+                                          via="vdla.compiler.vdla"),
     "vdla.compiler.onnx_backend": Covered(("tests/onnx_backend/test_onnx_node_tests.py",),
                                           "the onnx backend adapter; the onnx package's node tests run through it"),
     "vdla.compiler.schedule.gpu": Covered(("tests/compiler/schedule/test_gpu_schedule.py",), GPU_PATH),
@@ -326,6 +339,10 @@ ALLOWLIST: dict[str, Covered] = {
                                        "the RTL under Verilator as a device; the RTL benches compare it with the "
                                        "simulator device"),
     "vdla.driver.devices.rtl_bench": Covered(("tests/hw/test_errors.py", "tests/hw/harness.py"), RTL_HARNESS),
+    "vdla.driver.gpu_limits": Covered(("tests/compiler/schedule/test_gpu_schedule.py",
+                                       "tests/compiler/codegen/nvptx/test_ptxas.py"),
+                                      "GPU limits (threads per block, shared memory, architectures) as facts; the "
+                                      "schedule checks and ptxas runs test each limit where it is enforced"),
     "vdla.driver.gpu_steps": Covered(("tests/e2e/test_cuda_model.py",), GPU_PATH, via="vdla.driver.executor"),
     "vdla.driver.host_ops.axes": Covered(("tests/driver/host_ops/test_operands.py",),
                                          "axis normalization (30 lines); the operand tests give out-of-range axes",
@@ -335,10 +352,17 @@ ALLOWLIST: dict[str, Covered] = {
                                           "numpy statements of the data-movement ops and their shape rules; the onnx "
                                           "node tests (and tests/driver/host_ops/test_operands.py's operand checks)",
                                           via="vdla.compiler.onnx_backend"),
+    "vdla.driver.host_ops.vdla.add": Covered(("tests/compiler/vdla/ops/test_add.py",), VDLA_SEMANTICS),
+    "vdla.driver.host_ops.vdla.conv": Covered(("tests/compiler/vdla/ops/test_conv.py",), VDLA_SEMANTICS),
+    "vdla.driver.host_ops.vdla.dense": Covered(("tests/compiler/vdla/ops/test_dense.py",), VDLA_SEMANTICS),
+    "vdla.driver.host_ops.vdla.packed": Covered(("tests/compiler/vdla/ops/test_conv.py",), INTERNAL,
+                                                via="vdla.driver.host_ops.vdla.conv"),
+    "vdla.driver.host_ops.vdla.pool": Covered(("tests/compiler/vdla/ops/test_pool.py",), VDLA_SEMANTICS),
+    "vdla.driver.host_ops.vdla.semantics": Covered(("tests/compiler/vdla/test_registry.py",),
+                                                   "the record of an op's semantics (a dataclass); the registry's "
+                                                   "tests check every record", via="vdla.driver.host_ops.vdla"),
     "vdla.driver.host_ops.winograd": Covered(("tests/compiler/topi/test_winograd.py",),
                                              "the Winograd transforms' numpy semantics, tested with the kernel"),
-    "vdla.driver.plan_check": Covered(("tests/driver/test_artifact_header.py",),
-                                      "checks an artifact's plan when it is loaded; one test per field it checks"),
     "vdla.driver.profile": Covered(("tests/driver/test_timeline.py", "tests/driver/remote/test_run_result.py"),
                                    "per-layer profiles and traces, checked against the simulator's statistics"),
     "vdla.driver.remote.arrays": Covered(("tests/driver/remote/test_protocol.py",), "arrays on the wire, tested with "

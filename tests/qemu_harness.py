@@ -115,7 +115,7 @@ class _HarnessProcess:
                 head = self._read(4, what)
                 rest = self._read(reply_bytes(head) if callable(reply_bytes) else reply_bytes - 4, what)
             except BrokenPipeError:
-                raise cpu_kernel.KernelError(self._died(what)) from None
+                raise cpu_kernel.CpuKernelError(self._died(what)) from None
             finally:
                 timer.cancel()
             return head + rest
@@ -123,7 +123,7 @@ class _HarnessProcess:
     def _read(self, n: int, what: str) -> bytes:
         data = self.proc.stdout.read(n) if n else b""
         if len(data) != n:
-            raise cpu_kernel.KernelError(self._died(what))
+            raise cpu_kernel.CpuKernelError(self._died(what))
         return data
 
     def _died(self, what: str) -> str:

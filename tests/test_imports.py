@@ -162,14 +162,61 @@ def _top(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
+# Inside the compiler, its parts in tiers, lowest first: a module imports from its own tier or
+# below, never above (the graph IR knows nothing of kernels; the VDLA target sits on topi's
+# accelerator kernels; the pipelines sit on everything they run). A part is the first name
+# below vdla.compiler (a subpackage or a top-level module); the package itself is the top.
+COMPILER_TIERS = (
+    ("tir", "graph", "target", "file_lock"),
+    ("te", "frontend", "artifact_build"),
+    ("intrin",),
+    ("schedule",),
+    ("codegen", "build"),
+    ("topi",),
+    ("lower_ops", "vdla"),
+    ("lower_graph", "lower_gpu_winograd"),
+    ("lower_gpu_graph", "tune"),
+    ("compile_cuda",),
+    ("compile_model",),
+    ("dse", "onnx_backend"),
+)
+
+
+def _compiler_tier(module: str) -> tuple[str, int] | None:
+    """(part, tier) of a module of vdla.compiler, or None for one outside it."""
+    parts = module.split(".")
+    if parts[:2] != ["vdla", "compiler"]:
+        return None
+    if len(parts) == 2:
+        return "vdla.compiler", len(COMPILER_TIERS)
+    tier = next((i for i, names in enumerate(COMPILER_TIERS) if parts[2] in names), None)
+    if tier is None:
+        raise AssertionError(f"{module}: vdla.compiler.{parts[2]} is in no tier of COMPILER_TIERS; add it")
+    return parts[2], tier
+
+
+def compiler_violations(edges: list[Edge]) -> list[str]:
+    """Imports inside the compiler from a higher tier (COMPILER_TIERS)."""
+    out = []
+    for e in edges:
+        src, dst = _compiler_tier(e.importer), _compiler_tier(e.imported)
+        if src is None or dst is None or src[1] >= dst[1] or (e.importer, e.imported) in LAYERING_EXCEPTIONS:
+            continue
+        out.append(f"{e.where}: {e.importer} imports {e.imported}, a higher tier of the compiler ({src[0]} is in "
+                   f"tier {src[1]}, {dst[0]} in tier {dst[1]}; see COMPILER_TIERS)")
+    return out
+
+
 def layering_violations(repo: Path, folders: dict[str, str]) -> list[str]:
     """ARCHITECTURE.md's rules: vdla.hw imports no other vdla package; vdla.simulator only
     vdla.hw; vdla.driver never vdla.compiler, except the CLI's compiler commands, and those only
     inside the function that runs them (the parser imports every command module, so a
-    module-level import would load the compiler for every `vdla run` on a board)."""
+    module-level import would load the compiler for every `vdla run` on a board); inside the
+    compiler, no import from a higher tier (COMPILER_TIERS)."""
     ours = set(folders)
-    out = []
-    for e in import_edges(repo, modules(repo, folders)):
+    edges = import_edges(repo, modules(repo, folders))
+    out = compiler_violations(edges)
+    for e in edges:
         src, dst = _top(e.importer), _top(e.imported)
         if src == dst or (e.importer, e.imported) in LAYERING_EXCEPTIONS:
             continue
@@ -275,3 +322,25 @@ def test_layering_rules(tmp_path):
         "drv/cli/compile.py:1: vdla.driver.cli.compile imports vdla.compiler at module level (a CLI command "
         "imports the compiler inside the function that runs it)",
     ]
+
+
+def test_an_upward_import_inside_the_compiler_is_reported(tmp_path):
+    """A graph pass that reaches up into the accelerator's kernels (as quantization once did,
+    inside a function) breaks the compiler's tiers, wherever the import statement sits."""
+    repo = _tree(tmp_path, {
+        "hw/__init__.py": "", "drv/__init__.py": "",
+        "comp/__init__.py": "",
+        "comp/graph/__init__.py": "", "comp/topi/__init__.py": "",
+        "comp/graph/passes.py": "def quantize():\n    from ..topi import kernels\n",
+        "comp/topi/kernels.py": "from ..graph import passes\n",
+    })
+    [violation] = layering_violations(repo, FOLDERS)
+    assert violation.startswith("comp/graph/passes.py:2: vdla.compiler.graph.passes imports vdla.compiler.topi.kernels")
+    assert "tier 0" in violation and "tier 5" in violation
+
+
+def test_every_part_of_the_compiler_has_a_tier():
+    parts = {m.split(".")[2] for m in modules(REPO, package_folders()) if m.startswith("vdla.compiler.")}
+    tiered = {name for names in COMPILER_TIERS for name in names}
+    assert parts <= tiered, f"parts of vdla.compiler in no tier: {sorted(parts - tiered)}"
+    assert not tiered - parts, f"COMPILER_TIERS names parts that no longer exist: {sorted(tiered - parts)}"

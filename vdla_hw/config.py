@@ -4,12 +4,31 @@ A configuration is one JSON document (see ../shared/SPEC.md §1). Architectural 
 the ISA instance; `clock_mhz`, `bus_width_bits` and the optional `timing` object define
 how fast it runs. Everything else in the stack (ISA field widths, SRAM depths, simulator,
 RTL parameters, runtime) is derived from a `HwConfig`, never restated.
+
+A config object, not a name, past the API edges. Only the edges take "a preset name, a path to a
+JSON file, a dict or an HwConfig" and turn it into an HwConfig with `load_config`, once:
+
+- the command lines: the `vdla` commands (driver/cli/commands), `python -m vdla.hw.synth`,
+  `python -m vdla.hw.rtl.sim`, the scripts in benchmarks/;
+- the public entry points: `compile_model(hw_config=...)`, `compile_for_vdla`, `tune_model`,
+  `vdla_fallback_kernels`, the DSE sweep and its points (read from a file);
+- the devices a user opens: `open_device`, `SimulatorDevice`, `RtlDevice`, `PynqDevice` (whose
+  config is only checked against the board's);
+- the readers of documents that record a config: the artifact header, a board manifest, the
+  simulated board's design, a tuning worker's job.
+
+Everything below them takes the HwConfig the edge built: the simulator, the reference
+interpreter, random programs, the VTA checks and synthesis refuse anything else with
+`require_config`, a TypeError naming the parameter. `load_config` has no default either: an
+edge whose documented default is the pynq board names DEFAULT_PRESET itself (its argument's
+default, or what its None stands for), so no None turns into pynq unseen below the edges.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import reprlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
@@ -202,10 +221,12 @@ class HwConfig:
         return int(self.hash[:8], 16)
 
 
-def load_config(source: "str | os.PathLike | dict | HwConfig | None" = None) -> HwConfig:
-    """A preset name (pynq, ultra96, zcu104), a path to a JSON file, a dict, or None (pynq)."""
+def load_config(source: "str | os.PathLike | dict | HwConfig") -> HwConfig:
+    """A preset name (pynq, ultra96, zcu104), a path to a JSON file, a dict, or an HwConfig (as is).
+    For the API edges only (see the module docstring); None is refused, not read as a preset."""
     if source is None:
-        source = DEFAULT_PRESET
+        raise TypeError(f"no hardware config given: pass a preset name ({', '.join(PRESETS)}), a path to a "
+                        f"JSON file, a dict or an HwConfig (DEFAULT_PRESET is {DEFAULT_PRESET!r})")
     if isinstance(source, HwConfig):
         return source
     if isinstance(source, dict):
@@ -229,3 +250,13 @@ def load_config(source: "str | os.PathLike | dict | HwConfig | None" = None) -> 
         return HwConfig.from_dict(doc)
     except ValueError as exc:
         raise ValueError(f"hardware config {origin}: {exc}") from None
+
+
+def require_config(value, name: str = "config") -> HwConfig:
+    """`value` itself when it is an HwConfig; below the API edges nothing else is accepted (not a
+    preset name, not None), so a config is read in one place and never defaulted unseen."""
+    if isinstance(value, HwConfig):
+        return value
+    given = "None" if value is None else f"{type(value).__name__} {reprlib.repr(value)}"
+    raise TypeError(f"{name} must be an HwConfig, got {given}; "
+                    "build one with vdla.hw.load_config(preset name, JSON path or dict)")

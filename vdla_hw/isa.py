@@ -19,6 +19,8 @@ from enum import IntEnum
 
 import numpy as np
 
+from .errors import ArtifactError
+
 
 # Instruction and micro-op word sizes; every byte count, alignment and stride of a stream
 # derives from these.
@@ -31,7 +33,7 @@ UOP_BYTES = UOP_BITS // 8
 IMM_BITS = 16
 
 
-class DecodeError(ValueError):
+class InsnDecodeError(ArtifactError):
     """Bytes that are not an instruction of this ISA instance. `insn_index` names the
     instruction in the stream (None when decoding a single word); `reason` is the message
     without the index, for callers that report the index their own way."""
@@ -243,7 +245,7 @@ def _enum_field(enum, name: str, fields: dict, opcode: Opcode):
     try:
         return enum(fields[name])
     except ValueError:
-        raise DecodeError(f"unknown {name} {fields[name]} in {Opcode(opcode).name} instruction "
+        raise InsnDecodeError(f"unknown {name} {fields[name]} in {Opcode(opcode).name} instruction "
                           f"(valid: {', '.join(f'{v.name} {int(v)}' for v in enum)})") from None
 
 
@@ -322,7 +324,7 @@ class Isa:
         try:
             opcode = Opcode(word & 0x7)
         except ValueError:
-            raise DecodeError(f"unknown opcode {word & 0x7} in instruction 0x{word:032x}") from None
+            raise InsnDecodeError(f"unknown opcode {word & 0x7} in instruction 0x{word:032x}") from None
         layout, cls = self._by_opcode[opcode]
         values = {}
         for f in layout:
@@ -332,8 +334,8 @@ class Isa:
             values[f.name] = v
         try:
             return _record(opcode, cls, values)
-        except DecodeError as exc:
-            raise DecodeError(f"{exc.reason}: 0x{word:032x}") from None
+        except InsnDecodeError as exc:
+            raise InsnDecodeError(f"{exc.reason}: 0x{word:032x}") from None
 
     def encode_stream(self, insns: list[Insn]) -> np.ndarray:
         """Instructions as the bytes fetch reads from DRAM (uint8, INSN_BYTES per instruction)."""
@@ -350,7 +352,7 @@ class Isa:
         raw = np.frombuffer(bytes(data), dtype=np.uint8) if isinstance(data, (bytes, bytearray)) \
             else np.ascontiguousarray(data, dtype=np.uint8)
         if raw.size % INSN_BYTES:
-            raise DecodeError(f"an instruction stream is a multiple of {INSN_BYTES} bytes, got {raw.size}",
+            raise InsnDecodeError(f"an instruction stream is a multiple of {INSN_BYTES} bytes, got {raw.size}",
                               raw.size // INSN_BYTES)
         words = raw.view("<u8").reshape(-1, INSN_BYTES // 8)
         lo, hi = words[:, 0], words[:, 1]
@@ -358,7 +360,7 @@ class Isa:
         bad = np.flatnonzero(opcodes > Opcode.ALU)
         if bad.size:
             i = int(bad[0])
-            raise DecodeError(f"unknown opcode {int(opcodes[i])} (bits [2:0]; valid: "
+            raise InsnDecodeError(f"unknown opcode {int(opcodes[i])} (bits [2:0]; valid: "
                               f"{', '.join(f'{o.name} {int(o)}' for o in Opcode)})", i)
         out: list = [None] * len(opcodes)
         for opcode, (layout, cls) in self._by_opcode.items():
@@ -377,8 +379,8 @@ class Isa:
                 i = int(rows[k])
                 try:
                     out[i] = _record(opcode, cls, dict(zip(names, values)))
-                except DecodeError as exc:
-                    raise DecodeError(exc.reason, i) from None
+                except InsnDecodeError as exc:
+                    raise InsnDecodeError(exc.reason, i) from None
         return out
 
     # ---- micro-ops ----------------------------------------------------------------------

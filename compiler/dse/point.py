@@ -41,7 +41,7 @@ def offload(artifact) -> dict:
     to the CPU; the nodes no tiling fits the config's SRAMs (untiled, with their MACs); the
     reasons of the CPU nodes with MACs or without a tiling. The cycles count the accelerator
     only, so a config that offloads less is not faster for it, and the front weighs both."""
-    from ..lower_vdla import NO_TILING
+    from ..vdla.lower import NO_TILING
     place = (artifact.header.get("compile") or {}).get("placement") or {}
     total = sum(p.get("macs", 0) for p in place.values())
     on = sum(p.get("macs", 0) for p in place.values() if p.get("device") == "vdla")

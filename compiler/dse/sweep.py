@@ -26,7 +26,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from vdla.hw import HwConfig, load_config
+from vdla.hw import DEFAULT_PRESET, HwConfig, load_config
 
 from .errors import SweepError
 
@@ -67,8 +67,9 @@ class Sweep:
 
 
 def _base(value, where: str) -> HwConfig:
+    """The sweep's base config; a sweep without one varies the pynq preset."""
     try:
-        return load_config(value)
+        return load_config(DEFAULT_PRESET if value is None else value)
     except ValueError as exc:
         raise SweepError(f"{where} 'base': {exc}") from None
 

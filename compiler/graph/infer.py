@@ -16,6 +16,7 @@ import numpy as np
 
 from vdla.driver import host_ops
 from vdla.driver.host_ops import OperandError, Shaped
+from vdla.driver.host_ops import vdla as vdla_ops
 from vdla.driver.host_ops.errors import RuntimeShape, Unimplemented
 from vdla.driver.host_ops.axes import normalize_axis
 from vdla.driver.host_ops.nn import pool_output_size
@@ -263,6 +264,6 @@ def _internal_rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
         return [TensorType((x.shape[0], w7[0], *sizes, w7[5]), "int32")]
     if op == "RequantizeChannels":
         return [TensorType(x.shape, node.attrs["dtype"])]
-    if op == "Fused" or op.startswith("Vdla"):   # typed when made (quantize_vdla)
+    if op == "Fused" or op in vdla_ops.SEMANTICS:   # typed when made (vdla.compiler.vdla.quantize)
         return [graph.types[o] for o in node.outputs]
     raise GraphError(f"{node.describe()}: no shape inference rule for op {op!r}")

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from vdla.hw.errors import ModelError
+
 
 # What a value is besides a tensor: ONNX's sequence (a list of tensors) and optional (a tensor,
 # or a sequence, or nothing); their `shape` and `dtype` are those of the tensors inside.
@@ -132,7 +134,7 @@ class Graph:
         return "\n".join(lines)
 
 
-class GraphError(ValueError):
+class GraphError(ModelError, ValueError):
     """A graph that breaks an IR invariant or cannot be compiled; the message names the node."""
 
 

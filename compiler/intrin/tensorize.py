@@ -15,13 +15,15 @@ Then the intrinsic's emit rule gets BufferRegion views and returns the loop-IR s
 """
 from __future__ import annotations
 
+from vdla.hw.errors import CompileError
+
 from ..tir import arith
 from ..tir import expr as E
 from ..tir.functor import free_vars, substitute
 from .declaration import BufferRegion
 
 
-class TensorizeError(ValueError):
+class TensorizeError(CompileError, ValueError):
     pass
 
 

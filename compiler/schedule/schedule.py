@@ -8,13 +8,15 @@ consumer's loop, or inlined into its consumers). Nothing is lowered here; see lo
 """
 from __future__ import annotations
 
+from vdla.hw.errors import CompileError
+
 from ..te.tensor import IterVar, ComputeOp, PlaceholderOp, Tensor
 from ..tir import expr as E
 from ..tir.functor import transform, substitute
 from ..tir.stmt import ForKind
 
 
-class ScheduleError(ValueError):
+class ScheduleError(CompileError, ValueError):
     pass
 
 

@@ -12,7 +12,7 @@ stage that stores it to memory shared by those threads stores it from the first 
 """
 from __future__ import annotations
 
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 from ..tir import expr as E
 from ..tir import gpu as G

@@ -7,12 +7,14 @@ lowering; after flatten_buffers, accesses have exactly one index.
 """
 from __future__ import annotations
 
+from vdla.hw.errors import CompileError
+
 from . import dtype as dt
 from . import expr as E
 from . import stmt as S
 
 
-class IRError(Exception):
+class IRError(CompileError):
     pass
 
 

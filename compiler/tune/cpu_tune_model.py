@@ -12,7 +12,7 @@ from .cpu_measure import HostTimer, probe_inputs, zeroed
 from .cpu_search import CpuKernelSearch, run_cpu_searches
 from .cpu_signature import cpu_signature, describe, signature_key
 from .cpu_space import CpuKnobSpace
-from .errors import TuningError
+from .errors import TuningError, TuningOptionError
 from .records import TuningLog
 from .session import check_budget, open_log, split_reused
 
@@ -70,7 +70,7 @@ def tune_target(target: str = "cpu", threads: int | None = None):
         return Target.host() if threads is None else Target.host(threads=threads)
     here = llvm.get_process_triple()
     if target == "vdla" or not machine.same_machine(target, here):
-        raise TuningError(f"--target {target}: CPU schedules are measured on the machine they run on, and this "
+        raise TuningOptionError(f"--target {target}: CPU schedules are measured on the machine they run on, and this "
                           f"one is {here}; tune --target cpu (or this machine's triple), or run vdla tune on a "
                           f"{target} machine")
     return Target(target, threads=threads)
@@ -114,18 +114,18 @@ def vdla_fallback_kernels(model, hw_config=None, calibration=None, input_shapes=
                           vta_compat: bool = False, seed: int = 0) -> list[CpuKernel]:
     """The CPU kernels of `model` compiled for the accelerator of `hw_config`: the nodes
     compile_for_vdla leaves to the CPU of this host."""
-    from vdla.hw import load_config
+    from vdla.hw import DEFAULT_PRESET, load_config
 
-    from ..compile_model import quantize_for_vdla
     from ..graph.passes.memory_plan import plan_memory
-    from ..lower_vdla import KERNEL_OPS
+    from ..vdla import op_named, quantize_for_vdla
+    from ..vdla.registry import is_edge
     from .tune_model import _needs_calibration, random_calibration
-    config = load_config(hw_config)
+    config = load_config(DEFAULT_PRESET if hw_config is None else hw_config)
     if calibration is None and _needs_calibration(model, input_shapes):
         calibration = random_calibration(model, input_shapes, seed)
     graph, *_ = quantize_for_vdla(model, config, calibration, None, input_shapes, None, False, vta_compat)
     graph = plan_memory(graph)
-    skip = {n.name for n in graph.nodes if n.op in KERNEL_OPS or n.op in ("VdlaQuantize", "VdlaDequantize")}
+    skip = {n.name for n in graph.nodes if op_named(n.op) is not None or is_edge(n.op)}
     return graph_cpu_kernels(graph, skip)
 
 

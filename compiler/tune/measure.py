@@ -11,6 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..vdla.registry import op_named
+
 # outputs spread over int8 with this standard deviation before clipping: a wrong tile shows
 # up in many output bytes, where a saturated output would hide it
 _OUTPUT_STD = 48.0
@@ -20,7 +22,7 @@ _OUTPUT_STD = 48.0
 class Trial:
     search: int             # which kernel's search asked
     config: str             # the hardware config as JSON (configs pickle as their documents)
-    spec: object            # lower_vdla.KernelSpec
+    spec: object            # vdla.KernelSpec
     knobs: object
     vta_compat: bool
     seed: int
@@ -46,7 +48,7 @@ def measure(trial: Trial) -> Measurement:
     from vdla.driver.devices import SimulatorDevice
     from vdla.driver.runtime import run_program
 
-    from ..lower_vdla import compile_kernel, dram_for
+    from ..vdla.lower import compile_kernel, dram_for
     start = time.perf_counter()
     try:
         config = _config(trial.config)
@@ -66,17 +68,10 @@ def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     B, L = config.batch, config.block
     lay, ep = spec.layer, spec.ep
-    if spec.op == "VdlaConv":
-        x_shape = (lay.n, lay.c, lay.h, lay.w, B, L)
-        w_shape = (lay.c, lay.kh, lay.kw, L, L) if lay.depthwise else (lay.o, lay.c, lay.kh, lay.kw, L, L)
-        out_shape, vec = (lay.n, lay.o, lay.out_h, lay.out_w, B, L), (lay.o, B, L)
-        taps = lay.kh * lay.kw * (1 if lay.depthwise else lay.c * L)
-    elif spec.op == "VdlaDense":
-        x_shape, w_shape = (lay.m, lay.k, B, L), (lay.n, lay.k, L, L)
-        out_shape, vec = (lay.m, lay.n, B, L), (lay.n, B, L)
-        taps = lay.k * L
-    else:
+    op = op_named(spec.op)
+    if op is None or op.tuning is None:
         raise ValueError(f"no probe data for {spec.op} kernels")
+    x_shape, w_shape, out_shape, vec, taps = op.tuning.probe_shapes(config, lay)
     # acc = a sum of `taps` products of uniform ints in [-a, a]: std ~ a^2 / 3 * sqrt(taps)
     target = _OUTPUT_STD * 2.0 ** (ep.pre_shift + ep.shift) / abs(ep.mul or 1)
     if ep.scale:

@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import asdict, dataclass, fields
 
 from ..file_lock import exclusive
-from ..topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, DenseLayer
+from ..vdla.registry import op_for_record, tunable_ops
 from .cpu_records import TARGET as CPU_TARGET
 from .cpu_records import CpuTuningRecord
 from .cpu_signature import host_hash
@@ -33,8 +33,6 @@ from .signature import kernel_signature, signature, signature_key, tuning_hash
 FORMAT = "vdla-tuning-log"
 VERSION = 2
 READS = (1, 2)      # versions this vdla reads; it writes VERSION
-KNOBS = {"conv2d": ConvKnobs, "dense": DenseKnobs}
-LAYERS = {"conv2d": ConvLayer, "dense": DenseLayer}
 
 
 @dataclass(frozen=True)
@@ -81,9 +79,11 @@ class TuningRecord:
         if unknown:
             raise TuningFileError(f"{where}: unknown field(s) {', '.join(unknown)}; a record has {', '.join(names)}")
         op = doc["op"]
-        if op not in KNOBS:
-            raise TuningFileError(f"{where}: field 'op' is {op!r}; expected one of {', '.join(KNOBS)}")
-        layer = _build(LAYERS[op], doc["layer"], f"{where}: field 'layer'")
+        tunable = op_for_record(op) if isinstance(op, str) else None
+        if tunable is None:
+            names = ", ".join(t.tuning.record_op for t in tunable_ops())
+            raise TuningFileError(f"{where}: field 'op' is {op!r}; expected one of {names}")
+        layer = _build(tunable.tuning.layer_type, doc["layer"], f"{where}: field 'layer'")
         epilogue = doc["epilogue"]
         if not isinstance(epilogue, list) or not all(isinstance(s, str) for s in epilogue):
             raise TuningFileError(f"{where}: field 'epilogue' must be a list of ALU stage names, got {epilogue!r}")
@@ -99,8 +99,8 @@ class TuningRecord:
         if doc["cycles"] > doc["default_cycles"]:
             raise TuningFileError(f"{where}: cycles {doc['cycles']} exceed the default schedule's "
                                   f"{doc['default_cycles']}; a tuning record is never worse than the default")
-        knobs = _build(KNOBS[op], doc["knobs"], f"{where}: field 'knobs'")
-        default_knobs = _build(KNOBS[op], doc["default_knobs"], f"{where}: field 'default_knobs'")
+        knobs = _build(tunable.tuning.knobs_type, doc["knobs"], f"{where}: field 'knobs'")
+        default_knobs = _build(tunable.tuning.knobs_type, doc["default_knobs"], f"{where}: field 'default_knobs'")
         sig = signature(op, layer, epilogue, doc["vta_compat"])
         return cls(op, sig["layer"], tuple(epilogue), doc["vta_compat"], doc["hw_hash"], doc["hw_name"], knobs,
                    doc["cycles"], default_knobs, doc["default_cycles"], doc["trials"])
@@ -130,7 +130,7 @@ class TuningLog:
         return False
 
     def lookup(self, config, spec, vta_compat: bool = False) -> TuningRecord | None:
-        """The record for kernel `spec` (a lower_vdla.KernelSpec) on `config`, or None."""
+        """The record for kernel `spec` (a vdla.KernelSpec) on `config`, or None."""
         sig = kernel_signature(spec, vta_compat)
         if sig is None:
             return None

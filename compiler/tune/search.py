@@ -20,15 +20,14 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
-from ..lower_vdla import default_variants
-from ..topi.vdla.plan import default_conv_knobs, default_dense_knobs
+from ..vdla.lower import default_variants
+from ..vdla.registry import op_named
 from .errors import TuningError
 from .measure import Measurement, Trial, measure
 from .records import TuningRecord
 from .signature import tuning_hash
 from .space import KnobSpace
 
-_DEFAULTS = {"VdlaConv": default_conv_knobs, "VdlaDense": default_dense_knobs}
 _PARENTS = 4            # evolutionary steps start from one of this many fastest schedules
 _RANDOM_SHARE = 0.2     # the share of evolutionary steps that jump to a random schedule
 
@@ -41,7 +40,7 @@ class KernelSearch:
         self.index, self.config, self.spec, self.sig, self.name = index, config, spec, sig, name
         self.vta_compat = vta_compat
         try:
-            default = _DEFAULTS[spec.op](config, spec.layer, spec.ep)
+            default = op_named(spec.op).tuning.default_knobs(config, spec.layer, spec.ep)
         except ValueError as exc:
             raise TuningError(f"{name}: {exc}") from None
         self.space = KnobSpace(config, spec, name, default)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Sequence, TypeVar
 
-from .errors import TuningError
+from .errors import TuningError, TuningOptionError
 from .records import TuningLog, load_tuning
 
 K = TypeVar("K")
@@ -16,10 +16,10 @@ def check_budget(trials: int, jobs: int | None, job_does: str) -> int:
     """The number of processes (`jobs`; None: every core). `job_does` says what a process does,
     for the message refusing none."""
     if trials < 1:
-        raise TuningError(f"--trials {trials}: each kernel needs at least one trial (its default schedule)")
+        raise TuningOptionError(f"--trials {trials}: each kernel needs at least one trial (its default schedule)")
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
-        raise TuningError(f"--jobs {jobs}: at least one process {job_does}")
+        raise TuningOptionError(f"--jobs {jobs}: at least one process {job_does}")
     return jobs
 
 

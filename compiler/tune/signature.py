@@ -9,8 +9,8 @@ import hashlib
 import json
 from dataclasses import asdict
 
-# node op -> the record's operator name; only these kernels have schedules a tuner searches
-RECORD_OPS = {"VdlaConv": "conv2d", "VdlaDense": "dense"}
+from ..vdla.registry import op_for_record, op_named
+
 # what a record's hardware key leaves out: the clock (cycles are counted in clock periods, so
 # a clock sweep reuses records) and the target's label
 _NOT_TIMING = ("clock_mhz", "TARGET")
@@ -41,11 +41,12 @@ def epilogue_kind(ep, vta_compat: bool = False) -> list[str]:
 
 
 def kernel_signature(spec, vta_compat: bool = False) -> dict | None:
-    """The signature of a lower_vdla.KernelSpec as a JSON object, or None for a kernel whose
+    """The signature of a vdla.KernelSpec as a JSON object, or None for a kernel whose
     schedule is not tuned (pooling, elementwise)."""
-    if spec.op not in RECORD_OPS:
+    op = op_named(spec.op)
+    if op is None or op.tuning is None:
         return None
-    return signature(RECORD_OPS[spec.op], spec.layer, epilogue_kind(spec.ep, vta_compat), vta_compat)
+    return signature(op.tuning.record_op, spec.layer, epilogue_kind(spec.ep, vta_compat), vta_compat)
 
 
 def signature(op: str, layer, epilogue: list[str], vta_compat: bool) -> dict:
@@ -59,10 +60,5 @@ def signature_key(sig: dict) -> str:
 
 def describe(sig: dict, config) -> str:
     """A short human name: 'conv 64->128 3x3/2 56x56 (bias,scale,shr,max,min)'."""
-    lay, L, B = sig["layer"], config.block, config.batch
     kind = ",".join(sig["epilogue"]) or "no epilogue"
-    if sig["op"] == "conv2d":
-        dw = " depthwise" if lay["depthwise"] else ""
-        return (f"conv{dw} {lay['c'] * L}->{lay['o'] * L} {lay['kh']}x{lay['kw']}/{lay['stride']} "
-                f"{lay['h']}x{lay['w']} ({kind})")
-    return f"dense {lay['m'] * B}x{lay['k'] * L}->{lay['n'] * L} ({kind})"
+    return f"{op_for_record(sig['op']).tuning.describe(sig['layer'], config)} ({kind})"

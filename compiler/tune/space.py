@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from ..topi.vdla.plan import conv_cost, conv_knob_space, conv_steps, dense_cost, dense_knob_space, dense_steps
+from ..vdla.registry import op_named
 from .errors import TuningError
 
 MAX_COST_RATIO = 1.5
 MAX_STEP_RATIO = 4
-_SPACES = {"VdlaConv": (conv_knob_space, conv_cost, conv_steps),
-           "VdlaDense": (dense_knob_space, dense_cost, dense_steps)}
 # the knobs that shape a tile's size; the others (threads, chunking, order) are its structure
 _SIZE_KNOBS = ("tile_h", "tile_w", "tile_m", "tile_n")
 
@@ -30,9 +28,10 @@ def _value_order(v):
 class KnobSpace:
     def __init__(self, config, spec, name: str = "kernel", default=None):
         """`default`: the default schedule, whose tile steps bound the others' (None: no bound)."""
-        if spec.op not in _SPACES:
+        op = op_named(spec.op)
+        if op is None or op.tuning is None:
             raise TuningError(f"{name}: {spec.op} kernels have no schedule knobs to tune")
-        space, cost, steps = _SPACES[spec.op]
+        space, cost, steps = op.tuning.knob_space, op.tuning.cost, op.tuning.steps
         fitting = space(config, spec.layer, spec.ep)
         if not fitting:
             raise TuningError(f"{name}: no schedule of {spec.layer} fits the {config.name} SRAMs")

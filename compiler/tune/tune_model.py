@@ -20,7 +20,7 @@ CALIBRATION_SAMPLES = 4
 @dataclass
 class ModelKernel:
     """One distinct tunable kernel of a model and the nodes that compile to it."""
-    spec: object                 # lower_vdla.KernelSpec
+    spec: object                 # vdla.KernelSpec
     signature: dict
     name: str                    # signature.describe
     nodes: list[str] = field(default_factory=list)
@@ -74,19 +74,17 @@ def model_kernels(model, config, calibration=None, input_shapes=None, vta_compat
                   host_triple=None, seed: int = 0) -> list[ModelKernel]:
     """The distinct tunable kernels lower_vdla would compile for `model` on `config`, in graph
     order. Without `calibration`, a float model is calibrated with random_calibration."""
-    from ..compile_model import quantize_for_vdla
-    from ..lower_vdla import kernel_spec
+    from ..vdla import kernel_spec, op_named, quantize_for_vdla
     if calibration is None and _needs_calibration(model, input_shapes):
         calibration = random_calibration(model, input_shapes, seed)
     graph, *_ = quantize_for_vdla(model, config, calibration, host_triple, input_shapes, None, False, vta_compat)
     kernels: dict[str, ModelKernel] = {}
     for node in graph.nodes:
-        if not node.op.startswith("Vdla"):
+        op = op_named(node.op)
+        if op is None or op.tuning is None:
             continue
-        spec = kernel_spec(graph, node) if node.op in ("VdlaConv", "VdlaDense") else None
-        sig = kernel_signature(spec, vta_compat) if spec is not None else None
-        if sig is None:
-            continue
+        spec = kernel_spec(graph, node)
+        sig = kernel_signature(spec, vta_compat)
         key = signature_key(sig)
         if key not in kernels:
             kernels[key] = ModelKernel(spec, sig, describe(sig, config))
@@ -103,10 +101,10 @@ def tune_model(model, hw_config=None, trials: int = 32, jobs: int | None = None,
     added to it as its search finishes (TuningLog.save: merged with the file), so an
     interrupted run keeps the kernels it finished and a rerun searches only the rest. `progress`: a bar on stderr (None: where stderr is
     a terminal); `log`: a function for progress lines."""
-    from vdla.hw import load_config
+    from vdla.hw import DEFAULT_PRESET, load_config
     jobs = check_budget(trials, jobs, "measures")
     start = time.perf_counter()
-    config = load_config(hw_config)
+    config = load_config(DEFAULT_PRESET if hw_config is None else hw_config)
     tuning_log = open_log(output)
     kernels = model_kernels(model, config, calibration, input_shapes, vta_compat, host_triple, seed)
     reused, todo = split_reused(kernels, lambda k: tuning_log.lookup(config, k.spec, vta_compat), retune)

@@ -3,6 +3,8 @@
 Each subcommand lives in its own module under vdla.driver.cli.commands and registers itself
 with `add_parser(subparsers)` / `run(args)`. Commands that need the compiler (compile,
 tune) import it lazily inside `run`, so the deploy runtime never pulls the compiler in.
+The options commands share are stated once (options.py: --debug on every command, --device);
+an error is one line on stderr and the exit status of its category (exit_codes.py).
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import signal
 import sys
 
 from . import commands
+from .exit_codes import exit_code
+from .options import add_debug_option
 
 # what a shell reports for a tool its reader left (`vdla run ... | head`): killed by SIGPIPE
 CLOSED_STDOUT_EXIT = 128 + getattr(signal, "SIGPIPE", 13)
@@ -32,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules():
         p = module.add_parser(sub)
+        add_debug_option(p)
         p.set_defaults(_run=module.run)
     return parser
 
@@ -55,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "debug", False):
             raise
         print(f"vdla {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        return exit_code(exc)
 
 
 def _stdout_reader_left() -> bool:

@@ -43,24 +43,24 @@ def read_input(item: str) -> tuple[str, np.ndarray]:
     return name, value
 
 
-def random_input(spec: dict, rng: np.random.Generator) -> np.ndarray:
-    """An array for an input spec {"shape", "dtype"}: normal floats, 0/1 booleans, integers
-    within int8's range (a quantized model's)."""
-    dtype = np.dtype(spec["dtype"])
+def random_input(spec, rng: np.random.Generator) -> np.ndarray:
+    """An array for an input spec (the plan's ValueSpec: shape, dtype): normal floats, 0/1
+    booleans, integers within int8's range (a quantized model's)."""
+    dtype = np.dtype(spec.dtype)
     if dtype.kind == "f":
-        return rng.standard_normal(spec["shape"]).astype(dtype)
+        return rng.standard_normal(spec.shape).astype(dtype)
     if dtype.kind == "b":
-        return rng.integers(0, 2, spec["shape"]).astype(dtype)
+        return rng.integers(0, 2, spec.shape).astype(dtype)
     info = np.iinfo(dtype)
-    return rng.integers(max(info.min, -128), min(info.max, 127) + 1, spec["shape"]).astype(dtype)
+    return rng.integers(max(info.min, -128), min(info.max, 127) + 1, spec.shape).astype(dtype)
 
 
-def input_feeds(inputs: list[dict], items, seed) -> dict[str, np.ndarray]:
+def input_feeds(inputs, items, seed) -> dict[str, np.ndarray]:
     """The model's `inputs` (the plan's specs) from `--input` items, the others random from
     `seed`; an item that names none of them is an error listing them."""
     given = dict(read_input(item) for item in items)
     rng = np.random.default_rng(seed)
-    feeds = {s["name"]: given.pop(s["name"]) if s["name"] in given else random_input(s, rng) for s in inputs}
+    feeds = {s.name: given.pop(s.name) if s.name in given else random_input(s, rng) for s in inputs}
     if given:
         raise ValueError(f"unknown inputs {sorted(given)}; the model's inputs are {list(feeds)}")
     return feeds

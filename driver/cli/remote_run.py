@@ -31,7 +31,7 @@ def run_remote(args) -> int:
     data = read_artifact(args.artifact)
     policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
     plan = from_bytes(data, args.artifact, policy).plan   # checked here too, before it is uploaded
-    feeds = input_feeds(plan["inputs"], args.input, args.seed)
+    feeds = input_feeds(plan.inputs, args.input, args.seed)
     result = runner.run_detailed(data, feeds, profile=args.profile, repeat=max(1, args.repeat), threads=args.threads)
     print(f"ran on vdla serve at {runner.address}: {result.device}")
     for name, value in result.outputs.items():

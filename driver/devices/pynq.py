@@ -61,8 +61,9 @@ class PynqDevice(DramWindowDevice):
         self.pynq = _import_pynq()
         self.manifest = load_manifest(board if board is not None else os.environ.get(BOARD_ENV, "pynq"))
         self.config = self.manifest.hw_config()
-        if config is not None and load_config(config).hash != self.manifest.config_hash:
-            raise ConfigMismatch(handshake_message(self.manifest, requested=load_config(config)))
+        requested = load_config(config) if config is not None else None
+        if requested is not None and requested.hash != self.manifest.config_hash:
+            raise ConfigMismatch(handshake_message(self.manifest, requested=requested))
         self.default_max_cycles = default_max_cycles
         self.window = None
         if program:

@@ -14,7 +14,7 @@ import tempfile
 
 import numpy as np
 
-from vdla.hw import load_config
+from vdla.hw import DEFAULT_PRESET, load_config
 
 from ..control import ConfigMismatch, HardwareError
 from ..device import DeviceError, LaunchResult, LaunchTimeout
@@ -24,12 +24,13 @@ _ERRORS = {"LaunchTimeout": LaunchTimeout, "ConfigMismatch": ConfigMismatch}
 
 
 class RtlDevice(DramWindowDevice):
-    """The accelerator RTL in Verilator with `dram_bytes` of DRAM (a sparse file)."""
+    """The accelerator RTL in Verilator with `dram_bytes` of DRAM (a sparse file); config: a preset
+    name, JSON path, dict or HwConfig, DEFAULT_PRESET when None (an API edge: vdla.hw.config)."""
 
     def __init__(self, config=None, dram_bytes: int = 1 << 26, build_root=None,
                  default_max_cycles: int = 50_000_000):
         from vdla.hw.rtl_params import check_supported
-        self.config = load_config(config)
+        self.config = load_config(DEFAULT_PRESET if config is None else config)
         check_supported(self.config)
         self._dir = tempfile.mkdtemp(prefix="vdla-rtl-")
         self._dram_path = os.path.join(self._dir, "dram.bin")

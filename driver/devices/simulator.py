@@ -3,18 +3,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from vdla.hw import load_config
+from vdla.hw import DEFAULT_PRESET, load_config
 
 from ..device import DeviceError, LaunchResult, LaunchTimeout
 from .dram_window import DramWindowDevice
 
 
 class SimulatorDevice(DramWindowDevice):
-    """A simulated accelerator with `dram_bytes` of DRAM (zero-filled lazily by the OS)."""
+    """A simulated accelerator with `dram_bytes` of DRAM (zero-filled lazily by the OS); config: a
+    preset name, JSON path, dict or HwConfig, DEFAULT_PRESET when None (an API edge: vdla.hw.config)."""
 
     def __init__(self, config=None, dram_bytes: int = 1 << 28, trace: bool = False):
         from vdla.simulator import Simulator  # the only driver module that needs the simulator
-        self.config = load_config(config)
+        self.config = load_config(DEFAULT_PRESET if config is None else config)
         self.dram = np.zeros(dram_bytes, dtype=np.uint8)  # indexed by physical address
         self._init_window(self.dram, 0)
         self.simulator = Simulator(self.config)

@@ -1,8 +1,9 @@
 """Errors of the host ops; the compiler's shape inference turns OperandError into an error that
 names the graph node."""
+from vdla.hw.errors import ModelError
 
 
-class HostOpError(ValueError):
+class HostOpError(ModelError, ValueError):
     """A host op cannot run: no implementation of the op, or operands it cannot take."""
 
 

@@ -2,12 +2,7 @@
 refusal the server sends arrives at the client as the same class with the server's message."""
 from __future__ import annotations
 
-
-class RemoteError(Exception):
-    """Remote execution failed; the subclass says why. `from_peer` is True for an error the
-    other side reported in an error message (the stream is still in step after it)."""
-    kind = "internal"
-    from_peer = False
+from vdla.hw.errors import RemoteError     # the category: kind "internal"; the others below
 
 
 class RemoteConnectionError(RemoteError):

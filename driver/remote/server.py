@@ -28,7 +28,7 @@ import threading
 from ..artifact import verify
 from ..artifact_errors import ArtifactError
 from ..artifact_trust import TrustPolicy
-from ..devices import DEVICE_KINDS
+from ..devices import device_kind
 from . import defaults
 from .address import format_address, is_loopback
 from .connections import ConnectionTable
@@ -54,8 +54,7 @@ class RemoteServer:
                  idle_timeout_s: float = defaults.IDLE_TIMEOUT_S, max_connections: int = defaults.MAX_CONNECTIONS,
                  handshake_timeout_s: float = defaults.HANDSHAKE_TIMEOUT_S,
                  min_transfer_bytes_per_s: float = defaults.MIN_TRANSFER_BYTES_PER_S):
-        if device not in DEVICE_KINDS:
-            raise ValueError(f"unknown device {device!r}; choose one of {', '.join(DEVICE_KINDS)}")
+        device_kind(device)     # an unknown one is refused with the list
         if not all(0 < x < math.inf for x in (timeout_s, idle_timeout_s, handshake_timeout_s,
                                               min_transfer_bytes_per_s)) or max_connections < 1:
             raise ValueError("the run, idle and handshake timeouts and the minimum transfer rate must be positive "

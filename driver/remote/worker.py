@@ -26,6 +26,7 @@ import time
 from ..artifact import verify
 from ..artifact_errors import ArtifactError
 from ..artifact_trust import TrustPolicy
+from ..plan import VdlaStep
 from .arrays import unpack
 from .errors import ArtifactRefused, RemoteConnectionError, RemoteError, RemoteRunError
 from .limits import Limits, mib
@@ -50,7 +51,7 @@ class DeviceRuns:
     def _device(self, artifact):
         """What Executor takes: the kind (sim and rtl are built for the artifact's config), or
         a board opened without downloading its bitstream again (probe did)."""
-        if self.kind == "pynq" and any(s["kind"] == "vdla" for s in artifact.plan["steps"]):
+        if self.kind == "pynq" and any(isinstance(s, VdlaStep) for s in artifact.plan.steps):
             from ..devices import open_device
             return open_device("pynq", program=False)
         return self.kind
@@ -77,7 +78,7 @@ class DeviceRuns:
                 raise RemoteRunError(f"the outputs take {mib(total)}; this server sends at most "
                                      f"{mib(limits.output_bytes)} (vdla serve --max-output-mb)")
             dev = executor.device
-            title = artifact.plan["name"] + (f" on {dev.config.name} @ {dev.config.clock_mhz} MHz" if dev else "")
+            title = artifact.plan.name + (f" on {dev.config.name} @ {dev.config.clock_mhz} MHz" if dev else "")
             return RemoteResult(outputs, rows, times, repr(dev) if dev else "none", title)
         finally:
             opened = executor.device if executor is not None else device

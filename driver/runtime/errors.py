@@ -1,7 +1,8 @@
 """Errors of the instruction-stream runtime: each names the call, the field and the fix."""
+from vdla.hw.errors import RunError
 
 
-class RuntimeStreamError(Exception):
+class RuntimeStreamError(RunError):
     """A runtime call would produce an illegal or wrong instruction stream."""
 
 

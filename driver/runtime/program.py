@@ -5,28 +5,23 @@ device buffers of one run (`replay`, or `ProgramRunner` which caches the assembl
 per buffer set). Nothing here needs the compiler: a board loads the program from its JSON
 form and replays it with vdla.driver alone.
 
-Calls (one tuple each, the CommandQueue method they stand for first):
-    ("load", mem_type, sram, param, elem_offset, x_size, y_size, x_stride, y_pad0, y_pad1, x_pad0, x_pad1,
-     pad_min)   (pad_min: pad with the lanes' most negative value; 0 or absent: zeros)
-    ("store", sram, param, elem_offset, x_size, y_size, x_stride)
-    ("gemm", kernel) / ("alu", kernel)        index into `kernels`
-    ("push", src_stage, dst_stage) / ("pop", src_stage, dst_stage)
-`param` indexes `params` (name, bytes): the buffers are bound by position at replay.
+Calls are records (program_calls.py: Load, Store, Gemm, Alu, Push, Pop), one per CommandQueue
+method; a Load's or Store's `param` indexes `params` (the buffers are bound by position at
+replay), a Gemm's or Alu's `kernel` indexes `kernels`.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 
-from vdla.hw import AluOp, MemType, Uop
+from vdla.hw import AluOp, Uop
 
 from ..device import device_buffers
 from .errors import RuntimeStreamError
-from .insn_queue import Stage
+from .program_calls import Alu, Call, Gemm, Load, Store, call_from_list
 from .uop_kernel import KernelMode, LoopLevel, UopKernel
 
 FORMAT = "vdla-kernel-program/1"
-_ARITY = {"load": (12, 13), "store": (7,), "gemm": (2,), "alu": (2,), "push": (3,), "pop": (3,)}
 
 
 @dataclass(frozen=True)
@@ -42,7 +37,7 @@ class KernelProgram:
     config_hash: str
     params: list[ProgramParam]
     kernels: list[UopKernel] = field(default_factory=list)
-    calls: list[tuple] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
     meta: dict = field(default_factory=dict)     # what the compiler chose (schedule knobs, ...), JSON-able
 
     # ---- replay ---------------------------------------------------------------------------
@@ -61,38 +56,24 @@ class KernelProgram:
                 raise RuntimeStreamError(f"kernel {self.name}: buffer for {p.name} has {b.nbytes} bytes, "
                                          f"the kernel reads or writes {p.nbytes}")
         for call in self.calls:
-            op = call[0]
-            if op == "load":
-                _, mt, sram, p, off, xs, ys, stride, yp0, yp1, xp0, xp1, *pad_min = call
-                cq.load_2d(MemType(mt), sram, bufs[p], off, xs, ys, stride, y_pad=(yp0, yp1), x_pad=(xp0, xp1),
-                           pad_min=bool(pad_min and pad_min[0]))
-            elif op == "store":
-                _, sram, p, off, xs, ys, stride = call
-                cq.store_2d(sram, bufs[p], off, xs, ys, stride)
-            elif op == "gemm":
-                cq.push_gemm(self.kernels[call[1]])
-            elif op == "alu":
-                cq.push_alu(self.kernels[call[1]])
-            elif op == "push":
-                cq.dep_push(Stage(call[1]), Stage(call[2]))
-            else:
-                cq.dep_pop(Stage(call[1]), Stage(call[2]))
+            call.issue(cq, bufs, self.kernels)
 
     # ---- figures --------------------------------------------------------------------------
     def gemm_steps(self) -> int:
         """Micro-op steps of all non-reset GEMMs: the cycles a perfect pipeline would spend."""
-        return sum(self.kernels[c[1]].steps for c in self.calls
-                   if c[0] == "gemm" and not self.kernels[c[1]].reset)
+        return sum(self.kernels[c.kernel].steps for c in self.calls
+                   if isinstance(c, Gemm) and not self.kernels[c.kernel].reset)
 
     def count(self, op: str) -> int:
-        return sum(1 for c in self.calls if c[0] == op)
+        """How many calls of name `op` ("load", "gemm", ...: a record's NAME)."""
+        return sum(1 for c in self.calls if c.NAME == op)
 
     # ---- serialization --------------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"format": FORMAT, "name": self.name, "config_hash": self.config_hash,
                 "params": [[p.name, p.nbytes, p.elem_bytes] for p in self.params],
                 "kernels": [_kernel_to_list(k) for k in self.kernels],
-                "calls": [list(c) for c in self.calls], "meta": self.meta}
+                "calls": [c.to_list() for c in self.calls], "meta": self.meta}
 
     @classmethod
     def from_dict(cls, doc: dict) -> "KernelProgram":
@@ -101,18 +82,18 @@ class KernelProgram:
                                      f"expected {FORMAT!r})")
         prog = cls(doc["name"], doc["config_hash"], [ProgramParam(*p) for p in doc["params"]],
                    [_kernel_from_list(k) for k in doc["kernels"]], [], dict(doc.get("meta", {})))
-        for i, c in enumerate(doc["calls"]):
-            if not c or c[0] not in _ARITY or len(c) not in _ARITY[c[0]]:
-                raise RuntimeStreamError(f"kernel program {prog.name}: call {i} {c!r} is malformed")
-            if c[0] in ("gemm", "alu") and not 0 <= c[1] < len(prog.kernels):
+        for i, item in enumerate(doc["calls"]):
+            try:
+                c = call_from_list(item, i)
+            except RuntimeStreamError as exc:
+                raise RuntimeStreamError(f"kernel program {prog.name}: {exc}") from None
+            if isinstance(c, (Gemm, Alu)) and not 0 <= c.kernel < len(prog.kernels):
                 raise RuntimeStreamError(f"kernel program {prog.name}: call {i} names micro-op kernel "
-                                         f"{c[1]} of {len(prog.kernels)}")
-            if c[0] in ("load", "store"):
-                p = c[3] if c[0] == "load" else c[2]
-                if not 0 <= p < len(prog.params):
-                    raise RuntimeStreamError(f"kernel program {prog.name}: call {i} names buffer {p} "
-                                             f"of {len(prog.params)}")
-            prog.calls.append(tuple(c))
+                                         f"{c.kernel} of {len(prog.kernels)}")
+            if isinstance(c, (Load, Store)) and not 0 <= c.param < len(prog.params):
+                raise RuntimeStreamError(f"kernel program {prog.name}: call {i} names buffer {c.param} "
+                                         f"of {len(prog.params)}")
+            prog.calls.append(c)
         return prog
 
     def to_json(self) -> str:

@@ -3,17 +3,17 @@ would run and check it with vdla.simulator.vta_check (the micro-ops come from th
 DRAM image, exactly as the hardware would read them)."""
 from __future__ import annotations
 
-from vdla.hw import load_config
+from vdla.hw import require_config
 
 
-def check_program_vta(program, config=None) -> list:
+def check_program_vta(program, config) -> list:
     """The VtaFindings of `program`'s stream (an empty list: VTA computes what VDLA does).
     The buffers are placeholders: which addresses they get does not change the findings."""
     from vdla.simulator.vta_check import check_vta
 
     from ..devices import SimulatorDevice
     from .command_queue import CommandQueue
-    config = load_config(config)
+    config = require_config(config)
     uop_bytes = sum(len(k.uops) for k in program.kernels) * config.uop_elem_bytes
     need = sum(p.nbytes + 4096 for p in program.params) + uop_bytes + (1 << 20)
     device = SimulatorDevice(config, dram_bytes=1 << max(need - 1, 1).bit_length())

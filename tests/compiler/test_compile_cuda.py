@@ -12,9 +12,11 @@ from vdla.compiler import compile_cuda
 from vdla.compiler.codegen.nvptx import ptxas
 from vdla.compiler.compile_model import compile_model
 from vdla.compiler.target import TargetError, check_target, cuda_arch
+from vdla.driver import gpu_limits as limits
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
 from vdla.driver.executor import Executor
-from vdla.hw import gpu as limits
+from vdla.hw.errors import ConfigError
 
 
 def _softmax_model():
@@ -95,5 +97,6 @@ def test_cli_gpu_arch(tmp_path, capsys):
     assert main(["compile", str(model), "-o", str(out), "--target", "cpu", "--gpu-arch", "sm_75"]) == 1
     assert "--gpu-arch sm_75 names a GPU: use it with --target cuda" in capsys.readouterr().err
     assert main(["compile", str(model), "-o", str(out), "--target", "cuda:sm_80", "--gpu-arch", "sm_75"]) == 1
-    assert main(["compile", str(model), "-o", str(out), "--target", "cuda", "--gpu-arch", "sm_52"]) == 1
+    assert main(["compile", str(model), "-o", str(out), "--target", "cuda", "--gpu-arch", "sm_52"]) == \
+        EXIT_CODES[ConfigError]     # a TargetError
     assert "sm_52" in capsys.readouterr().err

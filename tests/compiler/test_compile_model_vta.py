@@ -37,7 +37,7 @@ def model_and_data():
 def test_small_cnn_in_vta_mode_checks_clean_and_equals_its_quantized_graph(model_and_data):
     model, calib, tests = model_and_data
     art = compile_model(model, target="vdla", hw_config=CFG, calibration=calib, vta_compat=True)
-    kinds = {s["op"]: s["kind"] for s in art.plan["steps"]}
+    kinds = {s.op: s.kind for s in art.plan.steps}
     assert kinds["VdlaConv"] == kinds["VdlaPool"] == kinds["VdlaAdd"] == "vdla"
     assert art.header["compile"]["vta_compat"] is True
     findings = _findings(art)

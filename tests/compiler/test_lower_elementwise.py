@@ -21,7 +21,7 @@ def check_kernel(op, inputs, attrs=None, constants=(), **tol):
     feeds = {k: np.asarray(v) for k, v in inputs.items() if k not in constants}
     artifact, reasons = _compiled(node_model(op, inputs, attrs, constants=constants), feeds)
     assert not reasons, reasons
-    assert {s["kind"] for s in artifact.plan["steps"]} <= {"kernel", "alias"}
+    assert {s.kind for s in artifact.plan.steps} <= {"kernel", "alias"}
 
 
 def signed(rng, shape):
@@ -136,7 +136,7 @@ def test_chains_of_math_ops_fuse_into_kernels(rng):
     artifact, reasons = _compiled(model, {"x": x})
     assert not reasons, reasons
     # s feeds both Less and Where, so the chain is two kernels; the bool mask stays inside the second
-    assert [(s["kind"], s["op"]) for s in artifact.plan["steps"]] == [
+    assert [(s.kind, s.op) for s in artifact.plan.steps] == [
         ("kernel", "Div+Erf+Add+Mul+Mul+Pow+Sqrt"), ("kernel", "Less+Where+Max")]
     got = Executor(artifact).run({"x": x})["y"]
     np.testing.assert_allclose(got, ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)

@@ -11,7 +11,7 @@ def _steps(inputs, attrs, constants):
     feeds = {k: v for k, v in inputs.items() if k not in constants}
     artifact = compile_model(node_model("Gather", inputs, attrs, constants=constants),
                              input_shapes={k: list(v.shape) for k, v in feeds.items()})
-    return {s["kind"] for s in artifact.plan["steps"]}, artifact.header["compile"]["host_reasons"]
+    return {s.kind for s in artifact.plan.steps}, artifact.header["compile"]["host_reasons"]
 
 
 @pytest.mark.parametrize("shape, axis, index", [((3, 197, 1, 8), 0, 2), ((2, 5, 16), 1, 0), ((2, 5, 16), -1, -3),

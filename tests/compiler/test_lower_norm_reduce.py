@@ -12,7 +12,7 @@ def _compiled(op, inputs, attrs=None, n_outputs=1, opset=None, constants=()):
     feeds = {k: np.asarray(v) for k, v in inputs.items() if v is not None and k not in constants}
     model = node_model(op, inputs, attrs, n_outputs, opset, constants)
     artifact = compile_model(model, input_shapes={k: list(v.shape) for k, v in feeds.items()}, kernels=True)
-    return artifact.plan["steps"], artifact.header["compile"]["host_reasons"]
+    return artifact.plan.steps, artifact.header["compile"]["host_reasons"]
 
 
 def check_kernel(op, inputs, attrs=None, n_outputs=1, opset=None, constants=(), **tol):
@@ -20,7 +20,7 @@ def check_kernel(op, inputs, attrs=None, n_outputs=1, opset=None, constants=(), 
     check_node(op, inputs, attrs, n_outputs, opset, constants=constants, kernels=(True,), **tol)
     steps, reasons = _compiled(op, inputs, attrs, n_outputs, opset, constants)
     assert not reasons, reasons
-    assert {s["kind"] for s in steps} <= {"kernel", "alias"}, steps
+    assert {s.kind for s in steps} <= {"kernel", "alias"}, steps
 
 
 def _normal(rng, *shape):
@@ -42,7 +42,7 @@ def test_layer_norm_with_mean_and_inv_std_is_a_kernel(rng):
 def test_layer_norm_over_several_axes_stays_a_host_step(rng):
     steps, reasons = _compiled("LayerNormalization", {"x": _normal(rng, 2, 3, 8), "s": _normal(rng, 3, 8)},
                                {"axis": 1})
-    assert [s["kind"] for s in steps] == ["host"]
+    assert [s.kind for s in steps] == ["host"]
     assert list(reasons.values()) == ["LayerNormalization over more than the last axis"]
 
 

@@ -103,7 +103,7 @@ def test_a_one_pixel_one_block_conv_runs_on_the_cpu_with_the_constraint_as_its_r
     assert place["one_pixel"]["macs"] == 8 * 16 * 9
     assert place["one_pixel_relu"] == {"device": "cpu", "macs": 0, "reason": "its producer one_pixel runs on the CPU"}
     assert place["wide"]["device"] == place["expand"]["device"] == "vdla"
-    ops = {s["name"]: s["kind"] for s in art.plan["steps"]}
+    ops = {s.name: s.kind for s in art.plan.steps}
     assert ops["wide"] == ops["expand"] == "vdla" and ops["one_pixel"] != "vdla"
     rng = np.random.default_rng(7)
     tests = [rng.standard_normal((1, 16, 3, 3)).astype(np.float32) for _ in range(8)]

@@ -32,7 +32,7 @@ def wide_artifact():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     calibration = {"x": rng.standard_normal((4, 1, 32, 8, 8)).astype(np.float32)}
     a = compile_model(model, target="vdla", hw_config=WIDE, calibration=calibration)
-    assert "vdla" in [s["kind"] for s in a.plan["steps"]]
+    assert "vdla" in [s.kind for s in a.plan.steps]
     return a.to_bytes()
 
 

@@ -1,5 +1,5 @@
 """Loading checks integrity before it believes the header, then every header field the runtime
-reads, and writes files atomically (vdla.driver.artifact, artifact_header, plan_check)."""
+reads, and writes files atomically (vdla.driver.artifact, artifact_header, plan)."""
 import copy
 import os
 
@@ -117,9 +117,23 @@ def test_an_edited_hardware_config_must_match_its_hash(data):
 def test_a_header_that_is_no_json_object_is_refused(data, text):
     import hashlib
     import struct
-    body = struct.pack("<8sIQ", b"VDLAART\0", 1, len(text)) + text
+    body = struct.pack("<8sIQ", b"VDLAART\0", art.FORMAT_VERSION, len(text)) + text
     with pytest.raises(art.ArtifactError, match="corrupt header"):
         art.from_bytes(body + hashlib.sha256(body).digest())
+
+
+def test_an_artifact_of_format_version_1_is_refused_naming_both_versions(data):
+    """Version 1 held the plan before it was typed; such a file, intact, is refused before its
+    header is read, with the version this runtime reads."""
+    import hashlib
+    import struct
+    assert art.FORMAT_VERSION == 2
+    body = bytearray(data[:-32])
+    struct.pack_into("<I", body, 8, 1)
+    old = bytes(body) + hashlib.sha256(body).digest()
+    with pytest.raises(art.ArtifactError, match="artifact format version 1; this runtime reads version 2: "
+                                                "recompile the model"):
+        art.from_bytes(old)
 
 
 def test_the_executor_checks_an_artifact_made_in_memory():
@@ -169,7 +183,7 @@ def test_save_writes_through_a_symlink_and_refuses_special_files(tmp_path):
     link = tmp_path / "link.vdla"
     link.symlink_to(real)
     artifact.save(link)
-    assert link.is_symlink() and art.load(real, policy=art.artifact_trust.TrustPolicy()).plan["name"] == "relu"
+    assert link.is_symlink() and art.load(real, policy=art.artifact_trust.TrustPolicy()).plan.name == "relu"
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
     for special, kind in ((fifo, "a FIFO"), (tmp_path, "a directory"), ("/dev/null", "a character device")):

@@ -14,7 +14,7 @@ from vdla.driver.device import DeviceError
 from vdla.driver.devices.pynq import PynqDevice
 from vdla.hw import load_config
 
-OTHER = {**load_config().to_dict(), "LOG_BATCH": 1}   # a 2x16 instance: another config hash
+OTHER = {**load_config("pynq").to_dict(), "LOG_BATCH": 1}   # a 2x16 instance: another config hash
 
 
 def _manifest(tmp_path, **changes):
@@ -36,7 +36,7 @@ def test_manifests_match_their_configs():
 def test_a_manifest_whose_config_changed_names_both_hashes_and_the_rebuild(tmp_path):
     path = _manifest(tmp_path, config_hash=load_config(OTHER).hash)
     with pytest.raises(BoardError, match=rf"config_hash {load_config(OTHER).hash[:16]}.* is not the hash of config "
-                                         rf"pynq \({load_config().hash[:16]}.*{BUILD_COMMAND} pynq"):
+                                         rf"pynq \({load_config('pynq').hash[:16]}.*{BUILD_COMMAND} pynq"):
         load_manifest(path)
 
 
@@ -71,7 +71,7 @@ def test_missing_bitstream_names_a_command_that_exists(tmp_path):
 
 
 def test_bitstream_hash_and_user_id_are_checked_before_loading(tmp_path):
-    config = load_config()
+    config = load_config("pynq")
     good = write_bit(f"vdla_wrapper;UserID=0X{config.hash32:08X};Version=2023.2", "7z020clg400-1", b"\0" * 4)
     (tmp_path / "vdla_pynq.bit").write_bytes(good)
     with pytest.raises(BoardError, match="has SHA-256 .* records 0000"):
@@ -117,7 +117,7 @@ def test_the_build_sets_the_user_id_and_records_the_config_hash(tmp_path, monkey
     build = runpy.run_path(str(board_module.MANIFEST_DIR / "build.py"))
     out = build["prepare"]("pynq", tmp_path / "build")
     assert (out / "vdla_id.xdc").read_text().strip() == \
-        f"set_property BITSTREAM.CONFIG.USERID 0x{load_config().hash32:08X} [current_design]"
+        f"set_property BITSTREAM.CONFIG.USERID 0x{load_config('pynq').hash32:08X} [current_design]"
 
     manifests = tmp_path / "manifests"
     manifests.mkdir()
@@ -129,7 +129,7 @@ def test_the_build_sets_the_user_id_and_records_the_config_hash(tmp_path, monkey
     build["record"]("pynq", out)
     recorded = json.loads((manifests / "pynq.json").read_text())
     assert recorded["sha256"] == hashlib.sha256(b"bits").hexdigest()
-    assert recorded["config_hash"] == load_config().hash and (manifests / "vdla_pynq.bit").exists()
+    assert recorded["config_hash"] == load_config("pynq").hash and (manifests / "vdla_pynq.bit").exists()
 
 
 def test_a_config_file_beside_the_manifest_is_found_from_anywhere(tmp_path, monkeypatch):

@@ -38,14 +38,14 @@ def compiled(model):
 @pytest.mark.parametrize("kernels", [True, False], ids=["cpu_kernels", "host_steps"])
 def test_outputs_equal_onnxruntime_in_plan_order(model, rng, kernels):
     artifact = compile_model(model, kernels=kernels)
-    kinds = {s["kind"] for s in artifact.plan["steps"]}
+    kinds = {s.kind for s in artifact.plan.steps}
     assert ("kernel" in kinds) == kernels and "alias" in kinds
     ex = Executor(artifact)
     x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
     (want,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
     out = ex.run({"x": x}, profile=True)
     np.testing.assert_allclose(out["y"], want, rtol=1e-5, atol=1e-6)
-    assert [t.name for t in ex.last_timings] == [s["name"] for s in artifact.plan["steps"]]
+    assert [t.name for t in ex.last_timings] == [s.name for s in artifact.plan.steps]
 
 
 def test_each_run_starts_from_its_inputs_and_returns_arrays_the_caller_owns(compiled, model, rng):
@@ -82,7 +82,7 @@ def test_accelerator_steps_give_the_bytes_of_their_host_ops(rng):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
     calib = {"x": rng.standard_normal((4, 1, 16, 8, 8)).astype(np.float32)}
     artifact = compile_model(model, target="vdla", hw_config="pynq", calibration=calib)
-    assert "vdla" in {s["kind"] for s in artifact.plan["steps"]}
+    assert "vdla" in {s.kind for s in artifact.plan.steps}
     x = calib["x"][0]
     on_sim = Executor(artifact).run({"x": x})["y"]
     on_host = Executor(artifact, device="numpy").run({"x": x})["y"]

@@ -82,10 +82,10 @@ def test_set_num_threads_validates_and_caps():
     lib.set_num_threads(2**32 + 2)      # once stored as an int32: it wrapped to 2
     assert _threads_value(lib) == kernel_abi.MAX_THREADS
     for bad in (0, -1):                 # once stored as asked: 0 threads ran the loops serially
-        with pytest.raises(cpu_kernel.KernelError, match="threads must be a positive integer"):
+        with pytest.raises(cpu_kernel.CpuKernelError, match="threads must be a positive integer"):
             lib.set_num_threads(bad)
     assert _threads_value(lib) == kernel_abi.MAX_THREADS
-    with pytest.raises(cpu_kernel.KernelError, match="no kernel named 'other'"):
+    with pytest.raises(cpu_kernel.CpuKernelError, match="no kernel named 'other'"):
         lib.set_num_threads(2, name="other")
     lib.set_num_threads(3, name="double")
     assert _threads_value(lib) == 3

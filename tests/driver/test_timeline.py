@@ -8,10 +8,12 @@ import pytest
 from vdla.compiler.compile_model import compile_model
 from vdla.compiler.frontend.example_models import small_residual_cnn
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
 from vdla.driver.devices import SimulatorDevice
 from vdla.driver.executor import Executor
 from vdla.driver.profile import write_trace
 from vdla.driver.timeline import LANES, TimelineError, draw_timeline, segments_of, write_timeline
+from vdla.hw.errors import ConfigError
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -37,7 +39,7 @@ def traced_run(compiled):
 def test_segments_lie_back_to_back_in_step_order(traced_run):
     segments = segments_of(traced_run)
     launches = traced_run.last_launches
-    assert [s.name for s in segments] == [step["name"] for step, _ in traced_run.steps if step["name"] in launches]
+    assert [s.name for s in segments] == [step.name for step, _ in traced_run.steps if step.name in launches]
     offset = 0
     for s in segments:
         assert s.offset == offset and s.cycles == launches[s.name].cycles
@@ -100,7 +102,8 @@ def test_cli_run_timeline(compiled, capsys):
     assert (d / "cli.png").read_bytes()[:8] == PNG
     assert main(["run", str(d / "m.vdla"), "--timeline-layer", "conv1"]) == 1
     assert "--timeline-layer picks the step --timeline draws" in capsys.readouterr().err
-    assert main(["run", str(d / "m.vdla"), "--timeline", str(d / "x.png"), "--timeline-layer", "nope"]) == 1
+    assert main(["run", str(d / "m.vdla"), "--timeline", str(d / "x.png"), "--timeline-layer", "nope"]) == \
+        EXIT_CODES[ConfigError]     # a TimelineError
     assert "no accelerator step named 'nope'" in capsys.readouterr().err
 
 

@@ -36,7 +36,7 @@ def escaped_arguments(ex) -> list[str]:
             start = call.pointers[k]
             end = start + int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
             if not any(lo <= start and end <= hi for lo, hi in regions):
-                bad.append(f"step {step['name']} argument {k}")
+                bad.append(f"step {step.name} argument {k}")
     return bad
 
 
@@ -50,7 +50,7 @@ def run_case(path: str) -> dict:
         if escaped:
             return {"outcome": "escaped", "message": "; ".join(escaped)}
         rng = np.random.default_rng(0)
-        feeds = {s["name"]: rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in ex.artifact.plan["inputs"]}
+        feeds = {s.name: rng.standard_normal(s.shape).astype(s.dtype) for s in ex.artifact.plan.inputs}
         ex.run(feeds)
         return {"outcome": "ran"}
     except Exception as exc:   # classify: the project's own errors are the only acceptable ones

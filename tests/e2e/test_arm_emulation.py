@@ -80,7 +80,7 @@ def test_board_kernels_under_emulation_equal_the_host_kernels(name, triple, host
     threads = 2 if name == "conv" else 1      # the conv's parallel loop runs on the library's own pool
     artifact = compile_model(model, target=triple, threads=threads)
     assert kernel_abi.shared_object_key(triple) in artifact.objects
-    kinds = [s["kind"] for s in artifact.plan["steps"]]
+    kinds = [s.kind for s in artifact.plan.steps]
     if name == "small_cnn":   # its reflect Pad stays a host (numpy) step
         assert kinds.count("kernel") >= 10 and set(artifact.header["compile"]["host_reasons"]) == {"Pad_36"}
     else:
@@ -109,12 +109,12 @@ def test_small_cnn_cpu_partition_under_emulation_equals_the_host(triple, cnn, ho
     LeakyRelu, HardSwish, Sigmoid gating, Pad, pooling, Tanh, MatMul, Softmax. Placement weighs
     the board's CPU speed; here both compiles weigh the PYNQ's, so the artifacts differ only in
     where their CPU kernels run."""
-    from vdla.compiler.graph.passes import quantize_vdla
-    monkeypatch.setitem(quantize_vdla.CPU_MACS_PER_S, triple, quantize_vdla.CPU_MACS_PER_S[quantize_vdla.DEFAULT_BOARD_CPU])
+    from vdla.compiler.vdla import placement
+    monkeypatch.setitem(placement.CPU_MACS_PER_S, triple, placement.CPU_MACS_PER_S[placement.DEFAULT_BOARD_CPU])
     model, calib, here = cnn
     artifact = compile_model(model, target="vdla", hw_config="pynq", calibration={"input": calib},
                              host_triple=triple)
-    kinds = [s["kind"] for s in artifact.plan["steps"]]
+    kinds = [s.kind for s in artifact.plan.steps]
     assert "vdla" in kinds and kinds.count("kernel") >= 5
     assert artifact.header["vdla_programs"] == here.header["vdla_programs"]
     x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)

@@ -32,7 +32,7 @@ def artifacts():
     cpu = compile_model(builders.small_cnn())
     calibration = {"input": np.random.default_rng(0).standard_normal((4, 1, 3, 32, 32)).astype(np.float32)}
     vdla = compile_model(builders.vdla_cnn(), target="vdla", calibration=calibration)
-    kinds = {s["kind"] for a in (cpu, vdla) for s in a.plan["steps"]}
+    kinds = {s.kind for a in (cpu, vdla) for s in a.plan.steps}
     assert kinds == {"kernel", "host", "alias", "vdla"}
     return {"cpu": cpu.to_bytes(), "vdla": vdla.to_bytes()}
 

@@ -17,6 +17,8 @@ from artifact_edits import read_header, with_header, with_object
 from vdla.driver import artifact as art
 from vdla.driver.artifact_trust import ENV_VAR, TRAILER, TrustError, TrustPolicy, generate_key_file
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
+from vdla.hw.errors import ArtifactError
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +31,7 @@ def compiled():
     """The small CNN with compiled CPU kernels (every conv, pool and Gemm is one)."""
     from vdla.compiler.compile_model import compile_model
     a = compile_model(builders.small_cnn())
-    assert sum(s["kind"] == "kernel" for s in a.plan["steps"]) > 5
+    assert sum(s.kind == "kernel" for s in a.plan.steps) > 5
     return a
 
 
@@ -40,8 +42,8 @@ from vdla.driver.artifact import ArtifactError
 from vdla.driver.executor import Executor
 try:
     ex = Executor(sys.argv[1])
-    spec = ex.artifact.plan["inputs"][0]
-    ex.run({spec["name"]: np.zeros(spec["shape"], spec["dtype"])})
+    spec = ex.artifact.plan.inputs[0]
+    ex.run({spec.name: np.zeros(spec.shape, spec.dtype)})
     print(json.dumps({"outcome": "ran"}))
 except ArtifactError as exc:
     print(json.dumps({"outcome": "refused", "message": str(exc)}))
@@ -131,7 +133,7 @@ def test_cli_keygen_sign_and_trust(tmp_path, capsys, monkeypatch):
     key, other = tmp_path / "owner.key", tmp_path / "other.key"
     assert main(["keygen", "-o", str(key)]) == 0 and main(["keygen", "-o", str(other)]) == 0
     assert oct(os.stat(key).st_mode & 0o777) == "0o600"
-    assert main(["keygen", "-o", str(key)]) == 1
+    assert main(["keygen", "-o", str(key)]) == EXIT_CODES[ArtifactError]
     assert "exists" in capsys.readouterr().err
     signed, unsigned = str(tmp_path / "s.vdla"), str(tmp_path / "u.vdla")
     assert main(["compile", str(tmp_path / "m.onnx"), "-o", signed, "--no-kernels", "--sign-key", str(key)]) == 0
@@ -140,16 +142,17 @@ def test_cli_keygen_sign_and_trust(tmp_path, capsys, monkeypatch):
     assert main(["run", signed, "--trust-key", str(key)]) == 0
     assert main(["run", unsigned]) == 0                   # no policy: an unsigned artifact runs
     capsys.readouterr()
-    assert main(["run", unsigned, "--trust-key", str(key)]) == 1
+    assert main(["run", unsigned, "--trust-key", str(key)]) == EXIT_CODES[ArtifactError]
     assert "unsigned" in capsys.readouterr().err
-    assert main(["run", signed, "--trust-key", str(other)]) == 1
+    assert main(["run", signed, "--trust-key", str(other)]) == EXIT_CODES[ArtifactError]
     assert "does not trust" in capsys.readouterr().err
     assert main(["run", signed, "--trust-key", str(other), "--trust-key", str(key)]) == 0
     monkeypatch.setenv(ENV_VAR, str(key))
     assert main(["run", signed]) == 0
     capsys.readouterr()
-    assert main(["run", unsigned]) == 1
+    assert main(["run", unsigned]) == EXIT_CODES[ArtifactError]
     assert f"{ENV_VAR}=" in capsys.readouterr().err
     os.chmod(other, 0o644)
-    assert main(["compile", str(tmp_path / "m.onnx"), "-o", signed, "--no-kernels", "--sign-key", str(other)]) == 1
+    assert main(["compile", str(tmp_path / "m.onnx"), "-o", signed, "--no-kernels", "--sign-key", str(other)]) == \
+        EXIT_CODES[ArtifactError]   # TrustErrors
     assert "chmod 600" in capsys.readouterr().err

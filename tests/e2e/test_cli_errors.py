@@ -1,6 +1,6 @@
-"""The CLI on bad input: one clear line on stderr and exit status 1 (never a traceback, never a
-silent success): unknown targets, invalid or empty models, input files that are not one .npy
-array. A zero-size output is summarized, not crashed on."""
+"""The CLI on bad input: one clear line on stderr and an exit status other than 0 (never a
+traceback, never a silent success), its error category's (vdla.hw.errors) or 1: unknown
+targets, invalid or empty models, input files that are not one .npy array. A zero-size output is summarized, not crashed on."""
 import numpy as np
 import onnx
 import pytest
@@ -9,6 +9,8 @@ from onnx import TensorProto, helper, numpy_helper
 from vdla.compiler.compile_model import compile_model
 from vdla.compiler.target import TargetError
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
+from vdla.hw.errors import ConfigError, ModelError
 
 
 def _model(nodes, x_shape=(1, 3, 8, 8), inits=(), outputs=("y",)):
@@ -36,7 +38,8 @@ def _one_line_error(capsys, command: str) -> str:
 @pytest.mark.parametrize("target", ["foo-bar-baz", "nonsense", "riscv64-unknown-linux-gnu", "arm64-apple-darwin"])
 def test_an_unknown_target_is_an_error_listing_the_known_ones(target, relu_onnx, tmp_path, capsys):
     out = tmp_path / "m.vdla"
-    assert main(["compile", str(relu_onnx), "-o", str(out), "--target", target, "--no-kernels"]) == 1
+    assert main(["compile", str(relu_onnx), "-o", str(out), "--target", target, "--no-kernels"]) == \
+        EXIT_CODES[ConfigError]     # a TargetError
     line = _one_line_error(capsys, "compile")
     assert repr(target) in line and "known targets: cpu" in line and "armv7a-linux-gnueabihf" in line
     assert not out.exists()
@@ -46,13 +49,13 @@ def test_an_unknown_target_is_an_error_listing_the_known_ones(target, relu_onnx,
 
 def test_an_unknown_host_triple_is_an_error(relu_onnx, tmp_path, capsys):
     assert main(["compile", str(relu_onnx), "-o", str(tmp_path / "m.vdla"), "--target", "vdla",
-                 "--host-triple", "mips-linux-gnu"]) == 1
+                 "--host-triple", "mips-linux-gnu"]) == EXIT_CODES[ConfigError]
     assert "host triple 'mips-linux-gnu': vdla's runtime loads no mips kernels" in _one_line_error(capsys, "compile")
 
 
 def test_known_triples_still_compile(relu_onnx):
     for triple in ("aarch64-linux-gnu", "armv7a-linux-gnueabihf", "x86_64-unknown-linux-gnu"):
-        assert compile_model(str(relu_onnx), target=triple, kernels=False).plan["steps"]
+        assert compile_model(str(relu_onnx), target=triple, kernels=False).plan.steps
 
 
 def test_an_invalid_model_is_one_line_naming_the_node(tmp_path, capsys):
@@ -60,7 +63,7 @@ def test_an_invalid_model_is_one_line_naming_the_node(tmp_path, capsys):
     path = tmp_path / "bad.onnx"
     onnx.save(_model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv1", strides=[0, 1])], inits=[w]),
               str(path))
-    assert main(["compile", str(path), "-o", str(tmp_path / "m.vdla")]) == 1
+    assert main(["compile", str(path), "-o", str(tmp_path / "m.vdla")]) == EXIT_CODES[ModelError]
     line = _one_line_error(capsys, "compile")
     assert "node 'conv1' (op Conv, opset 17): strides [0, 1] must contain only positive values" in line
 
@@ -68,7 +71,7 @@ def test_an_invalid_model_is_one_line_naming_the_node(tmp_path, capsys):
 def test_an_empty_model_file_is_named_as_empty(tmp_path, capsys):
     path = tmp_path / "empty.onnx"
     path.write_bytes(b"")
-    assert main(["compile", str(path), "-o", str(tmp_path / "m.vdla")]) == 1
+    assert main(["compile", str(path), "-o", str(tmp_path / "m.vdla")]) == EXIT_CODES[ModelError]
     assert "empty.onnx is empty (0 bytes), not an ONNX model" in _one_line_error(capsys, "compile")
 
 

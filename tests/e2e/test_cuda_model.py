@@ -12,9 +12,9 @@ from vdla.compiler.compile_cuda import host_gpu_arch
 from vdla.compiler.compile_model import compile_model
 from vdla.compiler.codegen.nvptx import ptxas
 from vdla.driver import artifact as art
+from vdla.driver import gpu_limits as limits
 from vdla.driver.artifact_errors import ArtifactError
 from vdla.driver.executor import Executor
-from vdla.hw import gpu as limits
 
 
 def compile_cuda(monkeypatch, model):
@@ -35,11 +35,11 @@ def run_against_onnxruntime(artifact, kernels, model, x, rtol):
 def test_small_cnn(monkeypatch):
     model = small_cnn(batch=2, image=32)
     artifact, kernels = compile_cuda(monkeypatch, model)
-    steps = artifact.plan["steps"]
-    kinds = [s["kind"] for s in steps]
+    steps = artifact.plan.steps
+    kinds = [s.kind for s in steps]
     assert kinds.count("gpu") >= 8 and "kernel" not in kinds
     assert artifact.header["target"] == {"kind": "cuda", "arch": host_gpu_arch() or limits.DEFAULT_ARCH}
-    host = {s["name"] for s in steps if s["kind"] == "host"}
+    host = {s.name for s in steps if s.kind == "host"}
     assert set(artifact.header["compile"]["host_reasons"]) == host   # each with its reason (reflect padding)
     x = np.random.default_rng(3).standard_normal((2, 3, 32, 32)).astype(np.float32)
     device = run_against_onnxruntime(artifact, kernels, model, x, 1e-4)
@@ -53,7 +53,7 @@ def test_small_cnn(monkeypatch):
 def test_mobilenetv2_depthwise_and_pointwise(monkeypatch):
     model = mobilenetv2(batch=1, image=32, classes=10)
     artifact, kernels = compile_cuda(monkeypatch, model)
-    assert all(s["kind"] in ("gpu", "alias") for s in artifact.plan["steps"]), artifact.header["compile"]["host_reasons"]
+    assert all(s.kind in ("gpu", "alias") for s in artifact.plan.steps), artifact.header["compile"]["host_reasons"]
     x = np.random.default_rng(4).standard_normal((1, 3, 32, 32)).astype(np.float32)
     run_against_onnxruntime(artifact, kernels, model, x, 1e-3)
 
@@ -69,8 +69,9 @@ def test_gpu_programs_assemble(monkeypatch):
 
 def test_a_step_passing_a_wrong_buffer_is_refused(monkeypatch):
     artifact, _ = compile_cuda(monkeypatch, small_cnn(batch=1, image=16))
-    step = next(s for s in artifact.plan["steps"] if s["kind"] == "gpu")
-    step["args"][0] = artifact.plan["outputs"][0]["name"]
+    plan = artifact.header["plan"]      # the header's JSON form: what a file would hold
+    step = next(s for s in plan["steps"] if s["kind"] == "gpu")
+    step["args"][0] = plan["outputs"][0]["name"]
     with pytest.raises(ArtifactError, match=rf"step {step['name']!r} passes .* as GPU program g0_"):
         Executor(artifact, device=EmulatedGpu({}))
 

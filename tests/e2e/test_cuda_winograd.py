@@ -17,7 +17,7 @@ from vdla.driver.executor import Executor
 
 
 def _winograd_steps(artifact):
-    return [s for s in artifact.plan["steps"] if s["kind"] == "gpu" and any("@winograd_gpu" in a for a in s["args"])]
+    return [s for s in artifact.plan.steps if s.kind == "gpu" and any("@winograd_gpu" in a for a in s.args)]
 
 
 def test_resnet18s_3x3_stride_1_convs_pay_at_224():

@@ -11,7 +11,9 @@ import pytest
 import model_builders as builders
 from vdla.compiler.compile_model import compile_model
 from vdla.driver import artifact as art
+from vdla.driver.cli.exit_codes import EXIT_CODES
 from vdla.driver.executor import Executor
+from vdla.hw.errors import ArtifactError, ModelError
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +95,9 @@ sys.meta_path.insert(0, Block())
 import numpy as np
 from vdla.driver.executor import Executor
 ex = Executor(sys.argv[1])
-spec = ex.artifact.plan["inputs"][0]
+spec = ex.artifact.plan.inputs[0]
 x = np.load(sys.argv[2])
-out = ex.run({spec["name"]: x})
+out = ex.run({spec.name: x})
 np.save(sys.argv[3], list(out.values())[0])
 assert not any(m == "vdla.compiler" or m.startswith("vdla.compiler.") for m in sys.modules)
 """
@@ -118,7 +120,7 @@ def test_executor_runs_without_the_compiler(small_artifact, tmp_path, rng, use_k
 def test_per_step_timing(small_artifact, rng):
     ex = Executor(small_artifact[0])
     ex.run({"input": rng.standard_normal((2, 3, 32, 32)).astype(np.float32)}, profile=True)
-    assert [t.name for t in ex.last_timings] == [s["name"] for s in ex.artifact.plan["steps"]]
+    assert [t.name for t in ex.last_timings] == [s.name for s in ex.artifact.plan.steps]
     assert all(t.seconds >= 0 for t in ex.last_timings)
 
 
@@ -156,7 +158,7 @@ def test_cli_compile_info_run(tmp_path, rng, capsys):
 def test_cli_reports_a_damaged_artifact_in_one_line(tmp_path, capsys):
     from vdla.driver.cli import main
     (tmp_path / "bad.vdla").write_bytes(b"VDLAART\0" + bytes(5))
-    assert main(["info", str(tmp_path / "bad.vdla")]) == 1
+    assert main(["info", str(tmp_path / "bad.vdla")]) == EXIT_CODES[ArtifactError]
     assert "truncated" in capsys.readouterr().err
 
 
@@ -169,7 +171,7 @@ def test_cli_symbolic_batch_external_data_and_hw_config(tmp_path, capsys):
     onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.weights",
               size_threshold=0)
     out = str(tmp_path / "m.vdla")
-    assert main(["compile", str(tmp_path / "m.onnx"), "-o", out, "--no-kernels"]) == 1
+    assert main(["compile", str(tmp_path / "m.onnx"), "-o", out, "--no-kernels"]) == EXIT_CODES[ModelError]
     assert "symbolic" in capsys.readouterr().err
     assert main(["compile", str(tmp_path / "m.onnx"), "-o", out, "--no-kernels",
                  "--input-shape", "input=3,3,32,32", "--hw-config", "pynq"]) == 0
@@ -178,5 +180,5 @@ def test_cli_symbolic_batch_external_data_and_hw_config(tmp_path, capsys):
     other = tmp_path / "other.json"
     from vdla.hw import load_config
     other.write_text(json.dumps({**load_config("pynq").to_dict(), "LOG_BLOCK": 5}))
-    assert main(["run", out, "--hw-config", str(other)]) == 1
+    assert main(["run", out, "--hw-config", str(other)]) == EXIT_CODES[ArtifactError]
     assert "hardware config mismatch" in capsys.readouterr().err

@@ -23,15 +23,15 @@ def test_model_matches_onnxruntime(name, use_kernels, rng):
     model = MODELS[name]()
     artifact = compile_model(model, kernels=use_kernels)
     executor = Executor(from_bytes(artifact.to_bytes()))
-    spec = artifact.plan["inputs"][0]
-    x = rng.standard_normal(spec["shape"]).astype(np.float32)
+    spec = artifact.plan.inputs[0]
+    x = rng.standard_normal(spec.shape).astype(np.float32)
     want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(None, {spec["name"]: x})[0]
-    got = executor.run({spec["name"]: x})[artifact.plan["outputs"][0]["name"]]
+                                providers=["CPUExecutionProvider"]).run(None, {spec.name: x})[0]
+    got = executor.run({spec.name: x})[artifact.plan.outputs[0].name]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    assert artifact.plan["arena_bytes"] < artifact.plan["naive_bytes"]
+    assert artifact.plan.arena_bytes < artifact.plan.naive_bytes
     if use_kernels:
-        kinds = [s["kind"] for s in artifact.plan["steps"]]
+        kinds = [s.kind for s in artifact.plan.steps]
         assert kinds.count("kernel") > kinds.count("host"), artifact.header["compile"]["host_reasons"]
 
 
@@ -53,12 +53,12 @@ def test_fp32_error_is_within_1e4_of_onnxruntime_and_no_worse_than_its_own(name,
     two fp32 implementations, onnxruntime and a float64 reference included.)"""
     model = MODELS[name]()
     artifact = compile_model(model, kernels=use_kernels)
-    spec = artifact.plan["inputs"][0]
-    x = rng.standard_normal(spec["shape"]).astype(np.float32)
+    spec = artifact.plan.inputs[0]
+    x = rng.standard_normal(spec.shape).astype(np.float32)
     want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(None, {spec["name"]: x})[0]
-    got = Executor(artifact).run({spec["name"]: x})[artifact.plan["outputs"][0]["name"]]
-    truth = _float64_reference(model, {spec["name"]: x})
+                                providers=["CPUExecutionProvider"]).run(None, {spec.name: x})[0]
+    got = Executor(artifact).run({spec.name: x})[artifact.plan.outputs[0].name]
+    truth = _float64_reference(model, {spec.name: x})
     scale = np.abs(truth).max()
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
     ours, theirs = np.abs(got - truth).max() / scale, np.abs(want - truth).max() / scale
@@ -71,7 +71,7 @@ def test_small_cnn_across_opsets(opset, rng):
     artifact = compile_model(model, kernels=False)
     x = rng.standard_normal((2, 3, 32, 32)).astype(np.float32)
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})[0]
-    got = Executor(artifact).run({"input": x})[artifact.plan["outputs"][0]["name"]]
+    got = Executor(artifact).run({"input": x})[artifact.plan.outputs[0].name]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
@@ -102,7 +102,7 @@ def _quantized_cnn(cin: int = 3, cout: int = 8, size: int = 16):
 def test_prequantized_model_matches_onnxruntime(channels, use_kernels, rng):
     model = _quantized_cnn(*channels)
     artifact = compile_model(model, kernels=use_kernels)
-    ops = [s["op"] for s in artifact.plan["steps"]]
+    ops = [s.op for s in artifact.plan.steps]
     # 16 -> 32 channels qualify for the uint8 x int8 blocked convolution
     assert any("QConvNCHWcInt8" in op for op in ops) == (channels == (16, 32))
     x = rng.uniform(-2, 2, (1, channels[0], 16, 16)).astype(np.float32)
@@ -119,7 +119,7 @@ def test_an_int8_conv_whose_row_has_no_large_divisor_is_still_a_kernel(rng):
     the convolution to a host step)."""
     model = _quantized_cnn(16, 32, size=34)
     artifact = compile_model(model)
-    steps = {s["op"]: s["kind"] for s in artifact.plan["steps"]}
+    steps = {s.op: s.kind for s in artifact.plan.steps}
     conv = next(op for op in steps if "QConvNCHWcInt8" in op)
     assert steps[conv] == "kernel", artifact.header["compile"]["host_reasons"]
     x = rng.uniform(-2, 2, (1, 16, 34, 34)).astype(np.float32)
@@ -145,7 +145,7 @@ def test_pooling_after_a_convolution_runs_packed(pool, use_kernels, rng):
         b.model("input", (1, 8, 15, 15), y, (1, 16, 1, 1)).SerializeToString()).get_outputs()[0].shape
     model = b.model("input", (1, 8, 15, 15), y, tuple(out_shape))
     artifact = compile_model(model, kernels=use_kernels)
-    assert any(s["op"].startswith(op + "NCHWc") for s in artifact.plan["steps"])
+    assert any(s.op.startswith(op + "NCHWc") for s in artifact.plan.steps)
     x = rng.standard_normal((1, 8, 15, 15)).astype(np.float32)
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})[0]
     got = Executor(artifact).run({"input": x})[y]

@@ -49,12 +49,12 @@ MODELS = {"vit_tiny": _vit, "vit_tiny_torch1_attention": _vit_legacy, "bert_enco
 def _assert_close_to_onnxruntime(model, feeds, artifact, executor):
     wants = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     gots = executor.run(feeds)
-    assert len(artifact.plan["outputs"]) == len(wants)
-    for spec, want in zip(artifact.plan["outputs"], wants):
-        got = gots[spec["name"]]
+    assert len(artifact.plan.outputs) == len(wants)
+    for spec, want in zip(artifact.plan.outputs, wants):
+        got = gots[spec.name]
         assert got.shape == want.shape
         error = np.abs(got - want).max() / np.abs(want).max()
-        assert error <= 1e-4, f"{spec['name']}: max error {error:.3g} of the output's scale"
+        assert error <= 1e-4, f"{spec.name}: max error {error:.3g} of the output's scale"
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -63,18 +63,18 @@ def test_transformer_matches_onnxruntime_with_hot_ops_as_kernels(name):
     artifact = compile_model(model, target="cpu", input_shapes=shapes)
     _assert_close_to_onnxruntime(model, feeds, artifact, Executor(from_bytes(artifact.to_bytes())))
     reasons = artifact.header["compile"]["host_reasons"]
-    steps = artifact.plan["steps"]
+    steps = artifact.plan.steps
     if name.startswith("vit"):
-        assert all(s["kind"] != "host" for s in steps), reasons
+        assert all(s.kind != "host" for s in steps), reasons
     for step in steps:
-        if step["kind"] == "host":
-            assert step["op"] in HOST_ALLOWED and not HOT & {step["op"]}, \
-                f"{step['name']} ({step['op']}) on the host: {reasons}"
+        if step.kind == "host":
+            assert step.op in HOST_ALLOWED and not HOT & {step.op}, \
+                f"{step.name} ({step.op}) on the host: {reasons}"
     # the exporter's GELU (x / sqrt 2, Erf, + 1, * x, * 0.5) is one fused kernel
-    assert any(s["kind"] == "kernel" and s["op"] == "Div+Erf+Add+Mul+Mul" for s in steps), \
-        [s["op"] for s in steps]
+    assert any(s.kind == "kernel" and s.op == "Div+Erf+Add+Mul+Mul" for s in steps), \
+        [s.op for s in steps]
     for op in ("LayerNormalization", "Softmax"):
-        assert any(s["kind"] == "kernel" and op in s["op"].split("+") for s in steps), op
+        assert any(s.kind == "kernel" and op in s.op.split("+") for s in steps), op
 
 
 def test_bert_through_the_cli_with_its_symbolic_dims_given(tmp_path):
@@ -102,6 +102,6 @@ def test_bert_export_variants(variant):
     shapes = BERT_SHAPES if variant.get("symbolic", True) else None
     artifact = compile_model(model, target="cpu", input_shapes=shapes)
     _assert_close_to_onnxruntime(model, builders.bert_feeds(**BERT_SIZE, seed=2), artifact, Executor(artifact))
-    steps = artifact.plan["steps"]
-    assert {s["op"] for s in steps if s["kind"] == "host"} <= HOST_ALLOWED, \
+    steps = artifact.plan.steps
+    assert {s.op for s in steps if s.kind == "host"} <= HOST_ALLOWED, \
         artifact.header["compile"]["host_reasons"]

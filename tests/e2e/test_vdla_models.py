@@ -48,7 +48,7 @@ def compiled():
 
 def test_small_cnn_on_the_simulator_equals_the_quantized_graph_and_keeps_accuracy(compiled, tmp_path):
     model, calib, tests, art = compiled
-    kinds = {s["op"]: s["kind"] for s in art.plan["steps"]}
+    kinds = {s.op: s.kind for s in art.plan.steps}
     assert kinds["VdlaConv"] == kinds["VdlaPool"] == kinds["VdlaAdd"] == "vdla"
     sim, numpy_ref = Executor(art), Executor(art, device="numpy")
     fp32 = ort.InferenceSession(model.SerializeToString())
@@ -210,8 +210,8 @@ def test_global_average_pool_of_a_1x1_map_is_offloaded_exactly():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=9)
     calib = rng.standard_normal((8, 1, 16, 2, 2)).astype(np.float32)
     art = compile_model(model, target="vdla", hw_config="pynq", calibration={"input": calib})
-    pools = [s for s in art.plan["steps"] if s["op"] == "VdlaPool"]
-    assert len(pools) == 2 and all(s["kind"] == "vdla" for s in pools)
+    pools = [s for s in art.plan.steps if s.op == "VdlaPool"]
+    assert len(pools) == 2 and all(s.kind == "vdla" for s in pools)
     x = rng.standard_normal((1, 16, 2, 2)).astype(np.float32)
     got = Executor(art).run({"input": x})["out"]
     np.testing.assert_array_equal(got, Executor(art, device="numpy").run({"input": x})["out"])

@@ -46,17 +46,17 @@ PARTS = {"yolov8n": (slice(0, 4), slice(4, None))}
 def _compile_and_run(name: str, kernels: bool, rng):
     model = MODELS[name]()
     artifact = compile_model(model, target="cpu", kernels=kernels)
-    spec = artifact.plan["inputs"][0]
-    x = rng.standard_normal(spec["shape"]).astype(np.float32)
+    spec = artifact.plan.inputs[0]
+    x = rng.standard_normal(spec.shape).astype(np.float32)
     want = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"]).run(None, {spec["name"]: x})[0]
-    got = Executor(artifact).run({spec["name"]: x})[artifact.plan["outputs"][0]["name"]]
+                                providers=["CPUExecutionProvider"]).run(None, {spec.name: x})[0]
+    got = Executor(artifact).run({spec.name: x})[artifact.plan.outputs[0].name]
     return artifact, got, want
 
 
 def _ops(step: dict) -> set[str]:
     """The ONNX ops of a (possibly fused) step: "ConvNCHWc+Add+Relu" -> {Conv, Add, Relu}."""
-    ops = {op.removesuffix("NCHWc") for op in step["op"].split("+")}
+    ops = {op.removesuffix("NCHWc") for op in step.op.split("+")}
     return {"Conv" if op == "ConvWinograd" else op for op in ops}
 
 
@@ -70,10 +70,10 @@ def test_model_compiles_and_matches_onnxruntime(name, use_kernels, rng):
         assert err <= 1e-4, f"{name}[{part}]: max error {err:.3g} of the output's scale"
     if not use_kernels:
         return
-    steps = artifact.plan["steps"]
+    steps = artifact.plan.steps
     reasons = artifact.header["compile"]["host_reasons"]
-    kernel_ops = set().union(*(_ops(s) for s in steps if s["kind"] == "kernel"))
-    host_ops = set().union(set(), *(_ops(s) for s in steps if s["kind"] == "host"))
+    kernel_ops = set().union(*(_ops(s) for s in steps if s.kind == "kernel"))
+    host_ops = set().union(set(), *(_ops(s) for s in steps if s.kind == "host"))
     assert KERNELS[name] <= kernel_ops, (KERNELS[name] - kernel_ops, reasons)
     assert not host_ops & HOT, reasons
     assert host_ops == HOST.get(name, set()), reasons

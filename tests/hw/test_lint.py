@@ -35,7 +35,7 @@ def test_the_unchanged_rtl_builds_for_other_widths_and_depths(tmp_path):
         assert line in package and line not in rtl_params.package_text(default), line
     assert lint(narrow, tmp_path) == []
     assert check_sources(narrow, [RTL_DIR / name for name in SOURCES]) == []
-    assert synth.check_sources(NARROW) == []
+    assert synth.check_sources(narrow) == []
 
 
 def test_unsupported_configs_are_refused_with_the_reason():

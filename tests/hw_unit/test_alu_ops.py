@@ -91,6 +91,6 @@ def test_an_unknown_opcode_is_named():
 
 
 def test_instruction_size_is_derived_from_the_width():
-    cfg = load_config()
+    cfg = load_config("pynq")
     assert INSN_BYTES * 8 == INSN_BITS and cfg.insn_bytes == INSN_BYTES
     assert cfg.isa.encode_stream([AluInsn(), AluInsn()]).size == 2 * INSN_BYTES

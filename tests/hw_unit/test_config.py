@@ -3,11 +3,11 @@ import json
 
 import pytest
 
-from vdla.hw import PRESETS, HwConfig, load_config
+from vdla.hw import DEFAULT_PRESET, PRESETS, HwConfig, load_config, require_config
 
 
 def test_default_preset_matches_spec_table():
-    c = load_config()
+    c = load_config("pynq")
     assert c.target == "pynq" and c.clock_mhz == 100 and c.bus_width_bits == 64
     assert (c.batch, c.block) == (1, 16)
     assert (c.inp_elem_bytes, c.wgt_elem_bytes, c.acc_elem_bytes, c.out_elem_bytes) == (16, 256, 64, 16)
@@ -31,14 +31,14 @@ def test_zynqmp_presets_are_faster_but_same_isa():
 
 
 def test_hash_changes_with_architecture():
-    a = load_config()
+    a = load_config("pynq")
     b = HwConfig.from_dict({**a.to_dict(), "LOG_BATCH": 1})
     assert a.hash != b.hash and a.name != b.name and b.name.startswith("2x16_")
     assert 0 <= a.hash32 < 2**32
 
 
 def test_user_json_file(tmp_path):
-    doc = load_config().to_dict()
+    doc = load_config("pynq").to_dict()
     doc.update(LOG_BLOCK=3, LOG_INP_BUFF_SIZE=14, LOG_WGT_BUFF_SIZE=16, LOG_ACC_BUFF_SIZE=16)
     path = tmp_path / "small.json"
     path.write_text(json.dumps(doc))
@@ -56,7 +56,7 @@ def test_user_json_file(tmp_path):
     ({"timing": {"cmd_queue_depth": 0}}, ["cmd_queue_depth", "at least 1"]),
 ])
 def test_bad_config_names_key_and_allowed_range(change, words):
-    doc = {**load_config().to_dict(), **change}
+    doc = {**load_config("pynq").to_dict(), **change}
     with pytest.raises(ValueError) as err:
         HwConfig.from_dict(doc)
     for w in words:
@@ -66,12 +66,34 @@ def test_bad_config_names_key_and_allowed_range(change, words):
 def test_config_whose_fields_do_not_fit_the_instruction_is_rejected():
     # 2^20-byte ACC and 2^18-byte INP SRAMs: 14-bit indices; the GEMM's high word needs
     # 2*14 (dst) + 2*14 (src) + 2*10 (wgt) = 76 bits > 64
-    doc = {**load_config().to_dict(), "LOG_ACC_BUFF_SIZE": 20, "LOG_INP_BUFF_SIZE": 18}
+    doc = {**load_config("pynq").to_dict(), "LOG_ACC_BUFF_SIZE": 20, "LOG_INP_BUFF_SIZE": 18}
     with pytest.raises(ValueError, match="GEMM fields need 140 bits but the format has 128"):
         HwConfig.from_dict(doc)
-    doc = {**load_config().to_dict(), "LOG_ACC_BUFF_SIZE": 23}  # 131072 entries
+    doc = {**load_config("pynq").to_dict(), "LOG_ACC_BUFF_SIZE": 23}  # 131072 entries
     with pytest.raises(ValueError, match="do not fit the 16-bit sram_base field"):
         HwConfig.from_dict(doc)
+
+
+def test_no_source_is_refused_not_read_as_the_default_preset():
+    with pytest.raises(TypeError, match=r"no hardware config given: pass a preset name \(pynq, ultra96, zcu104\)"):
+        load_config(None)
+    with pytest.raises(TypeError, match="source"):
+        load_config()                                       # no default argument either
+    assert load_config(DEFAULT_PRESET).target == "pynq"     # what an API edge passes for its default
+
+
+def test_load_config_returns_an_hwconfig_as_it_is():
+    c = load_config("ultra96")
+    assert load_config(c) is c and load_config(c.to_dict()) == c
+
+
+def test_below_the_edges_only_an_hwconfig_is_accepted():
+    c = load_config("pynq")
+    assert require_config(c) is c
+    for value, shown in ((None, "got None"), ("pynq", "got str 'pynq'"), (c.to_dict(), "got dict {")):
+        with pytest.raises(TypeError, match=f"^hw_config must be an HwConfig, {shown}") as err:
+            require_config(value, "hw_config")
+        assert "vdla.hw.load_config" in str(err.value)
 
 
 def test_unknown_preset_or_missing_file():
@@ -94,7 +116,7 @@ def test_every_timing_parameter_is_bounded_by_what_the_rtl_can_build():
     (acc_raw_min_distance = 10^9 used to make the hazard check of one ALU take 49 s)."""
     from vdla.hw.timing import LIMITS, Timing
     assert set(LIMITS) == set(Timing().to_dict())
-    base = load_config().to_dict()
+    base = load_config("pynq").to_dict()
     for key, (lo, hi, _) in LIMITS.items():
         for bad, word in ((hi + 1, f"at most {hi}"), (10**9, f"at most {hi}"), (lo - 1, f"at least {lo}")):
             with pytest.raises(ValueError) as err:

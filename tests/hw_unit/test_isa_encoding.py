@@ -21,7 +21,7 @@ def test_load_inp_matches_spec_bit_positions():
     expected = (0 | bits(1, 4) | bits(1, 6) | bits(2, 7) | bits(0x123, 10) | bits(0x89ABCDE, 26)
                 | bits(7, 64) | bits(58, 80) | bits(3136, 96)
                 | bits(1, 112) | bits(2, 116) | bits(3, 120) | bits(4, 124))
-    isa = load_config().isa
+    isa = load_config("pynq").isa
     assert isa.encode(insn) == expected
     assert isa.decode(expected) == insn
 
@@ -31,9 +31,9 @@ def test_store_hand_computed_hex():
     # | dram_base 2 (<< 26 = 0x8000000); high word: y_size 1, x_size 3 (<< 16), x_stride 5 (<< 32)
     insn = MemInsn(opcode=Opcode.STORE, memory_type=MemType.OUT, sram_base=1, dram_base=2,
                    y_size=1, x_size=3, x_stride=5, push_prev=True)
-    word = load_config().isa.encode(insn)
+    word = load_config("pynq").isa.encode(insn)
     assert word == 0x0000000500030001_0000000008000621
-    raw = load_config().isa.encode_stream([insn])
+    raw = load_config("pynq").isa.encode_stream([insn])
     assert raw[:8].tobytes() == (0x0000000008000621).to_bytes(8, "little")  # low word first
 
 
@@ -44,7 +44,7 @@ def test_gemm_matches_spec_bit_positions():
     expected = (2 | bits(1, 3) | bits(1, 5) | bits(1, 7) | bits(8191, 8) | bits(8192, 21)
                 | bits(16383, 35) | bits(5, 49) | bits(2047, 64) | bits(3, 75) | bits(9, 86)
                 | bits(2047, 97) | bits(1023, 108) | bits(17, 118))
-    isa = load_config().isa
+    isa = load_config("pynq").isa
     assert isa.encode(insn) == expected
     assert isa.decode(expected) == insn
 
@@ -56,13 +56,13 @@ def test_alu_matches_spec_bit_positions_with_negative_immediate():
     expected = (4 | bits(1, 6) | bits(1, 8) | bits(2, 21) | bits(3, 35) | bits(4, 49) | bits(5, 64)
                 | bits(6, 75) | bits(7, 86) | bits(8, 97) | bits(3, 108) | bits(1, 111)
                 | bits(0xFFFD, 112))
-    isa = load_config().isa
+    isa = load_config("pynq").isa
     assert isa.encode(insn) == expected
     assert isa.decode(expected) == insn
 
 
 def test_finish_and_uop_positions():
-    isa = load_config().isa
+    isa = load_config("pynq").isa
     assert isa.encode(FinishInsn(pop_next=True)) == 3 | bits(1, 4)
     assert isa.encode_uop(Uop(dst=2047, src=5, wgt=1023)) == 2047 | bits(5, 11) | bits(1023, 22)
 
@@ -92,7 +92,7 @@ def _random_insn(rng, isa, kind):
 @pytest.mark.parametrize("preset", [*PRESETS, "small-block"])
 def test_round_trip_random_fields_every_type(preset, rng):
     if preset == "small-block":
-        config = load_config({**load_config().to_dict(), "LOG_BLOCK": 3, "LOG_BATCH": 1,
+        config = load_config({**load_config("pynq").to_dict(), "LOG_BLOCK": 3, "LOG_BATCH": 1,
                               "LOG_ACC_BUFF_SIZE": 15, "LOG_UOP_BUFF_SIZE": 12})
     else:
         config = load_config(preset)
@@ -109,7 +109,7 @@ def test_round_trip_random_fields_every_type(preset, rng):
 
 
 def test_field_overflow_names_the_field():
-    isa = load_config().isa
+    isa = load_config("pynq").isa
     with pytest.raises(ValueError, match="GEMM field 'iter_out' = 16384 does not fit in 14 bits"):
         isa.encode(GemmInsn(iter_out=16384))
     with pytest.raises(ValueError, match="'imm' = 40000"):
@@ -121,7 +121,7 @@ def test_field_overflow_names_the_field():
 
 
 def test_decode_rejects_unknown_opcode_and_memory_type():
-    isa = load_config().isa
+    isa = load_config("pynq").isa
     with pytest.raises(ValueError, match="unknown opcode 7"):
         isa.decode(7)
     with pytest.raises(ValueError, match="unknown memory_type 6"):
@@ -149,7 +149,7 @@ def test_disassembler_one_line_per_instruction_with_token_queues():
 
 
 def test_decode_stream_names_the_bad_instruction():
-    isa = load_config().isa
+    isa = load_config("pynq").isa
     good = isa.encode(FinishInsn()).to_bytes(16, "little")
     with pytest.raises(ValueError, match="instruction 1: unknown memory_type 6"):
         isa.decode_stream(good + (6 << 7).to_bytes(16, "little"))
@@ -160,14 +160,14 @@ def test_decode_stream_names_the_bad_instruction():
 
 
 def test_decode_errors_are_their_own_class_with_the_index():
-    from vdla.hw.isa import DecodeError
-    isa = load_config().isa
+    from vdla.hw.isa import InsnDecodeError
+    isa = load_config("pynq").isa
     good = isa.encode(FinishInsn()).to_bytes(16, "little")
-    with pytest.raises(DecodeError) as err:
+    with pytest.raises(InsnDecodeError) as err:
         isa.decode_stream(good * 3 + (7 << 108 | 4).to_bytes(16, "little"))
     assert err.value.insn_index == 3 and "unknown alu_opcode 7" in err.value.reason
     assert isinstance(err.value, ValueError)   # callers that caught ValueError still do
-    with pytest.raises(DecodeError) as err:
+    with pytest.raises(InsnDecodeError) as err:
         isa.decode(5)
     assert err.value.insn_index is None
 
@@ -181,11 +181,11 @@ def test_disassembler_shows_the_reset_bit_of_gemm_and_alu():
 
 @pytest.mark.parametrize("word", [6 << 7 | int(Opcode.LOAD), 7 << 108 | int(Opcode.ALU)])
 def test_decode_and_decode_stream_give_one_reason_with_the_valid_values(word):
-    from vdla.hw.isa import DecodeError
-    isa = load_config().isa
-    with pytest.raises(DecodeError) as single:
+    from vdla.hw.isa import InsnDecodeError
+    isa = load_config("pynq").isa
+    with pytest.raises(InsnDecodeError) as single:
         isa.decode(word)
-    with pytest.raises(DecodeError) as stream:
+    with pytest.raises(InsnDecodeError) as stream:
         isa.decode_stream(word.to_bytes(16, "little"))
     assert single.value.reason.startswith(stream.value.reason)
     assert "(valid: " in stream.value.reason and f"0x{word:032x}" in single.value.reason

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from vdla.hw import synth
+from vdla.hw import load_config, synth
 
 # 32 plain registers, an 8-bit XOR (one LUT2 per bit, registered), one registered 8x8 signed
 # multiply (one DSP48E1, its register absorbed into the DSP), a 1024x32 RAM (one RAMB36E1:
@@ -105,7 +105,15 @@ def test_yosys_errors_name_the_file_and_line(tmp_path, capsys):
 @pytest.mark.slow
 def test_every_rtl_file_parses_in_yosys():
     """Issue 3 asks for the SystemVerilog subset that both Verilator and Yosys accept (~5 s)."""
-    problems = synth.check_sources("pynq")
+    problems = synth.check_sources(load_config("pynq"))
     assert not problems, ("Yosys rejects these RTL files (see `python -m vdla.hw.synth --check`; "
                           "e.g. yosys 0.70 has no `return` in functions: assign the function name instead, "
                           "and no unpacked-array ports):\n" + "\n".join(problems))
+
+
+def test_the_cli_reads_the_config_and_the_functions_take_only_an_hwconfig(capsys):
+    assert synth.main(["--config", "pynq-z9", "--check"]) == 2
+    assert "python -m vdla.hw.synth: error: --config: unknown hardware config 'pynq-z9'" in capsys.readouterr().err
+    for call in (synth.synthesize, synth.check_sources, synth.input_digest):
+        with pytest.raises(TypeError, match="config must be an HwConfig, got str 'pynq'"):
+            call("pynq")

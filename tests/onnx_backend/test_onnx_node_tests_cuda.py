@@ -13,8 +13,8 @@ from vdla.compiler.compile_model import compile_model
 from vdla.compiler.frontend import UnsupportedModelError
 from vdla.compiler.lower_ops import RULES
 from vdla.compiler.onnx_backend import operand_inputs
+from vdla.driver import gpu_limits as limits
 from vdla.driver.executor import Executor
-from vdla.hw import gpu as limits
 
 
 # The cases with an op the tensor compiler has a kernel rule for (lower_ops.RULES, which the GPU

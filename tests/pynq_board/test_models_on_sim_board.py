@@ -14,12 +14,13 @@ from model_builders import write_vdla_cnn_files  # noqa: E402
 from vdla.driver.artifact import ArtifactError  # noqa: E402
 from vdla.driver.artifact_trust import ENV_VAR  # noqa: E402
 from vdla.driver.cli import main  # noqa: E402
+from vdla.driver.cli.exit_codes import EXIT_CODES  # noqa: E402
 from vdla.driver.devices import SimulatorDevice  # noqa: E402
 from vdla.driver.devices.pynq import PynqDevice  # noqa: E402
 from vdla.driver.executor import Executor  # noqa: E402
 from vdla.hw import load_config  # noqa: E402
 
-WIDE = {**load_config().to_dict(), "LOG_BLOCK": 5}   # a 1x32 instance: not the board's
+WIDE = {**load_config("pynq").to_dict(), "LOG_BLOCK": 5}   # a 1x32 instance: not the board's
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +42,7 @@ def test_the_small_cnn_is_bit_exact_with_the_simulator_device(files, board, boar
     x = {"input": np.load(files / "x.npy")}
     device = PynqDevice(str(board_folder()))
     on_board = Executor(str(files / "m.vdla"), device=device).run(x)
-    on_sim = Executor(str(files / "m.vdla"), device=SimulatorDevice(load_config())).run(x)
+    on_sim = Executor(str(files / "m.vdla"), device=SimulatorDevice(load_config("pynq"))).run(x)
     assert on_board.keys() == on_sim.keys()
     for name in on_sim:
         assert on_board[name].tobytes() == on_sim[name].tobytes(), name
@@ -65,7 +66,7 @@ def test_an_artifact_for_another_config_names_the_three_hashes(files, board, boa
     with pytest.raises(ArtifactError) as info:
         Executor(str(files / "wide.vdla"), device=device)
     text = str(info.value)
-    board_config, wide = load_config(), load_config(WIDE)
+    board_config, wide = load_config("pynq"), load_config(WIDE)
     assert f"compiled for {wide.name} ({wide.hash})" in text                       # the artifact
     assert f"hash {board_config.hash[:16]}" in text                                # the manifest
     assert f"hardware ID register 0x{board_config.hash32:08x}" in text            # the register
@@ -73,5 +74,5 @@ def test_an_artifact_for_another_config_names_the_three_hashes(files, board, boa
     device.close()
 
     done = run_cli(["run", str(files / "wide.vdla"), "--device", "pynq"], manifest)
-    assert done.returncode == 1 and "hardware config mismatch" in done.stderr
+    assert done.returncode == EXIT_CODES[ArtifactError] and "hardware config mismatch" in done.stderr
     assert f"hardware ID register 0x{board_config.hash32:08x}" in done.stderr

@@ -100,7 +100,7 @@ def test_the_small_cnn_on_the_rtl_is_bit_exact_with_the_simulator_device(monkeyp
     monkeypatch.delenv(TRUST_ENV_VAR, raising=False)
     x = {"input": np.load(cnn / "x.npy")}
     on_board = Executor(str(cnn / "m.vdla"), device=rtl_device)
-    on_sim = Executor(str(cnn / "m.vdla"), device=SimulatorDevice(load_config()))
+    on_sim = Executor(str(cnn / "m.vdla"), device=SimulatorDevice(load_config("pynq")))
     board_out, sim_out = on_board.run(x), on_sim.run(x)
     assert board_out.keys() == sim_out.keys()
     for name in sim_out:

@@ -22,12 +22,14 @@ from vdla.driver.control import ConfigMismatch, HardwareError, launch_sequence  
 from vdla.driver.device import DeviceError, LaunchTimeout  # noqa: E402
 from vdla.driver.devices import SimulatorDevice  # noqa: E402
 from vdla.driver.devices.pynq import PynqDevice  # noqa: E402
+from vdla.driver.cli.exit_codes import EXIT_CODES  # noqa: E402
 from vdla.driver.runtime import run_program  # noqa: E402
 from vdla.driver.runtime.layout import pack_activation, pack_conv_weight, unpack_activation  # noqa: E402
 from vdla_kernels import conv_reference, dense_reference, run_dense  # noqa: E402
 from vdla.hw import load_config, regmap  # noqa: E402
+from vdla.hw.errors import RunError  # noqa: E402
 
-OTHER = {**load_config().to_dict(), "LOG_BATCH": 1}   # a 2x16 instance: another config hash
+OTHER = {**load_config("pynq").to_dict(), "LOG_BATCH": 1}   # a 2x16 instance: another config hash
 STAT_KEYS = ("busy_cycles", "token_stall_cycles", "fetch_stall_cycles", "load_bytes", "store_bytes",
              "gemm_uops", "alu_uops")
 
@@ -136,7 +138,7 @@ def test_a_fabric_holding_another_design_names_the_bitstream_to_load(board, boar
     with pytest.raises(ConfigMismatch) as info:
         PynqDevice(str(theirs.path))
     text = str(info.value)
-    assert f"register reads 0x{other.hash32:08x}" in text and f"ID 0x{load_config().hash32:08x}" in text
+    assert f"register reads 0x{other.hash32:08x}" in text and f"ID 0x{load_config('pynq').hash32:08x}" in text
     assert "the fabric holds another design: load" in text
     mine = board_folder()
     with pytest.raises(ConfigMismatch, match="fabric holds another design"):
@@ -192,6 +194,6 @@ def test_vdla_demo_conv_on_the_board(board_folder):
 def test_without_a_board_pynq_finds_nothing_and_the_error_says_so(board_folder):
     """pynq raised a bare RuntimeError("No Devices Found") from inside PynqDevice."""
     done = run_cli(["demo", "--workload", "conv", "--device", "pynq"], board_folder(), VDLA_PYNQ_SIM="")
-    assert done.returncode == 1
+    assert done.returncode == EXIT_CODES[RunError]
     assert "vdla demo: error: pynq finds no device here: PynqDevice runs on a PYNQ board" in done.stderr
     assert "VDLA_PYNQ_SIM=1" in done.stderr and "Traceback" not in done.stderr

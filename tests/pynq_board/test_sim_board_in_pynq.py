@@ -49,7 +49,7 @@ def test_download_allocate_and_registers_go_through_pynq(board, board_folder):
     assert board.cma.used_bytes == 0
 
     mmio = pynq.MMIO(manifest.control_base, manifest.control_range)
-    assert mmio.read(regmap.OFFSET["HW_ID"]) == load_config().hash32
+    assert mmio.read(regmap.OFFSET["HW_ID"]) == load_config("pynq").hash32
     mmio.write(regmap.OFFSET["INSN_COUNT"], 7)
     assert mmio.read(regmap.OFFSET["INSN_COUNT"]) == 7
     assert list(board.block.log)[-2:] == [("w", regmap.OFFSET["INSN_COUNT"], 7), ("r", regmap.OFFSET["INSN_COUNT"], 7)]

@@ -8,7 +8,7 @@ INSN_BASE = 1 << 20  # instructions live at 1 MiB in the test DRAM images
 
 
 def run_stream(insns, dram=None, config=None, trace=False):
-    config = load_config(config)
+    config = load_config("pynq" if config is None else config)
     if dram is None:
         dram = np.zeros(2 << 20, dtype=np.uint8)
     stream = config.isa.encode_stream(insns)

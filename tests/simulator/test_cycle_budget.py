@@ -10,7 +10,7 @@ from vdla.simulator.random_program import random_program
 
 from .streams import INSN_BASE, put, run_stream
 
-CFG = load_config()
+CFG = load_config("pynq")
 
 
 def long_gemm_stream():

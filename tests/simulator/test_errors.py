@@ -8,7 +8,7 @@ from vdla.simulator import (DeadlockError, HazardError, MemoryAccessError, Simul
 
 from .streams import put, run_stream
 
-CFG = load_config()
+CFG = load_config("pynq")
 
 
 def load_inp(**kw):
@@ -123,7 +123,7 @@ def test_misaligned_or_out_of_range_instruction_fetch():
 
 
 def test_undecodable_bytes_are_the_simulators_decode_error_naming_the_instruction():
-    from vdla.hw.isa import DecodeError as IsaDecodeError
+    from vdla.hw.isa import InsnDecodeError
     from vdla.simulator import DecodeError, SimulatorError
     good = CFG.isa.encode_stream([FinishInsn()])
     cases = [(np.concatenate([good, np.frombuffer((6).to_bytes(16, "little"), np.uint8)]), 1, "unknown opcode 6"),
@@ -137,6 +137,6 @@ def test_undecodable_bytes_are_the_simulators_decode_error_naming_the_instructio
         assert err.value.insn_index == index and str(err.value).startswith(f"instruction {index}: {what}")
         assert isinstance(err.value, (StreamError, SimulatorError)) and not isinstance(err.value, ValueError)
     # vdla.hw's decoder has its own class (a ValueError), carrying the index too
-    with pytest.raises(IsaDecodeError) as err:
+    with pytest.raises(InsnDecodeError) as err:
         CFG.isa.decode_stream(cases[0][0])
     assert err.value.insn_index == 1 and err.value.reason.startswith("unknown opcode 6")

@@ -14,7 +14,7 @@ from vdla.simulator.state import OnChipState
 
 from .streams import put, run_stream
 
-CFG = load_config()
+CFG = load_config("pynq")
 TOP = 16383          # the 14-bit iteration fields' maximum
 MUST_END_S = 60      # "must not hang" bound: these take well under a second
 

@@ -15,7 +15,7 @@ from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opco
 from vdla.hw.alu_ops import IMM_MAX, IMM_MIN
 from vdla.simulator import DeadlockError, Simulator, SimulatorError
 
-CFG = load_config()
+CFG = load_config("pynq")
 DRAM_BYTES = 4 << 20
 INSN_ADDR = 3 << 20
 UOP_ADDR = 2 << 20

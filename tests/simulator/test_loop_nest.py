@@ -10,7 +10,7 @@ from vdla.simulator.errors import HazardError, MemoryAccessError
 from vdla.simulator.loop_nest import LoopNest, check_hazard, check_range
 from vdla.simulator.state import OnChipState
 
-CFG = load_config()
+CFG = load_config("pynq")
 
 
 def brute(nest: LoopNest, field: str) -> np.ndarray:

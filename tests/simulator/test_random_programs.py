@@ -24,6 +24,7 @@ CONFIGS = {"pynq": "pynq", "small": SMALL}
 CHUNK = 25
 # 8 chunks x 25 seeds on pynq + 4 x 25 on the small config = 300 programs
 CASES = [("pynq", c) for c in range(8)] + [("small", c) for c in range(4)]
+PYNQ = load_config("pynq")
 
 
 def compare(config, program) -> str | None:
@@ -49,7 +50,7 @@ def test_programs_cover_the_isa():
     """Over 60 seeds the generator emits every opcode, memory type, ALU op and flag it should."""
     seen = set()
     for seed in range(60):
-        program = random_program("pynq", seed)
+        program = random_program(PYNQ, seed)
         for insn in program.insns:
             for flag in ("pop_prev", "pop_next", "push_prev", "push_next"):
                 if getattr(insn, flag):
@@ -87,14 +88,14 @@ def test_programs_cover_the_isa():
 def test_programs_are_well_formed_and_store_computed_data():
     stored = nonzero = 0
     for seed in range(20):
-        program = random_program("pynq", seed, min_insns=20, max_insns=200)
+        program = random_program(PYNQ, seed, min_insns=20, max_insns=200)
         assert 20 <= program.insn_count <= 260  # the epilogue adds a few to the body's length
         assert isinstance(program.insns[-1], FinishInsn)
         assert sum(isinstance(i, FinishInsn) for i in program.insns) == 1
         # the stream in DRAM decodes back to the instructions the generator describes
         raw = program.dram[program.insn_addr:program.insn_addr + INSN_BYTES * program.insn_count]
         assert load_config("pynq").isa.decode_stream(raw) == program.insns
-        dram = reference_run("pynq", program.fresh_dram(), program.insn_addr, program.insn_count)
+        dram = reference_run(PYNQ, program.fresh_dram(), program.insn_addr, program.insn_count)
         before = program.dram
         changed = np.flatnonzero(dram != before)
         lo, n = program.regions["output"]
@@ -107,7 +108,7 @@ def test_programs_are_well_formed_and_store_computed_data():
 
 
 def test_same_seed_same_program_different_seed_different_program():
-    a, b, c = (random_program("pynq", s) for s in (7, 7, 8))
+    a, b, c = (random_program(PYNQ, s) for s in (7, 7, 8))
     assert np.array_equal(a.dram, b.dram) and a.insns == b.insns
     assert not np.array_equal(a.dram[a.insn_addr:], c.dram[c.insn_addr:])
 
@@ -146,7 +147,7 @@ def test_comparison_catches_a_seeded_reference_bug(monkeypatch, bug):
         def swapped(self, insn, index):
             return load(self, insn.replace(x_pad_0=insn.x_pad_1, x_pad_1=insn.x_pad_0), index)
         monkeypatch.setattr(reference.ReferenceMachine, "load", swapped)
-    problems = [compare("pynq", random_program("pynq", seed)) for seed in range(40)]
+    problems = [compare(PYNQ, random_program(PYNQ, seed)) for seed in range(40)]
     caught = [p for p in problems if p]
     assert caught, f"seeded bug {bug} went unnoticed by 40 random programs"
     assert "first at byte 0x" in caught[0] and "written by instruction" in caught[0]
@@ -193,3 +194,15 @@ def test_random_schedules_expose_a_race():
         reference.run_insns(config, insns, d, schedule_seed=schedule)
         outcomes.add(d[out_at:out_at + 16].tobytes())
     assert len(outcomes) > 1
+
+
+def test_below_the_api_edges_a_config_object_is_required():
+    """A preset name or None is not read as pynq here: the edges (vdla.hw.config) build the HwConfig."""
+    program = random_program(PYNQ, 0)
+    calls = [lambda c: random_program(c, 0), lambda c: Simulator(c),
+             lambda c: reference_run(c, program.fresh_dram(), program.insn_addr, program.insn_count),
+             lambda c: reference.decode_program(c, program.dram, program.insn_addr, program.insn_count)]
+    for call in calls:
+        for wrong in ("pynq", None):
+            with pytest.raises(TypeError, match="^config must be an HwConfig"):
+                call(wrong)

@@ -10,7 +10,7 @@ from vdla.simulator.state import OnChipState
 
 from .streams import put, run_stream
 
-CFG = load_config()
+CFG = load_config("pynq")
 
 
 def fresh():

@@ -8,7 +8,7 @@ from vdla.hw import INSN_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, M
 
 from .streams import run_stream
 
-CFG = load_config()
+CFG = load_config("pynq")
 T = CFG.timing
 BUS = CFG.bus_bytes
 

@@ -5,7 +5,7 @@ from vdla.simulator.stats import chrome_trace, wait_slice
 
 from .streams import run_stream
 
-CFG = load_config()
+CFG = load_config("pynq")
 T = CFG.timing
 
 

@@ -12,7 +12,7 @@ from vdla.simulator.vta_check import check_vta, check_vta_image
 
 from .streams import INSN_BASE, put, run_stream
 
-CFG = load_config()
+CFG = load_config("pynq")
 UOP_AT = 8192          # byte address of the micro-ops in the images
 
 
@@ -199,6 +199,14 @@ def test_without_dram_only_the_fields_are_checked():
     del insns[3]
     insns[7] = alu(AluOp.MUL, imm=3, uop=0)
     assert [(f.index, f.kind) for f in check_vta(insns, None, CFG)] == [(7, "alu_mul")]
+
+
+def test_the_config_is_an_hwconfig_not_a_name_or_a_default():
+    for wrong in ("pynq", None):
+        with pytest.raises(TypeError, match="^config must be an HwConfig"):
+            check_vta(conv_like(), None, wrong)
+        with pytest.raises(TypeError, match="^config must be an HwConfig"):
+            check_vta_image(image(), INSN_BASE, 1, wrong)
 
 
 def test_a_stream_in_a_dram_image():

@@ -14,7 +14,7 @@ from vdla.simulator.semantics import execute
 from vdla.simulator.state import OnChipState
 from vdla.simulator.work_limit import DEFAULT_LIMIT
 
-CFG = load_config()
+CFG = load_config("pynq")
 TOP = 16383
 REFUSAL_BOUND_S = 30     # a refusal takes well under a second; this only catches a hang
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vdla.driver import gpu_limits as limits
 from vdla.driver.gpu_program import GpuLaunch, GpuProgram   # the format the runtime replays
-from vdla.hw import gpu as limits
 
 from ...schedule.gpu import GpuFunction, GpuKernel, lower_gpu
 from ...tir import dtype as dt

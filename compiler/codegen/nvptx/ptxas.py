@@ -14,12 +14,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from vdla.hw.errors import CompileError
+
 # Platforms the wheel exists for (pyproject's dev extra installs it there).
 WHEEL_PLATFORMS = {("Linux", "x86_64"), ("Linux", "aarch64"), ("Windows", "AMD64")}
 TIMEOUT_S = 300
 
 
-class PtxasError(RuntimeError):
+class PtxasError(CompileError, RuntimeError):
     """ptxas rejected the PTX (its messages are in the text), or it could not run."""
 
 

@@ -1,7 +1,7 @@
 """The CUDA target: LLVM's NVPTX backend for one GPU architecture (sm_80, sm_90)."""
 from __future__ import annotations
 
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 from ...target import TargetError, _init_llvm
 

@@ -17,6 +17,7 @@ from vdla.hw import MemType, Uop
 from vdla.hw.timing import dram_elem_bytes
 from vdla.driver.runtime import KernelError, LoopLevel, Stage, UopKernel
 from vdla.driver.runtime.program import KernelProgram, ProgramParam
+from vdla.driver.runtime.program_calls import Alu, Call, Gemm, Load, Store
 
 from ...tir import expr as E
 from ...tir import stmt as S
@@ -30,7 +31,7 @@ from .tokens import conflict, insert_dependence_tokens
 @dataclass
 class Op:
     stage: Stage
-    call: tuple
+    call: Call
     reads: list = field(default_factory=list)    # [(memory, lo, hi)]
     writes: list = field(default_factory=list)
 
@@ -205,8 +206,8 @@ class _Emitter:
             src_at = {**at, **({x_vars[0]: x_lo} if len(x_vars) == 1 else {}), **({y_var: y_lo} if y else {})}
             sram0 = si.value(at)
             rows, cols = y_ext, x_ext
-            call = ("load", int(node.mem_type), sram0, param, di.value(src_at), x_hi - x_lo, y_hi - y_lo,
-                    max(y_stride, x_hi - x_lo), *pads) + ((1,) if node.pad_min and any(pads) else ())
+            call = Load(int(node.mem_type), sram0, param, di.value(src_at), x_hi - x_lo, y_hi - y_lo,
+                        max(y_stride, x_hi - x_lo), *pads, pad_min=int(bool(node.pad_min and any(pads))))
             mem = SCOPE_MEM[node.sram.scope]
             stage = Stage.LOAD if node.mem_type in (MemType.INP, MemType.WGT) else Stage.COMPUTE
             self.add(Op(stage, call, writes=[(mem, sram0, sram0 + rows * cols)]))
@@ -217,7 +218,7 @@ class _Emitter:
             pos = {**at, **({x_vars[0]: x_lo} if len(x_vars) == 1 else {}), **({y_var: r0} if y else {})}
             sram0 = si.value(pos)
             n = (x_hi - x_lo) * (r1 - r0)
-            call = ("store", sram0, param, di.value(pos), x_hi - x_lo, r1 - r0, max(y_stride, x_hi - x_lo))
+            call = Store(sram0, param, di.value(pos), x_hi - x_lo, r1 - r0, max(y_stride, x_hi - x_lo))
             self.add(Op(Stage.STORE, call, reads=[("acc", sram0, sram0 + n)]))
 
     # ---- micro-op kernels -------------------------------------------------------------------
@@ -269,5 +270,5 @@ class _Emitter:
             reads = [("inp", *span("src", src)), ("wgt", *span("wgt", wgt))]
         elif nest.mode == "alu":
             reads = [acc] + ([("acc", *span("src", src))] if nest.imm is None else [])
-        self.add(Op(Stage.COMPUTE, ("gemm" if nest.mode == "gemm" else "alu", index), reads, writes),
+        self.add(Op(Stage.COMPUTE, (Gemm if nest.mode == "gemm" else Alu)(index), reads, writes),
                  reset=nest.reset)

@@ -1,4 +1,7 @@
-class VdlaLoweringError(ValueError):
+from vdla.hw.errors import CompileError
+
+
+class VdlaLoweringError(CompileError, ValueError):
     """The loop IR cannot become VDLA instructions; the message names the statement or
     buffer and what the hardware needs instead."""
 

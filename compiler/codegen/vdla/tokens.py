@@ -11,6 +11,7 @@ order (no deadlock, no token left over)."""
 from __future__ import annotations
 
 from vdla.driver.runtime import Stage
+from vdla.driver.runtime.program_calls import Pop, Push
 
 _NEIGHBOURS = {Stage.LOAD: (Stage.COMPUTE,), Stage.COMPUTE: (Stage.LOAD, Stage.STORE),
                Stage.STORE: (Stage.COMPUTE,)}
@@ -29,7 +30,9 @@ def conflict(a, b) -> bool:
     return _overlap(a.writes, b.reads) or _overlap(a.writes, b.writes) or _overlap(a.reads, b.writes)
 
 
-def insert_dependence_tokens(ops) -> list[tuple]:
+def insert_dependence_tokens(ops) -> list:
+    """The calls of `ops` in order, with Pop records before and Push records after the
+    operations that must wait or be waited for."""
     by_stage = {s: [] for s in Stage}           # stage -> [op index]
     covered = {}                                # (X, Y) -> position in by_stage[X] covered by a pop
     pops = [[] for _ in ops]
@@ -47,7 +50,7 @@ def insert_dependence_tokens(ops) -> list[tuple]:
         by_stage[b.stage].append(i)
     calls = []
     for i, op in enumerate(ops):
-        calls += [("pop", int(x), int(y)) for x, y in pops[i]]
+        calls += [Pop(int(x), int(y)) for x, y in pops[i]]
         calls.append(op.call)
-        calls += [("push", int(x), int(y)) for x, y in pushes[i]]
+        calls += [Push(int(x), int(y)) for x, y in pushes[i]]
     return calls

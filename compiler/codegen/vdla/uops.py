@@ -22,9 +22,6 @@ from .errors import VdlaLoweringError
 from .nodes import UopNest, scope_lanes
 from .walk import perfect_nest, rewrite
 
-_ALU_OPS = {"min": AluOp.MIN, "max": AluOp.MAX, "add": AluOp.ADD, "mul": AluOp.MUL, "shr": AluOp.SHR}
-
-
 # ---- in-place ALU results ---------------------------------------------------------------------
 def alias_alu_results(func):
     alias = {}
@@ -150,7 +147,7 @@ def _nest_of(config, loops, intr) -> UopNest:
     src = _operand(config, regions[1], name) if len(regions) == 3 else None
     if op == "shr" and imm is None:
         raise VdlaLoweringError(f"{name}: a shift by a tensor operand is not offered; shift by an immediate")
-    return UopNest("alu", loops, _operand(config, dst, name), src, alu_op=_ALU_OPS[op], imm=imm, name=name)
+    return UopNest("alu", loops, _operand(config, dst, name), src, alu_op=AluOp[op.upper()], imm=imm, name=name)
 
 
 def _intrinsic(nest: UopNest):

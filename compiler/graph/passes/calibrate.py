@@ -20,7 +20,8 @@ import warnings
 import numpy as np
 
 from vdla.driver import host_ops
-from vdla.driver.host_ops.vdla import nonfinite_values
+from vdla.driver.host_ops.vdla import KERNELS, nonfinite_values
+from vdla.driver.host_ops.vdla.boundary import DEQUANTIZE
 
 from ..ir import Graph, GraphError
 
@@ -164,14 +165,13 @@ def quantization_error(float_graph: Graph, quant_graph: Graph, feed: dict) -> di
     got = evaluate_all(quant_graph, feed)
     out = {}
     for node in quant_graph.nodes:
-        if not node.op.startswith("Vdla") or node.op in ("VdlaQuantize", "VdlaDequantize"):
+        if node.op not in KERNELS:
             continue
         packed = node.outputs[0]
         source, scale, zero_point = quant_graph.meta["vdla_scales"][packed]
         scale = list(np.asarray(scale).ravel())
         real = ref[source]
-        deq = host_ops.run("VdlaDequantize", [got[packed]], {"scale": scale, "shape": list(real.shape),
-                                                              "zero_point": zero_point})[0]
+        deq = DEQUANTIZE.run([got[packed]], {"scale": scale, "shape": list(real.shape), "zero_point": zero_point})[0]
         noise = float(np.sum((deq.astype(np.float64) - real) ** 2))
         power = float(np.sum(np.asarray(real, np.float64) ** 2))
         out[node.name] = round(10 * np.log10(power / noise), 2) if noise > 0 else float("inf")

@@ -1,14 +1,14 @@
 """check_kernel: what a kernel in launch form must satisfy to run correctly on the device.
 
 Each failure is a ScheduleError naming the kernel, the buffer or loop, the device limit
-(vdla.hw.gpu) and what to change: a launch the driver would refuse, shared or local memory over
+(vdla.driver.gpu_limits) and what to change: a launch the driver would refuse, shared or local memory over
 the budget, a barrier some threads of a block would not reach (the block would hang), a store
 every thread of a block would make to the same element (a race), a global buffer allocated
 inside a kernel (device code cannot allocate it).
 """
 from __future__ import annotations
 
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 from ...tir import dtype as dt
 from ...tir import expr as E

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 from ...tir import gpu as G
 from ...tir import stmt as S

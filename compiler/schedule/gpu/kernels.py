@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 from ...tir import expr as E
 from ...tir import gpu as G

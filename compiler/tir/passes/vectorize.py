@@ -17,6 +17,8 @@ from ..stmt import For, ForKind, BufferStore, SeqStmt, IfThenElse, Allocate
 from ..arith import simplify
 
 
+# Control flow, not an error: the pass catches it and leaves the loop serial (annotated with
+# the reason), so it never escapes and stays off the VdlaError tree (vdla.hw.errors).
 class _CannotVectorize(Exception):
     pass
 

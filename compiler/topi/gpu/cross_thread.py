@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 FEW_OUTPUTS = 131072                # below this many outputs, one thread per output underfills the GPU
 MIN_REDUCE = limits.WARP_SIZE       # a reduction at least this long per output is worth sharing

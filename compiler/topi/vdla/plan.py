@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vdla.hw.errors import CompileError
+
 from .epilogue import Epilogue
 from .ops import conv_out_hw
 from .schedule import ConvKnobs, DenseKnobs
@@ -69,9 +71,9 @@ def _divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-class NoTilingError(ValueError):
+class NoTilingError(CompileError, ValueError):
     """No schedule of a layer fits the hardware. `reason` names the constraint; placement
-    puts such a layer on the CPU with it (vdla.compiler.lower_vdla.untileable_kernels)."""
+    puts such a layer on the CPU with it (vdla.compiler.vdla.lower.untileable_kernels)."""
 
     def __init__(self, layer, config, reason: str):
         self.layer, self.reason = layer, reason

@@ -54,7 +54,6 @@ def add_parser(sub):
                    help="schedules from a tuning log (vdla tune) for the kernels it has records of: accelerator "
                         "kernels on this hardware (--target vdla), CPU kernels on this CPU; the others keep their "
                         "default schedules")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 
@@ -101,12 +100,12 @@ def run(args) -> int:
             warnings.showwarning(caution.message, caution.category, caution.filename, caution.lineno)
     size = artifact.save(args.output, sign_key=sign_key)
     plan = artifact.plan
-    kinds = [s["kind"] for s in plan["steps"]]
+    kinds = [s.kind for s in plan.steps]
     vdla = f"{kinds.count('vdla')} accelerator, " if "vdla" in kinds else ""
     vdla += f"{kinds.count('gpu')} gpu, " if "gpu" in kinds else ""
     print(f"wrote {args.output}: {size} bytes, {len(kinds)} steps ({vdla}{kinds.count('kernel')} kernel, "
-          f"{kinds.count('host')} host, {kinds.count('alias')} alias), arena {plan['arena_bytes']} B "
-          f"(one buffer per tensor: {plan['naive_bytes']} B), {time.perf_counter() - start:.2f} s"
+          f"{kinds.count('host')} host, {kinds.count('alias')} alias), arena {plan.arena_bytes} B "
+          f"(one buffer per tensor: {plan.naive_bytes} B), {time.perf_counter() - start:.2f} s"
           + (f", signed by key {sign_key.key_id.hex()}" if sign_key else ""))
     _print_cpu_layers(artifact)
     _print_host_steps(artifact)
@@ -146,7 +145,7 @@ def _print_host_steps(artifact, shown: int = 4) -> None:
     reasons = artifact.header.get("compile", {}).get("host_reasons") or {}
     if not reasons:
         return
-    ops = {s["name"]: s["op"] for s in artifact.plan["steps"]}
+    ops = {s.name: s.op for s in artifact.plan.steps}
     listed = "; ".join(f"{name} ({ops.get(name, '?')}): {why}" for name, why in list(reasons.items())[:shown])
     more = f"; and {len(reasons) - shown} more (vdla info --steps)" if len(reasons) > shown else ""
     print(f"host steps: {len(reasons)}: {listed}{more}")

@@ -12,8 +12,8 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from vdla.hw import load_config
-    c = load_config(args.source)
+    from vdla.hw import DEFAULT_PRESET, load_config
+    c = load_config(DEFAULT_PRESET if args.source is None else args.source)
     if args.json:
         print(json.dumps({**c.to_dict(), "name": c.name, "hash": c.hash}, indent=2))
         return 0

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import time
 
+from ..options import add_device_option
+
 
 def add_parser(sub):
     p = sub.add_parser("demo", help="compile a conv layer and a matmul for VDLA and run them on the simulator "
                                     "device, checked against numpy")
     p.add_argument("--config", default=None, help="hardware config (preset or JSON); default pynq")
     p.add_argument("--workload", choices=("model", "conv", "matmul", "all"), default="all")
-    p.add_argument("--device", choices=("sim", "rtl", "pynq"), default="sim",
-                   help="where to run: the simulator (default), the RTL under Verilator, or a PYNQ board")
+    add_device_option(p)
     p.add_argument("--virtual-threads", type=int, choices=(1, 2), default=2,
                    help="1: load and compute alternate; 2: double buffering with tokens")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="write a Chrome/Perfetto trace of the conv launch to FILE")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 

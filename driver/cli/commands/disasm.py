@@ -33,8 +33,8 @@ def add_parser(sub):
 def run(args) -> int:
     import numpy as np
 
-    from vdla.hw import INSN_BYTES, disassemble, load_config
-    config = load_config(args.config)
+    from vdla.hw import DEFAULT_PRESET, INSN_BYTES, disassemble, load_config
+    config = load_config(DEFAULT_PRESET if args.config is None else args.config)
     data = np.fromfile(args.file, dtype=np.uint8)
     image = None
     if args.insn_addr is not None:

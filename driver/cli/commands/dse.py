@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+from ..options import OptionError
+
 
 def add_parser(sub):
     p = sub.add_parser("dse", help="design-space exploration: cycles and FPGA resources over a sweep of configs")
@@ -31,7 +33,6 @@ def add_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="seed of the random calibration and input samples")
     p.add_argument("--json", action="store_true",
                    help="last line: one JSON object with the points' figures and the Pareto ids")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 
@@ -39,9 +40,9 @@ def run(args) -> int:
     from vdla.compiler.dse import explore, load_sweep, make_pool   # lazy: the runtime needs no compiler
     from .compile import _shape_arg
     if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers {args.workers}: expected at least 1")
+        raise OptionError(f"--workers {args.workers}: expected at least 1")
     if args.ray and args.workers:
-        raise ValueError("--workers sizes the local pool; with --ray the cluster's CPUs do the work")
+        raise OptionError("--workers sizes the local pool; with --ray the cluster's CPUs do the work")
     sweep = load_sweep(args.sweep)   # before any work: a bad sweep file should not wait for a pool
     calibration = None
     if args.calibrate:

@@ -10,7 +10,6 @@ def add_parser(sub):
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="key file to create (mode 0600)")
     p.add_argument("--force", action="store_true",
                    help="replace an existing key file (artifacts signed with the old key stop verifying)")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 

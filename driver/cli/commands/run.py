@@ -9,13 +9,15 @@ store lanes over time with the token waits (vdla.driver.timeline); --trace write
 for Perfetto."""
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
 import numpy as np
 
+from vdla.driver.devices import DEFAULT_DEVICE, DEVICE_KINDS
+
 from ..array_files import describe, input_feeds
+from ..options import add_device_option, cuda_ordinal
 
 
 def add_parser(sub):
@@ -29,10 +31,9 @@ def add_parser(sub):
     p.add_argument("--profile", action="store_true",
                    help="per-layer table and chart (accelerator vs CPU, with 1 and 2 virtual threads)")
     # default None: with --remote the server's --device decides, so only an explicit one is refused
-    p.add_argument("--device", type=_device_name, default=None, metavar="{sim,rtl,pynq,cuda,cuda:N}",
-                   help="where accelerator steps run: the simulator (default), the RTL, or a PYNQ board; "
-                        "where a --target cuda artifact's GPU steps run: CUDA GPU N (cuda: GPU 0, the default) "
-                        "(not with --remote: the server's --device decides)")
+    add_device_option(p, default=None, gpu=True,
+                      more_help="; where a --target cuda artifact's GPU steps run: CUDA GPU N (cuda: GPU 0, the "
+                                "default) (not with --remote: the server's --device decides)")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="write a Perfetto trace of the accelerator's instructions, each naming its graph node")
     p.add_argument("--timeline", default=None, metavar="FILE.png",
@@ -50,34 +51,14 @@ def add_parser(sub):
     p.add_argument("--key-file", default=None, metavar="FILE", help="with --remote: the server's key file")
     p.add_argument("--insecure-loopback", action="store_true",
                    help="with --remote: no key, for a server on this machine started with --insecure-loopback")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
-
-
-ACCELERATOR_DEVICES = ("sim", "rtl", "pynq")
-
-
-def _device_name(text: str) -> str:
-    if text in ACCELERATOR_DEVICES or text == "cuda" or _cuda_ordinal(text) is not None:
-        return text
-    raise argparse.ArgumentTypeError(f"invalid device {text!r}: choose sim, rtl, pynq, cuda or cuda:N "
-                                     "(N: a CUDA GPU's ordinal)")
-
-
-def _cuda_ordinal(name: str | None) -> int | None:
-    """cuda -> 0, cuda:N -> N; None for any other name."""
-    if name == "cuda":
-        return 0
-    if name and name.startswith("cuda:") and name[5:].isdigit():
-        return int(name[5:])
-    return None
 
 
 def _gpu_device(artifact, name: str | None):
     """The CUDA GPU for an artifact with GPU steps (None without any); a device name of the other
     kind is an error either way, not silently ignored."""
-    gpu_steps = sum(s["kind"] == "gpu" for s in artifact.plan["steps"])
-    ordinal = _cuda_ordinal(name)
+    gpu_steps = sum(s.kind == "gpu" for s in artifact.plan.steps)
+    ordinal = cuda_ordinal(name)
     if not gpu_steps:
         if ordinal is not None:
             raise ValueError(f"--device {name} runs the GPU steps of an artifact compiled with --target cuda, and "
@@ -95,18 +76,20 @@ def _gpu_device(artifact, name: str | None):
 def _device(artifact, kind: str, trace: str | None):
     """The accelerator for an artifact with accelerator steps (None without any); `trace` names
     the flag that needs the simulator's instruction trace, if any."""
-    if not any(s["kind"] == "vdla" for s in artifact.plan["steps"]):
+    if not any(s.kind == "vdla" for s in artifact.plan.steps):
         if trace:
             raise ValueError(f"{trace} shows accelerator instructions, and this artifact has no accelerator step")
         return None
-    from vdla.driver.devices import open_device
-    from vdla.hw import load_config
+    from vdla.driver.artifact_errors import ArtifactError
+    from vdla.driver.devices import device_kind, open_device_for
     if trace and kind != "sim":
         raise ValueError(f"{trace} needs the simulator device (--device sim)")
-    if kind == "pynq":   # a board is the config of its bitstream: the executor checks the artifact against it
-        return open_device(kind)
-    config = load_config((artifact.header.get("hardware") or {}).get("config"))
-    return open_device(kind, config, **({"trace": True} if trace else {}))
+    if device_kind(kind).has_own_config:   # a board: the executor checks the artifact against its config
+        return open_device_for(kind, None)
+    hardware = artifact.header.get("hardware") or {}
+    if "config" not in hardware:     # (the executor says the same; no default board stands in for it)
+        raise ArtifactError("the artifact has accelerator steps but records no hardware config; recompile it")
+    return open_device_for(kind, hardware["config"], **({"trace": True} if trace else {}))
 
 
 def run(args) -> int:
@@ -129,10 +112,10 @@ def run(args) -> int:
         raise ValueError("--timeline-layer picks the step --timeline draws: give --timeline FILE.png too")
     needs_trace = "--trace" if args.trace else "--timeline" if args.timeline else None
     gpu = _gpu_device(artifact, args.device)
-    device = _device(artifact, args.device if args.device in ACCELERATOR_DEVICES else "sim", needs_trace)
+    device = _device(artifact, args.device if args.device in DEVICE_KINDS else DEFAULT_DEVICE, needs_trace)
     executor = Executor(artifact, hw_config=hw, threads=args.threads, device=gpu or device)
     plan = executor.artifact.plan
-    feeds = input_feeds(plan["inputs"], args.input, args.seed)
+    feeds = input_feeds(plan.inputs, args.input, args.seed)
     times = []
     for _ in range(max(1, args.repeat)):
         start = time.perf_counter()
@@ -145,7 +128,7 @@ def run(args) -> int:
     if args.timeline:
         from vdla.driver.timeline import write_timeline
         lanes = write_timeline(executor, args.timeline, args.timeline_layer,
-                               f"{plan['name']}{' / ' + args.timeline_layer if args.timeline_layer else ''} on "
+                               f"{plan.name}{' / ' + args.timeline_layer if args.timeline_layer else ''} on "
                                f"{device.config.name} @ {device.config.clock_mhz} MHz")
         print(f"timeline written to {args.timeline}: " + ", ".join(
             f"{lane} busy {v['busy']:.0%} (token wait {v['wait']:.0%})" for lane, v in lanes.items()))
@@ -161,7 +144,7 @@ def run(args) -> int:
         print(format_table(rows))
         chart = os.path.join(args.output or ".", "profile.png")
         os.makedirs(os.path.dirname(chart) or ".", exist_ok=True)
-        write_chart(rows, chart, f"{plan['name']} on {device.config.name} @ {device.config.clock_mhz} MHz")
+        write_chart(rows, chart, f"{plan.name} on {device.config.name} @ {device.config.clock_mhz} MHz")
         print(f"chart written to {chart}")
     elif args.profile:
         total = sum(t.seconds for t in executor.last_timings) or 1.0

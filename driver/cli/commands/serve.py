@@ -10,6 +10,8 @@ import signal
 import sys
 import threading
 
+from ..options import add_device_option
+
 
 def add_parser(sub):
     from vdla.driver.remote import defaults
@@ -23,8 +25,7 @@ def add_parser(sub):
                    help="the key clients must hold (vdla keygen -o FILE; copy it to the host, mode 0600)")
     p.add_argument("--insecure-loopback", action="store_true",
                    help="no key: for tests on this machine, refused unless --host is 127.0.0.1 or ::1")
-    p.add_argument("--device", choices=("sim", "rtl", "pynq"), default="sim",
-                   help="where accelerator steps run: the simulator (default), the RTL, or this PYNQ board")
+    add_device_option(p, more_help=" (this board)")
     p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
                    help="run only artifacts signed with this key file (repeatable; default: VDLA_TRUST_KEY; with "
                         "neither, any artifact a key holder sends runs: an artifact is code)")
@@ -46,7 +47,6 @@ def add_parser(sub):
                    help="largest outputs of one run (default %(default)s)")
     p.add_argument("--max-header-kb", type=int, default=limits.header_bytes // 1024, metavar="KB",
                    help="largest message header (default %(default)s)")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 

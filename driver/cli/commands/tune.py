@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from ..options import OptionError
+
 
 def add_parser(sub):
     p = sub.add_parser("tune", help="tune kernel schedules: VDLA's on the cycle-exact simulator, the CPU's on this "
@@ -45,7 +47,6 @@ def add_parser(sub):
     p.add_argument("--retune", action="store_true", help="search kernels again that the log already has")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (there is none where stderr is not "
                                                                   "a terminal)")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 
@@ -94,7 +95,7 @@ def _tune_cpu(args, shapes, progress) -> int:
                                    ("--host-triple", args.host_triple), ("--vta-compat", args.vta_compat),
                                    ("--cpu-kernels", args.cpu_kernels)) if on]
     if given:
-        raise ValueError(f"{', '.join(given)}: for --target vdla; --target {args.target} tunes the CPU kernels of a "
+        raise OptionError(f"{', '.join(given)}: for --target vdla; --target {args.target} tunes the CPU kernels of a "
                          "CPU compile")
     from vdla.compiler.tune.cpu_tune_model import tune_cpu_model
     summary = tune_cpu_model(args.model, args.target, args.threads, shapes, trials=args.trials, jobs=args.jobs,

@@ -63,17 +63,17 @@ def test_loader_reads_embedded_specs_and_checks_arguments():
         out[:] = 0
         lib.run("double", [x, out])
         np.testing.assert_array_equal(out, 2 * x)
-    with pytest.raises(cpu_kernel.KernelError, match=r"argument 0: expected float32\[5, 7\], got float64\[5, 7\]"):
+    with pytest.raises(cpu_kernel.CpuKernelError, match=r"argument 0: expected float32\[5, 7\], got float64\[5, 7\]"):
         lib.run("double", [x.astype("float64"), out])
-    with pytest.raises(cpu_kernel.KernelError, match=r"argument 1: expected float32\[5, 7\], got float32\[7, 5\]"):
+    with pytest.raises(cpu_kernel.CpuKernelError, match=r"argument 1: expected float32\[5, 7\], got float32\[7, 5\]"):
         lib.run("double", [x, out.reshape(7, 5)])
-    with pytest.raises(cpu_kernel.KernelError, match="not C-contiguous"):
+    with pytest.raises(cpu_kernel.CpuKernelError, match="not C-contiguous"):
         lib.run("double", [np.asfortranarray(x), out])
-    with pytest.raises(cpu_kernel.KernelError, match="takes 2 buffers, got 1"):
+    with pytest.raises(cpu_kernel.CpuKernelError, match="takes 2 buffers, got 1"):
         lib.run("double", [x])
-    with pytest.raises(cpu_kernel.KernelError, match="no kernel named 'nope'"):
+    with pytest.raises(cpu_kernel.CpuKernelError, match="no kernel named 'nope'"):
         lib.run("nope", [x, out])
-    with pytest.raises(cpu_kernel.KernelError, match="does not export a kernel named 'other'"):
+    with pytest.raises(cpu_kernel.CpuKernelError, match="does not export a kernel named 'other'"):
         cpu_kernel.load(kern.object_code, ["other"])
 
 

@@ -27,7 +27,7 @@ def test_no_grid_no_points_is_the_base_and_timing_merges():
     assert [p.doc for p in load_sweep({"base": "zcu104"}).points] == [load_config("zcu104").to_dict()]
     [point] = load_sweep({"points": [{"timing": {"dram_read_latency": 64}}]}).points
     assert point.config.timing.dram_read_latency == 64
-    assert point.config.timing.dram_write_latency == load_config().timing.dram_write_latency
+    assert point.config.timing.dram_write_latency == load_config("pynq").timing.dram_write_latency
 
 
 def test_an_impossible_combination_is_an_invalid_point_with_vdla_hw_reason():

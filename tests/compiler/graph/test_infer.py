@@ -34,7 +34,7 @@ def test_shape_inference_does_not_materialize_a_padded_tensor():
     finally:
         tracemalloc.stop()
     padded = 3 * 8224 * 8224 * 4
-    assert artifact.plan["arena_bytes"] >= 2 * padded
+    assert artifact.plan.arena_bytes >= 2 * padded
     assert peak < 32 << 20, f"compile traced {peak / 1e6:.0f} MB"
 
 

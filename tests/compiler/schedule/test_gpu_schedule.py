@@ -11,7 +11,7 @@ from vdla.compiler.tir import expr as E
 from vdla.compiler.tir import gpu as G
 from vdla.compiler.tir import stmt as S
 from vdla.compiler.tir.functor import visit
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 
 def vector_add(n=1000):

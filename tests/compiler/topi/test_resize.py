@@ -84,8 +84,8 @@ def test_a_models_resize_runs_as_a_kernel_step(rng):
         model = node_model("Resize", {"x": xa, "roi": None, "scales": np.float32([1, 1, 2, 2])}, attrs,
                            constants={"scales"})
         artifact = compile_model(model, input_shapes={"x": list(xa.shape)})
-        steps = [s for s in artifact.plan["steps"] if s["op"] == "Resize"]
-        assert [s["kind"] for s in steps] == [kind], attrs
+        steps = [s for s in artifact.plan.steps if s.op == "Resize"]
+        assert [s.kind for s in steps] == [kind], attrs
         reasons = artifact.header["compile"]["host_reasons"]
         assert (kind == "host") == bool(reasons), reasons
         if kind == "host":

@@ -33,7 +33,7 @@ def host():
 @pytest.fixture
 def vdla_record_doc():
     """An accelerator record as a log holds it."""
-    from vdla.compiler.lower_vdla import KernelSpec
+    from vdla.compiler.vdla import KernelSpec
     from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, Epilogue
     from vdla.compiler.tune import TuningRecord, tuning_hash
     from vdla.compiler.tune.signature import kernel_signature

@@ -4,7 +4,7 @@ the ranking spreads over structures, and neighbours stay in the space."""
 import numpy as np
 import pytest
 
-from vdla.compiler.lower_vdla import KernelSpec
+from vdla.compiler.vdla import KernelSpec
 from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, DenseLayer, Epilogue
 from vdla.compiler.topi.vdla.plan import (conv_cost, conv_knob_problem, conv_knob_space, conv_steps,
                                           default_conv_knobs, default_dense_knobs, dense_cost, dense_knob_problem,

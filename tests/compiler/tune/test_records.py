@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from vdla.compiler.lower_vdla import KernelSpec
+from vdla.compiler.vdla import KernelSpec
 from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, DenseLayer, Epilogue
 from vdla.compiler.tune import TuningFileError, TuningLog, TuningRecord, load_tuning, tuning_hash
 from vdla.compiler.tune.signature import kernel_signature

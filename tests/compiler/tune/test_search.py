@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from vdla.compiler.lower_vdla import KernelSpec, _cycles, compile_kernel, default_variants, dram_for
+from vdla.compiler.vdla.lower import KernelSpec, _cycles, compile_kernel, default_variants, dram_for
 from vdla.compiler.topi.vdla import ConvLayer, DenseLayer, Epilogue, default_conv_knobs
 from vdla.compiler.tune import TuningError
 from vdla.compiler.tune.measure import Measurement, measure, probe_inputs

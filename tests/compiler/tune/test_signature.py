@@ -1,6 +1,6 @@
 """What records are keyed by: epilogue kinds follow the stages the compiler emits, and the
 hardware key covers everything that changes cycle counts but the clock."""
-from vdla.compiler.lower_vdla import KernelSpec
+from vdla.compiler.vdla import KernelSpec
 from vdla.compiler.topi.vdla import ConvLayer, DenseLayer, Epilogue
 from vdla.compiler.tune import epilogue_kind, kernel_signature, tuning_hash
 from vdla.hw import load_config

@@ -8,6 +8,8 @@ import onnxruntime as ort
 import pytest
 
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
+from vdla.hw.errors import ConfigError
 
 from cpu_models import IMAGE as CPU_IMAGE
 from cpu_models import cpu_knob_model
@@ -46,20 +48,23 @@ def test_bad_inputs_give_one_clear_line(files, capsys):
     d = files
     (d / "bad.json").write_text(json.dumps({"format": "vdla-tuning-log", "version": 1, "records": [{"op": 1}]}))
     assert main(["compile", str(d / "b.onnx"), "--target", "vdla", "--calibrate", str(d / "calib.npz"),
-                 "--tuning", str(d / "bad.json"), "-o", str(d / "x.vdla")]) == 1
+                 "--tuning", str(d / "bad.json"), "-o", str(d / "x.vdla")]) == EXIT_CODES[ConfigError]
     assert "record 0: missing field(s)" in capsys.readouterr().err
-    assert main(["compile", str(d / "b.onnx"), "--tuning", str(d / "bad.json"), "-o", str(d / "x.vdla")]) == 1
+    assert main(["compile", str(d / "b.onnx"), "--tuning", str(d / "bad.json"), "-o", str(d / "x.vdla")]) == \
+        EXIT_CODES[ConfigError]
     assert "record 0: missing field(s)" in capsys.readouterr().err
-    assert main(["tune", str(d / "b.onnx"), "--target", "aarch64-linux-gnu", "-o", str(d / "x.json")]) == 1
+    assert main(["tune", str(d / "b.onnx"), "--target", "aarch64-linux-gnu", "-o", str(d / "x.json")]) == \
+        EXIT_CODES[ConfigError]
     assert "CPU schedules are measured on the machine they run on" in capsys.readouterr().err
-    assert main(["tune", str(d / "b.onnx"), "--target", "cpu", "--hw-config", "pynq", "-o", str(d / "x.json")]) == 1
+    assert main(["tune", str(d / "b.onnx"), "--target", "cpu", "--hw-config", "pynq", "-o", str(d / "x.json")]) == \
+        EXIT_CODES[ConfigError]
     assert "--hw-config: for --target vdla" in capsys.readouterr().err
-    assert main(["tune", str(d / "b.onnx"), "--trials", "0", "-o", str(d / "x.json")]) == 1
+    assert main(["tune", str(d / "b.onnx"), "--trials", "0", "-o", str(d / "x.json")]) == EXIT_CODES[ConfigError]
     assert "--trials 0" in capsys.readouterr().err
-    assert main(["tune", str(d / "b.onnx"), "--jobs", "0", "-o", str(d / "x.json")]) == 1
+    assert main(["tune", str(d / "b.onnx"), "--jobs", "0", "-o", str(d / "x.json")]) == EXIT_CODES[ConfigError]
     assert "--jobs 0" in capsys.readouterr().err
     # a log that cannot be read is not overwritten by a tune into it
-    assert main(["tune", str(d / "b.onnx"), "--no-progress", "-o", str(d / "bad.json")]) == 1
+    assert main(["tune", str(d / "b.onnx"), "--no-progress", "-o", str(d / "bad.json")]) == EXIT_CODES[ConfigError]
     assert "tuning log" in capsys.readouterr().err and '"op": 1' in (d / "bad.json").read_text()
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from vdla.driver.cli.array_files import describe, input_feeds, random_input, read_input
+from vdla.driver.plan import ValueSpec
 
 
 def test_a_npy_array_is_read_back_exactly(tmp_path, rng):
@@ -58,12 +59,12 @@ def test_malformed_items_and_missing_files_are_named(item, match):
 
 
 def test_random_inputs_follow_the_spec_and_the_seed(tmp_path):
-    specs = [{"name": "f", "shape": [2, 3], "dtype": "float32"}, {"name": "q", "shape": [50], "dtype": "uint8"},
-             {"name": "m", "shape": [4], "dtype": "bool"}, {"name": "i", "shape": [50], "dtype": "int32"}]
+    specs = [ValueSpec("f", (2, 3), "float32"), ValueSpec("q", (50,), "uint8"), ValueSpec("m", (4,), "bool"),
+             ValueSpec("i", (50,), "int32")]
     a, b = input_feeds(specs, [], seed=7), input_feeds(specs, [], seed=7)
     for s in specs:
-        assert a[s["name"]].dtype == np.dtype(s["dtype"]) and a[s["name"]].shape == tuple(s["shape"])
-        np.testing.assert_array_equal(a[s["name"]], b[s["name"]])
+        assert a[s.name].dtype == np.dtype(s.dtype) and a[s.name].shape == s.shape
+        np.testing.assert_array_equal(a[s.name], b[s.name])
     assert a["q"].max() <= 127 and a["i"].min() >= -128 and a["i"].max() <= 127
     np.save(tmp_path / "f.npy", np.ones((2, 3), np.float32))
     given = input_feeds(specs, [f"f={tmp_path / 'f.npy'}"], seed=7)
@@ -75,7 +76,7 @@ def test_random_inputs_follow_the_spec_and_the_seed(tmp_path):
 def test_an_input_the_model_lacks_is_named_with_the_models_inputs(tmp_path):
     np.save(tmp_path / "z.npy", np.ones(2))
     with pytest.raises(ValueError, match=r"unknown inputs \['zz'\]; the model's inputs are \['x'\]"):
-        input_feeds([{"name": "x", "shape": [2], "dtype": "float32"}], [f"zz={tmp_path / 'z.npy'}"], seed=0)
+        input_feeds([ValueSpec("x", (2,), "float32")], [f"zz={tmp_path / 'z.npy'}"], seed=0)
 
 
 def test_describe_gives_dtype_shape_and_statistics():

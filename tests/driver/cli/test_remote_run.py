@@ -14,6 +14,8 @@ import pytest
 
 from vdla.driver.artifact_trust import generate_key_file
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
+from vdla.hw.errors import RemoteError
 
 from e2e.model_builders import vdla_cnn   # tests/ is on sys.path
 
@@ -70,7 +72,8 @@ def test_vdla_run_remote_equals_a_local_run(files, capsys):
         local, remote = np.load(d / "local" / "softmax_57.npy"), np.load(d / "remote" / "softmax_57.npy")
         assert local.dtype == remote.dtype and local.tobytes() == remote.tobytes()
 
-        assert main(["run", str(d / "m.vdla"), "--remote", address, "--key-file", str(d / "other.key")]) == 1
+        assert main(["run", str(d / "m.vdla"), "--remote", address, "--key-file", str(d / "other.key")]) == \
+            EXIT_CODES[RemoteError]
         assert "is not this server's key" in capsys.readouterr().err
     finally:
         assert stop(proc) == 130
@@ -111,19 +114,22 @@ def test_a_server_ended_by_a_signal_leaves_no_worker_behind(files, sig, code):
         time.sleep(0.1)
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["run", "M", "--remote", "127.0.0.1:9", "--key-file", "K", "--trace", "t.json"], "--trace is not available"),
-    (["run", "M", "--remote", "127.0.0.1:9", "--key-file", "K", "--hw-config", "pynq"], "--hw-config is not"),
-    (["run", "M", "--key-file", "K"], "give --remote HOST:PORT too"),
-    (["run", "M", "--remote", "board"], "expected HOST:PORT"),
-    (["run", "M", "--remote", "127.0.0.1:9"], "needs the server's key file"),
-    (["run", "M", "--remote", "10.0.0.2:9", "--insecure-loopback"], "127.0.0.1 or ::1 only"),
-    (["serve", "--port", "0"], "needs --key-file"),
-    (["serve", "--port", "0", "--host", "0.0.0.0", "--insecure-loopback"], "refused on host '0.0.0.0'"),
-    (["serve", "--port", "0", "--insecure-loopback", "--max-artifact-mb", "0"], "--max-artifact-mb must be"),
+REMOTE = EXIT_CODES[RemoteError]     # the AuthenticationErrors: no key where one is needed
+
+
+@pytest.mark.parametrize("argv,message,code", [
+    (["run", "M", "--remote", "127.0.0.1:9", "--key-file", "K", "--trace", "t.json"], "--trace is not available", 1),
+    (["run", "M", "--remote", "127.0.0.1:9", "--key-file", "K", "--hw-config", "pynq"], "--hw-config is not", 1),
+    (["run", "M", "--key-file", "K"], "give --remote HOST:PORT too", 1),
+    (["run", "M", "--remote", "board"], "expected HOST:PORT", 1),
+    (["run", "M", "--remote", "127.0.0.1:9"], "needs the server's key file", REMOTE),
+    (["run", "M", "--remote", "10.0.0.2:9", "--insecure-loopback"], "127.0.0.1 or ::1 only", 1),
+    (["serve", "--port", "0"], "needs --key-file", REMOTE),
+    (["serve", "--port", "0", "--host", "0.0.0.0", "--insecure-loopback"], "refused on host '0.0.0.0'", 1),
+    (["serve", "--port", "0", "--insecure-loopback", "--max-artifact-mb", "0"], "--max-artifact-mb must be", 1),
 ])
-def test_flags_that_do_not_fit_are_named(argv, message, capsys):
-    assert main(argv) == 1
+def test_flags_that_do_not_fit_are_named(argv, message, code, capsys):
+    assert main(argv) == code
     assert message in capsys.readouterr().err
 
 
@@ -132,5 +138,6 @@ def test_an_unreachable_server_is_named(files, capsys):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]     # bound, not listening: connections are refused
-        assert main(["run", str(files / "m.vdla"), "--remote", f"127.0.0.1:{port}", "--insecure-loopback"]) == 1
+        assert main(["run", str(files / "m.vdla"), "--remote", f"127.0.0.1:{port}", "--insecure-loopback"]) == \
+            EXIT_CODES[RemoteError]
     assert "connection refused" in capsys.readouterr().err.lower()

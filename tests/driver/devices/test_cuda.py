@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from gpu_kernels import CASES
+from vdla.driver import gpu_limits as limits
 from vdla.driver.device import DeviceError
 from vdla.driver.gpu_program import GpuRunner
-from vdla.hw import gpu as limits
 
 
 def _device():

@@ -15,7 +15,7 @@ from vdla.hw import HwConfig, load_config
 
 @pytest.fixture(scope="module")
 def program():
-    prog, _ = compile_conv2d(load_config(), ConvLayer(1, 2, 6, 5, 2), Epilogue(bias=True, shift=7, lo=0))
+    prog, _ = compile_conv2d(load_config("pynq"), ConvLayer(1, 2, 6, 5, 2), Epilogue(bias=True, shift=7, lo=0))
     return prog
 
 
@@ -47,7 +47,7 @@ def test_replay_refuses_mismatches(program):
     short[1] = dev.alloc(64, align=256)
     with pytest.raises(RuntimeStreamError, match="buffer for w has 64 bytes"):
         program.replay(CommandQueue(dev), short)
-    other = SimulatorDevice(HwConfig.from_dict({**load_config().to_dict(), "LOG_BATCH": 1}), dram_bytes=1 << 22)
+    other = SimulatorDevice(HwConfig.from_dict({**load_config("pynq").to_dict(), "LOG_BATCH": 1}), dram_bytes=1 << 22)
     with pytest.raises(RuntimeStreamError, match="compiled for hardware config"):
         program.replay(CommandQueue(other), _bufs(other, program))
 

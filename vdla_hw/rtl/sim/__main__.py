@@ -16,11 +16,11 @@ import tempfile
 
 
 def main(argv=None) -> int:
+    from vdla.hw import DEFAULT_PRESET, load_config
     parser = argparse.ArgumentParser(prog="python -m vdla.hw.rtl.sim", description=__doc__.split("\n\n")[0])
     parser.add_argument("action", choices=("lint", "build", "netlist", "package"))
-    parser.add_argument("--config", default=None, help="preset name or JSON file (default: pynq)")
+    parser.add_argument("--config", default=DEFAULT_PRESET, help="preset name or JSON file (default: %(default)s)")
     args = parser.parse_args(argv)
-    from vdla.hw import load_config
     from vdla.hw.rtl_params import check_supported
     try:
         config = load_config(args.config)

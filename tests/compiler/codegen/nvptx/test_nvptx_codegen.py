@@ -9,7 +9,7 @@ from vdla.compiler.codegen import CodegenError
 from vdla.compiler.codegen.nvptx.build import build_cuda
 from vdla.compiler.codegen.nvptx.target import CudaTarget
 from vdla.compiler.target import TargetError
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 
 def test_shared_matmul_ptx():

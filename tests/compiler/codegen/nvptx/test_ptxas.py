@@ -6,7 +6,7 @@ import pytest
 from gpu_kernels import CASES
 from vdla.compiler.codegen.nvptx import ptxas
 from vdla.compiler.codegen.nvptx.build import build_cuda
-from vdla.hw import gpu as limits
+from vdla.driver import gpu_limits as limits
 
 if ptxas.find_ptxas() is None and not ptxas.wheel_supported():
     pytest.skip("no ptxas, and nvidia-cuda-nvcc-cu12 has no wheel for this platform", allow_module_level=True)

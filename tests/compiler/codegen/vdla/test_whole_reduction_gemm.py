@@ -12,7 +12,7 @@ from vdla.driver.devices import SimulatorDevice
 from vdla.driver.runtime import run_program
 from vdla.hw import load_config
 
-CFG = load_config()
+CFG = load_config("pynq")
 
 
 def test_whole_reduction_gemm_accumulates_onto_a_reset(rng):

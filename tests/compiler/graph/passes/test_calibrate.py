@@ -93,7 +93,7 @@ def test_evaluate_all_gives_the_reference_outputs_and_every_intermediate(rng):
 def test_quantization_error_is_the_sqnr_of_each_accelerator_node(rng):
     """A conv quantized for the accelerator: its SQNR is finite, high (int8 keeps ~40 dB on a
     well-scaled conv) and agrees with the dequantized output computed here."""
-    from vdla.compiler.compile_model import quantize_for_vdla
+    from vdla.compiler.vdla import quantize_for_vdla
     from vdla.hw import load_config
     w = (rng.standard_normal((16, 16, 3, 3)) * 0.1).astype(np.float32)
     m = onnx_model([helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
@@ -134,7 +134,7 @@ def test_non_finite_samples_are_named(bad, match):
 
 
 def test_a_nan_sample_fails_the_vdla_compile_naming_the_input(rng):
-    from vdla.compiler.compile_model import quantize_for_vdla
+    from vdla.compiler.vdla import quantize_for_vdla
     from vdla.hw import load_config
     w = (rng.standard_normal((16, 16, 3, 3)) * 0.1).astype(np.float32)
     m = onnx_model([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],

@@ -46,7 +46,7 @@ def test_a_constant_condition_leaves_the_branch_it_takes(rng, condition):
 
 
 def test_the_inlined_branch_compiles_to_kernels():
-    kinds = {s["kind"] for s in compile_model(_model(True)).plan["steps"]}
+    kinds = {s.kind for s in compile_model(_model(True)).plan.steps}
     assert "kernel" in kinds and "host" not in kinds      # (the Identity naming the output is an alias)
 
 

@@ -22,8 +22,8 @@ def _check(m, feeds, rtol=1e-5):
         np.testing.assert_allclose(run_reference(g, feeds)[name], value, rtol=rtol, atol=rtol)
     artifact = compile_model(m)
     got = Executor(artifact).run(feeds)
-    for spec, value in zip(artifact.plan["outputs"], want):
-        np.testing.assert_allclose(got[spec["name"]], value, rtol=rtol, atol=rtol)
+    for spec, value in zip(artifact.plan.outputs, want):
+        np.testing.assert_allclose(got[spec.name], value, rtol=rtol, atol=rtol)
     return g
 
 

@@ -40,9 +40,9 @@ def test_the_nodes_of_run_time_shape_become_host_steps_with_their_reason():
 def test_tensors_of_run_time_shape_are_outside_the_memory_plan_and_the_rest_compiles():
     artifact = compile_model(_nonzero_model())
     plan = artifact.plan
-    assert set(plan["dynamic"]) == {"nz", "t", "coords"}
-    assert not set(plan["dynamic"]) & set(plan["tensors"]) and "count" in plan["tensors"]
-    kinds = {s["name"]: s["kind"] for s in plan["steps"]}
+    assert set(plan.dynamic) == {"nz", "t", "coords"}
+    assert not set(plan.dynamic) & set(plan.tensors) and "count" in plan.tensors
+    kinds = {s.name: s.kind for s in plan.steps}
     assert kinds["relu"] == "kernel" and kinds["nonzero"] == kinds["double"] == "host"
 
 

@@ -3,7 +3,7 @@ whose reason names the constraint, and the cheap *_tiling_problem checks that pl
 before lowering agree with the searches."""
 import pytest
 
-from vdla.compiler.lower_vdla import KernelSpec, tiling_problem
+from vdla.compiler.vdla.lower import KernelSpec, tiling_problem
 from vdla.compiler.topi.vdla import (AddLayer, ConvLayer, DenseLayer, Epilogue, NoTilingError, PoolLayer,
                                      conv_tiling_problem, default_add_knobs, default_conv_knobs, default_dense_knobs,
                                      default_pool_knobs, dense_tiling_problem, pool_tiling_problem)

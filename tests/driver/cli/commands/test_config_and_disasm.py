@@ -21,6 +21,6 @@ def test_config_bad_name_is_one_line_error(capsys):
 def test_disasm_file(tmp_path, capsys):
     insns = [GemmInsn(reset=True, uop_end=4, iter_out=2, push_next=True), FinishInsn()]
     path = tmp_path / "prog.bin"
-    path.write_bytes(load_config().isa.encode_stream(insns).tobytes())
+    path.write_bytes(load_config("pynq").isa.encode_stream(insns).tobytes())
     assert main(["disasm", str(path)]) == 0
     assert capsys.readouterr().out.strip() == disassemble(insns)

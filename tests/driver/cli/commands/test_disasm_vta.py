@@ -5,7 +5,7 @@ import numpy as np
 from vdla.driver.cli import main
 from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop, load_config
 
-CFG = load_config()
+CFG = load_config("pynq")
 UOP_AT, INSN_AT = 4096, 8192
 
 

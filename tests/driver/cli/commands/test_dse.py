@@ -8,6 +8,8 @@ import pytest
 
 from vdla.compiler.frontend.example_models import small_residual_cnn
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
+from vdla.hw.errors import ConfigError
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +45,7 @@ def test_dse_writes_table_and_plot_and_a_json_line(model_file, tmp_path, capsys)
 def test_errors_name_the_flag_or_key(model_file, tmp_path, capsys, sweep, extra, message):
     (tmp_path / "s.json").write_text(json.dumps(sweep))
     assert main(["dse", "--model", str(model_file), "--sweep", str(tmp_path / "s.json"), "-o", str(tmp_path / "o"),
-                 *extra]) == 1
+                 *extra]) == EXIT_CODES[ConfigError]
     assert message in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 

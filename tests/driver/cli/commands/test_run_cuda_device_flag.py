@@ -8,6 +8,8 @@ from onnx import TensorProto, helper
 from emulated_gpu import EmulatedGpu, record_gpu_kernels
 from vdla.compiler.compile_model import compile_model
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
+from vdla.hw.errors import RunError
 
 
 def _model():
@@ -73,6 +75,6 @@ def test_without_a_gpu_the_run_says_so(cuda_artifact, capsys):
     except DeviceError:
         pass
     path, _ = cuda_artifact
-    assert main(["run", str(path), "--device", "cuda"]) == 1
+    assert main(["run", str(path), "--device", "cuda"]) == EXIT_CODES[RunError]     # a DeviceError
     err = capsys.readouterr().err
     assert err.startswith("vdla run: error: ") and ("no CUDA device" in err or "needs cuda-bindings" in err)

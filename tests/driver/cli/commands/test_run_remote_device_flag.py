@@ -4,6 +4,7 @@ the simulator for a local run."""
 import pytest
 
 from vdla.driver.cli import main
+from vdla.driver.plan import Plan
 
 
 @pytest.mark.parametrize("device", ["sim", "rtl", "pynq"])
@@ -32,7 +33,7 @@ class _Stopped(Exception):
 
 
 class _NoSteps:
-    plan = {"steps": [], "inputs": []}
+    plan = Plan("m", (), (), {}, {}, 0, 0, ())
 
 
 class _StopHere:

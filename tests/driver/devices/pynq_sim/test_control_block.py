@@ -104,7 +104,7 @@ def test_a_good_launch_after_an_error_runs_clean():
 
 
 def test_simulation_bitstreams_describe_their_design(tmp_path):
-    other = load_config({**load_config().to_dict(), "LOG_BLOCK": 5})
+    other = load_config({**load_config("pynq").to_dict(), "LOG_BLOCK": 5})
     m = load_manifest("pynq")
     design = SimDesign("pynq", other, m.control_base, m.control_range, False, m.part)
     raw = sim_bitstream(design)

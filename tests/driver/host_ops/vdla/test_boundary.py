@@ -1,4 +1,4 @@
-"""The accelerator ops' numpy semantics (vdla.driver.host_ops.vdla); quantized graphs run by them
+"""The accelerator edge's conversions (vdla.driver.host_ops.vdla.boundary); the kernels' numpy semantics
 are checked against the simulator in tests/e2e/test_vdla_models.py. Here: VdlaQuantize, the host
 step that turns a float tensor into the accelerator's int8, refuses NaN and ±inf (a NaN cast to
 int8 is whatever the machine makes of it, and the model answered a plausible softmax) and says
@@ -56,8 +56,8 @@ def vdla_artifact():
 
 def test_a_nan_input_to_a_vdla_artifact_fails_its_quantize_step(vdla_artifact, rng):
     from vdla.driver.executor import Executor, StepError
-    (step,) = [s["name"] for s in vdla_artifact.plan["steps"] if s["op"] == "VdlaQuantize"
-               and s["body"][0]["inputs"] == ["input"]]
+    (step,) = [s.name for s in vdla_artifact.plan.steps if s.op == "VdlaQuantize"
+               and s.body[0]["inputs"] == ["input"]]
     x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
     x[0, 1, 4, :3] = np.nan
     run = Executor(vdla_artifact, device="sim")

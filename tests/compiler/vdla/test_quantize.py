@@ -1,4 +1,4 @@
-"""Placement and int8 quantization for the accelerator (vdla.compiler.graph.passes.quantize_vdla):
+"""Placement and int8 quantization for the accelerator (vdla.compiler.vdla):
 every node is placed with a reason for the CPU, the tensors to calibrate are the accelerator's,
 an accelerator node without a range is demoted naming the tensor, exits keep their full range,
 and the quantized graph (checked by the reference interpreter) stays close to the float one."""
@@ -9,12 +9,12 @@ from onnx import helper
 from vdla.compiler.frontend import import_onnx
 from vdla.compiler.graph import optimize, run_reference
 from vdla.compiler.graph.passes.calibrate import calibrate, evaluate_all
-from vdla.compiler.graph.passes.quantize_vdla import (CPU_MACS_PER_S, DEFAULT_BOARD_CPU, board_cpu_rate,
-                                                      demote_unranged, place_nodes, quantize_vdla,
-                                                      tensors_to_calibrate, unclipped_at_exits)
+from vdla.compiler.vdla import place_nodes, quantize_vdla
+from vdla.compiler.vdla.placement import CPU_MACS_PER_S, DEFAULT_BOARD_CPU, board_cpu_rate
+from vdla.compiler.vdla.ranges import demote_unranged, tensors_to_calibrate, unclipped_at_exits
 from vdla.hw import load_config
 
-from ..onnx_graphs import const, onnx_model, tensor
+from ..graph.onnx_graphs import const, onnx_model, tensor
 
 
 def test_board_cpu_rate_reads_any_spelling_of_the_board_triple():
@@ -115,7 +115,7 @@ def test_a_conv_whose_requantization_the_alu_cannot_shift_goes_to_the_cpu(rng):
     millions of weight steps, past the ALU's 31-bit shifts. quantize_vdla names it; the compile
     places it on the CPU with that reason instead of failing, and the result stays right."""
     from vdla.compiler.compile_model import compile_model
-    from vdla.compiler.graph.passes.quantize_vdla import Unquantizable
+    from vdla.compiler.vdla.requant import Unquantizable
     from vdla.driver.executor import Executor
     n = helper.make_node
     m = onnx_model([n("Conv", ["x", "w", "b"], ["y"], name="faint", pads=[1, 1, 1, 1])], [tensor("x", (1, 16, 8, 8))],

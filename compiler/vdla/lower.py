@@ -1,5 +1,5 @@
 """Graph -> VDLA kernels: every accelerator node of a quantized graph (quantize_vdla) is
-compiled into a KernelProgram by the VDLA backend. Nodes with the same operator, shapes and
+compiled into a KernelProgram by its op's record (registry). Nodes with the same operator, shapes and
 epilogue share one program (ResNet repeats its blocks).
 
 Each kernel is compiled with its default schedule and with the same tiles on one virtual
@@ -10,63 +10,32 @@ micro-op kernels, shorter DMA rows), which small layers do not earn back. With a
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from .graph.ir import Graph
+from vdla.hw.errors import CompileError
 
-KERNEL_OPS = ("VdlaConv", "VdlaDense", "VdlaPool", "VdlaAdd")
+from ..graph.ir import Graph
+from .op import KernelSpec
+from .registry import OPS, op_named
+
 NO_TILING = "no VDLA tiling fits"            # how the placement reason of an untileable node begins
-TUNABLE_OPS = ("VdlaConv", "VdlaDense")     # the ops whose schedules vdla tune searches
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """What an accelerator node compiles: its op (one of KERNEL_OPS), layer and epilogue."""
-    op: str
-    layer: object
-    ep: object
 
 
 def kernel_spec(graph: Graph, node) -> KernelSpec:
-    from .topi import vdla as V
-    a = node.attrs
-    ep = V.Epilogue(**a["epilogue"])
-    if node.op == "VdlaConv":
-        return KernelSpec(node.op, V.ConvLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"]))), ep)
-    if node.op == "VdlaDense":
-        return KernelSpec(node.op, V.DenseLayer(**a["layer"]), ep)
-    if node.op == "VdlaPool":
-        return KernelSpec(node.op, V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"]))), ep)
-    t = graph.types[node.inputs[0]].shape
-    return KernelSpec(node.op, V.AddLayer(t[0], t[1], t[2], t[3], a.get("ma", 0), a.get("mb", 0),
-                                          a.get("per_channel", False), a.get("offset", False)), ep)
+    return OPS[node.op].spec(graph, node)
 
 
 def compile_kernel(config, spec: KernelSpec, knobs=None, name: str = "kernel", vta_compat: bool = False):
     """-> (KernelProgram, knobs): `spec` compiled with `knobs` (None: the default schedule)."""
-    from .topi import vdla as V
-    compile_ = {"VdlaConv": V.compile_conv2d, "VdlaDense": V.compile_dense, "VdlaPool": V.compile_pool2d,
-                "VdlaAdd": V.compile_add}[spec.op]
-    return compile_(config, spec.layer, spec.ep, knobs, name=name, vta_compat=vta_compat)
+    return OPS[spec.op].compile(config, spec, knobs, name, vta_compat)
 
 
 def tiling_problem(config, spec: KernelSpec, vta_compat: bool = False) -> str | None:
     """None when `spec` has a default schedule on `config`, else why no tiling fits (the
     constraint: an SRAM too small for the smallest tile, the accumulator hazard rule, ...)."""
-    from .topi import vdla as V
-    if spec.op == "VdlaConv":
-        return V.conv_tiling_problem(config, spec.layer, spec.ep)
-    if spec.op == "VdlaDense":
-        return V.dense_tiling_problem(config, spec.layer, spec.ep)
-    if spec.op == "VdlaPool":
-        return V.pool_tiling_problem(config, spec.layer, vta_compat)
-    try:
-        V.default_add_knobs(config, spec.layer, vta_compat)
-    except V.NoTilingError as exc:
-        return exc.reason
-    return None
+    return OPS[spec.op].tiling_problem(config, spec, vta_compat)
 
 
 def untileable_kernels(graph: Graph, config, vta_compat: bool = False) -> dict[str, str]:
@@ -75,7 +44,7 @@ def untileable_kernels(graph: Graph, config, vta_compat: bool = False) -> dict[s
     the compile failing (small SRAMs in a design-space sweep, a one-pixel one-block conv)."""
     found, seen = {}, {}
     for node in graph.nodes:
-        if node.op not in KERNEL_OPS:
+        if op_named(node.op) is None:
             continue
         spec = kernel_spec(graph, node)
         key = repr(spec)
@@ -88,14 +57,7 @@ def untileable_kernels(graph: Graph, config, vta_compat: bool = False) -> dict[s
 
 def default_knobs(config, spec: KernelSpec, vta_compat: bool = False):
     """The default schedule's knobs for `spec` on `config`."""
-    from .topi import vdla as V
-    if spec.op == "VdlaConv":
-        return V.default_conv_knobs(config, spec.layer, spec.ep)
-    if spec.op == "VdlaDense":
-        return V.default_dense_knobs(config, spec.layer, spec.ep)
-    if spec.op == "VdlaPool":
-        return V.default_pool_knobs(config, spec.layer, vta_compat)
-    return V.default_add_knobs(config, spec.layer, vta_compat)
+    return OPS[spec.op].default_knobs(config, spec, vta_compat)
 
 
 def default_variants(knobs) -> list:
@@ -107,8 +69,7 @@ def default_variants(knobs) -> list:
 def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=None) -> tuple[dict, list, list]:
     """-> ({node name: {"program": index, "args": tensor names}}, [program documents], [the same
     programs with one virtual thread and the same tiles: what latency hiding buys, for profiles]).
-    vta_compat: kernels in the compiler's VTA mode (topi.vdla.vta_mode); the weight blocks its
-    pooling and Add kernels read are added to the graph's constants.
+    vta_compat: kernels in the compiler's VTA mode (topi.vdla.vta_mode).
     tuning: a tuning log (vdla.compiler.tune.TuningLog); a kernel with a record for this
     hardware takes the record's knobs as they are (they were measured against both of the
     default's variants); graph.meta["vdla_tuning"] counts the kernels that did and did not."""
@@ -116,7 +77,8 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=
     failed, unfit = {}, {}         # kernel key -> why it does not fit; node -> why
     usage = {"tuned": 0, "default": 0, "tunable": 0}
     for node in graph.nodes:
-        if node.op not in KERNEL_OPS:
+        op = op_named(node.op)
+        if op is None:
             continue
         a = node.attrs
         key = json.dumps([node.op, a.get("layer"), a["epilogue"], a.get("ma"), a.get("mb"),
@@ -126,7 +88,7 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=
             continue
         if key not in index:
             spec = kernel_spec(graph, node)
-            name = f"v{len(programs)}_{node.op[4:].lower()}"
+            name = f"v{len(programs)}_{op.stem}"
             record = tuning.lookup(config, spec, vta_compat) if tuning is not None else None
             if record is not None:
                 prog, knobs = _compile_recorded(config, spec, record, name, vta_compat, node)
@@ -138,7 +100,7 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=
                 except KernelDoesNotFit as why:
                     failed[key] = unfit[node.name] = why.reason
                     continue
-            if node.op in TUNABLE_OPS:
+            if op.tuning is not None:
                 usage["tunable"] += 1
                 usage["tuned" if record is not None else "default"] += 1
             index[key] = len(programs)
@@ -146,7 +108,7 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=
             single.append(one.to_dict())
             if log:
                 log(f"compiled {prog.name} for {node.name}" + (" (tuned)" if record is not None else ""))
-        args = _vta_args(graph, node, config) if vta_compat else [n for n in node.inputs if n]
+        args = op.kernel_args(node, vta_compat)
         steps[node.name] = {"program": index[key], "args": args + list(node.outputs)}
     if unfit:
         raise KernelsDoNotFit(unfit)
@@ -155,7 +117,7 @@ def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=
     return steps, programs, single
 
 
-class KernelDoesNotFit(ValueError):
+class KernelDoesNotFit(CompileError, ValueError):
     """No default schedule of a kernel compiles and runs on this hardware config (a token queue
     of depth 1, an accumulator hazard distance the micro-op order cannot keep)."""
 
@@ -164,7 +126,7 @@ class KernelDoesNotFit(ValueError):
         self.reason = reason
 
 
-class KernelsDoNotFit(ValueError):
+class KernelsDoNotFit(CompileError, ValueError):
     """The accelerator nodes whose kernels do not fit: {node: reason}; the compile puts them on
     the CPU with their reasons and lowers again."""
 
@@ -179,7 +141,7 @@ def _default_programs(config, spec: KernelSpec, name: str, vta_compat: bool):
     the other; neither: KernelDoesNotFit."""
     from vdla.simulator.errors import SimulatorError
 
-    from .codegen.vdla.errors import VdlaLoweringError
+    from ..codegen.vdla.errors import VdlaLoweringError
     failures = (VdlaLoweringError, SimulatorError)
     variants = default_variants(default_knobs(config, spec, vta_compat))
     programs = []
@@ -201,33 +163,6 @@ def _compile_recorded(config, spec: KernelSpec, record, name: str, vta_compat: b
         return compile_kernel(config, spec, record.knobs, name, vta_compat)
     except ValueError as exc:
         raise ValueError(f"{node.name}: the tuning record's schedule {record.knobs} does not compile: {exc}") from None
-
-
-def _vta_args(graph: Graph, node, config) -> list[str]:
-    """The inputs of a VTA-mode kernel: pooling and Add take the int8 weight blocks that carry
-    their factors on the GEMM core (vta_mode) in place of the node's int32 factor vectors."""
-    from .graph.ir import TensorType
-    from .topi import vdla as V
-    from .topi.vdla.pool import window_factor
-
-    def weight(suffix, array):
-        name = f"{node.name}.{suffix}"
-        graph.constants[name] = array
-        graph.types[name] = TensorType.of(array)
-        return name
-    a, L = node.attrs, config.block
-    if node.op == "VdlaPool":
-        layer = V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
-        factor = window_factor(layer, V.Epilogue(**a["epilogue"]), node.name)
-        return [node.inputs[0], weight("vta_window", V.scaled_identity(L, factor))]
-    if node.op == "VdlaAdd":
-        if a.get("per_channel"):
-            wa, wb = (V.diagonal_weight(graph.constants[n][:, 0, :].reshape(-1), L) for n in node.inputs[2:4])
-        else:
-            wa, wb = V.scaled_identity(L, a.get("ma", 0)), V.scaled_identity(L, a.get("mb", 0))
-        offset = node.inputs[4:5] if a.get("offset") else []
-        return [*node.inputs[:2], weight("vta_wa", wa), weight("vta_wb", wb), *offset]
-    return [n for n in node.inputs if n]
 
 
 def _cycles(config, program) -> int:

@@ -1,10 +1,11 @@
 """The limits of the CUDA GPUs vdla compiles for (compute capability 7.0 and later).
 
 The compiler's GPU checks (thread-block shape, shared-memory budget, launch grid) and the deploy
-runtime's GPU device read these; nothing else restates them. Values are the CUDA programming
-guide's "technical specifications per compute capability", equal for every architecture from
-sm_70 to sm_90 where a kernel uses only statically allocated shared memory (the 48 KiB a block
-gets without opting into the larger dynamic carve-out).
+runtime's GPU device read these; nothing else restates them. They sit in the driver, the lowest
+package both may import (vdla.hw is the FPGA accelerator's contract, not a GPU's). Values are the
+CUDA programming guide's "technical specifications per compute capability", equal for every
+architecture from sm_70 to sm_90 where a kernel uses only statically allocated shared memory (the
+48 KiB a block gets without opting into the larger dynamic carve-out).
 """
 from __future__ import annotations
 

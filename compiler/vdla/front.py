@@ -1,0 +1,62 @@
+"""The front half of the VDLA pipeline, from an ONNX model to the quantized graph whose
+accelerator nodes lowering compiles: import -> float graph passes -> placement ->
+calibration -> int8 quantization of the accelerator part."""
+from __future__ import annotations
+
+import copy
+
+from ..frontend import import_onnx
+from ..graph import optimize
+from ..graph.passes.calibrate import calibrate
+from ..graph.passes.qdq import has_qdq, strip_qdq
+from ..target import check_triple
+from .lower import untileable_kernels
+from .placement import place_nodes
+from .quantize import quantize_vdla
+from .ranges import demote_unranged, tensors_to_calibrate, unclipped_at_exits
+from .requant import Unquantizable
+
+
+def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_shapes=None, constant_inputs=None,
+                      per_channel_activations=False, vta_compat=False, demoted: dict | None = None):
+    """The front half of the VDLA pipeline: import -> float graph passes -> placement ->
+    calibration -> int8 quantization of the accelerator part. -> (quantized graph, float
+    graph, placement, ranges). The accelerator nodes of the quantized graph are the kernels
+    lower_vdla compiles (and vdla tune tunes). `demoted`: {node: reason} of nodes to keep on the
+    CPU (ones whose kernel turned out not to compile on this hardware)."""
+    if host_triple:
+        check_triple(host_triple, "host triple")
+    graph = import_onnx(model, input_shapes=input_shapes, constant_inputs=constant_inputs)
+    qdq_ranges = {}
+    if has_qdq(graph):              # a quantized model brings its own ranges
+        graph, qdq_ranges = strip_qdq(graph)
+    graph = optimize(graph, stop_after="infer_types", fuse=False, layout=False)
+    if calibration is None and not qdq_ranges:
+        raise ValueError("a float model compiled for vdla needs calibration data: pass --calibrate CALIB.npz "
+                         "(one array per model input, named like the input, first axis = samples)")
+    if vta_compat and per_channel_activations:
+        raise ValueError("vta_compat requantizes with one shift per layer: it takes no per-channel activation scales")
+    untileable = dict(demoted or {})
+    place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
+    measured = {} if calibration is None else \
+        calibrate(graph, calibration, tensors_to_calibrate(graph, place), per_channel=per_channel_activations)
+    while True:
+        # a node no schedule fits (or whose requantization the ALU cannot express) goes to the
+        # CPU and the graph is placed again; that only shrinks the accelerator's part, so the
+        # first calibration covers every placement
+        stats = copy.deepcopy(measured)
+        if calibration is not None:
+            unclipped_at_exits(graph, place, stats)
+        stats.update(qdq_ranges)
+        demote_unranged(graph, place, stats)
+        try:
+            quantized = quantize_vdla(graph, place, stats, config, vta_compat=vta_compat)
+        except Unquantizable as why:
+            untileable[why.node] = why.reason
+            place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
+            continue
+        found = untileable_kernels(quantized, config, vta_compat)
+        if not found:
+            return quantized, graph, place, stats
+        untileable.update(found)
+        place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)

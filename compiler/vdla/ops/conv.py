@@ -1,0 +1,127 @@
+"""VdlaConv: ONNX Conv (2-d, dense or depthwise, with its ReLU/Clip) on the GEMM core.
+
+Placement offloads a convolution the ISA expresses (2-d, undilated, one stride for both axes,
+padding the DMA can add, weights known when compiling, group 1 or depthwise) unless the
+board's CPU would be faster: a layer with few input channels wastes most of each BLOCK-wide
+micro-op, so the estimate counts GEMM micro-ops with channels padded to BLOCK, at
+ACCEL_EFFICIENCY, against the board CPU's MAC rate."""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+
+from vdla.driver.host_ops.vdla import conv as semantics
+from vdla.driver.runtime.layout import pack_conv_weight
+
+from ...topi import vdla as V
+from ..op import KernelSpec, Tunable, VdlaOp
+from ..quantizer import GemmForm, quantize_gemm
+
+ACCEL_EFFICIENCY = 0.8        # GEMM utilization the estimate assumes for the accelerator
+
+
+def macs(graph, node) -> int:
+    y = graph.types[node.outputs[0]]
+    w = graph.types[node.inputs[1]]
+    return int(np.prod(y.shape)) * int(np.prod(w.shape[1:]))
+
+
+def accel_seconds(graph, node, config) -> float:
+    """GEMM cycles at ACCEL_EFFICIENCY with channels padded to BLOCK, at the config's clock."""
+    x, y, w = (graph.types[node.inputs[0]], graph.types[node.outputs[0]], graph.types[node.inputs[1]])
+    L = config.block
+    ceil = lambda c: -(-c // L)           # noqa: E731
+    depthwise = node.attrs.get("group", 1) > 1
+    per = 1 if depthwise else ceil(x.shape[1])
+    uops = ceil(y.shape[0] / config.batch) * ceil(y.shape[1]) * y.shape[2] * y.shape[3] * per * w.shape[2] * w.shape[3]
+    return uops / ACCEL_EFFICIENCY / (config.clock_mhz * 1e6)
+
+
+def _isa_problem(graph, node, config) -> str | None:
+    a = node.attrs
+    x = graph.types[node.inputs[0]]
+    w = graph.types[node.inputs[1]]
+    if len(x.shape) != 4:
+        return f"{len(x.shape) - 2}-d convolution: the accelerator's convolutions are 2-d"
+    if node.inputs[1] not in graph.constants or (len(node.inputs) > 2 and node.inputs[2]
+                                                 and node.inputs[2] not in graph.constants):
+        return "weights computed at run time: the accelerator's weights are quantized when compiling"
+    if any(d != 1 for d in a.get("dilations") or [1, 1]):
+        return f"dilation {a.get('dilations')}: the accelerator's convolutions are not dilated"
+    strides = a.get("strides") or [1, 1]
+    if strides[0] != strides[1]:
+        return f"strides {strides}: the accelerator's convolutions use one stride for both axes"
+    if max(a.get("pads") or [0]) > config.isa.max_pad:
+        return f"pads {a.get('pads')}: the DMA pads at most {config.isa.max_pad} elements"
+    group = a.get("group", 1)
+    if group != 1 and not (group == x.shape[1] == w.shape[0] and w.shape[1] == 1):
+        return f"group={group}: grouped convolutions other than depthwise are not offloaded"
+    return None
+
+
+def problem(graph, node, ctx) -> str | None:
+    why = _isa_problem(graph, node, ctx.config)
+    if why:
+        return why
+    accel, cpu = accel_seconds(graph, node, ctx.config), macs(graph, node) / ctx.cpu_rate
+    if accel > cpu:
+        return (f"{graph.types[node.inputs[0]].shape[1]} input channels: cheaper on the CPU "
+                f"(~{accel * 1e3:.2f} ms on the accelerator, ~{cpu * 1e3:.2f} ms on {ctx.board_cpu})")
+    return None
+
+
+def _layer(q, node, xq, w):
+    g, cfg, a = q.g, q.config, node.attrs
+    xt, yt = g.types[node.inputs[0]], g.types[node.outputs[0]]
+    L = cfg.block
+    return V.ConvLayer(-(-xt.shape[0] // cfg.batch), -(-xt.shape[1] // L), xt.shape[2], xt.shape[3],
+                       -(-yt.shape[1] // L), w.shape[2], w.shape[3], (a.get("strides") or [1, 1])[0],
+                       tuple(a.get("pads") or (0, 0, 0, 0)), _depthwise(node), pad_value=q.zp.get(xq, 0))
+
+
+def _depthwise(node) -> bool:
+    return node.attrs.get("group", 1) > 1
+
+
+GEMM_FORM = GemmForm(
+    input_axis=lambda node: 0 if _depthwise(node) else 1,
+    layer=_layer,
+    layer_doc=lambda layer: {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(layer).items()},
+    out_shape=lambda layer, cfg: (layer.n, layer.o, layer.out_h, layer.out_w, cfg.batch, cfg.block),
+    pack_weight=lambda node, w_q, L: V.pack_depthwise_weight(w_q, L) if _depthwise(node) else pack_conv_weight(w_q, L))
+
+
+def spec(graph, node) -> KernelSpec:
+    a = node.attrs
+    return KernelSpec(OP.name, V.ConvLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"]))), V.Epilogue(**a["epilogue"]))
+
+
+def probe_shapes(config, lay):
+    """(x, w, out, per-channel vector) shapes and the products summed per output."""
+    B, L = config.batch, config.block
+    w = (lay.c, lay.kh, lay.kw, L, L) if lay.depthwise else (lay.o, lay.c, lay.kh, lay.kw, L, L)
+    taps = lay.kh * lay.kw * (1 if lay.depthwise else lay.c * L)
+    return (lay.n, lay.c, lay.h, lay.w, B, L), w, (lay.n, lay.o, lay.out_h, lay.out_w, B, L), (lay.o, B, L), taps
+
+
+def describe(lay: dict, config) -> str:
+    dw = " depthwise" if lay["depthwise"] else ""
+    return (f"conv{dw} {lay['c'] * config.block}->{lay['o'] * config.block} {lay['kh']}x{lay['kw']}/{lay['stride']} "
+            f"{lay['h']}x{lay['w']}")
+
+
+OP = VdlaOp(
+    semantics=semantics.SEMANTICS,
+    sources=("Conv",),
+    problem=problem,
+    macs=macs,
+    fuses_activation=True,
+    quantize=lambda q, node, act: quantize_gemm(q, OP, node, act, GEMM_FORM),
+    spec=spec,
+    compile=lambda config, s, knobs, name, vta: V.compile_conv2d(config, s.layer, s.ep, knobs, name=name, vta_compat=vta),
+    tiling_problem=lambda config, s, vta: V.conv_tiling_problem(config, s.layer, s.ep),
+    default_knobs=lambda config, s, vta: V.default_conv_knobs(config, s.layer, s.ep),
+    tuning=Tunable(record_op="conv2d", layer_type=V.ConvLayer, knobs_type=V.ConvKnobs,
+                   knob_space=V.conv_knob_space, cost=V.conv_cost, steps=V.conv_steps,
+                   default_knobs=V.default_conv_knobs, probe_shapes=probe_shapes, describe=describe))

@@ -1,0 +1,85 @@
+"""VdlaPool: ONNX MaxPool and GlobalAveragePool on the tensor ALU (a chain of MAX or ADD
+stages over the window; the average as a fixed-point multiply and shift of the sum).
+
+VTA mode: VTA's DMA pads with zeros only, so a padded max pooling is offloaded only when its
+input is non-negative (zero padding never wins there), and the window goes through the GEMM
+core with the weight block mul * I, which carries the averaging factor (VTA has no ALU MUL)."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+
+from vdla.driver.host_ops.vdla import pool as semantics
+from vdla.hw.alu_ops import IMM_MAX
+
+from ...codegen.vdla import VtaCompatError
+from ...topi import vdla as V
+from ...topi.vdla.pool import window_factor
+from ..op import KernelSpec, VdlaOp
+
+
+def problem(graph, node, ctx) -> str | None:
+    if node.op == "GlobalAveragePool":
+        return "GlobalAveragePool of a non-image tensor" if len(graph.types[node.inputs[0]].shape) != 4 else None
+    a = node.attrs
+    if any(d != 1 for d in a.get("dilations") or [1, 1]) or a.get("ceil_mode", 0) \
+            or len(node.outputs) > 1 and node.outputs[1]:
+        return "MaxPool with dilation, ceil_mode or indices"
+    if (a.get("strides") or [1, 1])[0] != (a.get("strides") or [1, 1])[1]:
+        return "MaxPool with two different strides"
+    if ctx.vta_compat and any(a.get("pads") or [0]) and node.inputs[0] not in ctx.nonneg:
+        return "MaxPool with padding of a tensor that may be negative: VTA's DMA pads with zeros only"
+    return None
+
+
+def quantize(q, node, act):
+    xq, s_x = q.packed_input(node.inputs[0])
+    xt = q.g.types[xq]
+    if node.op == "MaxPool":
+        a = node.attrs
+        pads = tuple(a.get("pads") or (0, 0, 0, 0))
+        # VTA mode offloads a padded max pooling only of a non-negative input (placement):
+        # zero padding never wins there either
+        layer = V.PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], *a["kernel_shape"],
+                            (a.get("strides") or [1, 1])[0], pads, "max", 0 if q.vta_compat and any(pads) else None)
+        ep = V.Epilogue(lo=None, hi=None)           # the max of int8 values is an int8 value
+    else:
+        hw = xt.shape[2] * xt.shape[3]
+        layer = V.PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], xt.shape[2], xt.shape[3],
+                            1, (0, 0, 0, 0), "sum")
+        # sum * round(2^shift / (H*W)) >> shift, same scale, with the factor inside the ALU's
+        # 16-bit immediate (a 1x1 window: 2^14 >> 14, not 2^15); VTA mode keeps it int8
+        largest = 127 if q.vta_compat else IMM_MAX
+        shift = min(15, int(math.floor(math.log2(largest * hw))))
+        ep = V.Epilogue(mul=max(1, int(round((1 << shift) / hw))), shift=shift, round=True)
+    inputs = [xq]
+    if q.vta_compat:
+        try:       # the window's factor as a weight block for the GEMM core
+            inputs.append(q.const(f"{node.name}.vta_window",
+                                  V.scaled_identity(q.config.block, window_factor(layer, ep, node.name)), True))
+        except VtaCompatError:
+            pass   # no int8 factor: the kernel does not compile, and the node goes to the CPU
+    # max and mean commute with the code shift: the output keeps the input's zero point
+    out = q.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, q.config.batch, q.config.block),
+                   s_x, q.zp.get(xq, 0))
+    layer_doc = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(layer).items()}
+    q.emit(OP, node, inputs, out, {"layer": layer_doc, "epilogue": asdict(ep)})
+
+
+def spec(graph, node) -> KernelSpec:
+    a = node.attrs
+    return KernelSpec(OP.name, V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"]))), V.Epilogue(**a["epilogue"]))
+
+
+OP = VdlaOp(
+    semantics=semantics.SEMANTICS,
+    sources=("MaxPool", "GlobalAveragePool"),
+    problem=problem,
+    keeps_sign=True,
+    scales_output=False,
+    quantize=quantize,
+    spec=spec,
+    compile=lambda config, s, knobs, name, vta: V.compile_pool2d(config, s.layer, s.ep, knobs, name=name,
+                                                                   vta_compat=vta),
+    tiling_problem=lambda config, s, vta: V.pool_tiling_problem(config, s.layer, vta),
+    default_knobs=lambda config, s, vta: V.default_pool_knobs(config, s.layer, vta))

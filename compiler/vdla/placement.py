@@ -1,0 +1,106 @@
+"""Placement: every node of a float graph goes to "vdla" or "cpu", and every CPU node gets its
+reason. A node is offered to the accelerator op that takes its ONNX op (registry); the op's
+record says whether the ISA can express it and whether the board's CPU would be faster. Around
+them, placement fuses a ReLU/Clip into its producer, keeps views of the packed layouts
+((N, C, 1, 1) -> (N, C)) and ReLUs of non-negative tensors on the accelerator, and names
+why everything else stays on the CPU."""
+from __future__ import annotations
+
+from vdla.driver.machine import same_machine
+
+from ..graph.ir import Graph
+from .op import PlaceContext
+from .registry import op_for_source
+
+# Nominal int8 multiply-accumulates per second of the CPUs a VDLA board carries, for the
+# placement estimate (a Cortex-A9 with NEON about 1 G, a Cortex-A53 about 4 G).
+CPU_MACS_PER_S = {"armv7a-linux-gnueabihf": 1.0e9, "aarch64-linux-gnu": 4.0e9}
+DEFAULT_BOARD_CPU = "armv7a-linux-gnueabihf"
+
+# functions the tensor ALU (MIN, MAX, ADD, SHR, MUL on integers) cannot compute
+_NO_ALU = {"Softmax", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "HardSigmoid", "HardSwish",
+           "LeakyRelu", "Div", "Pow", "ReduceMean"}
+
+
+def board_cpu_rate(triple: str) -> float:
+    """The board CPU's MAC rate for any spelling of its triple (aarch64-linux-gnu is the
+    aarch64-unknown-linux-gnu that a board's llvmlite reports); an unknown CPU counts as the
+    slowest board's."""
+    rate = next((r for t, r in CPU_MACS_PER_S.items() if same_machine(t, triple)), None)
+    return CPU_MACS_PER_S[DEFAULT_BOARD_CPU] if rate is None else rate
+
+
+def fused_activation(graph, node, consumers):
+    """The Relu / Clip(min >= 0) that alone consumes `node`'s output, or None."""
+    users = consumers.get(node.outputs[0], [])
+    if len(users) != 1 or node.outputs[0] in graph.outputs:
+        return None
+    act = users[0]
+    if act.op == "Relu" or (act.op == "Clip" and act.attrs.get("min") is not None and act.attrs["min"] >= 0):
+        return act
+    return None
+
+
+def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: bool = False,
+                untileable: dict[str, str] | None = None) -> dict[str, dict]:
+    """{node name: {"device": "vdla" | "cpu", "reason": str, "macs": int, "fused_into": name?}}.
+    untileable: {node name: reason} of nodes to keep on the CPU (no VDLA schedule fits them,
+    or their requantization is beyond the ALU): they and their fused activations go there."""
+    consumers = graph.consumers()
+    board = board_cpu or DEFAULT_BOARD_CPU
+    cpu_rate = board_cpu_rate(board)
+    place: dict[str, dict] = {}
+    nonneg: set[str] = set()          # tensors known to be >= 0 (ReLU outputs)
+    producer = {out: node for node in graph.nodes for out in node.outputs}
+
+    def cpu(node, why, macs=0):
+        place[node.name] = {"device": "cpu", "reason": why, "macs": macs}
+
+    def vdla(node, macs=0, act=None):
+        place[node.name] = {"device": "vdla", "reason": "", "macs": macs}
+        if act is not None:
+            place[act.name] = {"device": "vdla", "reason": "", "macs": 0, "fused_into": node.name}
+            nonneg.add(act.outputs[0])
+
+    def keep_sign(node):
+        if node.inputs[0] in nonneg:
+            nonneg.add(node.outputs[0])
+
+    for node in graph.nodes:
+        if node.name in place:
+            continue
+        op = op_for_source(node.op)
+        if node.name in (untileable or {}):
+            cpu(node, untileable[node.name], op.macs(graph, node) if op else 0)
+            act = fused_activation(graph, node, consumers) if op is not None and op.fuses_activation else None
+            if act is not None:
+                cpu(act, f"its producer {node.name} runs on the CPU")
+            continue
+        if op is not None:
+            macs = op.macs(graph, node)
+            problem = op.problem(graph, node, PlaceContext(config, vta_compat, nonneg, cpu_rate, board))
+            if problem:
+                cpu(node, problem, macs)
+                continue
+            vdla(node, macs, fused_activation(graph, node, consumers) if op.fuses_activation else None)
+            if op.keeps_sign:
+                keep_sign(node)
+        elif node.op in ("Reshape", "Flatten"):
+            x, y = graph.types[node.inputs[0]], graph.types[node.outputs[0]]
+            src = producer.get(node.inputs[0])
+            on_vdla = src is not None and place.get(src.name, {}).get("device") == "vdla"
+            if on_vdla and len(x.shape) == 4 and x.shape[2:] == (1, 1) and y.shape == x.shape[:2]:
+                vdla(node)       # (N, C, 1, 1) -> (N, C): the same bytes in the packed layouts
+                keep_sign(node)
+            else:
+                cpu(node, "reshape outside the accelerator's layouts")
+        elif node.op in ("Relu", "Clip") and node.inputs[0] in nonneg and node.attrs.get("min", 0) == 0:
+            vdla(node)           # the accelerator's tensor is already >= 0: nothing left to do
+            nonneg.add(node.outputs[0])
+        elif node.op in ("Relu", "Clip"):
+            cpu(node, f"{node.op} not after a convolution, Gemm or Add: nothing to fuse it into")
+        elif node.op in _NO_ALU:
+            cpu(node, f"{node.op}: no ALU equivalent")
+        else:
+            cpu(node, f"{node.op}: not offloaded (runs on the CPU)")
+    return place

@@ -1,0 +1,159 @@
+"""The int8 graph being built by quantization (quantize.py): each float tensor's packed int8
+twin with its scale and zero point, the quantize/dequantize nodes at the accelerator's edges,
+and the quantization shared by the GEMM-core ops (quantize_gemm), which the op records call."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from vdla.driver.host_ops.vdla.boundary import DEQUANTIZE, QUANTIZE
+
+from ..graph.ir import Graph, Node, TensorType
+from ..topi.vdla import pack_bias
+from .requant import (accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step, requant_multiply,
+                      requant_shift, weight_step)
+
+
+class Quantizer:
+    """The int8 graph being built: the nodes so far, and each float tensor's packed int8
+    twin with its scale and zero point. The op records' quantize functions call it."""
+
+    def __init__(self, graph: Graph, config, place, stats, vta_compat: bool = False):
+        self.g, self.config, self.place, self.stats = graph, config, place, stats
+        self.vta_compat = vta_compat
+        self.nodes: list[Node] = []
+        self.packed: dict[str, tuple[str, float]] = {}   # fp32 tensor -> (packed name, scale)
+        self.zp: dict[str, int] = {}                         # packed name -> zero point (0 or -128)
+        self.materialized = set(graph.inputs) | set(graph.constants)
+        self.count = 0
+
+    def fresh(self, stem):
+        self.count += 1
+        return f"{stem}.{self.count}"
+
+    def const(self, stem, array, exact_name: bool = False):
+        """A new constant named stem.N (exact_name: named `stem` itself)."""
+        name = stem if exact_name else self.fresh(stem)
+        self.g.constants[name] = np.ascontiguousarray(array)
+        self.g.types[name] = TensorType.of(self.g.constants[name])
+        return name
+
+    def add(self, node: Node, types: dict[str, TensorType]):
+        self.g.types.update(types)
+        self.nodes.append(node)
+
+    def emit(self, op, node, inputs, out, attrs, act=None):
+        """The int8 node of accelerator op `op` standing for float `node` (and its fused `act`)."""
+        self.nodes.append(Node(op.name, node.name, inputs, [out],
+                               {**attrs, "source_ops": [node.op] + ([act.op] if act else [])}))
+
+    def packed_input(self, tensor) -> tuple[str, float]:
+        if tensor in self.packed:
+            return self.packed[tensor]
+        cfg, t = self.config, self.g.types[tensor]
+        n, c = t.shape[:2]
+        scale = padded(channel_scale(self.stats, tensor, c), cfg.block)
+        name = f"{tensor}.q"
+        nb, cb = -(-n // cfg.batch), -(-c // cfg.block)
+        matrix = len(t.shape) == 2
+        shape = (nb, cb, cfg.batch, cfg.block) if matrix else (nb, cb, *t.shape[2:], cfg.batch, cfg.block)
+        self.add(Node(QUANTIZE.name, self.fresh(f"quantize_{tensor}"), [tensor], [name],
+                      {"scale": scale.tolist(), "batch": cfg.batch, "block": cfg.block, "matrix": matrix}),
+                 {name: TensorType(shape, "int8")})
+        self.packed[tensor] = (name, scale)
+        return name, scale
+
+    def float_input(self, tensor):
+        """The fp32 value of `tensor` for a CPU node: dequantized once if the accelerator made it."""
+        if tensor in self.materialized or tensor not in self.packed:
+            return tensor
+        q, scale = self.packed[tensor]
+        self.add(Node(DEQUANTIZE.name, self.fresh(f"dequantize_{tensor}"), [q], [tensor],
+                      {"scale": np.asarray(scale).tolist(), "shape": list(self.g.types[tensor].shape),
+                       "zero_point": self.zp.get(q, 0)}), {})
+        self.materialized.add(tensor)
+        return tensor
+
+    def output(self, tensor, shape, scale, zero_point=0):
+        name = f"{tensor}.q"
+        self.g.types[name] = TensorType(tuple(shape), "int8")
+        self.packed[tensor] = (name, scale)
+        self.zp[name] = zero_point
+        return name
+
+    def out_scale(self, tensor, channels, act):
+        """(scale per channel padded to blocks, zero point) of an output. A ReLU'd output is
+        non-negative: zero point -128 spreads [0, range] over all 256 codes (a scale of
+        range / 255, one bit finer than symmetric); its consumers subtract the zero point and
+        pad with it (LOAD pad_min)."""
+        s = channel_scale(self.stats, tensor, channels)
+        if act is not None and not self.vta_compat:
+            return padded(s * 127.0 / 255.0, self.config.block), -128
+        return padded(s, self.config.block), 0
+
+    def requant(self, s_w, s_y, bias_real, acc_peak, act, z_y):
+        """-> (epilogue, int32 bias, per-channel multipliers or None in VTA mode)."""
+        if self.vta_compat:
+            ep, bias_q = requant_shift(s_w, s_y, bias_real, act)
+            return ep, bias_q, None
+        return requant_multiply(s_w / s_y, bias_real, acc_peak, act, s_y, z_y)
+
+    def identity(self, node):
+        """A ReLU of a tensor that is already non-negative: the same int8 values."""
+        self.packed[node.outputs[0]] = self.packed_input(node.inputs[0])
+
+    def reshape(self, node):
+        """(N, C, 1, 1) -> (N, C): the same bytes in the packed layouts, a view."""
+        xq, s = self.packed_input(node.inputs[0])
+        xt = self.g.types[xq]
+        shape = (xt.shape[0], xt.shape[1], xt.shape[4], xt.shape[5])
+        out = self.output(node.outputs[0], shape, s, self.zp.get(xq, 0))
+        self.nodes.append(Node("Reshape", node.name, [xq], [out], {"shape": list(shape)}))
+
+
+@dataclass(frozen=True)
+class GemmForm:
+    """What tells the GEMM-core ops (convolutions, dense) apart in quantization: the axis of
+    the weights that meets the input's channels, the layer they compile, and how the int8
+    weights are packed (SPEC §7)."""
+    input_axis: Callable       # (node) -> the weights' axis of input channels
+    layer: Callable            # (quantizer, node, packed input name, weights) -> layer
+    layer_doc: Callable        # (layer) -> its JSON form in the node's attributes
+    out_shape: Callable        # (layer, config) -> the packed output's shape
+    pack_weight: Callable      # (node, int8 weights, block) -> packed weights
+
+
+def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
+    """A GEMM-core node and its fused activation -> op's int8 node: the input's per-channel
+    scales fold into the weights, the input's zero point into the bias, and the epilogue
+    requantizes to the output's scale (requant.py)."""
+    g, cfg = q.g, q.config
+    x = node.inputs[0]
+    y = (act or node).outputs[0]
+    xq, s_x = q.packed_input(x)
+    z_x = q.zp.get(xq, 0)
+    w = g.constants[node.inputs[1]].astype(np.float64)
+    b = g.constants[node.inputs[2]].astype(np.float64) if len(node.inputs) > 2 and node.inputs[2] \
+        else np.zeros(w.shape[0])
+    s_y_padded, z_y = q.out_scale(y, w.shape[0], act)
+    s_y = s_y_padded[:w.shape[0]]
+    # the input's per-channel scales fold into the weights: acc = sum(w * s_x[c] * x_q)
+    axis = form.input_axis(node)
+    w = w * s_x[:g.types[x].shape[1]].reshape([-1 if d == axis else 1 for d in range(w.ndim)])
+    s_w = power_of_two_step(w, s_y, node.name) if q.vta_compat else weight_step(w, s_y)
+    per_row = (-1,) + (1,) * (w.ndim - 1)
+    w_q = np.clip(np.rint(w / s_w.reshape(per_row)), -127, 127).astype(np.int8)
+    layer = form.layer(q, node, xq, w)
+    peak = channel_peak(q.stats, node.outputs[0], w.shape[0])   # before the activation
+    # sum(w * (q - z_x)) = sum(w * q) - z_x * sum(w): the input's zero point joins the bias
+    zp_term = -z_x * w_q.astype(np.int64).reshape(w_q.shape[0], -1).sum(axis=1)
+    ep, bias_q, mult = q.requant(s_w, s_y, b / s_w + zp_term, accumulator_peak(peak, s_w, w_q), act, z_y)
+    L = cfg.block
+    inputs = [xq, q.const(f"{node.name}.wq", form.pack_weight(node, w_q, L)),
+              q.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L))]
+    if mult is not None:
+        inputs.append(q.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L)))
+    out = q.output(y, form.out_shape(layer, cfg), s_y_padded, z_y)
+    q.emit(op, node, inputs, out, {"layer": form.layer_doc(layer), "epilogue": asdict(ep)}, act)

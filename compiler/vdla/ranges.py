@@ -1,0 +1,65 @@
+"""The quantization ranges the accelerator's part of a placement needs: which tensors to
+calibrate, the full range at the accelerator's exits, and the nodes that go back to the CPU
+for want of a range."""
+from __future__ import annotations
+
+from ..graph.ir import Graph
+from .registry import op_for_source
+
+
+def tensors_to_calibrate(graph: Graph, place: dict) -> set[str]:
+    """Every tensor an accelerator node reads or writes (its scale), and each conv's output
+    before its activation (the accumulator range that sizes the requantization)."""
+    out = set()
+    for node in graph.nodes:
+        if place.get(node.name, {}).get("device") != "vdla":
+            continue
+        out.update(n for n in node.inputs if n and n not in graph.constants)
+        out.update(n for n in node.outputs if n)
+    return out
+
+
+def unclipped_at_exits(graph: Graph, place: dict, stats: dict) -> None:
+    """Tensors that leave the accelerator (read by the CPU or a model output) take their full
+    calibrated range: inside the int8 region a clipped outlier is one value among many, but
+    at an exit (logits, say) clipping what calibration did not see costs the answer."""
+    device = {}
+    for node in graph.nodes:
+        for out in node.outputs:
+            device[out] = place.get(node.name, {}).get("device")
+    exits = set(graph.outputs)
+    for node in graph.nodes:
+        if place.get(node.name, {}).get("device") != "vdla":
+            exits.update(n for n in node.inputs if n)
+    for t in exits:
+        if device.get(t) == "vdla" and t in stats:
+            info = stats[t]
+            info.update(range=info["max"], method="max (exit)")
+            if "channel_range" in info:
+                info["channel_range"] = list(info["channel_max"])
+
+
+def demote_unranged(graph: Graph, place: dict, stats: dict) -> None:
+    """Accelerator nodes that read or write a tensor without a quantization range go to the
+    CPU (with their fused activation), until every accelerator tensor has one."""
+    changed = True
+    while changed:
+        changed = False
+        for node in graph.nodes:
+            info = place.get(node.name, {})
+            if info.get("device") != "vdla" or info.get("fused_into"):
+                continue
+            act = next((n for n, p in place.items() if p.get("fused_into") == node.name), None)
+            out = next(n for n in graph.nodes if n.name == act).outputs[0] if act else node.outputs[0]
+            needed = [n for n in node.inputs if n and n not in graph.constants]
+            op = op_for_source(node.op)
+            if op.scales_output if op is not None else node.op not in ("Reshape", "Flatten"):
+                needed.append(out)      # (pooling and views keep their input's scale)
+            missing = [t for t in needed if t not in stats]
+            if missing:
+                place[node.name] = {"device": "cpu", "macs": info["macs"],
+                                    "reason": f"no quantization range for {missing[0]} (the model quantizes no such "
+                                              "tensor); pass --calibrate to measure one"}
+                if act:
+                    place[act] = {"device": "cpu", "macs": 0, "reason": f"its producer {node.name} runs on the CPU"}
+                changed = True

@@ -1,0 +1,139 @@
+"""The int8 arithmetic of quantization for the accelerator: scales from calibrated ranges,
+fixed-point multipliers, weight steps, and the requantization epilogues (per-channel
+multiply and shifts; VTA mode's power-of-two shift), with the rounding folded into the bias."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vdla.hw.alu_ops import SHR_MAX
+from vdla.hw.errors import CompileError
+
+from ..codegen.vdla import VtaCompatError
+from ..topi.vdla import Epilogue
+
+
+def channel_scale(stats, tensor, channels: int) -> np.ndarray:
+    """One scale per channel (axis 1): the calibrated per-channel ranges / 127, or the tensor's
+    range for every channel where only that is known (a QDQ model's quantizers)."""
+    info = stats[tensor]
+    per = info.get("channel_range")
+    if per is not None and len(per) == channels:
+        per = np.asarray(per, np.float64)
+        # a channel that stayed (near) zero in calibration gets a sane scale, not a vanishing one
+        # that would swamp the fixed-point multipliers of the others
+        return np.maximum(per, max(0.01 * float(per.max()), 1e-12)) / 127.0
+    return np.full(channels, max(float(info["range"]), 1e-12) / 127.0)
+
+
+def channel_peak(stats, tensor, channels: int) -> np.ndarray | None:
+    info = stats.get(tensor)
+    if info is None:
+        return None
+    per = info.get("channel_max")
+    return np.asarray(per, np.float64) if per is not None and len(per) == channels else \
+        np.full(channels, float(info["max"]))
+
+
+def fixed_point(m, limit_bits=15, max_shift=31):
+    """The largest shift S with max(m) * 2^S < 2^limit_bits; -> (S, integer multipliers)."""
+    top = float(np.max(m)) if np.size(m) else 1.0
+    s = max_shift if top <= 0 else min(max_shift, int(math.floor(math.log2(((1 << limit_bits) - 1) / top))))
+    s = max(s, 0)
+    return s, np.rint(np.asarray(m) * (1 << s)).astype(np.int64)
+
+
+def worst_acc(w_q) -> float:
+    """The largest accumulator any int8 input can produce (no range known for the output)."""
+    return 128.0 * float(np.abs(w_q.astype(np.int64)).reshape(w_q.shape[0], -1).sum(axis=1).max())
+
+
+def accumulator_peak(peak, s_w, w_q) -> float:
+    """The largest accumulator magnitude, in accumulator units: the output's measured peak over
+    the weight step, or the worst case the weights allow."""
+    return float((np.asarray(peak) / s_w).max()) if peak is not None else worst_acc(w_q)
+
+
+def weight_step(w, s_y) -> np.ndarray:
+    """Per output channel, the step of its int8 weights. A channel whose weights are all zero
+    (dead, or reading input channels that were never nonzero in calibration) accumulates nothing
+    but its bias; its step is the output's, so that bias stays a few hundred accumulator units
+    instead of overflowing int32 as it would in steps of the 1e-12 floor."""
+    top = np.abs(w).reshape(w.shape[0], -1).max(axis=1)
+    return np.where(top > 0, np.maximum(top, 1e-12) / 127.0, np.asarray(s_y, np.float64))
+
+
+def requant_multiply(m, bias_real, acc_peak, act, s_y, z_y=0):
+    """Per-channel requantization: acc + bias >> p, * M[o], >> S, clip. p keeps |acc| >> p
+    below 2^16 so that the product with a 15-bit M fits int32; both shifts round to nearest
+    through the bias: 2^(p-1) + 2^(p+S-1) / M[o] accumulator units."""
+    p = max(0, int(math.ceil(math.log2(max(acc_peak, 1.0) * 2))) - 16)
+    shift, mult = fixed_point(np.asarray(m) * (1 << p), 15, 31 - p)
+    mult = np.maximum(mult, 0)
+    # round both shifts to nearest (half a step of the pre-shift, half an output step) and add
+    # the output's zero point, all as accumulator units in the bias
+    steps = (2.0 ** (p + shift)) / np.maximum(mult, 1)
+    rounding = np.where(mult > 0, steps * (0.5 + z_y), 0.0) + (2.0 ** (p - 1) if p else 0.0)
+    bias_q = np.clip(np.rint(bias_real + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
+    lo, hi = -128, 127
+    if act is not None:
+        lo = z_y                                   # the code of a real zero
+        if act.op == "Clip" and act.attrs.get("max") is not None:
+            hi = int(min(127, np.min(np.rint(act.attrs["max"] / np.asarray(s_y))) + z_y))
+    if p > SHR_MAX:
+        raise ShiftRange(f"its accumulator peaks at {acc_peak:.3g} weight steps, which needs a pre-shift of {p}; "
+                          f"the ALU shifts by 0..{SHR_MAX} (a bias that dwarfs the weights' products)")
+    ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, lo=lo, hi=hi)
+    return ep, bias_q.astype(np.int32), mult.astype(np.int32)
+
+
+def power_of_two_step(w, s_y, name: str) -> np.ndarray:
+    """VTA mode: the weight scale (one per tensor, per output channel for the callers) that
+    is the output's scale over a power of two, 2^-k, as fine as int8 weights allow; the
+    requantization is then a shift by k. Needs one output scale for every channel."""
+    s_y = np.asarray(s_y, np.float64)
+    if not np.allclose(s_y, s_y[0]):
+        raise VtaCompatError(f"{name}: its output has one scale per channel; VTA mode requantizes with one shift, "
+                             "so compile without per-channel activation scales")
+    top = max(float(np.abs(w).max()), 1e-30)
+    k = min(31, int(math.floor(math.log2(127.0 * s_y[0] / top))))
+    if k < 0:
+        raise VtaCompatError(f"{name}: a single weight times the largest input exceeds the output's range, so the "
+                             "weights would need a step coarser than the output's (a left shift), which VTA mode "
+                             "does not requantize with")
+    return np.full(w.shape[0], s_y[0] / (1 << k))
+
+
+def requant_shift(s_w, s_y, bias_real, act):
+    """VTA mode's requantization: acc + bias >> k with s_w = s_y / 2^k (_power_of_two_step);
+    the rounding (half an output step) and nothing else lives in the bias."""
+    k = int(round(math.log2(float(s_y[0] / s_w[0]))))
+    rounding = 2.0 ** (k - 1) if k else 0.0
+    bias_q = np.clip(np.rint(np.asarray(bias_real) + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
+    lo, hi = -128, 127
+    if act is not None:
+        lo = 0
+        if act.op == "Clip" and act.attrs.get("max") is not None:
+            hi = int(min(127, np.min(np.rint(act.attrs["max"] / np.asarray(s_y)))))
+    return Epilogue(bias=True, shift=k, lo=lo, hi=hi), bias_q.astype(np.int32)
+
+
+def padded(scale, block: int) -> np.ndarray:
+    """A per-channel scale vector padded with ones to a whole number of channel blocks."""
+    scale = np.asarray(scale, np.float64)
+    return np.concatenate([scale, np.ones((-len(scale)) % block)])
+
+
+class ShiftRange(ValueError):
+    # (never escapes: quantize.py turns it into Unquantizable, naming the node)
+    """A requantization shift past the ALU's (raised where the node is not known)."""
+
+
+class Unquantizable(CompileError, ValueError):
+    """An accelerator node whose requantization the ALU cannot express (a shift past its range:
+    an output dominated by a bias millions of weight steps wide); placement moves it to the CPU."""
+
+    def __init__(self, node: str, reason: str):
+        super().__init__(f"node {node!r}: {reason}")
+        self.node, self.reason = node, reason

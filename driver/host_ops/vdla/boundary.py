@@ -1,0 +1,73 @@
+"""VdlaQuantize and VdlaDequantize: the conversions where a tensor crosses between the CPU's fp32
+and the accelerator's packed int8 (SPEC §7)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import HostOpError
+from .packed import pack_act, unpack_act
+from .semantics import VdlaSemantics
+
+
+def _channel_scale(scale, x):
+    """A scalar scale, or one per channel (axis 1; a padded list is cut to the channels)."""
+    s = np.asarray(scale, np.float64)
+    if s.ndim == 0 or s.size == 1:
+        return s.reshape(())
+    s = s[:x.shape[1]]
+    return s.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+
+def nonfinite_values(x) -> str:
+    """How many NaN, inf and -inf values `x` holds, in words ("3 NaN values, 1 inf value")."""
+    counts = {"NaN": int(np.isnan(x).sum()), "inf": int(np.isposinf(x).sum()), "-inf": int(np.isneginf(x).sum())}
+    return ", ".join(f"{n} {what} value{'s' * (n > 1)}" for what, n in counts.items() if n)
+
+
+def _check_finite(x) -> None:
+    """A NaN cast to int8 is whatever the machine makes of it, and ±inf only saturates: either
+    way the accelerator computes a plausible-looking answer from no number at all, so the
+    quantization refuses them (the executor names the step, quantize_<tensor>)."""
+    bad = ~np.isfinite(x)
+    if not bad.any():
+        return
+    held = nonfinite_values(x)
+    first = [int(i) for i in np.argwhere(bad)[0]]
+    raise HostOpError(f"the tensor quantized for the accelerator holds {held} (of {x.size}, the first at "
+                      f"index {first}) where the accelerator takes int8: a non-finite number has no int8 value; "
+                      f"check the data fed to the model, or the CPU step that computed the tensor")
+
+
+def quantize_packed(x, scale, batch, block):
+    """fp32 NCHW (or NC) -> int8 packed: round half to even, saturate (scale per channel or one)."""
+    x = np.asarray(x, np.float64)
+    _check_finite(x)
+    q = np.clip(np.rint(x / _channel_scale(scale, x)), -128, 127).astype(np.int8)
+    if q.ndim == 2:
+        q = q[:, :, None, None]
+    n, c = q.shape[:2]
+    nn_, cc = -(-n // batch) * batch, -(-c // block) * block
+    q = np.pad(q, ((0, nn_ - n), (0, cc - c), (0, 0), (0, 0)))
+    return pack_act(q, batch, block)
+
+
+def _quantize(inputs, attrs):
+    packed = quantize_packed(inputs[0], attrs["scale"], attrs["batch"], attrs["block"])
+    if attrs.get("matrix"):
+        packed = packed.reshape(packed.shape[0], packed.shape[1], packed.shape[4], packed.shape[5])
+    return [packed]
+
+
+def _dequantize(inputs, attrs):
+    q = inputs[0]
+    if q.ndim == 4:                                   # a matrix (M/B, K/L, B, L)
+        q = q.reshape(q.shape[0], q.shape[1], 1, 1, q.shape[2], q.shape[3])
+    shape = attrs["shape"]
+    x = unpack_act(q)[:shape[0], :shape[1]]
+    s = _channel_scale(attrs["scale"], x).astype(np.float32)
+    zp = attrs.get("zero_point", 0)
+    return [((x.astype(np.float32) - np.float32(zp)) * s).reshape(shape)]
+
+
+QUANTIZE = VdlaSemantics("VdlaQuantize", _quantize, kernel=False)
+DEQUANTIZE = VdlaSemantics("VdlaDequantize", _dequantize, kernel=False)

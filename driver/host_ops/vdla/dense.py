@@ -1,0 +1,25 @@
+"""VdlaDense: a matrix product of packed int8 rows with packed int8 weights on the GEMM core,
+with its ALU epilogue."""
+from __future__ import annotations
+
+import numpy as np
+
+from .packed import epilogue, extras
+from .semantics import VdlaSemantics
+
+
+def dense(inputs, attrs):
+    x, w = inputs[0], inputs[1]
+    ep = attrs["epilogue"]
+    mb, kb, batch, block = x.shape
+    a = x.transpose(0, 2, 1, 3).reshape(mb * batch, kb * block).astype(np.int64)
+    nb = w.shape[0]
+    bmat = w.transpose(0, 2, 1, 3).reshape(nb * block, kb * block).astype(np.int64)
+    bias, scale, residual = extras(inputs, ep)
+    if residual is not None:
+        residual = residual.transpose(0, 2, 1, 3).reshape(mb * batch, nb * block)
+    y = epilogue(a @ bmat.T, ep, bias, scale, residual)
+    return [np.ascontiguousarray(y.reshape(mb, batch, nb, block).transpose(0, 2, 1, 3))]
+
+
+SEMANTICS = VdlaSemantics("VdlaDense", dense)

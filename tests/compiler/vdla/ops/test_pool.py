@@ -1,0 +1,30 @@
+"""VdlaPool (vdla.compiler.vdla.ops.pool, with its semantics vdla.driver.host_ops.vdla.pool): max pooling and global average pooling on the
+accelerator's ALU, in both quantization modes; VTA mode keeps a padded max pooling of a tensor
+that may be negative on the CPU."""
+import pytest
+
+from vdla.compiler.frontend import import_onnx
+from vdla.compiler.graph import optimize
+from vdla.compiler.vdla import OPS, place_nodes
+from vdla.hw import load_config
+
+from .op_oracle import check_offloaded, model, node, weights
+from ...graph.onnx_graphs import const
+
+
+@pytest.mark.parametrize("vta_compat", [False, True])
+def test_conv_then_max_pool_then_global_average(rng, vta_compat):
+    nodes = [node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]), node("Relu", ["c"], ["r"], name="relu"),
+             node("MaxPool", ["r"], ["p"], name="maxpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             node("GlobalAveragePool", ["p"], ["y"], name="gap")]
+    m = model(nodes, (1, 16, 8, 8), (1, 32, 1, 1), [const("w", weights(rng, (32, 16, 3, 3)))])
+    check_offloaded(m, OPS["VdlaPool"].name, ["maxpool", "gap"], rng, vta_compat=vta_compat)
+
+
+def test_vta_mode_keeps_a_padded_max_pool_of_a_signed_tensor_on_the_cpu(rng):
+    m = model([node("MaxPool", ["x"], ["y"], name="maxpool", kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+              (1, 16, 8, 8), (1, 16, 8, 8), [])
+    g = optimize(import_onnx(m), stop_after="infer_types", fuse=False, layout=False)
+    assert place_nodes(g, load_config("pynq"))["maxpool"]["device"] == "vdla"
+    place = place_nodes(g, load_config("pynq"), vta_compat=True)["maxpool"]
+    assert place["device"] == "cpu" and "VTA's DMA pads with zeros only" in place["reason"]
