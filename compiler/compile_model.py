@@ -111,22 +111,15 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     from .graph.passes.memory_plan import plan_memory
     from .lower_graph import lower_graph
     from .target import Target
-    from .vdla import KernelsDoNotFit, lower_vdla, quantize_for_vdla
+    from .vdla import Kernels, lower_vdla, quantize_for_vdla
     from .vdla.registry import is_edge
     start = time.perf_counter()
     config = load_config(DEFAULT_PRESET if hw_config is None else hw_config)
-    demoted = {}
-    while True:         # a kernel that does not compile on this hardware: its node to the CPU, again
-        graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
-                                                             constant_inputs, per_channel_activations, vta_compat,
-                                                             demoted)
-        graph = plan_memory(graph)
-        try:
-            vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat,
-                                                             tuning=tuning)
-            break
-        except KernelsDoNotFit as why:
-            demoted.update(why.nodes)
+    kernels = Kernels(config, vta_compat, tuning)     # placement settles with them, lowering takes them
+    graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
+                                                         constant_inputs, per_channel_activations, vta_compat, kernels)
+    graph = plan_memory(graph)
+    vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat, kernels=kernels)
     if calibration is not None:     # the error needs a sample (a QDQ model compiled without one has none)
         errors = quantization_error(float_graph, graph, sample_batches(float_graph, calibration)[0])
         for name, db in errors.items():

@@ -10,7 +10,7 @@ micro-op kernels, shorter DMA rows), which small layers do not earn back. With a
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -66,53 +66,101 @@ def default_variants(knobs) -> list:
     return [knobs, replace(knobs, vthreads=1)] if knobs.vthreads > 1 else [knobs]
 
 
-def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=None) -> tuple[dict, list, list]:
+@dataclass
+class CompiledKernel:
+    program: object          # the KernelProgram to run
+    single: object           # the same tiles on one virtual thread (what latency hiding buys, for profiles)
+    tuned: bool              # its schedule is a tuning record's
+
+
+class Kernels:
+    """The compiled kernels of a quantized graph's accelerator nodes, one per distinct kernel
+    (nodes with the same operator, shapes and epilogue share one: ResNet repeats its blocks),
+    compiled when first asked for. Placement asks which kernels do not compile and run on the
+    hardware (`unfit`) before it settles; lowering then takes the same compiled programs, so
+    each kernel is compiled once and lowering never sends a node back.
+
+    A kernel with a record in `tuning` (a vdla.compiler.tune.TuningLog) for this hardware takes
+    the record's knobs as they are (they were measured against both of the default's
+    variants); the others take the faster of the default schedule and its one-thread twin."""
+
+    def __init__(self, config, vta_compat: bool = False, tuning=None):
+        self.config, self.vta_compat, self.tuning = config, vta_compat, tuning
+        self._compiled: dict[str, CompiledKernel] = {}
+        self._failed: dict[str, str] = {}          # kernel key -> why it does not fit
+
+    @staticmethod
+    def key(graph: Graph, node) -> str:
+        a = node.attrs
+        return json.dumps([node.op, a.get("layer"), a["epilogue"], a.get("ma"), a.get("mb"),
+                           [graph.types[n].shape for n in node.inputs]], sort_keys=True, default=list)
+
+    def compiled(self, graph: Graph, node) -> CompiledKernel | None:
+        """The kernel of accelerator node `node`, or None when none fits (`reason` says why)."""
+        key = self.key(graph, node)
+        if key in self._compiled or key in self._failed:
+            return self._compiled.get(key)
+        config, vta = self.config, self.vta_compat
+        spec = kernel_spec(graph, node)
+        name = OPS[node.op].stem          # lower_vdla names each program by its place in the artifact
+        record = self.tuning.lookup(config, spec, vta) if self.tuning is not None else None
+        if record is not None:
+            prog, knobs = _compile_recorded(config, spec, record, name, vta, node)
+            one = compile_kernel(config, spec, replace(knobs, vthreads=1), name, vta)[0] if knobs.vthreads > 1 else prog
+        else:
+            try:
+                prog, one = _default_programs(config, spec, name, vta)
+            except KernelDoesNotFit as why:
+                self._failed[key] = why.reason
+                return None
+        self._compiled[key] = CompiledKernel(prog, one, record is not None)
+        return self._compiled[key]
+
+    def reason(self, graph: Graph, node) -> str:
+        return self._failed[self.key(graph, node)]
+
+    def unfit(self, graph: Graph) -> dict[str, str]:
+        """{node name: why} of the accelerator nodes whose kernel does not compile and run on
+        this hardware config (a token queue of depth 1, an accumulator hazard distance the
+        micro-op order cannot keep): placement puts them on the CPU."""
+        return {node.name: self.reason(graph, node) for node in graph.nodes
+                if op_named(node.op) is not None and self.compiled(graph, node) is None}
+
+
+def lower_vdla(graph: Graph, config, log=None, vta_compat: bool = False, tuning=None,
+               kernels: Kernels | None = None) -> tuple[dict, list, list]:
     """-> ({node name: {"program": index, "args": tensor names}}, [program documents], [the same
     programs with one virtual thread and the same tiles: what latency hiding buys, for profiles]).
-    vta_compat: kernels in the compiler's VTA mode (topi.vdla.vta_mode).
-    tuning: a tuning log (vdla.compiler.tune.TuningLog); a kernel with a record for this
-    hardware takes the record's knobs as they are (they were measured against both of the
-    default's variants); graph.meta["vdla_tuning"] counts the kernels that did and did not."""
-    steps, programs, single, index = {}, [], [], {}
-    failed, unfit = {}, {}         # kernel key -> why it does not fit; node -> why
+    vta_compat: kernels in the compiler's VTA mode (topi.vdla.vta_mode). kernels: the Kernels
+    placement settled with (None: compiled here, for `tuning`, see Kernels); a node whose kernel
+    does not fit is a KernelsDoNotFit, which a settled placement never leaves.
+    graph.meta["vdla_tuning"] counts the kernels with and without a tuning record."""
+    kernels = kernels if kernels is not None else Kernels(config, vta_compat, tuning)
+    steps, programs, single, index, unfit = {}, [], [], {}, {}
     usage = {"tuned": 0, "default": 0, "tunable": 0}
     for node in graph.nodes:
         op = op_named(node.op)
         if op is None:
             continue
-        a = node.attrs
-        key = json.dumps([node.op, a.get("layer"), a["epilogue"], a.get("ma"), a.get("mb"),
-                          [graph.types[n].shape for n in node.inputs]], sort_keys=True, default=list)
-        if key in failed:
-            unfit[node.name] = failed[key]
+        kernel = kernels.compiled(graph, node)
+        if kernel is None:
+            unfit[node.name] = kernels.reason(graph, node)
             continue
+        key = kernels.key(graph, node)
         if key not in index:
-            spec = kernel_spec(graph, node)
             name = f"v{len(programs)}_{op.stem}"
-            record = tuning.lookup(config, spec, vta_compat) if tuning is not None else None
-            if record is not None:
-                prog, knobs = _compile_recorded(config, spec, record, name, vta_compat, node)
-                one = compile_kernel(config, spec, replace(knobs, vthreads=1), name, vta_compat)[0] \
-                    if knobs.vthreads > 1 else prog
-            else:
-                try:
-                    prog, one = _default_programs(config, spec, name, vta_compat)
-                except KernelDoesNotFit as why:
-                    failed[key] = unfit[node.name] = why.reason
-                    continue
             if op.tuning is not None:
                 usage["tunable"] += 1
-                usage["tuned" if record is not None else "default"] += 1
+                usage["tuned" if kernel.tuned else "default"] += 1
             index[key] = len(programs)
-            programs.append(prog.to_dict())
-            single.append(one.to_dict())
+            programs.append(replace(kernel.program, name=name).to_dict())
+            single.append(replace(kernel.single, name=name).to_dict())
             if log:
-                log(f"compiled {prog.name} for {node.name}" + (" (tuned)" if record is not None else ""))
-        args = op.kernel_args(node, vta_compat)
-        steps[node.name] = {"program": index[key], "args": args + list(node.outputs)}
+                log(f"compiled {name} for {node.name}" + (" (tuned)" if kernel.tuned else ""))
+        steps[node.name] = {"program": index[key], "args": op.kernel_args(node, vta_compat) + list(node.outputs)}
     if unfit:
         raise KernelsDoNotFit(unfit)
-    if tuning is not None:
+    if kernels.tuning is not None:
         graph.meta["vdla_tuning"] = usage
     return steps, programs, single
 
@@ -127,8 +175,8 @@ class KernelDoesNotFit(CompileError, ValueError):
 
 
 class KernelsDoNotFit(CompileError, ValueError):
-    """The accelerator nodes whose kernels do not fit: {node: reason}; the compile puts them on
-    the CPU with their reasons and lowers again."""
+    """Accelerator nodes whose kernels do not fit, {node: reason}, left in a graph lowered
+    without settling its placement on them (Kernels.unfit)."""
 
     def __init__(self, nodes: dict[str, str]):
         super().__init__("; ".join(f"node {n!r}: {why}" for n, why in nodes.items()))

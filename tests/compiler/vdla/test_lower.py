@@ -1,0 +1,58 @@
+"""Lowering of a quantized graph's accelerator nodes (vdla.compiler.vdla.lower): placement
+settles with the kernels that run on the hardware (Kernels.unfit), lowering takes the same
+compiled programs (each distinct kernel compiled once, never a node sent back), and a graph
+lowered without settling names the nodes whose kernels do not fit."""
+import numpy as np
+import pytest
+
+from vdla.compiler.frontend.example_models import small_residual_cnn
+from vdla.compiler.graph.passes.memory_plan import plan_memory
+from vdla.compiler.vdla import Kernels, KernelsDoNotFit, lower_vdla, quantize_for_vdla
+from vdla.compiler.vdla import lower as lower_module
+from vdla.hw import HwConfig, load_config
+
+PYNQ = load_config("pynq")
+# legal timing under which some default schedules cannot run (tests/compiler/test_untileable_on_cpu.py)
+SHALLOW = HwConfig.from_dict({**PYNQ.to_dict(), "timing": {**PYNQ.to_dict()["timing"], "token_queue_depth": 1}})
+
+
+@pytest.fixture(scope="module")
+def calib():
+    return {"input": np.random.default_rng(1).standard_normal((4, 1, 3, 32, 32)).astype(np.float32)}
+
+
+def _counting(monkeypatch):
+    calls = []
+    real = lower_module.compile_kernel
+
+    def counted(config, spec, knobs=None, name="kernel", vta_compat=False):
+        calls.append(repr(spec))
+        return real(config, spec, knobs, name, vta_compat)
+    monkeypatch.setattr(lower_module, "compile_kernel", counted)
+    return calls
+
+
+def test_lowering_takes_the_kernels_placement_settled_with(calib, monkeypatch):
+    kernels = Kernels(PYNQ)
+    graph, *_ = quantize_for_vdla(small_residual_cnn(), PYNQ, calib, kernels=kernels)
+    calls = _counting(monkeypatch)
+    steps, programs, single = lower_vdla(plan_memory(graph), PYNQ, kernels=kernels)
+    assert calls == []                                  # nothing compiled twice
+    assert [p["name"].split("_")[0] for p in programs] == [f"v{i}" for i in range(len(programs))]   # artifact order
+    assert len(programs) == len(single) == len({s["program"] for s in steps.values()})
+
+
+def test_a_settled_placement_keeps_unfit_kernels_on_the_cpu(calib):
+    kernels = Kernels(SHALLOW)
+    graph, _, place, _ = quantize_for_vdla(small_residual_cnn(), SHALLOW, calib, kernels=kernels)
+    unfit = {n for n, p in place.items() if p["reason"].startswith("no schedule of this layer runs on this hardware")}
+    assert unfit and not kernels.unfit(graph)
+    steps, _, _ = lower_vdla(plan_memory(graph), SHALLOW, kernels=kernels)
+    assert not unfit & set(steps)
+
+
+def test_a_graph_lowered_without_settling_names_the_nodes_that_do_not_fit(calib):
+    graph, *_ = quantize_for_vdla(small_residual_cnn(), SHALLOW, calib)       # tiling checked, not compiled
+    with pytest.raises(KernelsDoNotFit) as info:
+        lower_vdla(plan_memory(graph), SHALLOW)
+    assert info.value.nodes and all("no schedule of this layer runs" in why for why in info.value.nodes.values())
