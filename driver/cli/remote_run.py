@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from .array_files import describe, input_feeds
+from .options import OptionError
 
 # what needs the executor or device in this process, with the reason given to the user
 _LOCAL_ONLY = {"trace": "--trace", "timeline": "--timeline", "timeline_layer": "--timeline-layer",
@@ -21,10 +22,10 @@ def run_remote(args) -> int:
     from vdla.driver.remote.client import read_artifact
 
     if not args.remote:
-        raise ValueError("--key-file and --insecure-loopback are for a remote run: give --remote HOST:PORT too")
+        raise OptionError("--key-file and --insecure-loopback are for a remote run: give --remote HOST:PORT too")
     for attr, flag in _LOCAL_ONLY.items():
         if getattr(args, attr, None):
-            raise ValueError(f"{flag} is not available with --remote: it needs the device in this process "
+            raise OptionError(f"{flag} is not available with --remote: it needs the device in this process "
                              "(run it on the board, or without --remote)")
     host, port = parse_address(args.remote)
     runner = RemoteRunner(host, port, args.key_file, insecure_loopback=args.insecure_loopback)

@@ -100,7 +100,7 @@ def test_cli_run_timeline(compiled, capsys):
     out = capsys.readouterr().out
     assert f"timeline written to {d / 'cli.png'}: load busy" in out and "token wait" in out
     assert (d / "cli.png").read_bytes()[:8] == PNG
-    assert main(["run", str(d / "m.vdla"), "--timeline-layer", "conv1"]) == 1
+    assert main(["run", str(d / "m.vdla"), "--timeline-layer", "conv1"]) == EXIT_CODES[ConfigError]
     assert "--timeline-layer picks the step --timeline draws" in capsys.readouterr().err
     assert main(["run", str(d / "m.vdla"), "--timeline", str(d / "x.png"), "--timeline-layer", "nope"]) == \
         EXIT_CODES[ConfigError]     # a TimelineError
@@ -110,5 +110,6 @@ def test_cli_run_timeline(compiled, capsys):
 def test_cli_timeline_needs_an_accelerator_step(tmp_path, capsys):
     artifact = compile_model(small_residual_cnn(), target="cpu", kernels=False)
     artifact.save(str(tmp_path / "cpu.vdla"))
-    assert main(["run", str(tmp_path / "cpu.vdla"), "--timeline", str(tmp_path / "x.png")]) == 1
+    assert main(["run", str(tmp_path / "cpu.vdla"), "--timeline", str(tmp_path / "x.png")]) == \
+        EXIT_CODES[ConfigError]
     assert "--timeline shows accelerator instructions" in capsys.readouterr().err

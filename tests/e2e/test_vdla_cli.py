@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
+from vdla.hw.errors import ConfigError
 
 from model_builders import write_vdla_cnn_files
 
@@ -47,9 +49,10 @@ def test_info_lists_placement_reason_macs_and_error(files, capsys):
 
 def test_flag_errors_name_the_flag(files, capsys):
     d = files
-    assert main(["compile", str(d / "m.onnx"), "-o", str(d / "x.vdla"), "--target", "vdla"]) == 1
+    assert main(["compile", str(d / "m.onnx"), "-o", str(d / "x.vdla"), "--target", "vdla"]) == EXIT_CODES[ConfigError]
     assert "--calibrate" in capsys.readouterr().err
-    assert main(["compile", str(d / "m.onnx"), "-o", str(d / "x.vdla"), "--calibrate", str(d / "calib.npz")]) == 1
+    assert main(["compile", str(d / "m.onnx"), "-o", str(d / "x.vdla"), "--calibrate", str(d / "calib.npz")]) == \
+        EXIT_CODES[ConfigError]
     assert "--target vdla" in capsys.readouterr().err
 
 
@@ -78,7 +81,7 @@ def test_compile_refuses_to_write_over_its_own_model_or_a_device(tmp_path, capsy
     link = tmp_path / "alias.onnx"
     link.symlink_to(model)
     for out in (model, link):
-        assert main(["compile", str(model), "-o", str(out), "--target", "cpu"]) == 1
+        assert main(["compile", str(model), "-o", str(out), "--target", "cpu"]) == EXIT_CODES[ConfigError]
         assert "is the model being compiled" in capsys.readouterr().err
     assert model.read_bytes() == before
     assert main(["compile", str(model), "-o", "/dev/null", "--target", "cpu"]) == 1

@@ -9,11 +9,13 @@ import sys
 import time
 import warnings
 
+from ..options import OptionError
+
 
 def _shape_arg(text: str) -> tuple[str, list[int]]:
     name, _, dims = text.partition("=")
     if not dims:
-        raise ValueError(f"--input-shape {text!r}: expected NAME=D0,D1,... (e.g. input=1,3,224,224)")
+        raise OptionError(f"--input-shape {text!r}: expected NAME=D0,D1,... (e.g. input=1,3,224,224)")
     return name, [int(d) for d in dims.split(",")]
 
 
@@ -70,16 +72,16 @@ def run(args) -> int:
     if args.calibrate:
         import numpy as np
         if args.target != "vdla":
-            raise ValueError("--calibrate quantizes for the accelerator: use it with --target vdla")
+            raise OptionError("--calibrate quantizes for the accelerator: use it with --target vdla")
         with np.load(args.calibrate) as data:
             calibration = {k: data[k] for k in data.files}
     if args.host_triple and args.target != "vdla":
-        raise ValueError("--host-triple names the CPU beside the accelerator: use it with --target vdla "
+        raise OptionError("--host-triple names the CPU beside the accelerator: use it with --target vdla "
                          "(for a CPU-only artifact give the triple as --target)")
     target = args.target
     if args.gpu_arch:
         if target not in ("cuda", f"cuda:{args.gpu_arch}"):
-            raise ValueError(f"--gpu-arch {args.gpu_arch} names a GPU: use it with --target cuda "
+            raise OptionError(f"--gpu-arch {args.gpu_arch} names a GPU: use it with --target cuda "
                              f"(got --target {target})")
         target = f"cuda:{args.gpu_arch}"
     tuning = None
@@ -121,7 +123,7 @@ def _check_output(model: str, output: str) -> None:
     from vdla.driver.artifact import output_target
     target = output_target(output)
     if os.path.exists(target) and os.path.exists(model) and os.path.samefile(model, target):
-        raise ValueError(f"-o {output} is the model being compiled: writing the artifact there would destroy it; "
+        raise OptionError(f"-o {output} is the model being compiled: writing the artifact there would destroy it; "
                          "give another output path")
 
 

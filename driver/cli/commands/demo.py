@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from ..options import add_device_option
+from ..options import OptionError, add_device_option
 
 
 def add_parser(sub):
@@ -86,7 +86,7 @@ def run(args) -> int:
                                             unpack_activation, unpack_matrix)
 
     if args.trace and args.device != "sim":
-        raise ValueError("--trace needs the simulator device (--device sim)")
+        raise OptionError("--trace needs the simulator device (--device sim)")
     options = {"trace": True} if args.trace else {}
     device = open_device(args.device, args.config, **options)
     cfg = device.config

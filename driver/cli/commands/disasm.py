@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from ..options import OptionError
+
 
 def _address(text: str) -> int:
     return int(text, 0)
@@ -40,16 +42,16 @@ def run(args) -> int:
     if args.insn_addr is not None:
         image, addr = data, args.insn_addr
         if addr < 0 or addr % INSN_BYTES or addr >= image.size:
-            raise ValueError(f"--insn-addr {addr:#x}: not a {INSN_BYTES}-byte aligned address inside {args.file} "
+            raise OptionError(f"--insn-addr {addr:#x}: not a {INSN_BYTES}-byte aligned address inside {args.file} "
                              f"({image.size} bytes)")
         count = args.insn_count if args.insn_count is not None else _count_to_finish(image, addr)
         end = addr + INSN_BYTES * count
         if count <= 0 or end > image.size:
-            raise ValueError(f"--insn-addr {addr:#x} --insn-count {count}: the stream would end at byte {end}, "
+            raise OptionError(f"--insn-addr {addr:#x} --insn-count {count}: the stream would end at byte {end}, "
                              f"outside {args.file} ({image.size} bytes)")
         data = image[addr:end]
     elif args.insn_count is not None:
-        raise ValueError("--insn-count needs --insn-addr (FILE is then a DRAM image)")
+        raise OptionError("--insn-count needs --insn-addr (FILE is then a DRAM image)")
     if args.dram is not None:
         image = np.fromfile(args.dram, dtype=np.uint8)
     insns = config.isa.decode_stream(data)
@@ -78,5 +80,5 @@ def _count_to_finish(image, addr: int) -> int:
     opcodes = image[addr::INSN_BYTES][: max(0, (image.size - addr) // INSN_BYTES)] & 7   # bits [2:0]
     hits = (opcodes == Opcode.FINISH).nonzero()[0]
     if not hits.size:
-        raise ValueError(f"no FINISH after byte 0x{addr:x} of the image; give --insn-count")
+        raise OptionError(f"no FINISH after byte 0x{addr:x} of the image; give --insn-count")
     return int(hits[0]) + 1

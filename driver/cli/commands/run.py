@@ -17,7 +17,7 @@ import numpy as np
 from vdla.driver.devices import DEFAULT_DEVICE, DEVICE_KINDS
 
 from ..array_files import describe, input_feeds
-from ..options import add_device_option, cuda_ordinal
+from ..options import OptionError, add_device_option, cuda_ordinal
 
 
 def add_parser(sub):
@@ -61,12 +61,12 @@ def _gpu_device(artifact, name: str | None):
     ordinal = cuda_ordinal(name)
     if not gpu_steps:
         if ordinal is not None:
-            raise ValueError(f"--device {name} runs the GPU steps of an artifact compiled with --target cuda, and "
+            raise OptionError(f"--device {name} runs the GPU steps of an artifact compiled with --target cuda, and "
                              "this artifact has none; leave --device out, or give sim, rtl or pynq for its "
                              "accelerator steps")
         return None
     if name is not None and ordinal is None:
-        raise ValueError(f"--device {name} runs accelerator steps, and this artifact's {gpu_steps} steps run on a "
+        raise OptionError(f"--device {name} runs accelerator steps, and this artifact's {gpu_steps} steps run on a "
                          "GPU (compiled with --target cuda); give --device cuda or cuda:N (the GPU's ordinal), "
                          "or leave --device out for GPU 0")
     from vdla.driver.devices.cuda import CudaDevice
@@ -78,12 +78,12 @@ def _device(artifact, kind: str, trace: str | None):
     the flag that needs the simulator's instruction trace, if any."""
     if not any(s.kind == "vdla" for s in artifact.plan.steps):
         if trace:
-            raise ValueError(f"{trace} shows accelerator instructions, and this artifact has no accelerator step")
+            raise OptionError(f"{trace} shows accelerator instructions, and this artifact has no accelerator step")
         return None
     from vdla.driver.artifact_errors import ArtifactError
     from vdla.driver.devices import device_kind, open_device_for
     if trace and kind != "sim":
-        raise ValueError(f"{trace} needs the simulator device (--device sim)")
+        raise OptionError(f"{trace} needs the simulator device (--device sim)")
     if device_kind(kind).has_own_config:   # a board: the executor checks the artifact against its config
         return open_device_for(kind, None)
     hardware = artifact.header.get("hardware") or {}
@@ -95,7 +95,7 @@ def _device(artifact, kind: str, trace: str | None):
 def run(args) -> int:
     if args.remote or args.key_file or args.insecure_loopback:
         if args.device is not None:
-            raise ValueError(f"--device {args.device} is not available with --remote: the device is the one the "
+            raise OptionError(f"--device {args.device} is not available with --remote: the device is the one the "
                              "board's `vdla serve --device` opened; leave --device out")
         from ..remote_run import run_remote
         return run_remote(args)
@@ -109,7 +109,7 @@ def run(args) -> int:
     policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
     artifact = load(args.artifact, policy=policy)
     if args.timeline_layer and not args.timeline:
-        raise ValueError("--timeline-layer picks the step --timeline draws: give --timeline FILE.png too")
+        raise OptionError("--timeline-layer picks the step --timeline draws: give --timeline FILE.png too")
     needs_trace = "--trace" if args.trace else "--timeline" if args.timeline else None
     gpu = _gpu_device(artifact, args.device)
     device = _device(artifact, args.device if args.device in DEVICE_KINDS else DEFAULT_DEVICE, needs_trace)

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 
-from ..options import add_device_option
+from ..options import OptionError, add_device_option
 
 
 def add_parser(sub):
@@ -56,7 +56,7 @@ def _limits(args):
              "--max-output-mb": args.max_output_mb, "--max-header-kb": args.max_header_kb}
     for flag, value in sizes.items():
         if value < 1:
-            raise ValueError(f"{flag} must be at least 1, got {value}")
+            raise OptionError(f"{flag} must be at least 1, got {value}")
     return Limits(artifact_bytes=args.max_artifact_mb * MiB, input_bytes=args.max_input_mb * MiB,
                   output_bytes=args.max_output_mb * MiB, header_bytes=args.max_header_kb * 1024)
 

@@ -15,7 +15,7 @@ import pytest
 from vdla.driver.artifact_trust import generate_key_file
 from vdla.driver.cli import main
 from vdla.driver.cli.exit_codes import EXIT_CODES
-from vdla.hw.errors import RemoteError
+from vdla.hw.errors import ConfigError, RemoteError
 
 from e2e.model_builders import vdla_cnn   # tests/ is on sys.path
 
@@ -115,18 +115,19 @@ def test_a_server_ended_by_a_signal_leaves_no_worker_behind(files, sig, code):
 
 
 REMOTE = EXIT_CODES[RemoteError]     # the AuthenticationErrors: no key where one is needed
+CONFIG = EXIT_CODES[ConfigError]     # flags that do not fit together (OptionError)
 
 
 @pytest.mark.parametrize("argv,message,code", [
-    (["run", "M", "--remote", "127.0.0.1:9", "--key-file", "K", "--trace", "t.json"], "--trace is not available", 1),
-    (["run", "M", "--remote", "127.0.0.1:9", "--key-file", "K", "--hw-config", "pynq"], "--hw-config is not", 1),
-    (["run", "M", "--key-file", "K"], "give --remote HOST:PORT too", 1),
+    (["run", "M", "--remote", "127.0.0.1:9", "--key-file", "K", "--trace", "t.json"], "--trace is not available", CONFIG),
+    (["run", "M", "--remote", "127.0.0.1:9", "--key-file", "K", "--hw-config", "pynq"], "--hw-config is not", CONFIG),
+    (["run", "M", "--key-file", "K"], "give --remote HOST:PORT too", CONFIG),
     (["run", "M", "--remote", "board"], "expected HOST:PORT", 1),
     (["run", "M", "--remote", "127.0.0.1:9"], "needs the server's key file", REMOTE),
     (["run", "M", "--remote", "10.0.0.2:9", "--insecure-loopback"], "127.0.0.1 or ::1 only", 1),
     (["serve", "--port", "0"], "needs --key-file", REMOTE),
     (["serve", "--port", "0", "--host", "0.0.0.0", "--insecure-loopback"], "refused on host '0.0.0.0'", 1),
-    (["serve", "--port", "0", "--insecure-loopback", "--max-artifact-mb", "0"], "--max-artifact-mb must be", 1),
+    (["serve", "--port", "0", "--insecure-loopback", "--max-artifact-mb", "0"], "--max-artifact-mb must be", CONFIG),
 ])
 def test_flags_that_do_not_fit_are_named(argv, message, code, capsys):
     assert main(argv) == code

@@ -3,6 +3,8 @@ compatible stream; the micro-ops come from a DRAM image (--dram, or FILE with --
 import numpy as np
 
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
+from vdla.hw.errors import ConfigError
 from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop, load_config
 
 CFG = load_config("pynq")
@@ -65,9 +67,9 @@ def test_dram_gives_the_micro_ops_for_the_never_written_check(tmp_path, capsys):
 def test_bad_stream_positions_are_one_line_errors(tmp_path, capsys):
     path = tmp_path / "dram.bin"
     _image().tofile(path)
-    assert main(["disasm", str(path), "--insn-addr", "8"]) == 1
+    assert main(["disasm", str(path), "--insn-addr", "8"]) == EXIT_CODES[ConfigError]
     assert "not a 16-byte aligned address" in capsys.readouterr().err
-    assert main(["disasm", str(path), "--insn-addr", hex(INSN_AT)]) == 1
+    assert main(["disasm", str(path), "--insn-addr", hex(INSN_AT)]) == EXIT_CODES[ConfigError]
     assert "no FINISH after byte 0x2000" in capsys.readouterr().err
-    assert main(["disasm", str(path), "--insn-count", "3"]) == 1
+    assert main(["disasm", str(path), "--insn-count", "3"]) == EXIT_CODES[ConfigError]
     assert "--insn-count needs --insn-addr" in capsys.readouterr().err

@@ -9,7 +9,7 @@ from emulated_gpu import EmulatedGpu, record_gpu_kernels
 from vdla.compiler.compile_model import compile_model
 from vdla.driver.cli import main
 from vdla.driver.cli.exit_codes import EXIT_CODES
-from vdla.hw.errors import RunError
+from vdla.hw.errors import ConfigError, RunError
 
 
 def _model():
@@ -29,7 +29,7 @@ def cuda_artifact(tmp_path, monkeypatch):
 @pytest.mark.parametrize("device", ["sim", "rtl", "pynq"])
 def test_an_accelerator_device_for_gpu_steps_is_refused(device, cuda_artifact, capsys):
     path, _ = cuda_artifact
-    assert main(["run", str(path), "--device", device]) == 1
+    assert main(["run", str(path), "--device", device]) == EXIT_CODES[ConfigError]
     err = capsys.readouterr().err
     assert f"--device {device} runs accelerator steps, and this artifact's 1 steps run on a GPU" in err
     assert "--device cuda or cuda:N" in err
@@ -37,7 +37,7 @@ def test_an_accelerator_device_for_gpu_steps_is_refused(device, cuda_artifact, c
 
 def test_cuda_for_an_artifact_without_gpu_steps_is_refused(tmp_path, capsys):
     compile_model(_model(), target="cpu").save(str(tmp_path / "cpu.vdla"))
-    assert main(["run", str(tmp_path / "cpu.vdla"), "--device", "cuda:1"]) == 1
+    assert main(["run", str(tmp_path / "cpu.vdla"), "--device", "cuda:1"]) == EXIT_CODES[ConfigError]
     assert "--device cuda:1 runs the GPU steps of an artifact compiled with --target cuda, and this artifact " \
            "has none" in capsys.readouterr().err
 

@@ -4,6 +4,8 @@ the simulator for a local run."""
 import pytest
 
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
+from vdla.hw.errors import ConfigError
 from vdla.driver.plan import Plan
 
 
@@ -13,7 +15,7 @@ def test_an_explicit_device_with_remote_is_refused(device, tmp_path, capsys):
     code = main(["run", str(tmp_path / "m.vdla"), "--remote", "127.0.0.1:1", "--insecure-loopback",
                  "--device", device])
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == EXIT_CODES[ConfigError]
     assert f"--device {device} is not available with --remote" in err and "vdla serve --device" in err
 
 
