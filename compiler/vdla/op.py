@@ -32,7 +32,7 @@ class KernelSpec:
 class PlaceContext:
     config: object
     vta_compat: bool
-    nonneg: frozenset          # tensors known to be >= 0 where the node is placed (ReLU outputs)
+    nonneg: set                # tensors known to be >= 0 where the node is placed (ReLU outputs)
     cpu_rate: float            # the board CPU's int8 MACs per second
     board_cpu: str             # its name, for reasons
 

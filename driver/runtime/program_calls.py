@@ -21,8 +21,16 @@ from .insn_queue import Stage
 _LIMIT = 1 << 48
 
 
+class _Call:
+    """A call's JSON form: its name, then its fields in order."""
+    NAME: ClassVar[str]
+
+    def to_list(self) -> list:
+        return [self.NAME, *astuple(self)]
+
+
 @dataclass(frozen=True)
-class Load:
+class Load(_Call):
     """A 2-D DMA load into an SRAM (or the accumulators), padded; `param` indexes the buffers."""
     NAME: ClassVar[str] = "load"
     mem_type: int
@@ -49,7 +57,7 @@ class Load:
 
 
 @dataclass(frozen=True)
-class Store:
+class Store(_Call):
     """A 2-D DMA store of output rows to buffer `param`."""
     NAME: ClassVar[str] = "store"
     sram: int
@@ -62,12 +70,9 @@ class Store:
     def issue(self, cq, buffers, kernels) -> None:
         cq.store_2d(self.sram, buffers[self.param], self.elem_offset, self.x_size, self.y_size, self.x_stride)
 
-    def to_list(self) -> list:
-        return [self.NAME, *astuple(self)]
-
 
 @dataclass(frozen=True)
-class Gemm:
+class Gemm(_Call):
     """Run micro-op kernel `kernel` (an index into the program's kernels) on the GEMM core."""
     NAME: ClassVar[str] = "gemm"
     kernel: int
@@ -75,12 +80,9 @@ class Gemm:
     def issue(self, cq, buffers, kernels) -> None:
         cq.push_gemm(kernels[self.kernel])
 
-    def to_list(self) -> list:
-        return [self.NAME, self.kernel]
-
 
 @dataclass(frozen=True)
-class Alu:
+class Alu(_Call):
     """Run micro-op kernel `kernel` on the vector ALU."""
     NAME: ClassVar[str] = "alu"
     kernel: int
@@ -88,12 +90,9 @@ class Alu:
     def issue(self, cq, buffers, kernels) -> None:
         cq.push_alu(kernels[self.kernel])
 
-    def to_list(self) -> list:
-        return [self.NAME, self.kernel]
-
 
 @dataclass(frozen=True)
-class Push:
+class Push(_Call):
     """A dependence token from stage `src` to stage `dst` (Stage values)."""
     NAME: ClassVar[str] = "push"
     src: int
@@ -102,12 +101,9 @@ class Push:
     def issue(self, cq, buffers, kernels) -> None:
         cq.dep_push(Stage(self.src), Stage(self.dst))
 
-    def to_list(self) -> list:
-        return [self.NAME, self.src, self.dst]
-
 
 @dataclass(frozen=True)
-class Pop:
+class Pop(_Call):
     """Wait for a token from stage `src` at stage `dst`."""
     NAME: ClassVar[str] = "pop"
     src: int
@@ -115,9 +111,6 @@ class Pop:
 
     def issue(self, cq, buffers, kernels) -> None:
         cq.dep_pop(Stage(self.src), Stage(self.dst))
-
-    def to_list(self) -> list:
-        return [self.NAME, self.src, self.dst]
 
 
 Call = Load | Store | Gemm | Alu | Push | Pop
