@@ -12,6 +12,7 @@ from ..graph import optimize
 from ..graph.passes.calibrate import calibrate
 from ..graph.passes.qdq import has_qdq, strip_qdq
 from ..target import check_triple
+from .linear import linear_layers_as_gemm
 from .lower import Kernels, untileable_kernels
 from .placement import place_nodes
 from .quantize import quantize_vdla
@@ -38,12 +39,13 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
     qdq_ranges = {}
     if has_qdq(graph):              # a quantized model brings its own ranges
         graph, qdq_ranges = strip_qdq(graph)
-    graph = optimize(graph, stop_after="infer_types", fuse=False, layout=False)
+    graph = linear_layers_as_gemm(optimize(graph, stop_after="infer_types", fuse=False, layout=False))
     if calibration is None and not qdq_ranges:
         raise VdlaOptionError("a float model compiled for vdla needs calibration data: pass --calibrate CALIB.npz "
                          "(one array per model input, named like the input, first axis = samples)")
     if vta_compat and per_channel_activations:
-        raise VdlaOptionError("vta_compat requantizes with one shift per layer: it takes no per-channel activation scales")
+        raise VdlaOptionError("vta_compat requantizes with one shift per layer: it takes no per-channel activation "
+                              "scales")
     untileable: dict[str, str] = {}
     place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
     measured = {} if calibration is None else \

@@ -35,6 +35,7 @@ class PlaceContext:
     nonneg: set                # tensors known to be >= 0 where the node is placed (ReLU outputs)
     cpu_rate: float            # the board CPU's int8 MACs per second
     board_cpu: str             # its name, for reasons
+    on_accelerator: set        # tensors that accelerator nodes placed so far produce
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ them, placement fuses a ReLU/Clip into its producer, keeps views of the packed l
 why everything else stays on the CPU."""
 from __future__ import annotations
 
+import math
+
 from vdla.driver.machine import same_machine
 
 from ..graph.ir import Graph
@@ -41,6 +43,23 @@ def fused_activation(graph, node, consumers):
     return None
 
 
+def pixel_view(x, y) -> bool:
+    """(N, C, 1, 1) -> (N, C): the same bytes in the packed activation and matrix layouts."""
+    return len(x.shape) == 4 and x.shape[2:] == (1, 1) and y.shape == x.shape[:2]
+
+
+def row_view(x, y) -> bool:
+    """[..., K] -> [..., K] with the same rows (a token sequence as its rows and back): the same
+    bytes in the packed matrix layout, which holds a tensor's rows (linear.py)."""
+    return (len(y.shape) >= 2 and x.shape[-1] == y.shape[-1]
+            and math.prod(x.shape[:-1]) == math.prod(y.shape[:-1]))
+
+
+def matmul_macs(graph, node) -> int:
+    x, y = graph.types[node.inputs[0]], graph.types[node.outputs[0]]
+    return math.prod(y.shape) * x.shape[-1]
+
+
 def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: bool = False,
                 untileable: dict[str, str] | None = None) -> dict[str, dict]:
     """{node name: {"device": "vdla" | "cpu", "reason": str, "macs": int, "fused_into": name?}}.
@@ -51,6 +70,8 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
     cpu_rate = board_cpu_rate(board)
     place: dict[str, dict] = {}
     nonneg: set[str] = set()          # tensors known to be >= 0 (ReLU outputs)
+    matrices: set[str] = set()        # accelerator tensors of other than 4 dims, held as their rows
+    produced: set[str] = set()        # tensors accelerator nodes make
     producer = {out: node for node in graph.nodes for out in node.outputs}
 
     def cpu(node, why, macs=0):
@@ -61,6 +82,9 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
         if act is not None:
             place[act.name] = {"device": "vdla", "reason": "", "macs": 0, "fused_into": node.name}
             nonneg.add(act.outputs[0])
+        made = [n.outputs[0] for n in (node, act) if n is not None]
+        produced.update(made)
+        matrices.update(t for t in made if len(graph.types[t].shape) != 4)
 
     def keep_sign(node):
         if node.inputs[0] in nonneg:
@@ -78,7 +102,10 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             continue
         if op is not None:
             macs = op.macs(graph, node)
-            problem = op.problem(graph, node, PlaceContext(config, vta_compat, nonneg, cpu_rate, board))
+            problem = next((f"{node.op} of {t}, a 4-d tensor held as matrix rows (a linear layer's output): the "
+                            "accelerator's images are packed by channel" for t in node.inputs
+                            if t in matrices and len(graph.types[t].shape) == 4), None) \
+                or op.problem(graph, node, PlaceContext(config, vta_compat, nonneg, cpu_rate, board, produced))
             if problem:
                 cpu(node, problem, macs)
                 continue
@@ -89,9 +116,12 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             x, y = graph.types[node.inputs[0]], graph.types[node.outputs[0]]
             src = producer.get(node.inputs[0])
             on_vdla = src is not None and place.get(src.name, {}).get("device") == "vdla"
-            if on_vdla and len(x.shape) == 4 and x.shape[2:] == (1, 1) and y.shape == x.shape[:2]:
-                vdla(node)       # (N, C, 1, 1) -> (N, C): the same bytes in the packed layouts
+            rows = node.inputs[0] in matrices and row_view(x, y)
+            if on_vdla and (rows or (node.inputs[0] not in matrices and pixel_view(x, y))):
+                vdla(node)       # a view: the same bytes in the packed layouts
                 keep_sign(node)
+                if rows:
+                    matrices.add(node.outputs[0])
             else:
                 cpu(node, "reshape outside the accelerator's layouts")
         elif node.op in ("Relu", "Clip") and node.inputs[0] in nonneg and node.attrs.get("min", 0) == 0:
@@ -99,6 +129,9 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             nonneg.add(node.outputs[0])
         elif node.op in ("Relu", "Clip"):
             cpu(node, f"{node.op} not after a convolution, Gemm or Add: nothing to fuse it into")
+        elif node.op == "MatMul":
+            cpu(node, "MatMul of two activations (or by a weight of more than 2 dims): the accelerator multiplies "
+                      "activations by 2-d weights quantized when compiling", matmul_macs(graph, node))
         elif node.op in _NO_ALU:
             cpu(node, f"{node.op}: no ALU equivalent")
         else:

@@ -3,6 +3,7 @@ twin with its scale and zero point, the quantize/dequantize nodes at the acceler
 and the quantization shared by the GEMM-core ops (quantize_gemm), which the op records call."""
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -53,11 +54,11 @@ class Quantizer:
         if tensor in self.packed:
             return self.packed[tensor]
         cfg, t = self.config, self.g.types[tensor]
-        n, c = t.shape[:2]
+        matrix = len(t.shape) != 4           # held as the rows of its last dim (SPEC §7 matrix)
+        n, c = (math.prod(t.shape[:-1]), t.shape[-1]) if matrix else t.shape[:2]
         scale = padded(channel_scale(self.stats, tensor, c), cfg.block)
         name = f"{tensor}.q"
         nb, cb = -(-n // cfg.batch), -(-c // cfg.block)
-        matrix = len(t.shape) == 2
         shape = (nb, cb, cfg.batch, cfg.block) if matrix else (nb, cb, *t.shape[2:], cfg.batch, cfg.block)
         self.add(Node(QUANTIZE.name, self.fresh(f"quantize_{tensor}"), [tensor], [name],
                       {"scale": scale.tolist(), "batch": cfg.batch, "block": cfg.block, "matrix": matrix}),
@@ -105,9 +106,12 @@ class Quantizer:
         self.packed[node.outputs[0]] = self.packed_input(node.inputs[0])
 
     def reshape(self, node):
-        """(N, C, 1, 1) -> (N, C): the same bytes in the packed layouts, a view."""
+        """A view (placement.pixel_view, row_view): the same bytes in the packed layouts."""
         xq, s = self.packed_input(node.inputs[0])
         xt = self.g.types[xq]
+        if len(xt.shape) == 4:       # a matrix holds the rows of every view of them
+            self.packed[node.outputs[0]] = (xq, s)
+            return
         shape = (xt.shape[0], xt.shape[1], xt.shape[4], xt.shape[5])
         out = self.output(node.outputs[0], shape, s, self.zp.get(xq, 0))
         self.nodes.append(Node("Reshape", node.name, [xq], [out], {"shape": list(shape)}))

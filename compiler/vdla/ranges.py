@@ -31,6 +31,13 @@ def unclipped_at_exits(graph: Graph, place: dict, stats: dict) -> None:
     for node in graph.nodes:
         if place.get(node.name, {}).get("device") != "vdla":
             exits.update(n for n in node.inputs if n)
+    # an accelerator view (a Reshape, Flatten) shares its source's scale: that leaves too
+    views = {n.outputs[0]: n.inputs[0] for n in graph.nodes
+             if n.op in ("Reshape", "Flatten") and place.get(n.name, {}).get("device") == "vdla"}
+    for t in list(exits):
+        while t in views:
+            t = views[t]
+            exits.add(t)
     for t in exits:
         if device.get(t) == "vdla" and t in stats:
             info = stats[t]

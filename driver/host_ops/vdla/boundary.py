@@ -2,6 +2,8 @@
 and the accelerator's packed int8 (SPEC §7)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import HostOpError
@@ -52,7 +54,10 @@ def quantize_packed(x, scale, batch, block):
 
 
 def _quantize(inputs, attrs):
-    packed = quantize_packed(inputs[0], attrs["scale"], attrs["batch"], attrs["block"])
+    x = inputs[0]
+    if attrs.get("matrix"):          # a matrix holds the rows of an [..., K] tensor
+        x = np.asarray(x).reshape(-1, x.shape[-1])
+    packed = quantize_packed(x, attrs["scale"], attrs["batch"], attrs["block"])
     if attrs.get("matrix"):
         packed = packed.reshape(packed.shape[0], packed.shape[1], packed.shape[4], packed.shape[5])
     return [packed]
@@ -60,10 +65,12 @@ def _quantize(inputs, attrs):
 
 def _dequantize(inputs, attrs):
     q = inputs[0]
-    if q.ndim == 4:                                   # a matrix (M/B, K/L, B, L)
-        q = q.reshape(q.shape[0], q.shape[1], 1, 1, q.shape[2], q.shape[3])
     shape = attrs["shape"]
-    x = unpack_act(q)[:shape[0], :shape[1]]
+    rows, cols = shape[0], shape[1]
+    if q.ndim == 4:           # a matrix (M/B, K/L, B, L): the rows of a [..., K] tensor
+        q = q.reshape(q.shape[0], q.shape[1], 1, 1, q.shape[2], q.shape[3])
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+    x = unpack_act(q)[:rows, :cols]
     s = _channel_scale(attrs["scale"], x).astype(np.float32)
     zp = attrs.get("zero_point", 0)
     return [((x.astype(np.float32) - np.float32(zp)) * s).reshape(shape)]
