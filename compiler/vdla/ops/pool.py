@@ -1,5 +1,6 @@
-"""VdlaPool: ONNX MaxPool and GlobalAveragePool on the tensor ALU (a chain of MAX or ADD
-stages over the window; the average as a fixed-point multiply and shift of the sum).
+"""VdlaPool: ONNX MaxPool, AveragePool and GlobalAveragePool on the tensor ALU (a chain of MAX
+or ADD stages over the window; the average as a fixed-point multiply and shift of the sum,
+which keeps the input's scale and zero point: padding reads the code of a real zero).
 
 VTA mode: VTA's DMA pads with zeros only, so a padded max pooling is offloaded only when its
 input is non-negative (zero padding never wins there), and the window goes through the GEMM
@@ -19,14 +20,19 @@ from ..op import KernelSpec, VdlaOp
 
 
 def problem(graph, node, ctx) -> str | None:
+    if len(graph.types[node.inputs[0]].shape) != 4:
+        return f"{node.op} of a non-image tensor: the accelerator pools 2-d windows of images"
     if node.op == "GlobalAveragePool":
-        return "GlobalAveragePool of a non-image tensor" if len(graph.types[node.inputs[0]].shape) != 4 else None
+        return None
     a = node.attrs
     if any(d != 1 for d in a.get("dilations") or [1, 1]) or a.get("ceil_mode", 0) \
             or len(node.outputs) > 1 and node.outputs[1]:
-        return "MaxPool with dilation, ceil_mode or indices"
+        return f"{node.op} with dilation, ceil_mode or indices"
     if (a.get("strides") or [1, 1])[0] != (a.get("strides") or [1, 1])[1]:
-        return "MaxPool with two different strides"
+        return f"{node.op} with two different strides"
+    if node.op == "AveragePool" and any(a.get("pads") or [0]) and not a.get("count_include_pad", 0):
+        return ("AveragePool with padding that divides border windows by their valid elements "
+                "(count_include_pad=0): the ALU averages with one divisor per layer")
     if ctx.vta_compat and any(a.get("pads") or [0]) and node.inputs[0] not in ctx.nonneg:
         return "MaxPool with padding of a tensor that may be negative: VTA's DMA pads with zeros only"
     return None
@@ -44,9 +50,16 @@ def quantize(q, node, act):
                             (a.get("strides") or [1, 1])[0], pads, "max", 0 if q.vta_compat and any(pads) else None)
         ep = V.Epilogue(lo=None, hi=None)           # the max of int8 values is an int8 value
     else:
-        hw = xt.shape[2] * xt.shape[3]
-        layer = V.PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], xt.shape[2], xt.shape[3],
-                            1, (0, 0, 0, 0), "sum")
+        if node.op == "AveragePool":
+            a = node.attrs
+            pads = tuple(a.get("pads") or (0, 0, 0, 0))
+            # count_include_pad: padding counts as real zeros, the code of the input's zero point
+            layer = V.PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], *a["kernel_shape"],
+                                (a.get("strides") or [1, 1])[0], pads, "sum", q.zp.get(xq, 0) if any(pads) else None)
+        else:
+            layer = V.PoolLayer(xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3], xt.shape[2], xt.shape[3],
+                                1, (0, 0, 0, 0), "sum")
+        hw = layer.kh * layer.kw
         # sum * round(2^shift / (H*W)) >> shift, same scale, with the factor inside the ALU's
         # 16-bit immediate (a 1x1 window: 2^14 >> 14, not 2^15); VTA mode keeps it int8
         largest = 127 if q.vta_compat else IMM_MAX
@@ -68,12 +81,13 @@ def quantize(q, node, act):
 
 def spec(graph, node) -> KernelSpec:
     a = node.attrs
-    return KernelSpec(OP.name, V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"]))), V.Epilogue(**a["epilogue"]))
+    layer = V.PoolLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
+    return KernelSpec(OP.name, layer, V.Epilogue(**a["epilogue"]))
 
 
 OP = VdlaOp(
     semantics=semantics.SEMANTICS,
-    sources=("MaxPool", "GlobalAveragePool"),
+    sources=("MaxPool", "AveragePool", "GlobalAveragePool"),
     problem=problem,
     keeps_sign=True,
     scales_output=False,

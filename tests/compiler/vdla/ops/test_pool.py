@@ -1,6 +1,6 @@
-"""VdlaPool (vdla.compiler.vdla.ops.pool, with its semantics vdla.driver.host_ops.vdla.pool): max pooling and global average pooling on the
-accelerator's ALU, in both quantization modes; VTA mode keeps a padded max pooling of a tensor
-that may be negative on the CPU."""
+"""VdlaPool (vdla.compiler.vdla.ops.pool; its semantics: vdla.driver.host_ops.vdla.pool): max,
+average and global average pooling on the accelerator's ALU, in both quantization modes; VTA
+mode keeps a padded max pooling of a tensor that may be negative on the CPU."""
 import pytest
 
 from vdla.compiler.frontend import import_onnx
@@ -28,3 +28,23 @@ def test_vta_mode_keeps_a_padded_max_pool_of_a_signed_tensor_on_the_cpu(rng):
     assert place_nodes(g, load_config("pynq"))["maxpool"]["device"] == "vdla"
     place = place_nodes(g, load_config("pynq"), vta_compat=True)["maxpool"]
     assert place["device"] == "cpu" and "VTA's DMA pads with zeros only" in place["reason"]
+
+
+@pytest.mark.parametrize("vta_compat", [False, True])
+def test_average_pools_padded_and_strided(rng, vta_compat):
+    """After a ReLU the input's zero point is -128 (not in VTA mode): padding must read that code,
+    the real zero that count_include_pad averages in."""
+    nodes = [node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]), node("Relu", ["c"], ["r"], name="relu"),
+             node("AveragePool", ["r"], ["a"], name="avg3", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                  count_include_pad=1),
+             node("AveragePool", ["a"], ["y"], name="avg2", kernel_shape=[2, 2], strides=[2, 2])]
+    m = model(nodes, (1, 16, 8, 8), (1, 32, 4, 4), [const("w", weights(rng, (32, 16, 3, 3)))])
+    check_offloaded(m, OPS["VdlaPool"].name, ["avg3", "avg2"], rng, vta_compat=vta_compat)
+
+
+def test_an_average_of_valid_elements_only_at_padded_borders_stays_on_the_cpu(rng):
+    m = model([node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+              (1, 16, 8, 8), (1, 16, 8, 8), [])
+    g = optimize(import_onnx(m), stop_after="infer_types", fuse=False, layout=False)
+    place = place_nodes(g, load_config("pynq"))["avg"]
+    assert place["device"] == "cpu" and "count_include_pad=0" in place["reason"]
