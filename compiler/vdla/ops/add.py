@@ -1,5 +1,5 @@
-"""VdlaAdd: ONNX Add of two tensors of one shape (a residual connection, with its ReLU/Clip)
-on the tensor ALU: y = clip((a - z_a) * ma + (b - z_b) * mb + z_y * 2^S >> S), the factors
+"""VdlaAdd: ONNX Add of two tensors of one shape (a residual connection, with its ReLU/Clip;
+images, or tensors of any other rank held as matrix rows) on the tensor ALU: y = clip((a - z_a) * ma + (b - z_b) * mb + z_y * 2^S >> S), the factors
 one per channel (the operands' scales over the output's), the zero points folded into one
 constant per channel.
 
@@ -21,8 +21,16 @@ from ..requant import fixed_point
 
 def problem(graph, node, ctx) -> str | None:
     a, b = (graph.types[n] for n in node.inputs)
-    if a.shape != b.shape or len(a.shape) != 4 or any(n in graph.constants for n in node.inputs):
-        return "Add with broadcasting or a constant operand: the ALU adds two tensors of one shape"
+    if any(n in graph.constants for n in node.inputs):
+        return "Add of a constant: the ALU adds two tensors computed at run time"
+    if a.shape != b.shape:
+        return f"Add with broadcasting ({list(a.shape)} + {list(b.shape)}): the ALU adds two tensors of one shape"
+    cpu = [n for n in node.inputs if n not in ctx.on_accelerator]
+    if len(a.shape) != 4 and cpu:
+        # (a transformer's residual stream: the CPU holds it in float for its LayerNorm, and
+        # quantizing it to add it would cost the sum's precision and a host round trip)
+        return (f"Add of {cpu[0]}, a tensor the CPU computed, to a token sequence: cheaper and exact on the "
+                "CPU, which holds it in float")
     return None
 
 
@@ -32,7 +40,7 @@ def quantize(q, node, act):
     bq, s_b = q.packed_input(node.inputs[1])
     z_a, z_b = q.zp.get(aq, 0), q.zp.get(bq, 0)
     y = (act or node).outputs[0]
-    c = q.g.types[node.inputs[0]].shape[1]
+    c = q.g.types[node.inputs[0]].shape[1 if len(q.g.types[node.inputs[0]].shape) == 4 else -1]
     s_y, z_y = q.out_scale(y, c, act)
     # int8 factors in VTA mode: its kernels multiply on the GEMM core (no ALU MUL)
     shift, m = fixed_point(np.concatenate([s_a / s_y, s_b / s_y]), 7 if q.vta_compat else 15, 15)
@@ -70,7 +78,8 @@ def kernel_args(node, vta_compat: bool) -> list[str]:
 
 def spec(graph, node) -> KernelSpec:
     a, t = node.attrs, graph.types[node.inputs[0]].shape
-    return KernelSpec(OP.name, V.AddLayer(t[0], t[1], t[2], t[3], a.get("ma", 0), a.get("mb", 0),
+    h, w = (t[2], t[3]) if len(t) == 6 else (1, 1)        # a matrix's rows: pixels of a 1x1 image
+    return KernelSpec(OP.name, V.AddLayer(t[0], t[1], h, w, a.get("ma", 0), a.get("mb", 0),
                                           a.get("per_channel", False), a.get("offset", False)),
                       V.Epilogue(**a["epilogue"]))
 

@@ -23,7 +23,8 @@ def model(nodes, x_shape, y_shape, inits) -> onnx.ModelProto:
 
 def check_offloaded(m: onnx.ModelProto, op_name: str, nodes: list[str], rng, min_sqnr_db: float = 25.0,
                     vta_compat: bool = False, samples: int = 3):
-    """Compile `m` (input x, output y) for the accelerator; `nodes` must run as `op_name` kernels."""
+    """Compile `m` (input x, output y) for the accelerator; `nodes` must run as `op_name` kernels.
+    -> the placement."""
     shape = [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
     calib = rng.standard_normal((8, *shape)).astype(np.float32)
     art = compile_model(m, target="vdla", hw_config="pynq", calibration={"x": calib}, vta_compat=vta_compat)
@@ -39,6 +40,7 @@ def check_offloaded(m: onnx.ModelProto, op_name: str, nodes: list[str], rng, min
         ref = onnxruntime_outputs(m, {"x": x})[0]
         sqnr = 10 * np.log10((ref.astype(np.float64) ** 2).sum() / ((got - ref).astype(np.float64) ** 2).sum())
         assert sqnr > min_sqnr_db, f"{op_name}: SQNR {sqnr:.1f} dB against onnxruntime's float answer"
+    return place
 
 
 node = helper.make_node
