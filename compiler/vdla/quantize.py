@@ -59,5 +59,6 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bo
         q.float_input(out)
     g.nodes = q.nodes
     g.meta["placement"] = place
-    g.meta["vdla_scales"] = {x: (name, np.asarray(scale).tolist(), q.zp.get(x, 0)) for name, (x, scale) in q.packed.items()}
+    g.meta["vdla_scales"] = {x: (name, np.asarray(scale).tolist(), q.zp.get(x, 0))
+                             for name, (x, scale) in q.packed.items()}
     return g

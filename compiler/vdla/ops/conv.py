@@ -94,7 +94,8 @@ GEMM_FORM = GemmForm(
 
 def spec(graph, node) -> KernelSpec:
     a = node.attrs
-    return KernelSpec(OP.name, V.ConvLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"]))), V.Epilogue(**a["epilogue"]))
+    layer = V.ConvLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
+    return KernelSpec(OP.name, layer, V.Epilogue(**a["epilogue"]))
 
 
 def probe_shapes(config, lay):
@@ -119,7 +120,8 @@ OP = VdlaOp(
     fuses_activation=True,
     quantize=lambda q, node, act: quantize_gemm(q, OP, node, act, GEMM_FORM),
     spec=spec,
-    compile=lambda config, s, knobs, name, vta: V.compile_conv2d(config, s.layer, s.ep, knobs, name=name, vta_compat=vta),
+    compile=lambda config, s, knobs, name, vta: V.compile_conv2d(config, s.layer, s.ep, knobs, name=name,
+                                                                   vta_compat=vta),
     tiling_problem=lambda config, s, vta: V.conv_tiling_problem(config, s.layer, s.ep),
     default_knobs=lambda config, s, vta: V.default_conv_knobs(config, s.layer, s.ep),
     tuning=Tunable(record_op="conv2d", layer_type=V.ConvLayer, knobs_type=V.ConvKnobs,

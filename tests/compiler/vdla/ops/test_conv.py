@@ -1,5 +1,6 @@
-"""VdlaConv (vdla.compiler.vdla.ops.conv, with its semantics vdla.driver.host_ops.vdla.conv): dense and depthwise convolutions with their ReLU on
-the accelerator, in both quantization modes; what placement refuses, with the reason."""
+"""VdlaConv (vdla.compiler.vdla.ops.conv; its semantics: vdla.driver.host_ops.vdla.conv): dense
+and depthwise convolutions with their ReLU on the accelerator, in both quantization modes;
+what placement refuses, with the reason."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,6 @@
-"""VdlaDense (vdla.compiler.vdla.ops.dense, with its semantics vdla.driver.host_ops.vdla.dense): a fully connected layer with its ReLU on the
-accelerator; a transposed or run-time operand stays on the CPU."""
+"""VdlaDense (vdla.compiler.vdla.ops.dense; its semantics: vdla.driver.host_ops.vdla.dense): a
+fully connected layer with its ReLU on the accelerator; a transposed or run-time operand stays
+on the CPU."""
 import pytest
 
 from vdla.compiler.frontend import import_onnx
