@@ -88,7 +88,17 @@ def _tap(t, xa, s, ky, kx, op):
     return f
 
 
+# The taps are a chain of ALU stages, one per tap (the ISA has no reduction over a window):
+# compile time grows with the square of their count (16x16 windows: 1.6 s), and a chain of
+# several hundred no longer lowers. Larger windows (an SE block's global average over 28x28)
+# run on the CPU, where they cost about as much as the accelerator's 2 cycles per tap.
+MAX_WINDOW_TAPS = 256
+
+
 def _problem(config, layer: PoolLayer, k: PoolKnobs, vta_compat: bool = False) -> str | None:
+    if layer.kh * layer.kw > MAX_WINDOW_TAPS:
+        return (f"a {layer.kh}x{layer.kw} window: the ALU sums or compares one tap per stage, at most "
+                f"{MAX_WINDOW_TAPS} taps")
     if layer.c % k.tile_c:
         return f"tile_c={k.tile_c} does not divide the {layer.c} channel blocks"
     if k.vthreads > 1 and (layer.c // k.tile_c) % k.vthreads:

@@ -77,3 +77,14 @@ def test_tiling_problem_dispatches_on_the_kernel_op():
     assert "accumulator" in tiling_problem(TINY_ACC, KernelSpec("VdlaPool", PoolLayer(1, 1, 4, 4, 2, 2, 2), EP))
     assert "both operands" in tiling_problem(TINY_ACC, KernelSpec("VdlaAdd", AddLayer(1, 1, 8, 8), EP))
     assert tiling_problem(PYNQ, KernelSpec("VdlaAdd", AddLayer(1, 1, 8, 8), EP)) is None
+
+
+def test_a_window_of_more_taps_than_the_alu_chain_takes_is_refused_by_name():
+    """An SE block's global average over 28x28 was a chain of 784 ALU stages that no longer
+    lowered (maximum recursion depth exceeded, EfficientNet-B0): now it is untileable, named."""
+    from vdla.compiler.topi.vdla.pool import MAX_WINDOW_TAPS, PoolLayer, pool_tiling_problem
+    from vdla.hw import load_config
+    config = load_config("pynq")
+    assert pool_tiling_problem(config, PoolLayer(1, 2, 16, 16, 16, 16, 1, (0, 0, 0, 0), "sum")) is None
+    problem = pool_tiling_problem(config, PoolLayer(1, 2, 28, 28, 28, 28, 1, (0, 0, 0, 0), "sum"))
+    assert f"a 28x28 window: the ALU sums or compares one tap per stage, at most {MAX_WINDOW_TAPS} taps" in problem
