@@ -14,6 +14,13 @@ from ..codegen.vdla import VtaCompatError
 from ..topi.vdla import Epilogue
 
 
+# A scale is never zero (an all-zero tensor); the floor is far below any real signal: scales
+# are relative, and a network whose activations shrink to 1e-11 (random weights through
+# EfficientNet's squeeze-excitation) must keep its weights' resolution, which a floor of
+# 1e-12 on the weight steps rounded to zero.
+TINY = 1e-30
+
+
 def channel_scale(stats, tensor, channels: int) -> np.ndarray:
     """One scale per channel (axis 1): the calibrated per-channel ranges / 127, or the tensor's
     range for every channel where only that is known (a QDQ model's quantizers)."""
@@ -23,8 +30,8 @@ def channel_scale(stats, tensor, channels: int) -> np.ndarray:
         per = np.asarray(per, np.float64)
         # a channel that stayed (near) zero in calibration gets a sane scale, not a vanishing one
         # that would swamp the fixed-point multipliers of the others
-        return np.maximum(per, max(0.01 * float(per.max()), 1e-12)) / 127.0
-    return np.full(channels, max(float(info["range"]), 1e-12) / 127.0)
+        return np.maximum(per, max(0.01 * float(per.max()), TINY)) / 127.0
+    return np.full(channels, max(float(info["range"]), TINY) / 127.0)
 
 
 def channel_peak(stats, tensor, channels: int) -> np.ndarray | None:
@@ -59,9 +66,9 @@ def weight_step(w, s_y) -> np.ndarray:
     """Per output channel, the step of its int8 weights. A channel whose weights are all zero
     (dead, or reading input channels that were never nonzero in calibration) accumulates nothing
     but its bias; its step is the output's, so that bias stays a few hundred accumulator units
-    instead of overflowing int32 as it would in steps of the 1e-12 floor."""
+    instead of overflowing int32 as it would in steps of a vanishing floor."""
     top = np.abs(w).reshape(w.shape[0], -1).max(axis=1)
-    return np.where(top > 0, np.maximum(top, 1e-12) / 127.0, np.asarray(s_y, np.float64))
+    return np.where(top > 0, np.maximum(top, TINY) / 127.0, np.asarray(s_y, np.float64))
 
 
 def requant_multiply(m, bias_real, acc_peak, act, s_y, z_y=0):

@@ -135,7 +135,7 @@ def calibrate(graph: Graph, samples: dict, tensors: set[str], seed: int = 0,
         errors = {m: _fake_quant_error(a, r) for m, r in candidates.items()}
         method = min(errors, key=errors.get)
         # per channel: the fraction of each channel's maximum that quantizes it best overall
-        channel_peak = np.maximum(peak[t], 1e-12)
+        channel_peak = np.maximum(peak[t], 1e-30)       # (never zero; far below any real signal)
         fractions = (1.0,) + _MSE_GRID
         ferr = [_fake_quant_error(per, channel_peak[:, None] * f) for f in fractions]
         f_best = fractions[int(np.argmin(ferr))]

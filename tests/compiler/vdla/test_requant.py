@@ -57,3 +57,27 @@ def test_a_dead_output_channel_keeps_its_bias(rng):
     assert artifact.header["compile"]["placement"]["conv"]["device"] == "vdla"
     y = Executor(artifact).run({"x": samples[0]})["y"]
     np.testing.assert_allclose(y[0, 0], 3.0, rtol=0.02)
+
+
+@pytest.mark.parametrize("level", [1.0, 1e-11])
+def test_scales_are_relative_a_vanishing_signal_keeps_its_resolution(rng, level):
+    """Random-weight EfficientNet's activations shrink to 1e-11 deep in the network; a floor of
+    1e-12 on the weight steps rounded every weight of such a layer to zero (SQNR 0 dB). The
+    same layers at either level quantize alike."""
+    from vdla.compiler.compile_model import compile_model
+    from vdla.driver.executor import Executor
+
+    from ..graph.onnx_graphs import onnxruntime_outputs
+    n = helper.make_node
+    m = onnx_model([n("Conv", ["x", "w1"], ["c"], name="conv1", pads=[1, 1, 1, 1]), n("Relu", ["c"], ["r"], name="relu"),
+                    n("Conv", ["r", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])],
+                   [tensor("x", (1, 16, 8, 8))], [tensor("y", (1, 16, 8, 8))],
+                   [const("w1", (rng.standard_normal((16, 16, 3, 3)) * 0.1).astype(np.float32)),
+                    const("w2", (rng.standard_normal((16, 16, 3, 3)) * 0.1).astype(np.float32))])
+    samples = (rng.standard_normal((4, 1, 16, 8, 8)) * level).astype(np.float32)
+    artifact = compile_model(m, target="vdla", calibration={"x": samples})
+    assert all(artifact.header["compile"]["placement"][c]["device"] == "vdla" for c in ("conv1", "conv2"))
+    x = (rng.standard_normal((1, 16, 8, 8)) * level).astype(np.float32)
+    got, want = Executor(artifact).run({"x": x})["y"], onnxruntime_outputs(m, {"x": x})[0]
+    sqnr = 10 * np.log10(np.sum(want.astype(np.float64) ** 2) / np.sum((got - want).astype(np.float64) ** 2))
+    assert sqnr > 25, sqnr
