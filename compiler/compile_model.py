@@ -107,7 +107,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     has a record), CPU kernels (or host steps) for the rest -> artifact."""
     from vdla.hw import DEFAULT_PRESET, load_config
 
-    from .graph.passes.calibrate import quantization_error, sample_batches
+    from .graph.passes.calibrate import quantization_error, random_feed, sample_batches
     from .graph.passes.memory_plan import plan_memory
     from .lower_graph import lower_graph
     from .target import Target
@@ -120,10 +120,11 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
                                                          constant_inputs, per_channel_activations, vta_compat, kernels)
     graph = plan_memory(graph)
     vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat, kernels=kernels)
-    if calibration is not None:     # the error needs a sample (a QDQ model compiled without one has none)
-        errors = quantization_error(float_graph, graph, sample_batches(float_graph, calibration)[0])
-        for name, db in errors.items():
-            place[name]["sqnr_db"] = db
+    # each accelerator node's error on a calibration sample, or on seeded random inputs for a
+    # QDQ model compiled without samples (its own ranges, judged on data like a calibration's)
+    feed = sample_batches(float_graph, calibration)[0] if calibration is not None else random_feed(float_graph)
+    for name, db in quantization_error(float_graph, graph, feed).items():
+        place[name]["sqnr_db"] = db
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
     skip = set(vdla_steps) | {n.name for n in graph.nodes if is_edge(n.op)}
     cpu_tuning = _cpu_tuning(tuning, tgt)
@@ -137,6 +138,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
             "host_reasons": reasons, "placement": place,
             "calibration": {t: {k: v for k, v in s.items()} for t, s in stats.items()},
             "ranges_from": "calibration" if calibration is not None else "the model's quantizers",
+            "sqnr_from": "a calibration sample" if calibration is not None else "seeded standard-normal inputs",
             "vta_compat": vta_compat}
     if tuning is not None:
         info["tuning"] = graph.meta.get("vdla_tuning", {})

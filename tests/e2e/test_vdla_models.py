@@ -123,6 +123,11 @@ def test_qdq_model_compiles_without_calibration_and_reproduces_onnxruntime(compi
     place = art.header["compile"]["placement"]
     assert sum(p["macs"] for p in place.values() if p["device"] == "vdla") > 0.99 * sum(
         p["macs"] for p in place.values())
+    # vdla info's SQNR column: each accelerator node's error, measured on seeded random inputs
+    assert art.header["compile"]["sqnr_from"] == "seeded standard-normal inputs"
+    measured = [p["sqnr_db"] for p in place.values() if p["device"] == "vdla" and not p.get("fused_into")
+                and p["macs"]]
+    assert measured and all(20.0 < db < 80.0 for db in measured), measured
     sim = Executor(art)
     out = qdq.graph.output[0].name
     ours, theirs = [], []

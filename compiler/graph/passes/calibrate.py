@@ -30,6 +30,20 @@ _PERCENTILE = 99.99
 _MSE_GRID = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))     # clip at 0.3 .. 0.95 of the maximum
 
 
+def random_feed(graph: Graph, seed: int = 0) -> dict:
+    """Seeded standard-normal values for the float inputs (zeros for the others): a sample for
+    measuring quantization error where no calibration data was given."""
+    rng = np.random.default_rng(seed)
+    feed = {}
+    for name in graph.inputs:
+        if name in graph.constants:
+            continue
+        t = graph.types[name]
+        feed[name] = rng.standard_normal(t.shape).astype(t.dtype) if np.issubdtype(np.dtype(t.dtype), np.floating) \
+            else np.zeros(t.shape, t.dtype)
+    return feed
+
+
 def sample_batches(graph: Graph, samples: dict) -> list[dict]:
     """CALIB.npz arrays (one per input, first axis = samples) -> feeds of the input's shape."""
     feeds, count = [], None
