@@ -11,6 +11,7 @@ import math
 from vdla.driver.machine import same_machine
 
 from ..graph.ir import Graph
+from .macs import cpu_macs
 from .op import PlaceContext
 from .registry import op_for_source
 
@@ -55,11 +56,6 @@ def row_view(x, y) -> bool:
             and math.prod(x.shape[:-1]) == math.prod(y.shape[:-1]))
 
 
-def matmul_macs(graph, node) -> int:
-    x, y = graph.types[node.inputs[0]], graph.types[node.outputs[0]]
-    return math.prod(y.shape) * x.shape[-1]
-
-
 def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: bool = False,
                 untileable: dict[str, str] | None = None) -> dict[str, dict]:
     """{node name: {"device": "vdla" | "cpu", "reason": str, "macs": int, "fused_into": name?}}.
@@ -74,7 +70,8 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
     produced: set[str] = set()        # tensors accelerator nodes make
     producer = {out: node for node in graph.nodes for out in node.outputs}
 
-    def cpu(node, why, macs=0):
+    def cpu(node, why, macs=None):
+        macs = cpu_macs(graph, node) if macs is None else macs
         place[node.name] = {"device": "cpu", "reason": why, "macs": macs}
 
     def vdla(node, macs=0, act=None):
@@ -95,7 +92,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             continue
         op = op_for_source(node.op)
         if node.name in (untileable or {}):
-            cpu(node, untileable[node.name], op.macs(graph, node) if op else 0)
+            cpu(node, untileable[node.name], op.macs(graph, node) if op else None)
             act = fused_activation(graph, node, consumers) if op is not None and op.fuses_activation else None
             if act is not None:
                 cpu(act, f"its producer {node.name} runs on the CPU")
@@ -131,7 +128,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             cpu(node, f"{node.op} not after a convolution, Gemm or Add: nothing to fuse it into")
         elif node.op == "MatMul":
             cpu(node, "MatMul of two activations (or by a weight of more than 2 dims): the accelerator multiplies "
-                      "activations by 2-d weights quantized when compiling", matmul_macs(graph, node))
+                      "activations by 2-d weights quantized when compiling")
         elif node.op in _NO_ALU:
             cpu(node, f"{node.op}: no ALU equivalent")
         else:
