@@ -6,8 +6,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .errors import TuningError
 from .records import TuningLog, TuningRecord
 from .session import check_budget, open_log, split_reused
@@ -47,21 +45,14 @@ def random_calibration(model, input_shapes=None, seed: int = 0, samples: int = C
     """Seeded standard-normal samples for every float input: the ranges they give decide the
     epilogue's immediates, not the layer shapes or epilogue kinds a record is keyed by."""
     from ..frontend import import_onnx
+    from ..graph.passes.calibrate import random_samples
     graph = import_onnx(model, input_shapes=input_shapes)
-    rng = np.random.default_rng(seed)
-    out = {}
     for name in graph.inputs:
-        if name in graph.constants:
-            continue
-        t = graph.types[name]
-        if not all(isinstance(d, int) for d in t.shape):
-            raise TuningError(f"input {name!r} has the symbolic shape {list(t.shape)}: fix it with "
+        shape = graph.types[name].shape
+        if name not in graph.constants and not all(isinstance(d, int) for d in shape):
+            raise TuningError(f"input {name!r} has the symbolic shape {list(shape)}: fix it with "
                               f"--input-shape {name}=D0,D1,...")
-        if np.issubdtype(np.dtype(t.dtype), np.floating):
-            out[name] = rng.standard_normal((samples, *t.shape)).astype(t.dtype)
-        else:
-            out[name] = np.zeros((samples, *t.shape), t.dtype)
-    return out
+    return random_samples(graph, samples, seed)
 
 
 def _needs_calibration(model, input_shapes) -> bool:

@@ -30,18 +30,24 @@ _PERCENTILE = 99.99
 _MSE_GRID = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))     # clip at 0.3 .. 0.95 of the maximum
 
 
-def random_feed(graph: Graph, seed: int = 0) -> dict:
-    """Seeded standard-normal values for the float inputs (zeros for the others): a sample for
-    measuring quantization error where no calibration data was given."""
+def random_samples(graph: Graph, count: int, seed: int = 0) -> dict:
+    """{input: `count` seeded standard-normal samples} for the float inputs (zeros for the
+    others), first axis = samples: calibration data where none was given."""
     rng = np.random.default_rng(seed)
-    feed = {}
+    out = {}
     for name in graph.inputs:
         if name in graph.constants:
             continue
         t = graph.types[name]
-        feed[name] = rng.standard_normal(t.shape).astype(t.dtype) if np.issubdtype(np.dtype(t.dtype), np.floating) \
-            else np.zeros(t.shape, t.dtype)
-    return feed
+        out[name] = rng.standard_normal((count, *t.shape)).astype(t.dtype) \
+            if np.issubdtype(np.dtype(t.dtype), np.floating) else np.zeros((count, *t.shape), t.dtype)
+    return out
+
+
+def random_feed(graph: Graph, seed: int = 0) -> dict:
+    """One seeded sample (random_samples): for measuring quantization error where no
+    calibration data was given."""
+    return {name: samples[0] for name, samples in random_samples(graph, 1, seed).items()}
 
 
 def sample_batches(graph: Graph, samples: dict) -> list[dict]:
