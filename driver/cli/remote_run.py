@@ -26,7 +26,7 @@ def run_remote(args) -> int:
     for attr, flag in _LOCAL_ONLY.items():
         if getattr(args, attr, None):
             raise OptionError(f"{flag} is not available with --remote: it needs the device in this process "
-                             "(run it on the board, or without --remote)")
+                              "(run it on the board, or without --remote)")
     host, port = parse_address(args.remote)
     runner = RemoteRunner(host, port, args.key_file, insecure_loopback=args.insecure_loopback)
     data = read_artifact(args.artifact)

@@ -94,9 +94,11 @@ def test_cli_gpu_arch(tmp_path, capsys):
     assert main(["compile", str(model), "-o", str(out), "--target", "cuda", "--gpu-arch", "sm_75"]) == 0
     from vdla.driver import artifact as art
     assert art.load(str(out)).header["target"]["arch"] == "sm_75"
-    assert main(["compile", str(model), "-o", str(out), "--target", "cpu", "--gpu-arch", "sm_75"]) == 1
+    assert main(["compile", str(model), "-o", str(out), "--target", "cpu", "--gpu-arch", "sm_75"]) == \
+        EXIT_CODES[ConfigError]     # an OptionError
     assert "--gpu-arch sm_75 names a GPU: use it with --target cuda" in capsys.readouterr().err
-    assert main(["compile", str(model), "-o", str(out), "--target", "cuda:sm_80", "--gpu-arch", "sm_75"]) == 1
+    assert main(["compile", str(model), "-o", str(out), "--target", "cuda:sm_80", "--gpu-arch", "sm_75"]) == \
+        EXIT_CODES[ConfigError]
     assert main(["compile", str(model), "-o", str(out), "--target", "cuda", "--gpu-arch", "sm_52"]) == \
         EXIT_CODES[ConfigError]     # a TargetError
     assert "sm_52" in capsys.readouterr().err

@@ -77,12 +77,12 @@ def run(args) -> int:
             calibration = {k: data[k] for k in data.files}
     if args.host_triple and args.target != "vdla":
         raise OptionError("--host-triple names the CPU beside the accelerator: use it with --target vdla "
-                         "(for a CPU-only artifact give the triple as --target)")
+                          "(for a CPU-only artifact give the triple as --target)")
     target = args.target
     if args.gpu_arch:
         if target not in ("cuda", f"cuda:{args.gpu_arch}"):
             raise OptionError(f"--gpu-arch {args.gpu_arch} names a GPU: use it with --target cuda "
-                             f"(got --target {target})")
+                              f"(got --target {target})")
         target = f"cuda:{args.gpu_arch}"
     tuning = None
     if args.tuning:     # read first: a bad tuning log should not cost a whole compile
@@ -124,7 +124,7 @@ def _check_output(model: str, output: str) -> None:
     target = output_target(output)
     if os.path.exists(target) and os.path.exists(model) and os.path.samefile(model, target):
         raise OptionError(f"-o {output} is the model being compiled: writing the artifact there would destroy it; "
-                         "give another output path")
+                          "give another output path")
 
 
 def _print_cpu_layers(artifact, shown: int = 4) -> None:

@@ -43,12 +43,12 @@ def run(args) -> int:
         image, addr = data, args.insn_addr
         if addr < 0 or addr % INSN_BYTES or addr >= image.size:
             raise OptionError(f"--insn-addr {addr:#x}: not a {INSN_BYTES}-byte aligned address inside {args.file} "
-                             f"({image.size} bytes)")
+                              f"({image.size} bytes)")
         count = args.insn_count if args.insn_count is not None else _count_to_finish(image, addr)
         end = addr + INSN_BYTES * count
         if count <= 0 or end > image.size:
             raise OptionError(f"--insn-addr {addr:#x} --insn-count {count}: the stream would end at byte {end}, "
-                             f"outside {args.file} ({image.size} bytes)")
+                              f"outside {args.file} ({image.size} bytes)")
         data = image[addr:end]
     elif args.insn_count is not None:
         raise OptionError("--insn-count needs --insn-addr (FILE is then a DRAM image)")

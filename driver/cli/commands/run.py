@@ -62,13 +62,13 @@ def _gpu_device(artifact, name: str | None):
     if not gpu_steps:
         if ordinal is not None:
             raise OptionError(f"--device {name} runs the GPU steps of an artifact compiled with --target cuda, and "
-                             "this artifact has none; leave --device out, or give sim, rtl or pynq for its "
-                             "accelerator steps")
+                              "this artifact has none; leave --device out, or give sim, rtl or pynq for its "
+                              "accelerator steps")
         return None
     if name is not None and ordinal is None:
         raise OptionError(f"--device {name} runs accelerator steps, and this artifact's {gpu_steps} steps run on a "
-                         "GPU (compiled with --target cuda); give --device cuda or cuda:N (the GPU's ordinal), "
-                         "or leave --device out for GPU 0")
+                          "GPU (compiled with --target cuda); give --device cuda or cuda:N (the GPU's ordinal), "
+                          "or leave --device out for GPU 0")
     from vdla.driver.devices.cuda import CudaDevice
     return CudaDevice(ordinal or 0)
 
@@ -96,7 +96,7 @@ def run(args) -> int:
     if args.remote or args.key_file or args.insecure_loopback:
         if args.device is not None:
             raise OptionError(f"--device {args.device} is not available with --remote: the device is the one the "
-                             "board's `vdla serve --device` opened; leave --device out")
+                              "board's `vdla serve --device` opened; leave --device out")
         from ..remote_run import run_remote
         return run_remote(args)
     from vdla.driver.artifact import load

@@ -96,7 +96,7 @@ def _tune_cpu(args, shapes, progress) -> int:
                                    ("--cpu-kernels", args.cpu_kernels)) if on]
     if given:
         raise OptionError(f"{', '.join(given)}: for --target vdla; --target {args.target} tunes the CPU kernels of a "
-                         "CPU compile")
+                          "CPU compile")
     from vdla.compiler.tune.cpu_tune_model import tune_cpu_model
     summary = tune_cpu_model(args.model, args.target, args.threads, shapes, trials=args.trials, jobs=args.jobs,
                              output=args.output, seed=args.seed, retune=args.retune, progress=progress, log=print)
