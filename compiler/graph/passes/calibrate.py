@@ -131,6 +131,9 @@ def calibrate(graph: Graph, samples: dict, tensors: set[str], seed: int = 0,
     with per_channel also "channel_range": [..]}}"""
     rng = np.random.default_rng(seed)
     _warn_degenerate(graph, samples)
+    # a fixed order: the subsampling draws go to the tensors in it, so a set's iteration order
+    # (which PYTHONHASHSEED changes per process) must not decide which values are kept
+    tensors = sorted(tensors)
     kept: dict[str, list] = {t: [] for t in tensors}
     peak: dict[str, np.ndarray] = {}
     for feed in sample_batches(graph, samples):
