@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 
+from .errors import ConfigError
 from .isa import INSN_BYTES, UOP_BYTES
 from .timing import Timing
 
@@ -221,6 +222,11 @@ class HwConfig:
         return int(self.hash[:8], 16)
 
 
+
+class HwConfigError(ConfigError, ValueError):
+    """A hardware config that cannot be read: no such preset or file, not JSON, or a key out of
+    its range (the message names the source and the key)."""
+
 def load_config(source: "str | os.PathLike | dict | HwConfig") -> HwConfig:
     """A preset name (pynq, ultra96, zcu104), a path to a JSON file, a dict, or an HwConfig (as is).
     For the API edges only (see the module docstring); None is refused, not read as a preset."""
@@ -230,7 +236,12 @@ def load_config(source: "str | os.PathLike | dict | HwConfig") -> HwConfig:
     if isinstance(source, HwConfig):
         return source
     if isinstance(source, dict):
-        return HwConfig.from_dict(source)
+        try:
+            return HwConfig.from_dict(source)
+        except HwConfigError:
+            raise
+        except ValueError as exc:
+            raise HwConfigError(str(exc)) from None
     text_source = os.fspath(source)
     if text_source in PRESETS:
         text = resources.files(__package__).joinpath("presets", f"{text_source}.json").read_text()
@@ -240,16 +251,16 @@ def load_config(source: "str | os.PathLike | dict | HwConfig") -> HwConfig:
             text = f.read()
         origin = text_source
     else:
-        raise ValueError(f"unknown hardware config {text_source!r}: not a preset "
+        raise HwConfigError(f"unknown hardware config {text_source!r}: not a preset "
                          f"({', '.join(PRESETS)}) and no such file")
     try:
         doc = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:    # (nesting past the JSON reader's depth)
-        raise ValueError(f"hardware config {origin} is not valid JSON: {exc}") from None
+        raise HwConfigError(f"hardware config {origin} is not valid JSON: {exc}") from None
     try:
         return HwConfig.from_dict(doc)
     except ValueError as exc:
-        raise ValueError(f"hardware config {origin}: {exc}") from None
+        raise HwConfigError(f"hardware config {origin}: {exc}") from None
 
 
 def require_config(value, name: str = "config") -> HwConfig:

@@ -128,3 +128,14 @@ def test_every_timing_parameter_is_bounded_by_what_the_rtl_can_build():
         Timing(acc_raw_min_distance=10**9)   # built directly, not only from JSON
     with pytest.raises(ValueError, match="must be an integer"):
         Timing(token_delay=True)
+
+
+def test_a_config_that_cannot_be_read_is_a_config_error(tmp_path):
+    """The CLI exits with the config category's code (4) for each: no such preset or file, not
+    JSON, a key out of range, from a file or a dict."""
+    from vdla.hw.errors import ConfigError
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    for source in ("nosuchboard", str(bad), {**load_config("pynq").to_dict(), "LOG_BATCH": 99}):
+        with pytest.raises(ConfigError):
+            load_config(source)

@@ -2,7 +2,9 @@
 import json
 
 from vdla.driver.cli import main
+from vdla.driver.cli.exit_codes import EXIT_CODES
 from vdla.hw import FinishInsn, GemmInsn, disassemble, load_config
+from vdla.hw.errors import ConfigError
 
 
 def test_config_json_round_trips(capsys):
@@ -13,7 +15,7 @@ def test_config_json_round_trips(capsys):
 
 
 def test_config_bad_name_is_one_line_error(capsys):
-    assert main(["config", "nosuchboard"]) == 1
+    assert main(["config", "nosuchboard"]) == EXIT_CODES[ConfigError]
     err = capsys.readouterr().err
     assert err.startswith("vdla config: error: unknown hardware config 'nosuchboard'")
 
