@@ -9,37 +9,44 @@ import zipfile
 import numpy as np
 from numpy.lib.format import MAGIC_PREFIX as NPY_MAGIC
 
+from vdla.hw.errors import ModelError
+
+
+class InputFileError(ModelError, ValueError):
+    """An --input file that is not one plain .npy array (or no file at all): the model's input
+    is what is wrong, so the CLI exits with the model category's code."""
+
 
 def read_input(item: str) -> tuple[str, np.ndarray]:
     """NAME=FILE.npy -> (NAME, the array). Anything but one plain .npy array is an error that
     says what the file holds (an .npz archive and its arrays, a pickle, not numpy at all)."""
     name, _, path = item.partition("=")
     if not name or not path:
-        raise ValueError(f"--input {item!r}: expected NAME=FILE.npy")
+        raise InputFileError(f"--input {item!r}: expected NAME=FILE.npy")
     where = f"--input {name}={path}"
     if not os.path.isfile(path):
-        raise ValueError(f"{where}: no such file")
+        raise InputFileError(f"{where}: no such file")
     if zipfile.is_zipfile(path):
         with np.load(path, allow_pickle=False) as archive:
             names = ", ".join(archive.files) or "none"
-        raise ValueError(f"{where}: the file is an .npz archive (arrays: {names}), not a .npy array; save the one "
-                         f"array as .npy (numpy.save(FILE, archive[KEY]))")
+        raise InputFileError(f"{where}: the file is an .npz archive (arrays: {names}), not a .npy array; save "
+                             f"the one array as .npy (numpy.save(FILE, archive[KEY]))")
     with open(path, "rb") as f:
         magic = f.read(len(NPY_MAGIC))
     if magic != NPY_MAGIC:
-        raise ValueError(f"{where}: the file is not a .npy array (it lacks numpy's .npy header; write it with "
-                         "numpy.save)")
+        raise InputFileError(f"{where}: the file is not a .npy array (it lacks numpy's .npy header; write it "
+                             "with numpy.save)")
     try:
         value = np.load(path, allow_pickle=False)
     except ValueError as exc:
         what = "holds Python objects (a pickle), which vdla does not load" if "pickle" in str(exc) else \
             f"is not a readable .npy array ({exc})"
-        raise ValueError(f"{where}: the file {what}") from None
+        raise InputFileError(f"{where}: the file {what}") from None
     except (OSError, EOFError) as exc:
-        raise ValueError(f"{where}: cannot read the file: {exc}") from None
+        raise InputFileError(f"{where}: cannot read the file: {exc}") from None
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
-        raise ValueError(f"{where}: the file holds {getattr(value, 'dtype', type(value).__name__)} data; expected "
-                         "a numeric array")
+        raise InputFileError(f"{where}: the file holds {getattr(value, 'dtype', type(value).__name__)} data; "
+                             "expected a numeric array")
     return name, value
 
 
@@ -62,7 +69,7 @@ def input_feeds(inputs, items, seed) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     feeds = {s.name: given.pop(s.name) if s.name in given else random_input(s, rng) for s in inputs}
     if given:
-        raise ValueError(f"unknown inputs {sorted(given)}; the model's inputs are {list(feeds)}")
+        raise InputFileError(f"unknown inputs {sorted(given)}; the model's inputs are {list(feeds)}")
     return feeds
 
 

@@ -86,18 +86,18 @@ def test_run_input_files_that_are_not_one_npy_array_are_named(relu_artifact, tmp
     x = np.ones((1, 3, 8, 8), np.float32)
     npz = tmp_path / "x.npz"
     np.savez(npz, x=x, other=x)
-    assert main(["run", str(relu_artifact), "--input", f"x={npz}"]) == 1
+    assert main(["run", str(relu_artifact), "--input", f"x={npz}"]) == EXIT_CODES[ModelError]
     line = _one_line_error(capsys, "run")
     assert f"--input x={npz}: the file is an .npz archive (arrays: x, other)" in line
     pickled = tmp_path / "objects.npy"
     np.save(pickled, np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    assert main(["run", str(relu_artifact), "--input", f"x={pickled}"]) == 1
+    assert main(["run", str(relu_artifact), "--input", f"x={pickled}"]) == EXIT_CODES[ModelError]
     assert "holds Python objects (a pickle)" in _one_line_error(capsys, "run")
     text = tmp_path / "x.txt"
     text.write_text("1 2 3\n")
-    assert main(["run", str(relu_artifact), "--input", f"x={text}"]) == 1
+    assert main(["run", str(relu_artifact), "--input", f"x={text}"]) == EXIT_CODES[ModelError]
     assert f"--input x={text}: the file is not a .npy array" in _one_line_error(capsys, "run")
-    assert main(["run", str(relu_artifact), "--input", f"x={tmp_path / 'missing.npy'}"]) == 1
+    assert main(["run", str(relu_artifact), "--input", f"x={tmp_path / 'missing.npy'}"]) == EXIT_CODES[ModelError]
     assert "missing.npy: no such file" in _one_line_error(capsys, "run")
     good = tmp_path / "x.npy"
     np.save(good, x)
