@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 
-def _matmul(graph, node) -> int:
+def matmul_macs(graph, node) -> int:
+    """A matrix product's (MatMul, Gemm): every output element sums the operands' shared dim."""
     return math.prod(graph.types[node.outputs[0]].shape) * graph.types[node.inputs[0]].shape[-1]
 
 
@@ -24,7 +25,7 @@ def _recurrent(gates: int):
     return macs
 
 
-_COUNTS = {"MatMul": _matmul, "MatMulInteger": _matmul, "ConvTranspose": _conv_transpose,
+_COUNTS = {"MatMul": matmul_macs, "MatMulInteger": matmul_macs, "ConvTranspose": _conv_transpose,
            "LSTM": _recurrent(4), "GRU": _recurrent(3), "RNN": _recurrent(1)}
 
 

@@ -110,8 +110,7 @@ class Quantizer:
         xq, s = self.packed_input(node.inputs[0])
         xt = self.g.types[xq]
         if len(xt.shape) == 4:       # a matrix holds the rows of every view of them
-            self.packed[node.outputs[0]] = (xq, s)
-            return
+            return self.identity(node)
         shape = (xt.shape[0], xt.shape[1], xt.shape[4], xt.shape[5])
         out = self.output(node.outputs[0], shape, s, self.zp.get(xq, 0))
         self.nodes.append(Node("Reshape", node.name, [xq], [out], {"shape": list(shape)}))

@@ -3,18 +3,13 @@ ReLU/Clip) on the GEMM core. A product into a single accumulator element stays o
 where the accumulator hazard rule would serialize it."""
 from __future__ import annotations
 
-import numpy as np
-
 from vdla.driver.host_ops.vdla import dense as semantics
 from vdla.driver.runtime.layout import pack_matrix_rhs
 
 from ...topi import vdla as V
+from ..macs import matmul_macs
 from ..op import KernelSpec, Tunable, VdlaOp
 from ..quantizer import GemmForm, quantize_gemm
-
-
-def macs(graph, node) -> int:
-    return int(np.prod(graph.types[node.outputs[0]].shape)) * graph.types[node.inputs[0]].shape[-1]
 
 
 def problem(graph, node, ctx) -> str | None:
@@ -60,7 +55,7 @@ OP = VdlaOp(
     semantics=semantics.SEMANTICS,
     sources=("Gemm",),
     problem=problem,
-    macs=macs,
+    macs=matmul_macs,
     fuses_activation=True,
     quantize=lambda q, node, act: quantize_gemm(q, OP, node, act, GEMM_FORM),
     spec=spec,
