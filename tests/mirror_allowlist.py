@@ -347,6 +347,7 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.driver.host_ops.vdla.add": Covered(("tests/compiler/vdla/ops/test_add.py",), VDLA_SEMANTICS),
     "vdla.driver.host_ops.vdla.conv": Covered(("tests/compiler/vdla/ops/test_conv.py",), VDLA_SEMANTICS),
     "vdla.driver.host_ops.vdla.dense": Covered(("tests/compiler/vdla/ops/test_dense.py",), VDLA_SEMANTICS),
+    "vdla.driver.host_ops.vdla.matmul": Covered(("tests/compiler/vdla/ops/test_matmul.py",), VDLA_SEMANTICS),
     "vdla.driver.host_ops.vdla.packed": Covered(("tests/compiler/vdla/ops/test_conv.py",), INTERNAL,
                                                 via="vdla.driver.host_ops.vdla.conv"),
     "vdla.driver.host_ops.vdla.pool": Covered(("tests/compiler/vdla/ops/test_pool.py",), VDLA_SEMANTICS),

@@ -7,7 +7,7 @@ broadcast to it) that alone reads the product is the Gemm's bias. An activation 
 than two dims (a token sequence [B, S, K]) is viewed as its rows [B*S, K] by a Reshape and
 the product viewed back: on the accelerator the packed matrix is the same bytes either way,
 so placement keeps those views there (placement.row_view). A MatMul of two activations
-(attention's scores) is left as it is."""
+(attention's scores) is left as it is: the matmul op's (ops/matmul.py)."""
 from __future__ import annotations
 
 import math

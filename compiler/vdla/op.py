@@ -66,6 +66,7 @@ class VdlaOp:
     fuses_activation: bool = False   # a Relu / Clip(min >= 0) that alone reads its output joins it
     keeps_sign: bool = False         # a non-negative input gives a non-negative output (max, sums)
     scales_output: bool = True       # its output takes a calibrated scale (pooling keeps its input's)
+    rows_output: bool = False        # its output is held as matrix rows whatever its rank (SPEC §7 matrix)
     kernel_args: Callable = lambda node, vta_compat: [n for n in node.inputs if n]    # noqa: E731
     tuning: Tunable | None = None
 

@@ -74,14 +74,14 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
         macs = cpu_macs(graph, node) if macs is None else macs
         place[node.name] = {"device": "cpu", "reason": why, "macs": macs}
 
-    def vdla(node, macs=0, act=None):
+    def vdla(node, macs=0, act=None, rows=False):
         place[node.name] = {"device": "vdla", "reason": "", "macs": macs}
         if act is not None:
             place[act.name] = {"device": "vdla", "reason": "", "macs": 0, "fused_into": node.name}
             nonneg.add(act.outputs[0])
         made = [n.outputs[0] for n in (node, act) if n is not None]
         produced.update(made)
-        matrices.update(t for t in made if len(graph.types[t].shape) != 4)
+        matrices.update(t for t in made if rows or len(graph.types[t].shape) != 4)
 
     def keep_sign(node):
         if node.inputs[0] in nonneg:
@@ -106,7 +106,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             if problem:
                 cpu(node, problem, macs)
                 continue
-            vdla(node, macs, fused_activation(graph, node, consumers) if op.fuses_activation else None)
+            vdla(node, macs, fused_activation(graph, node, consumers) if op.fuses_activation else None, op.rows_output)
             if op.keeps_sign:
                 keep_sign(node)
         elif node.op in ("Reshape", "Flatten"):
@@ -126,9 +126,6 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             nonneg.add(node.outputs[0])
         elif node.op in ("Relu", "Clip"):
             cpu(node, f"{node.op} not after a convolution, Gemm or Add: nothing to fuse it into")
-        elif node.op == "MatMul":
-            cpu(node, "MatMul of two activations (or by a weight of more than 2 dims): the accelerator multiplies "
-                      "activations by 2-d weights quantized when compiling")
         elif node.op in _NO_ALU:
             cpu(node, f"{node.op}: no ALU equivalent")
         else:

@@ -61,4 +61,5 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bo
     g.meta["placement"] = place
     g.meta["vdla_scales"] = {x: (name, np.asarray(scale).tolist(), q.zp.get(x, 0))
                              for name, (x, scale) in q.packed.items()}
+    g.meta["vdla_group_rows"] = q.group_rows
     return g

@@ -27,6 +27,8 @@ class Quantizer:
         self.nodes: list[Node] = []
         self.packed: dict[str, tuple[str, float]] = {}   # fp32 tensor -> (packed name, scale)
         self.zp: dict[str, int] = {}                         # packed name -> zero point (0 or -128)
+        self.group_rows: dict[str, list] = {}    # packed name -> [G, M, Mp]: G groups of M rows padded to Mp
+        self.plain_rows: dict[str, tuple[str, float]] = {}   # such a tensor quantized as plain rows
         self.materialized = set(graph.inputs) | set(graph.constants)
         self.count = 0
 
@@ -51,19 +53,26 @@ class Quantizer:
                                {**attrs, "source_ops": [node.op] + ([act.op] if act else [])}))
 
     def packed_input(self, tensor) -> tuple[str, float]:
-        if tensor in self.packed:
-            return self.packed[tensor]
+        if tensor not in self.packed:
+            self.packed[tensor] = self._quantized(tensor, f"{tensor}.q")
+        elif self.packed[tensor][0] in self.group_rows:
+            # rows in padded groups (a batched MatMul's output): an op of plain rows takes them
+            # quantized afresh from fp32
+            if tensor not in self.plain_rows:
+                self.plain_rows[tensor] = self._quantized(self.float_input(tensor), self.fresh(f"{tensor}.q"))
+            return self.plain_rows[tensor]
+        return self.packed[tensor]
+
+    def _quantized(self, tensor, name) -> tuple[str, float]:
         cfg, t = self.config, self.g.types[tensor]
         matrix = len(t.shape) != 4           # held as the rows of its last dim (SPEC §7 matrix)
         n, c = (math.prod(t.shape[:-1]), t.shape[-1]) if matrix else t.shape[:2]
         scale = padded(channel_scale(self.stats, tensor, c), cfg.block)
-        name = f"{tensor}.q"
         nb, cb = -(-n // cfg.batch), -(-c // cfg.block)
         shape = (nb, cb, cfg.batch, cfg.block) if matrix else (nb, cb, *t.shape[2:], cfg.batch, cfg.block)
         self.add(Node(QUANTIZE.name, self.fresh(f"quantize_{tensor}"), [tensor], [name],
                       {"scale": scale.tolist(), "batch": cfg.batch, "block": cfg.block, "matrix": matrix}),
                  {name: TensorType(shape, "int8")})
-        self.packed[tensor] = (name, scale)
         return name, scale
 
     def float_input(self, tensor):
@@ -71,9 +80,10 @@ class Quantizer:
         if tensor in self.materialized or tensor not in self.packed:
             return tensor
         q, scale = self.packed[tensor]
+        grouped = {"group_rows": self.group_rows[q]} if q in self.group_rows else {}
         self.add(Node(DEQUANTIZE.name, self.fresh(f"dequantize_{tensor}"), [q], [tensor],
                       {"scale": np.asarray(scale).tolist(), "shape": list(self.g.types[tensor].shape),
-                       "zero_point": self.zp.get(q, 0)}), {})
+                       "zero_point": self.zp.get(q, 0), **grouped}), {})
         self.materialized.add(tensor)
         return tensor
 

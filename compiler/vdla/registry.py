@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from vdla.driver.host_ops.vdla import boundary
+from vdla.driver.host_ops.vdla import SEMANTICS, boundary
 
 from . import ops as _ops_package
 from .op import VdlaOp
@@ -50,5 +50,6 @@ def tunable_ops() -> list[VdlaOp]:
 
 
 def is_edge(op: str) -> bool:
-    """A quantize / dequantize node at the accelerator's edge (a host step either way)."""
-    return op in (QUANTIZE, DEQUANTIZE)
+    """A conversion at the accelerator's edge (quantize, dequantize, weights made at run time):
+    a host step either way."""
+    return op in SEMANTICS and not SEMANTICS[op].kernel

@@ -194,7 +194,9 @@ def quantization_error(float_graph: Graph, quant_graph: Graph, feed: dict) -> di
         source, scale, zero_point = quant_graph.meta["vdla_scales"][packed]
         scale = list(np.asarray(scale).ravel())
         real = ref[source]
-        deq = DEQUANTIZE.run([got[packed]], {"scale": scale, "shape": list(real.shape), "zero_point": zero_point})[0]
+        grouped = quant_graph.meta.get("vdla_group_rows", {}).get(packed)
+        deq = DEQUANTIZE.run([got[packed]], {"scale": scale, "shape": list(real.shape), "zero_point": zero_point,
+                                             **({"group_rows": grouped} if grouped else {})})[0]
         noise = float(np.sum((deq.astype(np.float64) - real) ** 2))
         power = float(np.sum(np.asarray(real, np.float64) ** 2))
         out[node.name] = round(10 * np.log10(power / noise), 2) if noise > 0 else float("inf")

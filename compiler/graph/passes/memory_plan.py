@@ -7,6 +7,10 @@ Storages are placed largest first at the lowest offset that does not collide wit
 storage whose lifetime overlaps (greedy by size). The plan is recorded in
 graph.meta["memory_plan"] with the one-buffer-per-tensor total for comparison. A tensor of
 run-time shape (a -1 dimension) has no place in it: the host step that makes it allocates it.
+
+Every storage starts at a multiple of ALIGNMENT bytes, or of what graph.meta["alignment"]
+asks for one of its tensors (the accelerator's weights made at run time: its DMA reads whole
+weight blocks, so they start on one).
 """
 from __future__ import annotations
 
@@ -17,8 +21,8 @@ ALIAS_OPS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"
 ALIGNMENT = 64
 
 
-def _align(n: int) -> int:
-    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+def _align(n: int, to: int = ALIGNMENT) -> int:
+    return (n + to - 1) // to * to
 
 
 def plan_memory(graph: Graph) -> Graph:
@@ -46,6 +50,10 @@ def plan_memory(graph: Graph) -> Graph:
         if name in root:
             last[root[name]] = end
     sizes = {s: _align(graph.types[s].nbytes) for s in set(root.values())}
+    align = dict.fromkeys(sizes, ALIGNMENT)
+    for t, a in graph.meta.get("alignment", {}).items():
+        if t in root:
+            align[root[t]] = max(align[root[t]], a)
     placed: list[tuple[int, int, int, int]] = []  # offset, size, first, last
     offsets: dict[str, int] = {}
     for storage in sorted(sizes, key=lambda s: (-sizes[s], first[s], s)):
@@ -55,7 +63,7 @@ def plan_memory(graph: Graph) -> Graph:
         for start, stop in busy:
             if offset + size <= start:
                 break
-            offset = max(offset, stop)
+            offset = _align(max(offset, stop), align[storage])
         offsets[storage] = offset
         placed.append((offset, size, lo, hi))
     arena = max((o + sz for o, sz, _, _ in placed), default=0)

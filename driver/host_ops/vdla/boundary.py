@@ -1,5 +1,9 @@
 """VdlaQuantize and VdlaDequantize: the conversions where a tensor crosses between the CPU's fp32
-and the accelerator's packed int8 (SPEC §7)."""
+and the accelerator's packed int8 (SPEC §7).
+
+A matrix holds the rows of an [..., K] tensor. With "group_rows": [G, M, Mp] its rows are G
+groups of M (a batched MatMul's products), each padded with zero rows to Mp in the packed
+matrix: a product of Mp rows tiles better than one of M (197 tokens is prime)."""
 from __future__ import annotations
 
 import math
@@ -57,6 +61,9 @@ def _quantize(inputs, attrs):
     x = inputs[0]
     if attrs.get("matrix"):          # a matrix holds the rows of an [..., K] tensor
         x = np.asarray(x).reshape(-1, x.shape[-1])
+        if attrs.get("group_rows"):
+            groups, rows, padded = attrs["group_rows"]
+            x = np.pad(x.reshape(groups, rows, -1), ((0, 0), (0, padded - rows), (0, 0))).reshape(groups * padded, -1)
     packed = quantize_packed(x, attrs["scale"], attrs["batch"], attrs["block"])
     if attrs.get("matrix"):
         packed = packed.reshape(packed.shape[0], packed.shape[1], packed.shape[4], packed.shape[5])
@@ -70,7 +77,11 @@ def _dequantize(inputs, attrs):
     if q.ndim == 4:           # a matrix (M/B, K/L, B, L): the rows of a [..., K] tensor
         q = q.reshape(q.shape[0], q.shape[1], 1, 1, q.shape[2], q.shape[3])
         rows, cols = math.prod(shape[:-1]), shape[-1]
-    x = unpack_act(q)[:rows, :cols]
+    x = unpack_act(q)
+    if attrs.get("group_rows"):
+        groups, per, padded = attrs["group_rows"]
+        x = x[:groups * padded].reshape(groups, padded, -1)[:, :per].reshape(groups * per, -1)
+    x = x[:rows, :cols]
     s = _channel_scale(attrs["scale"], x).astype(np.float32)
     zp = attrs.get("zero_point", 0)
     return [((x.astype(np.float32) - np.float32(zp)) * s).reshape(shape)]

@@ -1,6 +1,7 @@
 """Linear layers written as MatMul (vdla.compiler.vdla.linear): the rewrite into Gemm computes
 what onnxruntime computes, and on the accelerator a MatMul by a constant weight is offloaded
-like a Gemm, 2-d or over a token sequence, its bias Add fused; a MatMul of two activations stays
+like a Gemm, 2-d or over a token sequence, its bias Add fused; a MatMul of two activations is
+left as it is for the matmul op (ops/matmul.py), and one into a single accumulator element stays
 on the CPU with its reason and its MACs."""
 import numpy as np
 import pytest
@@ -44,11 +45,20 @@ def test_a_linear_layer_written_as_matmul_runs_on_the_accelerator(rng, x_shape):
     check_offloaded(_linear_model(rng, x_shape), OPS["VdlaDense"].name, ["fc1", "fc2"], rng, min_sqnr_db=20.0)
 
 
-def test_a_matmul_of_two_activations_stays_on_the_cpu_with_its_macs(rng):
+def test_a_matmul_of_two_activations_is_left_to_the_matmul_op(rng):
     m = onnx_model([node("Transpose", ["x"], ["t"], name="kt", perm=[0, 2, 1]),
                     node("MatMul", ["x", "t"], ["y"], name="scores")],
                    [tensor("x", (1, 16, 64))], [tensor("y", (1, 16, 16))])
     g = linear_layers_as_gemm(_typed(m))
+    assert [n.op for n in g.nodes] == ["Transpose", "MatMul"]
     place = place_nodes(g, load_config("pynq"))["scores"]
-    assert place["device"] == "cpu" and place["reason"].startswith("MatMul of two activations")
-    assert place["macs"] == 16 * 16 * 64
+    assert place["device"] == "vdla" and place["macs"] == 16 * 16 * 64
+
+
+def test_a_matmul_into_one_accumulator_element_stays_on_the_cpu_with_its_macs(rng):
+    m = onnx_model([node("Transpose", ["x"], ["t"], name="kt", perm=[1, 0]),
+                    node("MatMul", ["x", "t"], ["y"], name="scores")],
+                   [tensor("x", (1, 64))], [tensor("y", (1, 1))])
+    place = place_nodes(linear_layers_as_gemm(_typed(m)), load_config("pynq"))["scores"]
+    assert place["device"] == "cpu" and "single accumulator element" in place["reason"]
+    assert place["macs"] == 64

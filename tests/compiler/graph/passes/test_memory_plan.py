@@ -54,3 +54,15 @@ def test_reshapes_alias_their_input(resnet):
     for node in g.nodes:
         if node.op in ALIAS_OPS:
             assert plan["storage_of"][node.outputs[0]] == plan["storage_of"][node.inputs[0]]
+
+
+def test_a_tensor_asking_for_a_coarser_alignment_starts_on_one():
+    """The accelerator's weights made at run time start on a whole weight block (256 bytes on
+    pynq): every such tensor of a graph full of 64-byte ones starts on a multiple of its own."""
+    from vdla.compiler.graph.passes.memory_plan import plan_memory
+    g = optimize(import_onnx(small_cnn()))
+    asked = {t: 256 + 256 * (i % 3) for i, t in enumerate(sorted(g.meta["memory_plan"]["storage_of"]))}
+    g.meta["alignment"] = asked
+    plan = plan_memory(g).meta["memory_plan"]
+    assert all(plan["offsets"][t] % a == 0 for t, a in asked.items())
+    assert any(offset % 256 for offset in optimize(import_onnx(small_cnn())).meta["memory_plan"]["offsets"].values())

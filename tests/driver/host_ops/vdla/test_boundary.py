@@ -67,3 +67,16 @@ def test_a_nan_input_to_a_vdla_artifact_fails_its_quantize_step(vdla_artifact, r
         run.run({"input": x})
     x[0, 1, 4, :3] = 0.0                               # the same executor runs the next, finite input
     assert np.isfinite(run.run({"input": x})["softmax_57"]).all()
+
+
+def test_rows_in_padded_groups_round_trip(rng):
+    """group_rows [G, M, Mp]: each of G groups of M rows starts at row g*Mp of the packed matrix,
+    the rows between are zeros, and dequantizing gives back the [..., M, K] tensor."""
+    x = rng.integers(-20, 20, (2, 3, 5, 24)).astype(np.float32)
+    attrs = {**ATTRS, "scale": [1.0], "matrix": True, "group_rows": [6, 5, 8]}
+    packed = host_ops.run("VdlaQuantize", [x], attrs)[0]
+    rows = packed.transpose(0, 2, 1, 3).reshape(6 * 8, -1)[:, :24].reshape(6, 8, 24)
+    np.testing.assert_array_equal(rows[:, :5], x.reshape(6, 5, 24))
+    assert not rows[:, 5:].any()
+    back = host_ops.run("VdlaDequantize", [packed], {"scale": [1.0], "shape": [2, 3, 5, 24], "group_rows": [6, 5, 8]})
+    np.testing.assert_array_equal(back[0], x)

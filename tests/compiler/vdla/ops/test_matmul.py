@@ -1,0 +1,74 @@
+"""VdlaMatMul (vdla.compiler.vdla.ops.matmul; its semantics: vdla.driver.host_ops.vdla.matmul):
+MatMuls of two activations on the accelerator, as attention writes them (per head Q·Kᵀ, a
+Softmax on the CPU, P·V), batched by head, over a prime token count (rows padded per product),
+and with a 2-d second operand over a token sequence's rows."""
+import numpy as np
+import pytest
+
+from vdla.compiler.compile_model import compile_model
+from vdla.compiler.topi import vdla as V
+from vdla.compiler.vdla import OPS
+from vdla.compiler.vdla.ops.matmul import padded_rows
+from vdla.hw import load_config
+
+from .op_oracle import check_offloaded, model, node, weights
+from ...graph.onnx_graphs import const
+
+MATMUL = OPS["VdlaMatMul"].name
+
+
+def _attention(rng, heads: int, tokens: int, hd: int):
+    """x [1, tokens, heads*hd] -> per-head softmax(q kᵀ) v with q, k, v linear layers."""
+    d = heads * hd
+    nodes, inits = [], []
+    for name in ("q", "k", "v"):
+        nodes += [node("MatMul", ["x", f"w{name}"], [f"{name}_flat"], name=f"proj_{name}"),
+                  node("Reshape", [f"{name}_flat", "heads_shape"], [f"{name}_split"], name=f"split_{name}")]
+        inits.append(const(f"w{name}", weights(rng, (d, d), 1 / np.sqrt(d))))
+    nodes += [node("Transpose", ["q_split"], ["qh"], perm=[0, 2, 1, 3], name="qh"),
+              node("Transpose", ["k_split"], ["kt"], perm=[0, 2, 3, 1], name="kt"),
+              node("Transpose", ["v_split"], ["vh"], perm=[0, 2, 1, 3], name="vh"),
+              node("MatMul", ["qh", "kt"], ["scores"], name="qk"),
+              node("Softmax", ["scores"], ["p"], axis=-1, name="softmax"),
+              node("MatMul", ["p", "vh"], ["attn"], name="pv"),
+              node("Transpose", ["attn"], ["attn_t"], perm=[0, 2, 1, 3], name="merge"),
+              node("Reshape", ["attn_t", "flat_shape"], ["y"], name="flat")]
+    inits += [const("heads_shape", np.array([1, tokens, heads, hd], np.int64)),
+              const("flat_shape", np.array([1, tokens, d], np.int64))]
+    return model(nodes, (1, tokens, d), (1, tokens, d), inits)
+
+
+@pytest.mark.parametrize("heads, tokens, hd", [(1, 24, 32), (3, 37, 32)])
+def test_attention_products_run_on_the_accelerator(rng, heads, tokens, hd):
+    place = check_offloaded(_attention(rng, heads, tokens, hd), MATMUL, ["qk", "pv"], rng, min_sqnr_db=20.0)
+    assert place["qk"]["macs"] == heads * tokens * tokens * hd
+    assert place["softmax"]["device"] == "cpu"
+
+
+def test_a_prime_row_count_is_padded_to_one_that_tiles():
+    """197 tokens (ViT's) tile one row at a time; padded by one to 198 the products' estimated
+    cycles drop by more than half, so every product's rows are padded to 198."""
+    config = load_config("pynq")
+    ep = V.Epilogue(bias=True, scale=True, shift=8)
+
+    def cost(m, k, n):
+        layer = V.DenseLayer(m, k, n)
+        return V.dense_cost(config, layer, V.default_dense_knobs(config, layer, ep), ep)
+    for k, n in ((4, 13), (13, 4)):
+        padded = padded_rows(config, 197, k, n)
+        assert 197 < padded <= 197 + 197 // 8 and cost(padded, k, n) < cost(197, k, n) / 2
+    assert padded_rows(config, 128, 4, 8) == 128
+
+
+def test_attention_over_a_prime_token_count(rng):
+    check_offloaded(_attention(rng, 1, 197, 16), MATMUL, ["qk", "pv"], rng, min_sqnr_db=20.0, samples=1)
+
+
+def test_a_2d_second_operand_multiplies_every_row(rng):
+    """[2, 8, 32] x [32, 8], both computed at run time: one product over all 16 rows."""
+    nodes = [node("ReduceMean", ["x"], ["s"], axes=[0], keepdims=0, name="mean"),
+             node("Transpose", ["s"], ["b"], perm=[1, 0], name="t"),
+             node("MatMul", ["x", "b"], ["y"], name="prod")]
+    m = model(nodes, (2, 8, 32), (2, 8, 8), [])
+    place = check_offloaded(m, MATMUL, ["prod"], rng, min_sqnr_db=20.0)
+    assert place["prod"]["macs"] == 2 * 8 * 8 * 32
