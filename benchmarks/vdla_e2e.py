@@ -1,6 +1,7 @@
 """Whole models on VDLA: ResNet-18 and MobileNetV2 (the test builders, 224x224, batch 1), a
-ViT-Tiny (224x224, 12 blocks) and a BERT-style encoder (sequence 128) compiled for the
-accelerator with calibration and run on the cycle-exact simulator.
+ViT-Tiny (224x224, 12 blocks), a BERT-style encoder (sequence 128) and YOLOv8n (320x320, the
+test builder of ultralytics' export) compiled for the accelerator with calibration and run on
+the cycle-exact simulator.
 
 Per model: accelerator cycles, the fraction of MACs offloaded, cycles relative to the
 physical bound (offloaded MACs / (BATCH x BLOCK x BLOCK)), the CPU-fallback ms on this
@@ -8,7 +9,7 @@ machine, simulator wall seconds, compile seconds, and SQNR against the float mod
 (onnxruntime) for ours and for onnxruntime's own int8 (quantize_static, QDQ, per-channel
 int8 weights, int8 activations) given the same calibration samples; and whether the output
 equals bit for bit the numpy interpretation of the quantized graph. The last line with
---json is one JSON object keyed by model (resnet18, mobilenetv2, vit_tiny, bert), each
+--json is one JSON object keyed by model (resnet18, mobilenetv2, vit_tiny, bert, yolov8n), each
 holding accel_cycles, offload_mac_fraction, ratio_to_bound, sim_wall_s, compile_s, sqnr_db,
 ort_int8_sqnr_db, cpu_fallback_ms, accel_ms and bit_exact.
 
@@ -26,10 +27,12 @@ import time
 import numpy as np
 
 from e2e_cpu import _builders as model_builders
+from e2e_cpu import _load
 from e2e_cpu import _transformer_builders as transformer_builders
 
-MODELS = ("resnet18", "mobilenetv2", "vit_tiny", "bert")
+MODELS = ("resnet18", "mobilenetv2", "vit_tiny", "bert", "yolov8n")
 BERT_SEQ = 128
+YOLO_IMAGE = 320
 
 
 class Workload:
@@ -43,18 +46,24 @@ class Workload:
             self.model = t.bert_encoder(seq=BERT_SEQ, symbolic=False)
             self._feeds = lambda i: t.bert_feeds(seq=BERT_SEQ, seed=i)
         else:
-            self.model = transformer_builders().vit_tiny() if name == "vit_tiny" else getattr(model_builders(), name)()
+            if name == "yolov8n":
+                model_builders()      # (vision_builders imports model_builders by name)
+                self.model = _load("vision_builders").yolov8n_like(image=YOLO_IMAGE)
+            else:
+                self.model = transformer_builders().vit_tiny() if name == "vit_tiny" else \
+                    getattr(model_builders(), name)()
             self._feeds = None
+            self.shape = tuple(d.dim_value for d in self.model.graph.input[0].type.tensor_type.shape.dim)
 
     def calibration(self, n: int) -> dict:
         if self._feeds is None:
-            return {"input": self.rng.standard_normal((n, 1, 3, 224, 224)).astype(np.float32)}
+            return {"input": self.rng.standard_normal((n, *self.shape)).astype(np.float32)}
         feeds = [self._feeds(1000 + i) for i in range(n)]
         return {k: np.stack([f[k] for f in feeds]) for k in feeds[0]}
 
     def sample(self, i: int) -> dict:
         if self._feeds is None:
-            return {"input": self.rng.standard_normal((1, 3, 224, 224)).astype(np.float32)}
+            return {"input": self.rng.standard_normal(self.shape).astype(np.float32)}
         return self._feeds(i)
 
 
