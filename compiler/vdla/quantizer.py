@@ -131,7 +131,7 @@ class GemmForm:
     """What tells the GEMM-core ops (convolutions, dense) apart in quantization: the axis of
     the weights that meets the input's channels, the layer they compile, and how the int8
     weights are packed (SPEC §7)."""
-    input_axis: Callable       # (node) -> the weights' axis of input channels
+    input_channel: Callable    # (node, weights' shape) -> the input channel of each weight (broadcastable)
     layer: Callable            # (quantizer, node, packed input name, weights) -> layer
     layer_doc: Callable        # (layer) -> its JSON form in the node's attributes
     out_shape: Callable        # (layer, config) -> the packed output's shape
@@ -153,8 +153,7 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
     s_y_padded, z_y = q.out_scale(y, w.shape[0], act)
     s_y = s_y_padded[:w.shape[0]]
     # the input's per-channel scales fold into the weights: acc = sum(w * s_x[c] * x_q)
-    axis = form.input_axis(node)
-    w = w * s_x[:g.types[x].shape[1]].reshape([-1 if d == axis else 1 for d in range(w.ndim)])
+    w = w * s_x[form.input_channel(node, w.shape)]
     s_w = power_of_two_step(w, s_y, node.name) if q.vta_compat else weight_step(w, s_y)
     per_row = (-1,) + (1,) * (w.ndim - 1)
     w_q = np.clip(np.rint(w / s_w.reshape(per_row)), -127, 127).astype(np.int8)

@@ -26,13 +26,15 @@ def pack_bias(bias, batch, block):
     return np.ascontiguousarray(np.broadcast_to(b.reshape(-1, 1, block), (o // block, batch, block)))
 
 
-def pack_depthwise_weight(w, block):
-    """(C, 1, KH, KW) -> (C/L, KH, KW, L, L) with each channel's taps on its block's diagonal."""
-    c, _, kh, kw = w.shape
-    cb = -(-c // block)
-    out = np.zeros((cb, kh, kw, block, block), np.int8)
-    for ch in range(c):
-        out[ch // block, :, :, ch % block, ch % block] = w[ch, 0]
+def pack_grouped_weight(w, block):
+    """(C, C/G, KH, KW) of a conv whose groups lie inside blocks -> (C/L, KH, KW, L, L): output
+    channel o's taps in row o % L of block o // L, at the lanes of its group's input channels
+    (depthwise, C/G = 1: on the diagonal)."""
+    c, width, kh, kw = w.shape
+    out = np.zeros((-(-c // block), kh, kw, block, block), np.int8)
+    o = np.arange(c)[:, None]
+    cin = o // width * width + np.arange(width)[None, :]
+    out[o // block, :, :, o % block, cin % block] = w
     return out
 
 
@@ -71,7 +73,7 @@ def run_conv_program(device, prog, layer: ConvLayer, x, w, ep=None, bias=None, r
     (O, C, KH, KW) (depthwise: (C, 1, KH, KW)). Returns (y (N, O, OH, OW) int8, LaunchResult)."""
     B, L = device.config.batch, device.config.block
     ep = ep or Epilogue()
-    inputs = [pack_activation(x, B, L), pack_depthwise_weight(w, L) if layer.depthwise else pack_conv_weight(w, L)]
+    inputs = [pack_activation(x, B, L), pack_grouped_weight(w, L) if layer.depthwise else pack_conv_weight(w, L)]
     inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     out_shape = (layer.n, layer.o, layer.out_h, layer.out_w, B, L)

@@ -1,7 +1,12 @@
-"""VdlaConv: ONNX Conv (2-d, dense or depthwise, with its ReLU/Clip) on the GEMM core.
+"""VdlaConv: ONNX Conv (2-d, dense or grouped, with its ReLU/Clip) on the GEMM core.
+
+A grouped convolution (depthwise, RegNet's groups of 16, ResNeXt's of 4 to 16) whose groups lie
+inside channel blocks runs as the depthwise kernel: output block o reads input block o only,
+through weight blocks that hold each group's taps on the diagonal (block-diagonal; one useful
+MAC in BLOCK/width).
 
 Placement offloads a convolution the ISA expresses (2-d, undilated, one stride for both axes,
-padding the DMA can add, weights known when compiling, group 1 or depthwise) unless the
+padding the DMA can add, weights known when compiling, group 1 or grouped inside blocks) unless the
 board's CPU would be faster: a layer with few input channels wastes most of each BLOCK-wide
 micro-op, so the estimate counts GEMM micro-ops with channels padded to BLOCK, at
 ACCEL_EFFICIENCY, against the board CPU's MAC rate."""
@@ -55,8 +60,10 @@ def _isa_problem(graph, node, config) -> str | None:
     if max(a.get("pads") or [0]) > config.isa.max_pad:
         return f"pads {a.get('pads')}: the DMA pads at most {config.isa.max_pad} elements"
     group = a.get("group", 1)
-    if group != 1 and not (group == x.shape[1] == w.shape[0] and w.shape[1] == 1):
-        return f"group={group}: grouped convolutions other than depthwise are not offloaded"
+    width = x.shape[1] // group
+    if group != 1 and (w.shape[0] != x.shape[1] or config.block % width):
+        return (f"group={group} of {width} input and {w.shape[0] // group} output channels: the accelerator's grouped "
+                f"convolutions keep each group inside one block of {config.block} channels, as many out as in")
     return None
 
 
@@ -81,15 +88,23 @@ def _layer(q, node, xq, w):
 
 
 def _depthwise(node) -> bool:
+    """Grouped (depthwise the narrowest): each output block reads its own input block only."""
     return node.attrs.get("group", 1) > 1
 
 
+def _input_channel(shape):
+    """Weights (O, O/G, KH, KW) of a grouped conv: the input channel each one reads."""
+    o, width = shape[:2]
+    return ((np.arange(o) // width * width)[:, None] + np.arange(width)[None, :])[:, :, None, None]
+
+
 GEMM_FORM = GemmForm(
-    input_axis=lambda node: 0 if _depthwise(node) else 1,
+    input_channel=lambda node, shape: _input_channel(shape) if _depthwise(node) else
+    np.arange(shape[1])[:, None, None],
     layer=_layer,
     layer_doc=lambda layer: {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(layer).items()},
     out_shape=lambda layer, cfg: (layer.n, layer.o, layer.out_h, layer.out_w, cfg.batch, cfg.block),
-    pack_weight=lambda node, w_q, L: V.pack_depthwise_weight(w_q, L) if _depthwise(node) else pack_conv_weight(w_q, L))
+    pack_weight=lambda node, w_q, L: V.pack_grouped_weight(w_q, L) if _depthwise(node) else pack_conv_weight(w_q, L))
 
 
 def spec(graph, node) -> KernelSpec:

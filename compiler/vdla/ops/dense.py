@@ -3,6 +3,8 @@ ReLU/Clip) on the GEMM core. A product into a single accumulator element stays o
 where the accumulator hazard rule would serialize it."""
 from __future__ import annotations
 
+import numpy as np
+
 from vdla.driver.host_ops.vdla import dense as semantics
 from vdla.driver.runtime.layout import pack_matrix_rhs
 
@@ -31,7 +33,7 @@ def _layer(q, node, xq, w):
 
 
 GEMM_FORM = GemmForm(
-    input_axis=lambda node: 1,                       # weights (N, K): canonical transB=1
+    input_channel=lambda node, shape: np.arange(shape[1])[None],     # weights (N, K): canonical transB=1
     layer=_layer,
     layer_doc=lambda layer: {"m": layer.m, "k": layer.k, "n": layer.n},
     out_shape=lambda layer, cfg: (layer.m, layer.n, cfg.batch, cfg.block),

@@ -1,5 +1,5 @@
-"""VdlaConv: a 2-d convolution (dense or depthwise) of packed int8 activations on the GEMM core,
-with its ALU epilogue."""
+"""VdlaConv: a 2-d convolution (dense, or grouped inside channel blocks: depthwise, RegNet's and
+ResNeXt's) of packed int8 activations on the GEMM core, with its ALU epilogue."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,11 +14,11 @@ def conv(inputs, attrs):
     batch, block = x.shape[4], x.shape[5]
     xn = unpack_act(x)
     win = windows(xn, layer["kh"], layer["kw"], layer["stride"], layer["pads"], layer.get("pad_value", 0))
-    if layer.get("depthwise"):
+    if layer.get("depthwise"):       # grouped inside blocks: output block o reads input block o
         cb, kh, kw, lo, li = w.shape
-        diag = w[:, :, :, np.arange(lo), np.arange(li)]                  # (C/L, KH, KW, L)
-        wd = diag.transpose(0, 3, 1, 2).reshape(cb * lo, kh, kw).astype(np.int64)
-        acc = np.einsum("nchwij,cij->nchw", win, wd)
+        n, _, oh, ow = win.shape[:4]
+        blocks = win.reshape(n, cb, li, oh, ow, kh, kw)
+        acc = np.einsum("nclhwij,cijol->ncohw", blocks, w.astype(np.int64)).reshape(n, cb * lo, oh, ow)
     else:
         ob, cb, kh, kw, lo, li = w.shape
         wn = w.transpose(0, 4, 1, 5, 2, 3).reshape(ob * lo, cb * li, kh, kw).astype(np.int64)
