@@ -32,14 +32,15 @@ def matmul(inputs, attrs):
 def _quantize_weights(inputs, attrs):
     """fp32 [..., K, N] (batch dims broadcast to attrs["batch_shape"]) -> int8 (G, N/L, K/L, L, L):
     round half to even, saturate to ±127 (symmetric weights), one step per column or one."""
-    b = np.asarray(inputs[0], np.float64)
+    b = np.asarray(inputs[0], np.float32)         # (fp32, in place: see boundary.quantize_packed)
     _check_finite(b)
     k, n = b.shape[-2:]
     batch = np.broadcast_shapes(b.shape[:-2], tuple(attrs["batch_shape"]))
     b = np.broadcast_to(b, batch + (k, n)).reshape(math.prod(batch), k, n)
-    step = np.asarray(attrs["scale"], np.float64)
-    step = step.reshape(()) if step.size == 1 else step[:n]
-    q = np.clip(np.rint(b / step), -127, 127).astype(np.int8)
+    step = np.asarray(attrs["scale"], np.float32)
+    t = np.divide(b, step.reshape(()) if step.size == 1 else step[:n])
+    np.rint(t, out=t)
+    q = np.clip(t, -127, 127, out=t).astype(np.int8)
     return [np.stack([pack_matrix_rhs(q[g], attrs["block"]) for g in range(q.shape[0])])]
 
 
