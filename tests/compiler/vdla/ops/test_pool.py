@@ -48,3 +48,13 @@ def test_an_average_of_valid_elements_only_at_padded_borders_stays_on_the_cpu(rn
     g = optimize(import_onnx(m), stop_after="infer_types", fuse=False, layout=False)
     place = place_nodes(g, load_config("pynq"))["avg"]
     assert place["device"] == "cpu" and "count_include_pad=0" in place["reason"]
+
+
+def test_a_mean_far_below_its_windows_peak_takes_its_own_scale(rng):
+    """The global average of a zero-mean conv output over 16x16 pixels is some 50 times smaller
+    than the output's peak: in the input's steps it would keep a handful of codes (about 20 dB);
+    in its own calibrated scale it is as precise as any int8 tensor."""
+    nodes = [node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             node("GlobalAveragePool", ["c"], ["y"], name="gap")]
+    m = model(nodes, (1, 16, 16, 16), (1, 32, 1, 1), [const("w", weights(rng, (32, 16, 3, 3)))])
+    check_offloaded(m, OPS["VdlaPool"].name, ["gap"], rng, min_sqnr_db=30.0)
