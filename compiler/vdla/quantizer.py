@@ -13,8 +13,8 @@ from vdla.driver.host_ops.vdla.boundary import DEQUANTIZE, QUANTIZE
 
 from ..graph.ir import Graph, Node, TensorType
 from ..topi.vdla import pack_bias
-from .requant import (accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step, requant_multiply,
-                      requant_shift, weight_step)
+from .requant import (TINY, accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step,
+                      requant_multiply, requant_shift, weight_step)
 
 
 class Quantizer:
@@ -29,6 +29,8 @@ class Quantizer:
         self.zp: dict[str, int] = {}                         # packed name -> zero point (0 or -128)
         self.group_rows: dict[str, list] = {}    # packed name -> [G, M, Mp]: G groups of M rows padded to Mp
         self.plain_rows: dict[str, tuple[str, float]] = {}   # such a tensor quantized as plain rows
+        self._consumers = None
+        self.prepadded: dict[str, tuple] = {}    # packed name -> the pads its quantization wrote
         self.materialized = set(graph.inputs) | set(graph.constants)
         self.count = 0
 
@@ -68,12 +70,53 @@ class Quantizer:
         matrix = len(t.shape) != 4           # held as the rows of its last dim (SPEC §7 matrix)
         n, c = (math.prod(t.shape[:-1]), t.shape[-1]) if matrix else t.shape[:2]
         scale = padded(channel_scale(self.stats, tensor, c), cfg.block)
+        attrs = {"scale": scale.tolist(), "batch": cfg.batch, "block": cfg.block, "matrix": matrix}
+        skewed = self.asymmetric(tensor, boundary=not matrix)
+        hw = tuple(t.shape[2:])
+        if skewed is not None:
+            step, zp, pads = skewed
+            scale = padded(np.full(c, step), cfg.block)
+            attrs.update(scale=scale.tolist(), zero_point=zp)
+            self.zp[name] = zp
+            if pads is not None:
+                attrs["pads"] = list(pads)
+                self.prepadded[name] = pads
+                hw = (hw[0] + pads[0] + pads[2], hw[1] + pads[1] + pads[3])
         nb, cb = -(-n // cfg.batch), -(-c // cfg.block)
-        shape = (nb, cb, cfg.batch, cfg.block) if matrix else (nb, cb, *t.shape[2:], cfg.batch, cfg.block)
-        self.add(Node(QUANTIZE.name, self.fresh(f"quantize_{tensor}"), [tensor], [name],
-                      {"scale": scale.tolist(), "batch": cfg.batch, "block": cfg.block, "matrix": matrix}),
+        shape = (nb, cb, cfg.batch, cfg.block) if matrix else (nb, cb, *hw, cfg.batch, cfg.block)
+        self.add(Node(QUANTIZE.name, self.fresh(f"quantize_{tensor}"), [tensor], [name], attrs),
                  {name: TensorType(shape, "int8")})
         return name, scale
+
+    def asymmetric(self, tensor, boundary: bool = False) -> tuple[float, int, tuple | None] | None:
+        """(step, zero point, pads) spreading the tensor's calibrated [lo, hi] (within its chosen
+        range) over all 256 codes, where that is at least 10% finer than the symmetric step: a
+        SiLU or HardSwish output (>= -0.28, -0.375) used half the codes symmetrically, one bit
+        lost at every such quantization. None in VTA mode (zero points only), with per-channel
+        scales, or without a signed range.
+
+        The DMA pads with zeros or the lanes' minimum (-128) only, and a padded window must read
+        the code of a real zero: with another zero point, a tensor that convolutions read through
+        padding takes it only at the accelerator's edge (`boundary`) and only if they all pad
+        alike; the quantization then writes the padding (`pads`) and they read it unpadded."""
+        info = self.stats.get(tensor, {})
+        if self.vta_compat or "lo" not in info or info.get("channel_range") is not None:
+            return None
+        r = max(float(info["range"]), TINY)
+        lo, hi = min(max(float(info["lo"]), -r), 0.0), max(min(float(info["hi"]), r), 0.0)   # zero has a code
+        step = max(hi - lo, TINY) / 255.0
+        if step > 0.9 * r / 127.0:
+            return None
+        zp = int(np.clip(np.rint(-128.0 - lo / step), -128, 127))
+        if self._consumers is None:
+            self._consumers = self.g.consumers()
+        readers = [n for n in self._consumers.get(tensor, []) if self.place.get(n.name, {}).get("device") == "vdla"]
+        pads = {tuple(n.attrs.get("pads") or (0, 0, 0, 0)) for n in readers}
+        if zp == -128 or not any(any(p) for p in pads):
+            return step, zp, None
+        if boundary and len(pads) == 1 and all(n.op == "Conv" for n in readers):
+            return step, zp, pads.pop()
+        return None
 
     def float_input(self, tensor):
         """The fp32 value of `tensor` for a CPU node: dequantized once if the accelerator made it."""
@@ -102,6 +145,9 @@ class Quantizer:
         s = channel_scale(self.stats, tensor, channels)
         if act is not None and not self.vta_compat:
             return padded(s * 127.0 / 255.0, self.config.block), -128
+        skewed = self.asymmetric(tensor) if act is None else None
+        if skewed is not None:
+            return padded(np.full(channels, skewed[0]), self.config.block), skewed[1]
         return padded(s, self.config.block), 0
 
     def requant(self, s_w, s_y, bias_real, acc_peak, act, z_y):

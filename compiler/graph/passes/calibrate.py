@@ -128,7 +128,7 @@ def _warn_degenerate(graph: Graph, samples: dict) -> None:
 def calibrate(graph: Graph, samples: dict, tensors: set[str], seed: int = 0,
               per_channel: bool = False) -> dict[str, dict]:
     """{tensor: {"max": .., "percentile": .., "range": chosen, "method": ..., "channel_max": [..],
-    with per_channel also "channel_range": [..]}}"""
+    "lo": the lowest value, "hi": the highest, with per_channel also "channel_range": [..]}}"""
     rng = np.random.default_rng(seed)
     _warn_degenerate(graph, samples)
     # a fixed order: the subsampling draws go to the tensors in it, so a set's iteration order
@@ -136,10 +136,14 @@ def calibrate(graph: Graph, samples: dict, tensors: set[str], seed: int = 0,
     tensors = sorted(tensors)
     kept: dict[str, list] = {t: [] for t in tensors}
     peak: dict[str, np.ndarray] = {}
+    lowest, highest = dict.fromkeys(tensors, np.inf), dict.fromkeys(tensors, -np.inf)
     for feed in sample_batches(graph, samples):
         values = evaluate_all(graph, feed)
         for t in tensors:
-            a = np.abs(np.asarray(values[t], dtype=np.float64))
+            v = np.asarray(values[t], dtype=np.float64)
+            if v.size:
+                lowest[t], highest[t] = min(lowest[t], float(v.min())), max(highest[t], float(v.max()))
+            a = np.abs(v)
             by_channel = np.moveaxis(a, 1, 0).reshape(a.shape[1], -1) if a.ndim >= 2 else a.reshape(1, -1)
             p = by_channel.max(axis=1, initial=0.0)
             peak[t] = p if t not in peak else np.maximum(peak[t], p)
@@ -162,7 +166,8 @@ def calibrate(graph: Graph, samples: dict, tensors: set[str], seed: int = 0,
         fractions = (1.0,) + _MSE_GRID
         ferr = [_fake_quant_error(per, channel_peak[:, None] * f) for f in fractions]
         f_best = fractions[int(np.argmin(ferr))]
-        out[t] = {**candidates, "method": method, "range": candidates[method] or 1.0, "channel_max": channel_peak.tolist()}
+        out[t] = {**candidates, "method": method, "range": candidates[method] or 1.0, "channel_max": channel_peak.tolist(),
+                  "lo": lowest[t], "hi": highest[t]}
         if per_channel:
             out[t].update(channel_range=(channel_peak * f_best).tolist(), channel_fraction=f_best)
     return out

@@ -90,9 +90,11 @@ def _propagate_ranges(graph: Graph, ranges: dict) -> None:
                 changed = True
             elif x in ranges and y not in ranges:
                 ranges[y] = dict(ranges[x])
+                if node.op == "Relu" and "lo" in ranges[y]:
+                    ranges[y]["lo"] = max(0.0, ranges[y]["lo"])
                 changed = True
             elif y in ranges and x not in ranges:   # a ReLU output's range bounds its input's positive side
-                ranges[x] = dict(ranges[y])
+                ranges[x] = {k: v for k, v in ranges[y].items() if k not in ("lo", "hi")}    # (not its sign)
                 changed = True
 
 
@@ -121,7 +123,7 @@ def strip_qdq(graph: Graph) -> tuple[Graph, dict[str, dict]]:
         lo = float(scale) * (info.min - int(zp))
         hi = float(scale) * (info.max - int(zp))
         ranges[tensor] = {"max": max(abs(lo), abs(hi)), "range": max(abs(lo), abs(hi)), "method": "qdq",
-                          "percentile": max(abs(lo), abs(hi))}
+                          "percentile": max(abs(lo), abs(hi)), "lo": lo, "hi": hi}
         target = tensor
         if lo >= 0.0:                    # the quantizer clips at zero: a folded ReLU
             if tensor not in clips:

@@ -48,6 +48,10 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
         pad_value = zero_padding(name, f"the input (zero point {layer.pad_value})", layer.pads, layer.pad_value)
     knobs = knobs or default_conv_knobs(config, layer, ep)
     check_knobs(name, config, layer, knobs, conv_knob_problem(config, layer, knobs, ep))
+    if not any(layer.pads):
+        # what pads the tiles past the image's edge feeds outputs that are never stored: any
+        # value does, and zeros are one the DMA writes (an input's zero point may not be)
+        pad_value = 0
     B, L = config.batch, config.block
     x = activation(config, layer)
     if layer.depthwise:

@@ -82,9 +82,12 @@ def _layer(q, node, xq, w):
     g, cfg, a = q.g, q.config, node.attrs
     xt, yt = g.types[node.inputs[0]], g.types[node.outputs[0]]
     L = cfg.block
-    return V.ConvLayer(-(-xt.shape[0] // cfg.batch), -(-xt.shape[1] // L), xt.shape[2], xt.shape[3],
+    pads, h, w_ = tuple(a.get("pads") or (0, 0, 0, 0)), xt.shape[2], xt.shape[3]
+    if xq in q.prepadded:            # its quantization wrote the padding (Quantizer.asymmetric)
+        pads, h, w_ = (0, 0, 0, 0), g.types[xq].shape[2], g.types[xq].shape[3]
+    return V.ConvLayer(-(-xt.shape[0] // cfg.batch), -(-xt.shape[1] // L), h, w_,
                        -(-yt.shape[1] // L), w.shape[2], w.shape[3], (a.get("strides") or [1, 1])[0],
-                       tuple(a.get("pads") or (0, 0, 0, 0)), _depthwise(node), pad_value=q.zp.get(xq, 0))
+                       pads, _depthwise(node), pad_value=q.zp.get(xq, 0))
 
 
 def _depthwise(node) -> bool:

@@ -31,3 +31,51 @@ def test_the_quantized_graph_stays_close_to_the_float_graph(rng, vta_compat):
     np.testing.assert_allclose(run_reference(q, {"x": x})["y"].sum(), 1.0, rtol=1e-5)
     sqnr = 10 * np.log10(np.sum(want ** 2) / np.sum((got - want) ** 2))
     assert sqnr > (20 if vta_compat else 25), sqnr
+
+
+def _silu_then_convs():
+    """SiLU on the CPU (x * Sigmoid(x) >= -0.28: skewed), read by a padded 3x3 conv and, after
+    it, a 1x1 conv of a 7x7 image (tiles may run past its edge)."""
+    from onnx import helper
+
+    from ..graph.onnx_graphs import const, onnx_model, tensor
+    rng = np.random.default_rng(1)
+    n = helper.make_node
+    return onnx_model([n("Sigmoid", ["x"], ["s"], name="sigmoid"), n("Mul", ["x", "s"], ["a"], name="silu"),
+                       n("Conv", ["a", "w1"], ["c"], name="conv3", pads=[1, 1, 1, 1]),
+                       n("Sigmoid", ["c"], ["cs"], name="sigmoid2"), n("Mul", ["c", "cs"], ["b"], name="silu2"),
+                       n("Conv", ["b", "w2"], ["y"], name="conv1")],
+                      [tensor("x", (1, 16, 7, 7))], [tensor("y", (1, 16, 7, 7))],
+                      [const("w1", (rng.standard_normal((16, 16, 3, 3)) * 0.1).astype(np.float32)),
+                       const("w2", (rng.standard_normal((16, 16, 1, 1)) * 0.3).astype(np.float32))])
+
+
+def test_a_skewed_tensor_takes_a_zero_point_and_a_padded_reader_its_padding(rng):
+    """At the accelerator's edge a SiLU output spreads over all 256 codes (zero point neither 0
+    nor -128); the padded conv reads the padding its quantization wrote (the DMA pads with 0 or
+    -128 only), the 1x1 conv reads it as it is. The simulator equals the numpy semantics, and
+    the quantized SiLU is finer than on the symmetric grid."""
+    from vdla.compiler.compile_model import compile_model
+    from vdla.driver.executor import Executor
+
+    from ..graph.onnx_graphs import onnxruntime_outputs
+    m = _silu_then_convs()
+    art = compile_model(m, target="vdla", hw_config="pynq",
+                        calibration={"x": rng.standard_normal((6, 1, 16, 7, 7)).astype(np.float32)})
+    place = art.header["compile"]["placement"]
+    assert place["conv3"]["device"] == place["conv1"]["device"] == "vdla"
+    quantize = {s.body[0]["inputs"][0]: s.body[0]["attrs"] for s in art.plan.steps
+                if s.kind == "host" and s.body and s.body[0]["op"] == "VdlaQuantize"}
+    assert quantize["a"]["zero_point"] not in (0, -128) and quantize["a"]["pads"] == [1, 1, 1, 1]
+    assert quantize["b"]["zero_point"] not in (0, -128) and "pads" not in quantize["b"]
+    x = rng.standard_normal((1, 16, 7, 7)).astype(np.float32)
+    got = Executor(art).run({"x": x})["y"]
+    np.testing.assert_array_equal(got, Executor(art, device="numpy").run({"x": x})["y"])
+    want = onnxruntime_outputs(m, {"x": x})[0].astype(np.float64)
+    assert 10 * np.log10(np.sum(want ** 2) / np.sum((got - want) ** 2)) > 30
+    a = x * (1 / (1 + np.exp(-x)))
+    step = quantize["a"]["scale"][0]
+    skewed = (np.clip(np.rint(a / step) + quantize["a"]["zero_point"], -128, 127) - quantize["a"]["zero_point"]) * step
+    symmetric_step = np.abs(a).max() / 127
+    plain = np.clip(np.rint(a / symmetric_step), -127, 127) * symmetric_step
+    assert np.mean((skewed - a) ** 2) < 0.5 * np.mean((plain - a) ** 2)
