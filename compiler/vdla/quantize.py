@@ -40,7 +40,7 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bo
         if info.get("fused_into"):
             continue
         if info["device"] != "vdla":
-            node.inputs = [q.float_input(n) if n else n for n in node.inputs]
+            node.inputs = [q.cpu_input(n) if n else n for n in node.inputs]
             q.nodes.append(node)
             q.materialized.update(n for n in node.outputs if n)
             continue

@@ -31,6 +31,7 @@ class Quantizer:
         self.plain_rows: dict[str, tuple[str, float]] = {}   # such a tensor quantized as plain rows
         self._consumers = None
         self.prepadded: dict[str, tuple] = {}    # packed name -> the pads its quantization wrote
+        self.fake_quantized: dict[str, str] = {}  # tensor -> its value through a QDQ model's pair
         self.materialized = set(graph.inputs) | set(graph.constants)
         self.count = 0
 
@@ -102,17 +103,23 @@ class Quantizer:
         info = self.stats.get(tensor, {})
         if self.vta_compat or "lo" not in info or info.get("channel_range") is not None:
             return None
-        r = max(float(info["range"]), TINY)
-        lo, hi = min(max(float(info["lo"]), -r), 0.0), max(min(float(info["hi"]), r), 0.0)   # zero has a code
-        step = max(hi - lo, TINY) / 255.0
-        if step > 0.9 * r / 127.0:
-            return None
-        zp = int(np.clip(np.rint(-128.0 - lo / step), -128, 127))
+        pair = info.get("qdq")
+        if pair is not None:         # a QDQ model's own grid, whatever its skew: the model says so
+            step, zp = pair["scale"], pair["zero_point"] - (128 if pair["dtype"] == "uint8" else 0)
+        else:
+            r = max(float(info["range"]), TINY)
+            lo, hi = min(max(float(info["lo"]), -r), 0.0), max(min(float(info["hi"]), r), 0.0)   # zero has a code
+            step = max(hi - lo, TINY) / 255.0
+            if step > 0.9 * r / 127.0:
+                return None
+            zp = int(np.clip(np.rint(-128.0 - lo / step), -128, 127))
         if self._consumers is None:
             self._consumers = self.g.consumers()
         readers = [n for n in self._consumers.get(tensor, []) if self.place.get(n.name, {}).get("device") == "vdla"]
+        if any(n.op in ("AveragePool", "GlobalAveragePool") for n in readers):
+            return None        # an average into its own finer scale needs zero points of 0 (ops/pool.py)
         pads = {tuple(n.attrs.get("pads") or (0, 0, 0, 0)) for n in readers}
-        if zp == -128 or not any(any(p) for p in pads):
+        if zp in (0, -128) or not any(any(p) for p in pads):
             return step, zp, None
         if boundary and len(pads) == 1 and all(n.op == "Conv" for n in readers):
             return step, zp, pads.pop()
@@ -129,6 +136,27 @@ class Quantizer:
                        "zero_point": self.zp.get(q, 0), **grouped}), {})
         self.materialized.add(tensor)
         return tensor
+
+    def cpu_input(self, tensor):
+        """What a CPU node reads for `tensor`: its fp32 value (float_input), through the
+        quantize-dequantize pair a QDQ model puts on it (its range's "qdq"), so that the CPU
+        computes what the model says: ONNX runs those pairs, and leaving them out moved
+        EfficientNet-B0 6 dB away from onnxruntime's run of its own QDQ model."""
+        value = self.float_input(tensor)
+        pair = self.stats.get(tensor, {}).get("qdq")
+        if pair is None:
+            return value
+        if tensor not in self.fake_quantized:
+            codes, out = self.fresh(f"{tensor}.qdq_codes"), self.fresh(f"{tensor}.qdq")
+            scale = self.const(f"{tensor}.qdq_scale", np.array(pair["scale"], np.float32))
+            zp = self.const(f"{tensor}.qdq_zero_point", np.array(pair["zero_point"], pair["dtype"]))
+            shape = self.g.types[tensor].shape
+            self.add(Node("QuantizeLinear", self.fresh(f"qdq_{tensor}"), [value, scale, zp], [codes], {}),
+                     {codes: TensorType(shape, pair["dtype"])})
+            self.add(Node("DequantizeLinear", self.fresh(f"dqd_{tensor}"), [codes, scale, zp], [out], {}),
+                     {out: TensorType(shape, self.g.types[tensor].dtype)})
+            self.fake_quantized[tensor] = out
+        return self.fake_quantized[tensor]
 
     def output(self, tensor, shape, scale, zero_point=0):
         name = f"{tensor}.q"

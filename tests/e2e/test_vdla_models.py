@@ -222,3 +222,41 @@ def test_global_average_pool_of_a_1x1_map_is_offloaded_exactly():
     np.testing.assert_array_equal(got, Executor(art, device="numpy").run({"input": x})["out"])
     ref = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})[0]
     assert _sqnr([ref], [got]) > 30
+
+
+def _silu_cnn():
+    """Convolutions with SiLU (Sigmoid and Mul, on the CPU) between them, a squeeze-excitation
+    (GlobalAveragePool, 1x1 convs, Sigmoid, Mul) and a padded 3x3 conv: EfficientNet's pattern."""
+    from e2e.model_builders import ModelBuilder
+    b = ModelBuilder("silu_cnn", 3)
+
+    def silu(y):
+        return b.node("Mul", [y, b.node("Sigmoid", [y])])
+    y = silu(b.conv("input", 3, 32, 3, 2, bias=True))
+    y = silu(b.conv(y, 32, 32, 3, 1, groups=32, bias=True))
+    s = silu(b.conv(b.node("GlobalAveragePool", [y]), 32, 16, 1, bias=True))
+    y = b.node("Mul", [y, b.node("Sigmoid", [b.conv(s, 16, 32, 1, bias=True)])])
+    y = silu(b.conv(y, 32, 32, 3, 1, bias=True))
+    return b.model("input", (1, 3, 32, 32), b.conv(y, 32, 16, 1, bias=True), (1, 16, 16, 16))
+
+
+def test_a_qdq_silu_model_reproduces_onnxruntime_where_the_cpu_runs_its_pairs(tmp_path):
+    """The CPU's SiLU and squeeze-excitation between accelerator convs read their tensors
+    through the model's own quantize-dequantize pairs, and the accelerator quantizes on the
+    model's grids (its zero points included): the compiled QDQ model follows onnxruntime's run
+    of it closely."""
+    model = _silu_cnn()
+    rng = np.random.default_rng(4)
+    calib = rng.standard_normal((8, 1, 3, 32, 32)).astype(np.float32)
+    session = _ort_int8(model, calib, tmp_path)
+    qdq = onnx.load(os.path.join(tmp_path, "int8.onnx"))
+    art = compile_model(qdq, target="vdla", hw_config="pynq")
+    ops = {s.op for s in art.plan.steps}
+    assert {"QuantizeLinear", "DequantizeLinear", "Sigmoid", "VdlaConv"} <= ops, ops
+    sim = Executor(art)
+    ours, theirs = [], []
+    for _ in range(3):
+        x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+        ours.append(sim.run({"input": x})[qdq.graph.output[0].name])
+        theirs.append(session.run(None, {"input": x})[0])
+    assert _sqnr(theirs, ours) >= 30.0, _sqnr(theirs, ours)

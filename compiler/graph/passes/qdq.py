@@ -1,6 +1,8 @@
 """strip_qdq: a QDQ model (QuantizeLinear -> DequantizeLinear pairs around float ops, as
 onnxruntime's quantize_static writes it) as a float graph plus the quantization ranges
-its pairs carry, for compiling it to the accelerator without calibration.
+its pairs carry, for compiling it to the accelerator without calibration. Each range keeps
+its pair ("qdq": scale, zero point, dtype): where the CPU reads the tensor, the compiled model
+quantizes and dequantizes it there as the QDQ model says (quantize_vdla).
 
 Each activation pair Q(T) -> DQ is removed and its consumers read T. A pair whose int8 range
 starts at 0 (zero point at the bottom of the range) also clips the negative values away:
@@ -94,7 +96,7 @@ def _propagate_ranges(graph: Graph, ranges: dict) -> None:
                     ranges[y]["lo"] = max(0.0, ranges[y]["lo"])
                 changed = True
             elif y in ranges and x not in ranges:   # a ReLU output's range bounds its input's positive side
-                ranges[x] = {k: v for k, v in ranges[y].items() if k not in ("lo", "hi")}    # (not its sign)
+                ranges[x] = {k: v for k, v in ranges[y].items() if k not in ("lo", "hi", "qdq")}    # (not its sign)
                 changed = True
 
 
@@ -123,7 +125,8 @@ def strip_qdq(graph: Graph) -> tuple[Graph, dict[str, dict]]:
         lo = float(scale) * (info.min - int(zp))
         hi = float(scale) * (info.max - int(zp))
         ranges[tensor] = {"max": max(abs(lo), abs(hi)), "range": max(abs(lo), abs(hi)), "method": "qdq",
-                          "percentile": max(abs(lo), abs(hi)), "lo": lo, "hi": hi}
+                          "percentile": max(abs(lo), abs(hi)), "lo": lo, "hi": hi,
+                          "qdq": {"scale": float(scale), "zero_point": int(zp), "dtype": np.dtype(zp.dtype).name}}
         target = tensor
         if lo >= 0.0:                    # the quantizer clips at zero: a folded ReLU
             if tensor not in clips:

@@ -7,7 +7,9 @@ from onnx import TensorProto, helper, numpy_helper
 IMAGE = 12
 
 
-def cpu_knob_model(seed: int = 0):
+def cpu_knob_model(seed: int = 0, dilated_grouped: bool = False):
+    """dilated_grouped: the grouped conv dilated, which keeps it off the accelerator (its groups
+    of 16 fit the accelerator's blocks otherwise)."""
     rng = np.random.default_rng(seed)
     inits, nodes = [], []
 
@@ -23,7 +25,8 @@ def cpu_knob_model(seed: int = 0):
 
     x = conv("x", "winograd", (32, 32, 3, 3), pads=[1, 1, 1, 1])
     x = conv(x, "strided", (32, 32, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2])
-    x = conv(x, "grouped", (32, 16, 3, 3), pads=[1, 1, 1, 1], group=2)
+    x = conv(x, "grouped", (32, 16, 3, 3), pads=[2, 2, 2, 2] if dilated_grouped else [1, 1, 1, 1], group=2,
+             **({"dilations": [2, 2]} if dilated_grouped else {}))
     x = conv(x, "depthwise", (32, 1, 3, 3), pads=[1, 1, 1, 1], group=32)
     x = conv(x, "pointwise", (64, 32, 1, 1))
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"], name="pool"))

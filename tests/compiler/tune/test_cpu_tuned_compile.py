@@ -75,7 +75,8 @@ def test_a_record_whose_knobs_do_not_fit_fails_the_compile(model, kernels):
         compile_model(model, "cpu", tuning=log)
 
 
-def test_a_vdla_compile_applies_cpu_records_to_its_fallback_kernels(model, x):
+def test_a_vdla_compile_applies_cpu_records_to_its_fallback_kernels(x):
+    model = cpu_knob_model(dilated_grouped=True)
     calib = {"x": np.random.default_rng(1).standard_normal((4, 1, 32, IMAGE, IMAGE)).astype(np.float32)}
     fallback = vdla_fallback_kernels(model, "pynq", calib)
     assert sorted(k.kind for k in fallback) == ["conv2d_nchw", "dense"]
