@@ -13,16 +13,34 @@ from vdla.driver.machine import same_machine
 from ..graph.ir import Graph
 from .macs import cpu_macs
 from .op import PlaceContext
-from .registry import op_for_source
+from .registry import OPS, op_for_source
 
 # Nominal int8 multiply-accumulates per second of the CPUs a VDLA board carries, for the
 # placement estimate (a Cortex-A9 with NEON about 1 G, a Cortex-A53 about 4 G).
 CPU_MACS_PER_S = {"armv7a-linux-gnueabihf": 1.0e9, "aarch64-linux-gnu": 4.0e9}
 DEFAULT_BOARD_CPU = "armv7a-linux-gnueabihf"
 
-# functions the tensor ALU (MIN, MAX, ADD, SHR, MUL on integers) cannot compute
-_NO_ALU = {"Softmax", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "HardSigmoid", "HardSwish",
-           "LeakyRelu", "Div", "Pow", "ReduceMean"}
+# functions the tensor ALU (MIN, MAX, ADD, SHR, MUL on integers, lane by lane) cannot compute, and why
+_TRANSCENDENTAL = "a transcendental function, which integer MIN, MAX, ADD, SHR and MUL do not compute exactly"
+_ACROSS_LANES = "the ALU works lane by lane and has no reduction across a row's lanes"
+_NO_ALU = {**dict.fromkeys(("Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "Pow", "HardSigmoid", "HardSwish"),
+                           _TRANSCENDENTAL),
+           "Softmax": f"an exponential, and a max and a sum across each row: {_ACROSS_LANES}",
+           "LayerNormalization": f"a mean, a variance and a square root across each row: {_ACROSS_LANES}",
+           "ReduceMean": _ACROSS_LANES, "ReduceSum": _ACROSS_LANES, "ReduceMax": _ACROSS_LANES,
+           "Div": "a division (the ALU divides only by powers of two, by shifting)",
+           "LeakyRelu": "a fractional slope below zero, which the ALU's epilogues do not take yet"}
+# data movement the accelerator's DMA (contiguous 2-d loads and stores of whole blocks) does not express
+_MOVES = {"Transpose": "a transpose", "Gather": "a gather by index", "Slice": "a slice", "Split": "a split",
+          "Concat": "a concatenation (the memory plan does not place its producers side by side)",
+          "Resize": "an upsampling (the DMA does not replicate elements)", "Pad": "a padding copy",
+          "Expand": "a broadcast copy", "Tile": "a tiled copy", "Cast": "a type conversion",
+          "Where": "a select", "DepthToSpace": "a pixel shuffle", "SpaceToDepth": "a pixel shuffle"}
+
+
+def accelerator_ops() -> str:
+    """The ONNX ops some accelerator op takes, in words."""
+    return ", ".join(sorted({s for op in OPS.values() for s in op.sources}))
 
 
 def board_cpu_rate(triple: str) -> float:
@@ -119,15 +137,20 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
                 keep_sign(node)
                 if rows:
                     matrices.add(node.outputs[0])
+            elif not on_vdla:
+                cpu(node, f"{node.op} of a tensor the CPU holds: a view there")
             else:
-                cpu(node, "reshape outside the accelerator's layouts")
+                cpu(node, f"{node.op} that regroups an accelerator tensor's rows or channels: the packed layouts "
+                          "hold it differently")
         elif node.op in ("Relu", "Clip") and node.inputs[0] in nonneg and node.attrs.get("min", 0) == 0:
             vdla(node)           # the accelerator's tensor is already >= 0: nothing left to do
             nonneg.add(node.outputs[0])
         elif node.op in ("Relu", "Clip"):
             cpu(node, f"{node.op} not after a convolution, Gemm or Add: nothing to fuse it into")
         elif node.op in _NO_ALU:
-            cpu(node, f"{node.op}: no ALU equivalent")
+            cpu(node, f"{node.op}: no ALU equivalent: {_NO_ALU[node.op]}")
+        elif node.op in _MOVES:
+            cpu(node, f"{node.op}: {_MOVES[node.op]}, which the accelerator's DMA does not express; a copy on the CPU")
         else:
-            cpu(node, f"{node.op}: not offloaded (runs on the CPU)")
+            cpu(node, f"{node.op}: no accelerator op computes it (they take {accelerator_ops()})")
     return place
