@@ -44,8 +44,8 @@ def kernel_signature(spec, vta_compat: bool = False) -> dict | None:
     """The signature of a vdla.KernelSpec as a JSON object, or None for a kernel whose
     schedule is not tuned (pooling, elementwise)."""
     op = op_named(spec.op)
-    if op is None or op.tuning is None:
-        return None
+    if op is None or op.tuning is None or not isinstance(spec.layer, op.tuning.layer_type):
+        return None                  # (a grouped conv's copies of a conv kernel: not tuned)
     return signature(op.tuning.record_op, spec.layer, epilogue_kind(spec.ep, vta_compat), vta_compat)
 
 

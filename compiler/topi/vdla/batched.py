@@ -1,5 +1,6 @@
-"""A batch of G equal dense products as one program: the dense kernel's calls issued G times,
-each copy with its grouped buffers advanced by one group, separated by a barrier.
+"""G equal products as one program: the dense kernel (a batched MatMul's products) or the conv
+kernel (a grouped convolution's groups of whole channel blocks), its calls issued G times, each
+copy with its grouped buffers advanced by one group, separated by a barrier.
 
 Within one dense program the dependence tokens order the modules from an idle start; the
 next copy's first LOAD would otherwise overwrite input and weight SRAM the previous copy's
@@ -14,8 +15,8 @@ from dataclasses import dataclass, replace
 from vdla.driver.runtime.insn_queue import Stage
 from vdla.driver.runtime.program_calls import Load, Pop, Push, Store
 
-from .build import compile_dense
-from .plan import DenseLayer
+from .build import compile_conv2d, compile_dense
+from .plan import ConvLayer, DenseLayer
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,26 @@ class BatchedDenseLayer:
 
     def gemm_bound(self, config) -> int:
         return self.groups * self.dense.gemm_bound(config)
+
+
+@dataclass(frozen=True)
+class GroupedConvLayer:
+    """A grouped convolution whose groups are whole channel blocks: `groups` copies of `conv`
+    (one group's input and output blocks), one batch block (the groups' channels then lie one
+    after the other in the packed layout)."""
+    groups: int
+    conv: ConvLayer
+
+    def gemm_bound(self, config) -> int:
+        return self.groups * self.conv.gemm_bound(config)
+
+    @property
+    def out_h(self) -> int:
+        return self.conv.out_h
+
+    @property
+    def out_w(self) -> int:
+        return self.conv.out_w
 
 
 _S, _L, _C = int(Stage.STORE), int(Stage.LOAD), int(Stage.COMPUTE)
@@ -67,4 +88,17 @@ def compile_batched_dense(config, layer: BatchedDenseLayer, ep=None, knobs=None,
     return prog, knobs
 
 
-__all__ = ["BatchedDenseLayer", "compile_batched_dense", "repeat_over_groups"]
+def compile_grouped_conv(config, layer: GroupedConvLayer, ep=None, knobs=None, name: str = "conv2d",
+                         vta_compat: bool = False):
+    """-> (KernelProgram, knobs): the conv kernel of one group over `layer.groups` groups, every
+    buffer grouped (input and output channel blocks, weights, biases and multipliers)."""
+    if layer.conv.n != 1:
+        raise ValueError(f"{name}: a grouped convolution of {layer.conv.n} batch blocks: its groups' channels are "
+                         "not contiguous")
+    prog, knobs = compile_conv2d(config, layer.conv, ep, knobs, name=name, vta_compat=vta_compat)
+    prog = repeat_over_groups(prog, layer.groups, set(range(len(prog.params))))
+    prog.meta.update(op="grouped_conv2d", layer={**prog.meta.get("layer", {}), "groups": layer.groups})
+    return prog, knobs
+
+
+__all__ = ["BatchedDenseLayer", "GroupedConvLayer", "compile_grouped_conv", "compile_batched_dense", "repeat_over_groups"]

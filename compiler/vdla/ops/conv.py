@@ -37,8 +37,7 @@ def accel_seconds(graph, node, config) -> float:
     x, y, w = (graph.types[node.inputs[0]], graph.types[node.outputs[0]], graph.types[node.inputs[1]])
     L = config.block
     ceil = lambda c: -(-c // L)           # noqa: E731
-    depthwise = node.attrs.get("group", 1) > 1
-    per = 1 if depthwise else ceil(x.shape[1])
+    per = 1 if _depthwise(node, w.shape[1], L) else ceil(w.shape[1])     # input blocks each output block reads
     uops = ceil(y.shape[0] / config.batch) * ceil(y.shape[1]) * y.shape[2] * y.shape[3] * per * w.shape[2] * w.shape[3]
     return uops / ACCEL_EFFICIENCY / (config.clock_mhz * 1e6)
 
@@ -61,9 +60,13 @@ def _isa_problem(graph, node, config) -> str | None:
         return f"pads {a.get('pads')}: the DMA pads at most {config.isa.max_pad} elements"
     group = a.get("group", 1)
     width = x.shape[1] // group
-    if group != 1 and (w.shape[0] != x.shape[1] or config.block % width):
+    if group != 1 and (w.shape[0] != x.shape[1] or (config.block % width and width % config.block)):
         return (f"group={group} of {width} input and {w.shape[0] // group} output channels: the accelerator's grouped "
-                f"convolutions keep each group inside one block of {config.block} channels, as many out as in")
+                f"convolutions take groups inside one block of {config.block} channels or of whole blocks, as many "
+                "out as in")
+    if group != 1 and width > config.block and x.shape[0] > config.batch:
+        return (f"group={group} of whole channel blocks over {x.shape[0]} images: the groups' channels are contiguous "
+                f"in the packed layout only for one batch block ({config.batch})")
     return None
 
 
@@ -85,14 +88,62 @@ def _layer(q, node, xq, w):
     pads, h, w_ = tuple(a.get("pads") or (0, 0, 0, 0)), xt.shape[2], xt.shape[3]
     if xq in q.prepadded:            # its quantization wrote the padding (Quantizer.asymmetric)
         pads, h, w_ = (0, 0, 0, 0), g.types[xq].shape[2], g.types[xq].shape[3]
-    return V.ConvLayer(-(-xt.shape[0] // cfg.batch), -(-xt.shape[1] // L), h, w_,
-                       -(-yt.shape[1] // L), w.shape[2], w.shape[3], (a.get("strides") or [1, 1])[0],
-                       pads, _depthwise(node), pad_value=q.zp.get(xq, 0))
+    groups = _groups(node, w.shape[1], L)
+    c, o = (w.shape[1] // L, w.shape[1] // L) if groups else (-(-xt.shape[1] // L), -(-yt.shape[1] // L))
+    layer = V.ConvLayer(-(-xt.shape[0] // cfg.batch), c, h, w_, o, w.shape[2], w.shape[3],
+                        (a.get("strides") or [1, 1])[0], pads, _depthwise(node, w.shape[1], L),
+                        pad_value=q.zp.get(xq, 0))
+    return V.GroupedConvLayer(groups, layer) if groups else layer
 
 
-def _depthwise(node) -> bool:
-    """Grouped (depthwise the narrowest): each output block reads its own input block only."""
-    return node.attrs.get("group", 1) > 1
+def _out_shape(layer, cfg):
+    groups, conv = (layer.groups, layer.conv) if isinstance(layer, V.GroupedConvLayer) else (1, layer)
+    return (conv.n, groups * conv.o, conv.out_h, conv.out_w, cfg.batch, cfg.block)
+
+
+def _pack_weight(node, w_q, L):
+    width = w_q.shape[1]
+    if _depthwise(node, width, L):
+        return V.pack_grouped_weight(w_q, L)
+    groups = _groups(node, width, L)
+    if not groups:
+        return pack_conv_weight(w_q, L)
+    # groups of whole blocks: each group's (width, width) conv packed, one group after another
+    return np.concatenate([pack_conv_weight(w_q[g * width:(g + 1) * width], L) for g in range(groups)])
+
+
+def _layer_doc(layer) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(layer).items()} \
+        if isinstance(layer, V.ConvLayer) else {"groups": layer.groups, "conv": _layer_doc(layer.conv)}
+
+
+def _conv_layer(doc: dict):
+    if "groups" in doc:
+        return V.GroupedConvLayer(doc["groups"], _conv_layer(doc["conv"]))
+    return V.ConvLayer(**dict(doc, pads=tuple(doc["pads"])))
+
+
+def _compile(config, s, knobs, name, vta):
+    if isinstance(s.layer, V.GroupedConvLayer):
+        return V.compile_grouped_conv(config, s.layer, s.ep, knobs, name=name, vta_compat=vta)
+    return V.compile_conv2d(config, s.layer, s.ep, knobs, name=name, vta_compat=vta)
+
+
+def _single(layer):
+    return layer.conv if isinstance(layer, V.GroupedConvLayer) else layer
+
+
+def _depthwise(node, width: int, block: int) -> bool:
+    """Grouped inside blocks (depthwise the narrowest): each output block reads its own input
+    block only. (Groups of whole blocks are a dense conv per group, _groups.)"""
+    return node.attrs.get("group", 1) > 1 and width <= block
+
+
+def _groups(node, width: int, block: int) -> int:
+    """The groups of a grouped conv whose groups are whole channel blocks (`width` input
+    channels each), else 0."""
+    group = node.attrs.get("group", 1)
+    return group if group > 1 and width > block else 0
 
 
 def _input_channel(shape):
@@ -102,18 +153,16 @@ def _input_channel(shape):
 
 
 GEMM_FORM = GemmForm(
-    input_channel=lambda node, shape: _input_channel(shape) if _depthwise(node) else
+    input_channel=lambda node, shape: _input_channel(shape) if node.attrs.get("group", 1) > 1 else
     np.arange(shape[1])[:, None, None],
     layer=_layer,
-    layer_doc=lambda layer: {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(layer).items()},
-    out_shape=lambda layer, cfg: (layer.n, layer.o, layer.out_h, layer.out_w, cfg.batch, cfg.block),
-    pack_weight=lambda node, w_q, L: V.pack_grouped_weight(w_q, L) if _depthwise(node) else pack_conv_weight(w_q, L))
+    layer_doc=_layer_doc,
+    out_shape=_out_shape,
+    pack_weight=_pack_weight)
 
 
 def spec(graph, node) -> KernelSpec:
-    a = node.attrs
-    layer = V.ConvLayer(**dict(a["layer"], pads=tuple(a["layer"]["pads"])))
-    return KernelSpec(OP.name, layer, V.Epilogue(**a["epilogue"]))
+    return KernelSpec(OP.name, _conv_layer(node.attrs["layer"]), V.Epilogue(**node.attrs["epilogue"]))
 
 
 def probe_shapes(config, lay):
@@ -138,10 +187,9 @@ OP = VdlaOp(
     fuses_activation=True,
     quantize=lambda q, node, act: quantize_gemm(q, OP, node, act, GEMM_FORM),
     spec=spec,
-    compile=lambda config, s, knobs, name, vta: V.compile_conv2d(config, s.layer, s.ep, knobs, name=name,
-                                                                   vta_compat=vta),
-    tiling_problem=lambda config, s, vta: V.conv_tiling_problem(config, s.layer, s.ep),
-    default_knobs=lambda config, s, vta: V.default_conv_knobs(config, s.layer, s.ep),
+    compile=_compile,
+    tiling_problem=lambda config, s, vta: V.conv_tiling_problem(config, _single(s.layer), s.ep),
+    default_knobs=lambda config, s, vta: V.default_conv_knobs(config, _single(s.layer), s.ep),
     tuning=Tunable(record_op="conv2d", layer_type=V.ConvLayer, knobs_type=V.ConvKnobs,
                    knob_space=V.conv_knob_space, cost=V.conv_cost, steps=V.conv_steps,
                    default_knobs=V.default_conv_knobs, probe_shapes=probe_shapes, describe=describe))

@@ -1,5 +1,6 @@
-"""VdlaConv: a 2-d convolution (dense, or grouped inside channel blocks: depthwise, RegNet's and
-ResNeXt's) of packed int8 activations on the GEMM core, with its ALU epilogue."""
+"""VdlaConv: a 2-d convolution (dense; grouped inside channel blocks: depthwise, RegNet's and
+ResNeXt's; or grouped by whole blocks: one conv per group) of packed int8 activations on the
+GEMM core, with its ALU epilogue."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +10,8 @@ from .semantics import VdlaSemantics
 
 
 def conv(inputs, attrs):
+    if "groups" in attrs["layer"]:   # groups of whole channel blocks: one conv per group
+        return [_grouped(inputs, attrs)]
     x, w = inputs[0], inputs[1]
     layer, ep = attrs["layer"], attrs["epilogue"]
     batch, block = x.shape[4], x.shape[5]
@@ -27,6 +30,17 @@ def conv(inputs, attrs):
     if residual is not None:
         residual = unpack_act(residual)
     return [pack_act(epilogue(acc, ep, bias, scale, residual), batch, block)]
+
+
+def _grouped(inputs, attrs):
+    """Every buffer holds the groups one after another: input and output channel blocks (one
+    batch block), weights, and the per-channel vectors."""
+    groups = attrs["layer"]["groups"]
+    one = {**attrs, "layer": attrs["layer"]["conv"]}
+    images = {0, len(inputs) - 1} if attrs["epilogue"].get("residual") else {0}     # (the others: by block)
+    split = [np.split(a, groups, axis=1 if i in images else 0) for i, a in enumerate(inputs)]
+    outs = [conv([s[g] for s in split], one)[0] for g in range(groups)]
+    return np.concatenate(outs, axis=1)
 
 
 SEMANTICS = VdlaSemantics("VdlaConv", conv)

@@ -95,7 +95,7 @@ def test_tune_cpu_kernels_then_compile_with_the_log(files, capsys):
 
 def test_tune_vdla_with_its_cpu_fallback_kernels(files, capsys):
     d = files
-    onnx.save(cpu_knob_model(), d / "k.onnx")
+    onnx.save(cpu_knob_model(dilated_grouped=True), d / "k.onnx")    # (a grouped conv on the CPU)
     calib = np.random.default_rng(2).standard_normal((4, 1, 32, CPU_IMAGE, CPU_IMAGE)).astype(np.float32)
     np.savez(d / "k_calib.npz", x=calib)
     assert main(["tune", str(d / "k.onnx"), "--target", "vdla", "--cpu-kernels", "--trials", "2", "--jobs", "1",

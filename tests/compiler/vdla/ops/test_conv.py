@@ -43,10 +43,11 @@ def test_what_the_isa_cannot_express_stays_on_the_cpu_with_the_reason(rng, attrs
     assert place["device"] == "cpu" and place["reason"].startswith(reason)
 
 
-@pytest.mark.parametrize("group, width", [(4, 4), (2, 16)])
-def test_grouped_convs_inside_blocks(rng, group, width):
+@pytest.mark.parametrize("group, width", [(4, 4), (2, 16), (2, 32)])
+def test_grouped_convs(rng, group, width):
     """ResNeXt's groups of 4 (four groups to a block) and RegNet's of 16 (a block each), after a
-    ReLU (the input's zero point pads), on the depthwise kernel with block-diagonal weights."""
+    ReLU (the input's zero point pads), on the depthwise kernel with block-diagonal weights; and
+    ResNeXt's last groups of 32 (two blocks each) as copies of one conv kernel."""
     c = group * width
     nodes = [node("Conv", ["x", "w0", "b0"], ["c0"], name="conv0", pads=[1, 1, 1, 1]),
              node("Relu", ["c0"], ["r0"], name="relu0"),
@@ -57,16 +58,16 @@ def test_grouped_convs_inside_blocks(rng, group, width):
     check_offloaded(m, OPS["VdlaConv"].name, ["conv0", "grouped"], rng)
 
 
-@pytest.mark.parametrize("channels, group", [(64, 2), (24, 2)])
+@pytest.mark.parametrize("channels, group", [(48, 2), (24, 2)])
 def test_groups_that_do_not_fit_in_blocks_stay_on_the_cpu(rng, channels, group):
-    """Groups of 32 channels (wider than a block of 16) or of 12 (not dividing it)."""
+    """Groups of 24 channels (neither inside a block of 16 nor whole blocks) or of 12."""
     m = model([node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1], group=group)],
               (1, channels, 8, 8), (1, channels, 8, 8), [const("w", weights(rng, (channels, channels // group, 3, 3)))])
     g = optimize(import_onnx(m), stop_after="infer_types", fuse=False, layout=False)
     place = place_nodes(g, load_config("pynq"))["conv"]
     assert place["device"] == "cpu" and place["reason"].startswith(
         f"group={group} of {channels // group} input and {channels // group} output channels: the accelerator's "
-        "grouped convolutions keep each group inside one block of 16 channels")
+        "grouped convolutions take groups inside one block of 16 channels or of whole blocks")
 
 
 def test_few_input_channels_are_cheaper_on_the_board_cpu(rng):
