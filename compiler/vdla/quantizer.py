@@ -26,7 +26,7 @@ class Quantizer:
         self.vta_compat = vta_compat
         self.nodes: list[Node] = []
         self.packed: dict[str, tuple[str, float]] = {}   # fp32 tensor -> (packed name, scale)
-        self.zp: dict[str, int] = {}                         # packed name -> zero point (0 or -128)
+        self.zp: dict[str, int] = {}                         # packed name -> zero point (asymmetric)
         self.group_rows: dict[str, list] = {}    # packed name -> [G, M, Mp]: G groups of M rows padded to Mp
         self.plain_rows: dict[str, tuple[str, float]] = {}   # such a tensor quantized as plain rows
         self._consumers = None
@@ -140,8 +140,8 @@ class Quantizer:
     def cpu_input(self, tensor):
         """What a CPU node reads for `tensor`: its fp32 value (float_input), through the
         quantize-dequantize pair a QDQ model puts on it (its range's "qdq"), so that the CPU
-        computes what the model says: ONNX runs those pairs, and leaving them out moved
-        EfficientNet-B0 6 dB away from onnxruntime's run of its own QDQ model."""
+        computes what the model says: ONNX runs those pairs, and without them the CPU's part is
+        another model (closer to the float one, further from the QDQ model's own run)."""
         value = self.float_input(tensor)
         pair = self.stats.get(tensor, {}).get("qdq")
         if pair is None:
