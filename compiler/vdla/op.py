@@ -20,6 +20,15 @@ from typing import Callable
 from vdla.driver.host_ops.vdla import VdlaSemantics
 
 
+ACCEL_EFFICIENCY = 0.8        # GEMM utilization the placement estimates assume for the accelerator
+
+
+def gemm_seconds(uops: int, config) -> float:
+    """The accelerator's time for `uops` GEMM micro-ops at ACCEL_EFFICIENCY, at the config's
+    clock: what placement weighs against the board CPU's MAC rate."""
+    return uops / ACCEL_EFFICIENCY / (config.clock_mhz * 1e6)
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """What an accelerator node compiles: its op (a VdlaOp's name), layer and epilogue."""

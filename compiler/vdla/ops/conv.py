@@ -9,7 +9,7 @@ Placement offloads a convolution the ISA expresses (2-d, undilated, one stride f
 padding the DMA can add, weights known when compiling, group 1 or grouped inside blocks) unless the
 board's CPU would be faster: a layer with few input channels wastes most of each BLOCK-wide
 micro-op, so the estimate counts GEMM micro-ops with channels padded to BLOCK, at
-ACCEL_EFFICIENCY, against the board CPU's MAC rate."""
+ACCEL_EFFICIENCY (op.gemm_seconds), against the board CPU's MAC rate."""
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -20,10 +20,9 @@ from vdla.driver.host_ops.vdla import conv as semantics
 from vdla.driver.runtime.layout import pack_conv_weight
 
 from ...topi import vdla as V
-from ..op import KernelSpec, Tunable, VdlaOp
+from ..op import KernelSpec, Tunable, VdlaOp, gemm_seconds
 from ..quantizer import GemmForm, quantize_gemm
 
-ACCEL_EFFICIENCY = 0.8        # GEMM utilization the estimate assumes for the accelerator
 
 
 def macs(graph, node) -> int:
@@ -33,13 +32,13 @@ def macs(graph, node) -> int:
 
 
 def accel_seconds(graph, node, config) -> float:
-    """GEMM cycles at ACCEL_EFFICIENCY with channels padded to BLOCK, at the config's clock."""
+    """GEMM micro-ops with channels padded to BLOCK, in seconds (gemm_seconds)."""
     x, y, w = (graph.types[node.inputs[0]], graph.types[node.outputs[0]], graph.types[node.inputs[1]])
     L = config.block
     ceil = lambda c: -(-c // L)           # noqa: E731
     per = 1 if _depthwise(node, w.shape[1], L) else ceil(w.shape[1])     # input blocks each output block reads
     uops = ceil(y.shape[0] / config.batch) * ceil(y.shape[1]) * y.shape[2] * y.shape[3] * per * w.shape[2] * w.shape[3]
-    return uops / ACCEL_EFFICIENCY / (config.clock_mhz * 1e6)
+    return gemm_seconds(uops, config)
 
 
 def _isa_problem(graph, node, config) -> str | None:

@@ -23,7 +23,7 @@ from vdla.driver.host_ops.vdla.boundary import QUANTIZE
 from ...graph.ir import Node, TensorType
 from ...topi import vdla as V
 from ..macs import matmul_macs
-from ..op import KernelSpec, VdlaOp
+from ..op import KernelSpec, VdlaOp, gemm_seconds
 from ..requant import TINY, padded, requant_multiply
 
 
@@ -53,10 +53,17 @@ def problem(graph, node, ctx) -> str | None:
     if groups > 1 and rows % ctx.config.batch:
         return (f"batched MatMul of {rows} rows per product: the packed rows of the products must start at "
                 f"whole blocks of BATCH={ctx.config.batch}")
-    cols = -(-y.shape[-1] // ctx.config.block)
-    if -(-rows // ctx.config.batch) * cols < 2 and ctx.config.timing.acc_raw_min_distance > 1:
+    cfg = ctx.config
+    cols = -(-y.shape[-1] // cfg.block)
+    if -(-rows // cfg.batch) * cols < 2 and cfg.timing.acc_raw_min_distance > 1:
         return (f"MatMul into a single accumulator element per product ({rows} rows x {y.shape[-1]} columns): "
                 "the accumulator hazard rule serializes it; cheaper on the CPU")
+    # each micro-op multiplies BATCH rows by a BLOCK x BLOCK weight block, padded lanes included
+    accel = gemm_seconds(groups * -(-rows // cfg.batch) * -(-a.shape[-1] // cfg.block) * cols, cfg)
+    cpu = matmul_macs(graph, node) / ctx.cpu_rate
+    if accel > cpu:
+        return (f"MatMul of {a.shape[-1]}-long products into {y.shape[-1]} columns: cheaper on the CPU "
+                f"(~{accel * 1e6:.1f} us on the accelerator, ~{cpu * 1e6:.1f} us on {ctx.board_cpu})")
     return None
 
 

@@ -72,3 +72,20 @@ def test_a_2d_second_operand_multiplies_every_row(rng):
     m = model(nodes, (2, 8, 32), (2, 8, 8), [])
     place = check_offloaded(m, MATMUL, ["prod"], rng, min_sqnr_db=20.0)
     assert place["prod"]["macs"] == 2 * 8 * 8 * 32
+
+
+def test_a_product_that_wastes_the_gemm_core_is_cheaper_on_the_cpu(rng):
+    """[64, 1] x [1, 8], both at run time: each micro-op would multiply one useful lane of 16 by
+    one of 16, 64 of them for 512 MACs; the board CPU is faster, and the reason says by how much."""
+    from vdla.compiler.frontend import import_onnx
+    from vdla.compiler.graph import optimize
+    from vdla.compiler.vdla import place_nodes
+    nodes = [node("Transpose", ["x"], ["xt"], perm=[1, 0], name="t"),
+             node("Slice", ["xt", "starts", "ends", "axes"], ["row"], name="row"),
+             node("MatMul", ["x", "row"], ["y"], name="outer")]
+    m = model(nodes, (64, 1), (64, 8), [const("starts", np.array([0], np.int64)), const("ends", np.array([8], np.int64)),
+                                        const("axes", np.array([1], np.int64))])
+    g = optimize(import_onnx(m), stop_after="infer_types", fuse=False, layout=False)
+    place = place_nodes(g, load_config("pynq"))["outer"]
+    assert place["device"] == "cpu" and place["macs"] == 64 * 8
+    assert place["reason"].startswith("MatMul of 1-long products into 8 columns: cheaper on the CPU")
