@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from vdla.driver.machine import same_machine
+from vdla.hw.isa import AluOp
 
 from ..graph.ir import Graph
 from .macs import cpu_macs
@@ -20,8 +21,9 @@ from .registry import OPS, op_for_source
 CPU_MACS_PER_S = {"armv7a-linux-gnueabihf": 1.0e9, "aarch64-linux-gnu": 4.0e9}
 DEFAULT_BOARD_CPU = "armv7a-linux-gnueabihf"
 
-# functions the tensor ALU (MIN, MAX, ADD, SHR, MUL on integers, lane by lane) cannot compute, and why
-_TRANSCENDENTAL = "a transcendental function, which integer MIN, MAX, ADD, SHR and MUL do not compute exactly"
+# functions the tensor ALU (integer AluOps, lane by lane) cannot compute, and why
+_TRANSCENDENTAL = (f"a transcendental function, which the ALU's integer {', '.join(op.name for op in AluOp)} do not "
+                   "compute exactly")
 _ACROSS_LANES = "the ALU works lane by lane and has no reduction across a row's lanes"
 _NO_ALU = {**dict.fromkeys(("Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "Pow", "HardSigmoid", "HardSwish"),
                            _TRANSCENDENTAL),

@@ -21,6 +21,11 @@ from ..topi.vdla import Epilogue
 TINY = 1e-30
 
 
+def tensor_step(stats, tensor) -> float:
+    """One quantization step for the whole tensor: its calibrated range / 127."""
+    return max(float(stats[tensor]["range"]), TINY) / 127.0
+
+
 def channel_scale(stats, tensor, channels: int) -> np.ndarray:
     """One scale per channel (axis 1): the calibrated per-channel ranges / 127, or the tensor's
     range for every channel where only that is known (a QDQ model's quantizers)."""
@@ -31,7 +36,7 @@ def channel_scale(stats, tensor, channels: int) -> np.ndarray:
         # a channel that stayed (near) zero in calibration gets a sane scale, not a vanishing one
         # that would swamp the fixed-point multipliers of the others
         return np.maximum(per, max(0.01 * float(per.max()), TINY)) / 127.0
-    return np.full(channels, max(float(info["range"]), TINY) / 127.0)
+    return np.full(channels, tensor_step(stats, tensor))
 
 
 def channel_peak(stats, tensor, channels: int) -> np.ndarray | None:

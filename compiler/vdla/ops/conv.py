@@ -96,8 +96,8 @@ def _layer(q, node, xq, w):
 
 
 def _out_shape(layer, cfg):
-    groups, conv = (layer.groups, layer.conv) if isinstance(layer, V.GroupedConvLayer) else (1, layer)
-    return (conv.n, groups * conv.o, conv.out_h, conv.out_w, cfg.batch, cfg.block)
+    conv = _single(layer)
+    return (conv.n, getattr(layer, "groups", 1) * conv.o, conv.out_h, conv.out_w, cfg.batch, cfg.block)
 
 
 def _pack_weight(node, w_q, L):
@@ -129,6 +129,7 @@ def _compile(config, s, knobs, name, vta):
 
 
 def _single(layer):
+    """The one conv kernel a layer compiles (a grouped conv's: one group's)."""
     return layer.conv if isinstance(layer, V.GroupedConvLayer) else layer
 
 

@@ -16,15 +16,15 @@ from dataclasses import asdict
 import numpy as np
 
 from vdla.driver.host_ops.vdla import matmul as semantics
+from vdla.driver.host_ops.vdla.boundary import QUANTIZE
 from vdla.hw import MemType
 from vdla.hw.timing import dram_elem_bytes
-from vdla.driver.host_ops.vdla.boundary import QUANTIZE
 
 from ...graph.ir import Node, TensorType
 from ...topi import vdla as V
 from ..macs import matmul_macs
 from ..op import KernelSpec, VdlaOp, gemm_seconds
-from ..requant import TINY, padded, requant_multiply
+from ..requant import padded, requant_multiply, tensor_step
 
 
 def geometry(a_shape, b_shape, out_shape) -> tuple[int, int, tuple]:
@@ -84,11 +84,6 @@ def padded_rows(config, rows: int, k: int, n: int) -> int:
     return (best[1] if best else -(-rows // B)) * B
 
 
-def _step(q, tensor) -> float:
-    """One quantization step for the whole tensor, from its calibrated range."""
-    return max(float(q.stats[tensor]["range"]), TINY) / 127.0
-
-
 def quantize(q, node, act):
     cfg, g = q.config, q.g
     a, b = node.inputs[:2]
@@ -97,7 +92,7 @@ def quantize(q, node, act):
     groups, rows, batch_shape = geometry(a_shape, b_shape, y_shape)
     k, n = a_shape[-1], y_shape[-1]
     B, L = cfg.batch, cfg.block
-    s_a, s_b, s_y = _step(q, a), _step(q, b), _step(q, y)
+    s_a, s_b, s_y = (tensor_step(q.stats, t) for t in (a, b, y))
     padded_to = padded_rows(cfg, rows, -(-k // L), -(-n // L))
     grouped = [groups, rows, padded_to]
     # the first operand: the rows of every product, one step for all (re-quantized from fp32

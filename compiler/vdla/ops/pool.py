@@ -22,6 +22,9 @@ from ...topi.vdla.pool import window_factor
 from ..op import KernelSpec, VdlaOp
 from ..requant import channel_scale, padded
 
+# a rounded shift adds 2^(shift-1) as an ALU immediate
+ROUND_SHIFT_MAX = IMM_MAX.bit_length()
+
 
 def problem(graph, node, ctx) -> str | None:
     if len(graph.types[node.inputs[0]].shape) != 4:
@@ -67,7 +70,7 @@ def quantize(q, node, act):
         # sum * round(2^shift / (H*W)) >> shift, same scale, with the factor inside the ALU's
         # 16-bit immediate (a 1x1 window: 2^14 >> 14, not 2^15); VTA mode keeps it int8
         largest = 127 if q.vta_compat else IMM_MAX
-        shift = min(15, int(math.floor(math.log2(largest * hw))))
+        shift = min(ROUND_SHIFT_MAX, int(math.floor(math.log2(largest * hw))))
         ep = V.Epilogue(mul=max(1, int(round((1 << shift) / hw))), shift=shift, round=True)
         finer = None if q.vta_compat else _finer_mean(q, node, xq, s_x, hw)
         if finer is not None:
@@ -102,7 +105,7 @@ def _finer_mean(q, node, xq, s_x, hw: int):
     if factor * hw <= 1.0:           # the output's range is the input's or wider: nothing to gain
         return None
     # mul <= IMM_MAX, the rounding 2^(shift-1) an immediate too, |sum| * mul (|sum| <= 128 hw) in int32
-    shift = min(15, int(math.floor(math.log2(IMM_MAX / factor))),
+    shift = min(ROUND_SHIFT_MAX, int(math.floor(math.log2(IMM_MAX / factor))),
                 int(math.floor(math.log2(((1 << 31) - 1) / (128 * hw * factor)))))
     if shift < 1:
         return None

@@ -30,7 +30,7 @@ def nonfinite_values(x) -> str:
     return ", ".join(f"{n} {what} value{'s' * (n > 1)}" for what, n in counts.items() if n)
 
 
-def _check_finite(x) -> None:
+def check_finite(x) -> None:
     """A NaN cast to int8 is whatever the machine makes of it, and ±inf only saturates: either
     way the accelerator computes a plausible-looking answer from no number at all, so the
     quantization refuses them (the executor names the step, quantize_<tensor>)."""
@@ -50,7 +50,7 @@ def quantize_packed(x, scale, batch, block, zero_point: int = 0):
     In fp32, in place: a tensor's fp64 temporaries (a ViT's 600 KB rows become 1.2 MB each) cost
     the allocator fresh pages on every call, which made this conversion 20 times its arithmetic."""
     x = np.asarray(x, np.float32)
-    _check_finite(x)
+    check_finite(x)
     t = np.divide(x, _channel_scale(scale, x).astype(np.float32))
     np.rint(t, out=t)
     if zero_point:

@@ -16,7 +16,7 @@ import numpy as np
 
 from vdla.driver.runtime.layout import pack_matrix_rhs
 
-from .boundary import _check_finite
+from .boundary import check_finite
 from .dense import dense
 from .semantics import VdlaSemantics
 
@@ -33,7 +33,7 @@ def _quantize_weights(inputs, attrs):
     """fp32 [..., K, N] (batch dims broadcast to attrs["batch_shape"]) -> int8 (G, N/L, K/L, L, L):
     round half to even, saturate to ±127 (symmetric weights), one step per column or one."""
     b = np.asarray(inputs[0], np.float32)         # (fp32, in place: see boundary.quantize_packed)
-    _check_finite(b)
+    check_finite(b)
     k, n = b.shape[-2:]
     batch = np.broadcast_shapes(b.shape[:-2], tuple(attrs["batch_shape"]))
     b = np.broadcast_to(b, batch + (k, n)).reshape(math.prod(batch), k, n)
