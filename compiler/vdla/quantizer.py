@@ -31,6 +31,7 @@ class Quantizer:
         self.plain_rows: dict[str, tuple[str, float]] = {}   # such a tensor quantized as plain rows
         self._consumers = None
         self.prepadded: dict[str, tuple] = {}    # packed name -> the pads its quantization wrote
+        self.im2col: dict[tuple, tuple[str, np.ndarray]] = {}   # (tensor, kernel, stride, pads) -> im2col_input
         self.fake_quantized: dict[str, str] = {}  # tensor -> its value through a QDQ model's pair
         self.materialized = set(graph.inputs) | set(graph.constants)
         self.count = 0
@@ -65,6 +66,33 @@ class Quantizer:
                 self.plain_rows[tensor] = self._quantized(self.float_input(tensor), self.fresh(f"{tensor}.q"))
             return self.plain_rows[tensor]
         return self.packed[tensor]
+
+    def im2col_input(self, tensor, kernel, stride: int, pads) -> tuple[str, np.ndarray]:
+        """(packed name, per-channel scale of `tensor`) of the columns a (kh, kw)/stride
+        convolution reads from `tensor`, quantized at the accelerator's edge: channel
+        c*kh*kw + i*kw + j holds tap (i, j) of channel c (boundary.im2col), so a convolution with
+        few input channels runs as a 1x1 one over the taps packed into the lanes."""
+        key = (tensor, tuple(kernel), stride, tuple(pads))
+        if key in self.im2col:
+            return self.im2col[key]
+        cfg, t = self.config, self.g.types[tensor]
+        n, c, h, w = t.shape
+        scale = padded(channel_scale(self.stats, tensor, c), cfg.block)
+        attrs = {"scale": scale.tolist(), "batch": cfg.batch, "block": cfg.block, "matrix": False,
+                 "im2col": {"kernel": list(kernel), "stride": stride, "pads": list(pads)}}
+        name = self.fresh(f"{tensor}.cols")
+        skewed = self.asymmetric(tensor, boundary=True)
+        if skewed is not None:       # (the columns hold the padding: any zero point reads it right)
+            scale = padded(np.full(c, skewed[0]), cfg.block)
+            attrs.update(scale=scale.tolist(), zero_point=skewed[1])
+            self.zp[name] = skewed[1]
+        oh = (h + pads[0] + pads[2] - kernel[0]) // stride + 1
+        ow = (w + pads[1] + pads[3] - kernel[1]) // stride + 1
+        shape = (-(-n // cfg.batch), -(-(c * kernel[0] * kernel[1]) // cfg.block), oh, ow, cfg.batch, cfg.block)
+        self.add(Node(QUANTIZE.name, self.fresh(f"quantize_{tensor}"), [tensor], [name], attrs),
+                 {name: TensorType(shape, "int8")})
+        self.im2col[key] = (name, scale)
+        return self.im2col[key]
 
     def _quantized(self, tensor, name) -> tuple[str, float]:
         cfg, t = self.config, self.g.types[tensor]
@@ -210,6 +238,8 @@ class GemmForm:
     layer_doc: Callable        # (layer) -> its JSON form in the node's attributes
     out_shape: Callable        # (layer, config) -> the packed output's shape
     pack_weight: Callable      # (node, int8 weights, block) -> packed weights
+    # (quantizer, node) -> (packed input, its scale): the input as it is, or another view of it
+    packed_input: Callable = lambda q, node: q.packed_input(node.inputs[0])      # noqa: E731
 
 
 def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
@@ -219,7 +249,7 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
     g, cfg = q.g, q.config
     x = node.inputs[0]
     y = (act or node).outputs[0]
-    xq, s_x = q.packed_input(x)
+    xq, s_x = form.packed_input(q, node)
     z_x = q.zp.get(xq, 0)
     w = g.constants[node.inputs[1]].astype(np.float64)
     b = g.constants[node.inputs[2]].astype(np.float64) if len(node.inputs) > 2 and node.inputs[2] \

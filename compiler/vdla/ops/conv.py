@@ -5,6 +5,11 @@ inside channel blocks runs as the depthwise kernel: output block o reads input b
 through weight blocks that hold each group's taps on the diagonal (block-diagonal; one useful
 MAC in BLOCK/width).
 
+A convolution of the model's input with few channels (an RGB stem) reads it as columns: the
+edge's quantization writes each window's taps as channels (im2col), and the convolution runs as a
+1x1 one over them, its taps packed into the lanes. ResNet's 7x7 stem over 3 channels takes 10
+micro-ops per output block and pixel instead of 49 that used 3 of 16 lanes each.
+
 Placement offloads a convolution the ISA expresses (2-d, undilated, one stride for both axes,
 padding the DMA can add, weights known when compiling, group 1 or grouped inside blocks) unless the
 board's CPU would be faster: a layer with few input channels wastes most of each BLOCK-wide
@@ -36,9 +41,30 @@ def accel_seconds(graph, node, config) -> float:
     x, y, w = (graph.types[node.inputs[0]], graph.types[node.outputs[0]], graph.types[node.inputs[1]])
     L = config.block
     ceil = lambda c: -(-c // L)           # noqa: E731
-    per = 1 if _depthwise(node, w.shape[1], L) else ceil(w.shape[1])     # input blocks each output block reads
-    uops = ceil(y.shape[0] / config.batch) * ceil(y.shape[1]) * y.shape[2] * y.shape[3] * per * w.shape[2] * w.shape[3]
+    # micro-ops per output block and pixel: the taps times the input blocks each one reads
+    if _depthwise(node, w.shape[1], L):
+        per = w.shape[2] * w.shape[3]
+    else:
+        per = _taps_in_blocks(w.shape, L)[_reads_columns(graph, node, config)]
+    uops = ceil(y.shape[0] / config.batch) * ceil(y.shape[1]) * y.shape[2] * y.shape[3] * per
     return gemm_seconds(uops, config)
+
+
+def _taps_in_blocks(w_shape, block: int) -> tuple[int, int]:
+    """(micro-ops per output block and pixel read directly, read as columns)."""
+    c, kh, kw = w_shape[1:]
+    return kh * kw * -(-c // block), -(-(c * kh * kw) // block)
+
+
+def _reads_columns(graph, node, config) -> bool:
+    """Whether the convolution reads the model's input as columns (im2col at the edge): where
+    that takes at most 3/4 of the micro-ops of reading it directly (few channels, several
+    taps). Only the model's input: a tensor the accelerator made is packed by channels."""
+    w = graph.types[node.inputs[1]].shape
+    if node.inputs[0] not in graph.inputs or node.attrs.get("group", 1) != 1 or len(w) != 4:
+        return False
+    direct, columns = _taps_in_blocks(w, config.block)
+    return 4 * columns <= 3 * direct
 
 
 def _isa_problem(graph, node, config) -> str | None:
@@ -93,6 +119,19 @@ def _layer(q, node, xq, w):
                         (a.get("strides") or [1, 1])[0], pads, _depthwise(node, w.shape[1], L),
                         pad_value=q.zp.get(xq, 0))
     return V.GroupedConvLayer(groups, layer) if groups else layer
+
+
+def _columns_layer(q, node, xq, w):
+    """A convolution over columns (_reads_columns): 1x1 over the packed taps."""
+    nb, cb, oh, ow = q.g.types[xq].shape[:4]
+    o = -(-q.g.types[node.outputs[0]].shape[1] // q.config.block)
+    return V.ConvLayer(nb, cb, oh, ow, o, 1, 1, 1, (0, 0, 0, 0), False, pad_value=q.zp.get(xq, 0))
+
+
+def _columns(q, node):
+    a = node.attrs
+    w = q.g.types[node.inputs[1]].shape
+    return q.im2col_input(node.inputs[0], w[2:], (a.get("strides") or [1, 1])[0], a.get("pads") or (0, 0, 0, 0))
 
 
 def _out_shape(layer, cfg):
@@ -161,6 +200,22 @@ GEMM_FORM = GemmForm(
     pack_weight=_pack_weight)
 
 
+# the weights (O, C, KH, KW) as (O, C*KH*KW, 1, 1): input channel c*KH*KW + i*KW + j is tap (i, j)
+# of channel c, as boundary.im2col lays the columns out
+COLUMNS_FORM = GemmForm(
+    input_channel=lambda node, shape: np.arange(shape[1])[:, None, None],
+    layer=_columns_layer,
+    layer_doc=_layer_doc,
+    out_shape=_out_shape,
+    pack_weight=lambda node, w_q, L: pack_conv_weight(w_q.reshape(w_q.shape[0], -1, 1, 1), L),
+    packed_input=_columns)
+
+
+def _quantize(q, node, act):
+    form = COLUMNS_FORM if _reads_columns(q.g, node, q.config) else GEMM_FORM
+    return quantize_gemm(q, OP, node, act, form)
+
+
 def spec(graph, node) -> KernelSpec:
     return KernelSpec(OP.name, _conv_layer(node.attrs["layer"]), V.Epilogue(**node.attrs["epilogue"]))
 
@@ -185,7 +240,7 @@ OP = VdlaOp(
     problem=problem,
     macs=macs,
     fuses_activation=True,
-    quantize=lambda q, node, act: quantize_gemm(q, OP, node, act, GEMM_FORM),
+    quantize=_quantize,
     spec=spec,
     compile=_compile,
     tiling_problem=lambda config, s, vta: V.conv_tiling_problem(config, _single(s.layer), s.ep),

@@ -44,9 +44,9 @@ def check_finite(x) -> None:
                       f"check the data fed to the model, or the CPU step that computed the tensor")
 
 
-def quantize_packed(x, scale, batch, block, zero_point: int = 0):
-    """fp32 NCHW (or NC) -> int8 packed: round half to even, add the zero point, saturate (scale
-    per channel or one).
+def quantize_codes(x, scale, zero_point: int = 0):
+    """fp32 -> int8 codes of the same shape: round half to even, add the zero point, saturate
+    (scale per channel or one).
     In fp32, in place: a tensor's fp64 temporaries (a ViT's 600 KB rows become 1.2 MB each) cost
     the allocator fresh pages on every call, which made this conversion 20 times its arithmetic."""
     x = np.asarray(x, np.float32)
@@ -55,13 +55,34 @@ def quantize_packed(x, scale, batch, block, zero_point: int = 0):
     np.rint(t, out=t)
     if zero_point:
         t += np.float32(zero_point)
-    q = np.clip(t, -128, 127, out=t).astype(np.int8)
+    return np.clip(t, -128, 127, out=t).astype(np.int8)
+
+
+def pack_codes(q, batch, block):
+    """int8 NCHW (or NC) -> packed (SPEC §7), the batch and the channels padded with zeros."""
     if q.ndim == 2:
         q = q[:, :, None, None]
     n, c = q.shape[:2]
     nn_, cc = -(-n // batch) * batch, -(-c // block) * block
     q = np.pad(q, ((0, nn_ - n), (0, cc - c), (0, 0), (0, 0)))
     return pack_act(q, batch, block)
+
+
+def quantize_packed(x, scale, batch, block, zero_point: int = 0):
+    """fp32 NCHW (or NC) -> int8 packed (quantize_codes, pack_codes)."""
+    return pack_codes(quantize_codes(x, scale, zero_point), batch, block)
+
+
+def im2col(q, kernel, stride: int, pads, pad_value: int = 0):
+    """int8 codes (N, C, H, W) -> the columns a (kh, kw)/stride convolution reads, as channels
+    (N, C*kh*kw, OH, OW), channel c*kh*kw + i*kw + j holding tap (i, j) of input channel c;
+    the padding holds `pad_value` (the code of a real zero)."""
+    kh, kw = kernel
+    top, left, bottom, right = pads
+    qp = np.pad(q, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=pad_value)
+    win = np.lib.stride_tricks.sliding_window_view(qp, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
+    n, c, oh, ow = win.shape[:4]
+    return np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * kh * kw, oh, ow)
 
 
 def _quantize(inputs, attrs):
@@ -71,11 +92,15 @@ def _quantize(inputs, attrs):
         if attrs.get("group_rows"):
             groups, rows, padded = attrs["group_rows"]
             x = np.pad(x.reshape(groups, rows, -1), ((0, 0), (0, padded - rows), (0, 0))).reshape(groups * padded, -1)
-    packed = quantize_packed(x, attrs["scale"], attrs["batch"], attrs["block"], attrs.get("zero_point", 0))
+    zp = attrs.get("zero_point", 0)
+    if attrs.get("im2col"):          # a stem's few channels: its taps become channels (Quantizer.im2col_input)
+        cols = attrs["im2col"]
+        codes = im2col(quantize_codes(x, attrs["scale"], zp), cols["kernel"], cols["stride"], cols["pads"], zp)
+        return [pack_codes(codes, attrs["batch"], attrs["block"])]
+    packed = quantize_packed(x, attrs["scale"], attrs["batch"], attrs["block"], zp)
     if attrs.get("pads"):            # the padding a convolution reads, as the code of a real zero
         top, left, bottom, right = attrs["pads"]
-        packed = np.pad(packed, ((0, 0), (0, 0), (top, bottom), (left, right), (0, 0), (0, 0)),
-                        constant_values=attrs.get("zero_point", 0))
+        packed = np.pad(packed, ((0, 0), (0, 0), (top, bottom), (left, right), (0, 0), (0, 0)), constant_values=zp)
     if attrs.get("matrix"):
         packed = packed.reshape(packed.shape[0], packed.shape[1], packed.shape[4], packed.shape[5])
     return [packed]

@@ -6,7 +6,7 @@ import pytest
 
 from vdla.compiler.frontend import import_onnx
 from vdla.compiler.graph import optimize
-from vdla.compiler.vdla import OPS, place_nodes
+from vdla.compiler.vdla import OPS, place_nodes, quantize_for_vdla
 from vdla.hw import load_config
 
 from .op_oracle import check_offloaded, model, node, weights
@@ -77,3 +77,37 @@ def test_few_input_channels_are_cheaper_on_the_board_cpu(rng):
     place = place_nodes(g, load_config("pynq"))["conv"]
     assert place["device"] == "cpu" and place["reason"].startswith("1 input channels: cheaper on the CPU")
     assert place["macs"] == 8 * 8 * 9
+
+
+@pytest.mark.parametrize("kernel, stride, pad", [(7, 2, 3), (3, 2, 1), (4, 4, 0)])
+def test_an_rgb_stem_reads_its_input_as_columns(rng, kernel, stride, pad):
+    """ResNet's 7x7/2 stem, MobileNet's 3x3/2 and a ViT-style patch embedding over 3 channels:
+    the edge's quantization writes each window's taps as channels and the conv runs 1x1 over
+    them (3 * 49 taps in 10 blocks instead of 49 blocks using 3 lanes each); the answer is the
+    float model's (onnxruntime) and the simulator equals the numpy semantics."""
+    out = (16 + 2 * pad - kernel) // stride + 1
+    nodes = [node("Conv", ["x", "w", "b"], ["c"], name="stem", pads=[pad] * 4, strides=[stride] * 2,
+                  kernel_shape=[kernel] * 2),
+             node("Relu", ["c"], ["r"], name="relu"),
+             node("Conv", ["r", "w2"], ["y"], name="next", pads=[1, 1, 1, 1])]
+    m = model(nodes, (1, 3, 16, 16), (1, 16, out, out),
+              [const("w", weights(rng, (32, 3, kernel, kernel))), const("b", weights(rng, (32,))),
+               const("w2", weights(rng, (16, 32, 3, 3), 0.1))])
+    check_offloaded(m, OPS["VdlaConv"].name, ["stem", "next"], rng)
+    calib = {"x": rng.standard_normal((4, 1, 3, 16, 16)).astype(np.float32)}
+    graph, *_ = quantize_for_vdla(m, load_config("pynq"), calib)
+    stem = next(n for n in graph.nodes if n.name == "stem")
+    edge = next(n for n in graph.nodes if stem.inputs[0] in n.outputs)
+    taps = 3 * kernel * kernel
+    assert edge.attrs["im2col"] == {"kernel": [kernel, kernel], "stride": stride, "pads": [pad] * 4}
+    assert (stem.attrs["layer"]["c"], stem.attrs["layer"]["kh"], stem.attrs["layer"]["stride"]) == (-(-taps // 16), 1, 1)
+
+
+def test_a_stem_with_many_channels_is_read_directly(rng):
+    """16 channels fill the lanes: columns would not save micro-ops."""
+    m = model([node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])], (1, 16, 8, 8), (1, 16, 8, 8),
+              [const("w", weights(rng, (16, 16, 3, 3)))])
+    graph, *_ = quantize_for_vdla(m, load_config("pynq"), {"x": rng.standard_normal((2, 1, 16, 8, 8))})
+    conv = next(n for n in graph.nodes if n.name == "conv")
+    assert conv.attrs["layer"]["kh"] == 3
+    assert not any("im2col" in n.attrs for n in graph.nodes)

@@ -80,3 +80,25 @@ def test_rows_in_padded_groups_round_trip(rng):
     assert not rows[:, 5:].any()
     back = host_ops.run("VdlaDequantize", [packed], {"scale": [1.0], "shape": [2, 3, 5, 24], "group_rows": [6, 5, 8]})
     np.testing.assert_array_equal(back[0], x)
+
+
+def test_columns_hold_each_windows_taps_as_channels(rng):
+    """VdlaQuantize with im2col: channel c*kh*kw + i*kw + j of output pixel (y, x) is input
+    channel c at (y*stride + i - top, x*stride + j - left), the zero point where that is padding
+    (a loop over the definition, not the strided view the op uses)."""
+    x = rng.standard_normal((1, 3, 9, 8)).astype(np.float32)
+    kh, kw, stride, (top, left, bottom, right), zp = 3, 2, 2, (1, 0, 2, 1), 5
+    attrs = {"scale": [0.1, 0.2, 0.3], "batch": 1, "block": 16, "matrix": False, "zero_point": zp,
+             "im2col": {"kernel": [kh, kw], "stride": stride, "pads": [top, left, bottom, right]}}
+    got = host_ops.run("VdlaQuantize", [x], attrs)[0]
+    q = np.clip(np.rint(x / np.float32([0.1, 0.2, 0.3]).reshape(1, 3, 1, 1)) + zp, -128, 127)
+    oh, ow = (9 + top + bottom - kh) // stride + 1, (8 + left + right - kw) // stride + 1
+    want = np.zeros((1, 32, oh, ow), np.int8)            # 18 taps padded to two blocks of 16
+    for c in range(3):
+        for i in range(kh):
+            for j in range(kw):
+                for y in range(oh):
+                    for x_ in range(ow):
+                        r, s = y * stride + i - top, x_ * stride + j - left
+                        want[0, c * kh * kw + i * kw + j, y, x_] = q[0, c, r, s] if 0 <= r < 9 and 0 <= s < 8 else zp
+    np.testing.assert_array_equal(got, want.reshape(1, 2, 16, oh, ow).transpose(0, 1, 3, 4, 2)[:, :, :, :, None, :])
