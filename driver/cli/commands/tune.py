@@ -26,7 +26,9 @@ def add_parser(sub):
                         "the CPU kernels' schedules, timed on this host")
     p.add_argument("--hw-config", default=None, help="--target vdla: hardware config (preset name or JSON), default "
                                                      "pynq")
-    p.add_argument("--trials", type=int, default=32, help="schedules measured per kernel (default 32)")
+    p.add_argument("--trials", type=int, default=32,
+                   help="schedules measured per kernel (default 32; one more where the fastest has two virtual "
+                        "threads and its one-thread twin was not measured)")
     p.add_argument("--jobs", type=int, default=None,
                    help="processes: measuring on the simulator (--target vdla), compiling candidates (CPU kernels; "
                         "they are timed one at a time); default one per core")

@@ -34,7 +34,8 @@ def test_a_layer_shared_by_two_models_is_tuned_once_and_reused(tuned):
     assert [r.reused for r in second.results] == [True, False]    # conv1 came from model A's records
     shared = second.results[0]
     assert shared.kernel.nodes == ["conv1"] and shared.record == first.results[0].record
-    assert second.trials == TRIALS          # only model B's own conv was searched
+    # only model B's own conv was searched (its budget, and the fastest's one-thread twin if unmeasured)
+    assert second.trials == second.results[1].record.trials in (TRIALS, TRIALS + 1)
     log = load_tuning(path)
     assert len(log) == 3 and json.loads(path.read_text())["format"] == "vdla-tuning-log"
 
@@ -133,7 +134,7 @@ def test_an_interrupted_tune_keeps_the_finished_kernels_and_a_rerun_tunes_only_t
 
     def interrupted(trial):
         calls.append(trial.search)
-        if len(calls) == TRIALS + 2:    # two trials into the second kernel
+        if calls[-1] != calls[0] and calls.count(calls[-1]) == 2:    # two trials into the second kernel
             raise KeyboardInterrupt
         return measure(trial)
     monkeypatch.setattr(search_mod, "measure", interrupted)
@@ -141,8 +142,9 @@ def test_an_interrupted_tune_keeps_the_finished_kernels_and_a_rerun_tunes_only_t
     with pytest.raises(KeyboardInterrupt):
         tune_model(model_a, CFG, trials=TRIALS, jobs=1, output=path, calibration=calibration, progress=False)
     saved = load_tuning(path)
-    assert len(saved) == 1 and list(saved.records.values())[0].trials == TRIALS
+    # (a kernel's trials: its budget, and its fastest schedule's one-thread twin if unmeasured)
+    assert len(saved) == 1 and list(saved.records.values())[0].trials in (TRIALS, TRIALS + 1)
     monkeypatch.setattr(search_mod, "measure", measure)
     rerun = tune_model(model_a, CFG, trials=TRIALS, jobs=1, output=path, calibration=calibration, progress=False)
-    assert [r.reused for r in rerun.results] == [True, False] and rerun.trials == TRIALS
+    assert [r.reused for r in rerun.results] == [True, False] and rerun.trials in (TRIALS, TRIALS + 1)
     assert len(load_tuning(path)) == 2
