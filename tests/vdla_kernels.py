@@ -28,7 +28,7 @@ def depthwise_nchw(x, w, stride, pads):
     return wrap32(np.einsum("nchwij,cij->nchw", win, w[:, 0].astype(np.int64)))
 
 
-def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None):
+def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None, rscale=None):
     """acc int32 (any layout with channels on channel_axis) -> the int8 the STORE writes."""
     x = wrap32(acc)
     shape = [1] * x.ndim
@@ -41,11 +41,14 @@ def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None):
         x = wrap32(x * scale.astype(np.int64).reshape(shape))
     if ep.mul is not None:
         x = wrap32(x * ep.mul)
+    scaled = ep.residual and ep.residual_scale       # a residual on another grid: before the shift
+    if scaled:
+        x = wrap32(x + wrap32(residual.astype(np.int64) * rscale.astype(np.int64).reshape(shape)))
     if ep.shift:
         if ep.round:
             x = wrap32(x + (1 << (ep.shift - 1)))
         x = x >> ep.shift
-    if ep.residual:
+    if ep.residual and not scaled:
         x = wrap32(x + residual.astype(np.int64))
     if ep.lo is not None:
         x = np.maximum(x, ep.lo)
@@ -54,10 +57,11 @@ def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None):
     return x.astype(np.int32).astype(np.int8)
 
 
-def conv_reference(x, w, stride=1, pad=1, ep=None, bias=None, residual=None, depthwise=False, scale=None):
+def conv_reference(x, w, stride=1, pad=1, ep=None, bias=None, residual=None, depthwise=False, scale=None,
+                   rscale=None):
     pads = pad if isinstance(pad, tuple) else (pad,) * 4
     acc = depthwise_nchw(x, w, stride, pads) if depthwise else conv_nchw(x, w, stride, pads)
-    return epilogue(acc, ep or Epilogue(), bias, residual, scale=scale)
+    return epilogue(acc, ep or Epilogue(), bias, residual, scale=scale, rscale=rscale)
 
 
 def dense_reference(a, b, ep=None, bias=None, residual=None, scale=None):

@@ -62,7 +62,7 @@ def measure(trial: Trial) -> Measurement:
 
 
 def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
-    """The kernel's inputs in buffer order (x, w, [bias], [scale], [residual]), drawn so that
+    """The kernel's inputs in buffer order (x, w, [bias], [scale], [rscale], [residual]), drawn so that
     its epilogue's requantization (x acc * scale * mul / 2^(pre_shift + shift)) spreads the
     outputs over int8 instead of saturating them."""
     rng = np.random.default_rng(seed)
@@ -87,6 +87,8 @@ def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
         inputs.append(rng.integers(-bound, bound + 1, vec, dtype=np.int32))
     if ep.scale:
         inputs.append(scale)
+    if ep.residual_scale:       # the residual (std ~19) scaled to about half the output's spread
+        inputs.append(np.full(vec, max(1, int(_OUTPUT_STD / 2 / 19 * 2.0 ** ep.shift)), np.int32))
     if ep.residual:
-        inputs.append(rng.integers(-32, 33, out_shape, dtype=np.int8))     # added after the shift
+        inputs.append(rng.integers(-32, 33, out_shape, dtype=np.int8))     # added after the shift, or scaled
     return inputs

@@ -25,8 +25,8 @@ def tuning_hash(config) -> str:
 
 
 def epilogue_kind(ep, vta_compat: bool = False) -> list[str]:
-    """The ALU stages `ep` compiles to, by name (bias, preshr, scale, mul, round, shr, shr.1,
-    residual, max, min): epilogues of one kind differ only in their immediates. Read from
+    """The ALU stages `ep` compiles to, by name (bias, preshr, scale, mul, rscale, round, shr,
+    shr.1, residual, max, min): epilogues of one kind differ only in their immediates. Read from
     the epilogue's own construction (apply_epilogue), so the kind follows the compiler."""
     from .. import te
     from ..topi.vdla.epilogue import apply_epilogue
@@ -36,7 +36,8 @@ def epilogue_kind(ep, vta_compat: bool = False) -> list[str]:
     acc = te.placeholder(shape, "int32", "acc")
     stages, _, _ = apply_epilogue(acc, run_ep, shape, te.placeholder(vec, "int32", "bias"),
                                   te.placeholder(shape, "int8", "residual"), name="y",
-                                  scale=te.placeholder(vec, "int32", "scale"), shift_step=step)
+                                  scale=te.placeholder(vec, "int32", "scale"), shift_step=step,
+                                  rscale=te.placeholder(vec, "int32", "rscale"))
     return [st.op.name[len("y."):] for st in stages]
 
 

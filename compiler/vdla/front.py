@@ -18,6 +18,7 @@ from .placement import place_nodes
 from .quantize import quantize_vdla
 from .ranges import demote_unranged, tensors_to_calibrate, unclipped_at_exits
 from .requant import Unquantizable
+from .residual import residual_adds
 
 
 class VdlaOptionError(ConfigError, ValueError):
@@ -47,6 +48,7 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
         raise VdlaOptionError("vta_compat requantizes with one shift per layer: it takes no per-channel activation "
                               "scales")
     untileable: dict[str, str] = {}
+    apart: set[str] = set()         # convolutions whose kernel did not take their residual Add
     place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
     measured = {} if calibration is None else \
         calibrate(graph, calibration, tensors_to_calibrate(graph, place), per_channel=per_channel_activations)
@@ -60,10 +62,16 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
             unclipped_at_exits(graph, place, stats)
         stats.update(qdq_ranges)
         demote_unranged(graph, place, stats)
+        # a residual Add runs in its conv's epilogue; where that kernel does not fit or
+        # quantize, the two run apart before the conv gives up the accelerator
+        fused = residual_adds(graph, place, stats, vta_compat, apart)
         try:
             quantized = quantize_vdla(graph, place, stats, config, vta_compat=vta_compat)
         except Unquantizable as why:
-            untileable[why.node] = why.reason
+            if why.node in fused:
+                apart.add(why.node)
+            else:
+                untileable[why.node] = why.reason
             place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)
             continue
         found = untileable_kernels(quantized, config, vta_compat)
@@ -71,5 +79,8 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
             found = kernels.unfit(quantized)
         if not found:
             return quantized, graph, place, stats
-        untileable.update(found)
+        if found.keys() & fused.keys():
+            apart.update(found.keys() & fused.keys())
+        else:
+            untileable.update(found)
         place = place_nodes(graph, config, host_triple, vta_compat=vta_compat, untileable=untileable)

@@ -14,7 +14,7 @@ from vdla.driver.host_ops.vdla.boundary import DEQUANTIZE, QUANTIZE
 from ..graph.ir import Graph, Node, TensorType
 from ..topi.vdla import pack_bias
 from .requant import (TINY, accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step,
-                      requant_multiply, requant_shift, weight_step)
+                      requant_multiply, requant_residual, requant_shift, weight_step)
 
 
 class Quantizer:
@@ -51,10 +51,20 @@ class Quantizer:
         self.g.types.update(types)
         self.nodes.append(node)
 
-    def emit(self, op, node, inputs, out, attrs, act=None):
-        """The int8 node of accelerator op `op` standing for float `node` (and its fused `act`)."""
+    def emit(self, op, node, inputs, out, attrs, *fused):
+        """The int8 node of accelerator op `op` standing for float `node` (and the nodes fused
+        into it: an activation, a residual Add)."""
         self.nodes.append(Node(op.name, node.name, inputs, [out],
-                               {**attrs, "source_ops": [node.op] + ([act.op] if act else [])}))
+                               {**attrs, "source_ops": [node.op] + [f.op for f in fused if f is not None]}))
+
+    def fused_activation(self, node):
+        """The activation placement fused into `node`, or None."""
+        if self._consumers is None:
+            self._consumers = self.g.consumers()
+        users = self._consumers.get(node.outputs[0], [])
+        if len(users) == 1 and self.place.get(users[0].name, {}).get("fused_into") == node.name:
+            return users[0]
+        return None
 
     def packed_input(self, tensor) -> tuple[str, float]:
         if tensor not in self.packed:
@@ -245,10 +255,14 @@ class GemmForm:
 def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
     """A GEMM-core node and its fused activation -> op's int8 node: the input's per-channel
     scales fold into the weights, the input's zero point into the bias, and the epilogue
-    requantizes to the output's scale (requant.py)."""
+    requantizes to the output's scale (requant.py). `act` may be a residual Add fused into the
+    node (residual.py), with its own activation."""
     g, cfg = q.g, q.config
     x = node.inputs[0]
-    y = (act or node).outputs[0]
+    residual = act if act is not None and act.op == "Add" else None
+    if residual is not None:
+        act = q.fused_activation(residual)
+    y = (act or residual or node).outputs[0]
     xq, s_x = form.packed_input(q, node)
     z_x = q.zp.get(xq, 0)
     w = g.constants[node.inputs[1]].astype(np.float64)
@@ -265,11 +279,20 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
     peak = channel_peak(q.stats, node.outputs[0], w.shape[0])   # before the activation
     # sum(w * (q - z_x)) = sum(w * q) - z_x * sum(w): the input's zero point joins the bias
     zp_term = -z_x * w_q.astype(np.int64).reshape(w_q.shape[0], -1).sum(axis=1)
-    ep, bias_q, mult = q.requant(s_w, s_y, b / s_w + zp_term, accumulator_peak(peak, s_w, w_q), act, z_y)
+    acc_peak = accumulator_peak(peak, s_w, w_q)
     L = cfg.block
+    tail = []
+    if residual is not None:           # the other operand, scaled to the output's grid
+        rq, s_r = q.packed_input(next(t for t in residual.inputs if t != node.outputs[0]))
+        s_r = np.broadcast_to(np.asarray(s_r, np.float64).reshape(-1)[:w.shape[0]], s_y.shape)
+        ep, bias_q, mult, rmult = requant_residual(s_w / s_y, b / s_w + zp_term, acc_peak, act, s_y, z_y,
+                                                   s_r / s_y, q.zp.get(rq, 0))
+        tail = [q.const(f"{node.name}.rmult", pack_bias(rmult, cfg.batch, L)), rq]
+    else:
+        ep, bias_q, mult = q.requant(s_w, s_y, b / s_w + zp_term, acc_peak, act, z_y)
     inputs = [xq, q.const(f"{node.name}.wq", form.pack_weight(node, w_q, L)),
               q.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L))]
     if mult is not None:
         inputs.append(q.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L)))
     out = q.output(y, form.out_shape(layer, cfg), s_y_padded, z_y)
-    q.emit(op, node, inputs, out, {"layer": form.layer_doc(layer), "epilogue": asdict(ep)}, act)
+    q.emit(op, node, inputs + tail, out, {"layer": form.layer_doc(layer), "epilogue": asdict(ep)}, residual, act)

@@ -88,16 +88,51 @@ def requant_multiply(m, bias_real, acc_peak, act, s_y, z_y=0):
     steps = (2.0 ** (p + shift)) / np.maximum(mult, 1)
     rounding = np.where(mult > 0, steps * (0.5 + z_y), 0.0) + (2.0 ** (p - 1) if p else 0.0)
     bias_q = np.clip(np.rint(bias_real + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
-    lo, hi = -128, 127
-    if act is not None:
-        lo = z_y                                   # the code of a real zero
-        if act.op == "Clip" and act.attrs.get("max") is not None:
-            hi = int(min(127, np.min(np.rint(act.attrs["max"] / np.asarray(s_y))) + z_y))
+    lo, hi = _clip(act, s_y, z_y)
     if p > SHR_MAX:
         raise ShiftRange(f"its accumulator peaks at {acc_peak:.3g} weight steps, which needs a pre-shift of {p}; "
                           f"the ALU shifts by 0..{SHR_MAX} (a bias that dwarfs the weights' products)")
     ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, lo=lo, hi=hi)
     return ep, bias_q.astype(np.int32), mult.astype(np.int32)
+
+
+def requant_residual(m, bias_real, acc_peak, act, s_y, z_y, ratio, z_r):
+    """requant_multiply with a residual Add fused in (Epilogue.residual_scale): the residual's
+    codes r on their own grid join as (r - z_r) * ratio[o] output steps, in the same fixed point
+    as the accumulator's part, so the sum is rounded once. Headroom: the accumulator's part
+    stays below 2^30 (14-bit multipliers), the residual's below 2^29 (its factors below 2^22),
+    so the sum fits int32; the shift is as long as both allow. -z_r * its factor joins the bias
+    with the rounding and the output's zero point. -> (epilogue, bias, multipliers, the
+    residual's factors)."""
+    ratio = np.asarray(ratio, np.float64)
+    cap = int(math.floor(math.log2(((1 << 22) - 1) / max(float(ratio.max()), TINY))))
+    p = max(0, int(math.ceil(math.log2(max(acc_peak, 1.0) * 2))) - 16)
+    shift, mult = fixed_point(np.asarray(m) * (1 << p), 14, min(31 - p, cap, SHR_MAX))
+    if shift < 8:
+        raise ShiftRange(f"its residual operand's steps are {float(ratio.max()):.3g} output steps, which leaves a "
+                         f"shift of {shift}: too coarse a fixed point to add it in")
+    mult = np.maximum(mult, 0)
+    rmult = np.rint(ratio * 2.0 ** shift).astype(np.int64)
+    per_unit = (2.0 ** p) / np.maximum(mult, 1)         # accumulator units per fixed-point unit
+    rounding = np.where(mult > 0, per_unit * ((0.5 + z_y) * 2.0 ** shift - z_r * rmult), 0.0) \
+        + (2.0 ** (p - 1) if p else 0.0)
+    bias_q = np.clip(np.rint(bias_real + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
+    if p > SHR_MAX:
+        raise ShiftRange(f"its accumulator peaks at {acc_peak:.3g} weight steps, which needs a pre-shift of {p}; "
+                         f"the ALU shifts by 0..{SHR_MAX}")
+    lo, hi = _clip(act, s_y, z_y)
+    ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, residual=True, residual_scale=True, lo=lo, hi=hi)
+    return ep, bias_q.astype(np.int32), mult.astype(np.int32), rmult.astype(np.int32)
+
+
+def _clip(act, s_y, z_y) -> tuple[int, int]:
+    """(lo, hi) codes of the output's clip: int8, a ReLU's zero, a Clip's max."""
+    lo, hi = -128, 127
+    if act is not None:
+        lo = z_y                                   # the code of a real zero
+        if act.op == "Clip" and act.attrs.get("max") is not None:
+            hi = int(min(127, np.min(np.rint(act.attrs["max"] / np.asarray(s_y))) + z_y))
+    return lo, hi
 
 
 def power_of_two_step(w, s_y, name: str) -> np.ndarray:

@@ -49,7 +49,10 @@ def compiled():
 def test_small_cnn_on_the_simulator_equals_the_quantized_graph_and_keeps_accuracy(compiled, tmp_path):
     model, calib, tests, art = compiled
     kinds = {s.op: s.kind for s in art.plan.steps}
-    assert kinds["VdlaConv"] == kinds["VdlaPool"] == kinds["VdlaAdd"] == "vdla"
+    assert kinds["VdlaConv"] == kinds["VdlaPool"] == "vdla"
+    place = art.header["compile"]["placement"]          # the residual Add: in the last conv's epilogue
+    (add,) = [name for name in place if name.startswith("Add")]
+    assert place[add]["device"] == "vdla" and place[place[add]["fused_into"]]["device"] == "vdla"
     sim, numpy_ref = Executor(art), Executor(art, device="numpy")
     fp32 = ort.InferenceSession(model.SerializeToString())
     int8 = _ort_int8(model, calib, tmp_path)

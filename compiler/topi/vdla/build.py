@@ -1,6 +1,6 @@
 """One call from a layer description to a compiled VDLA kernel: placeholders in the SPEC §7
 layouts, the operator and its epilogue, the schedule (given knobs or the default), and
-build_vdla. The program's buffers are, in order: x, w, [bias], [scale], [residual], y.
+build_vdla. The program's buffers are, in order: x, w, [bias], [scale], [rscale], [residual], y.
 vta_compat=True compiles streams that VTA computes the same (vta_mode: shifts in VTA's
 range; no MUL, residual or pad_min, refused with the layer named)."""
 from __future__ import annotations
@@ -66,14 +66,15 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=pad_value)
     bias = te.placeholder((layer.o, B, L), "int32", "bias") if ep.bias else None
     scale = te.placeholder((layer.o, B, L), "int32", "scale") if ep.scale else None
+    rscale = te.placeholder((layer.o, B, L), "int32", "rscale") if ep.residual_scale else None
     out_shape = (layer.n, layer.o, oh, ow, B, L)
     res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
     stages, res32, out = apply_epilogue(acc, run_ep, out_shape, bias, res, name="y", scale=scale,
-                                        shift_step=shift_step)
+                                        shift_step=shift_step, rscale=rscale)
     x_src = acc.op.input_tensors[0]
     s = schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs, depthwise=layer.depthwise,
-                        scale=scale)
-    args = [x, w] + [t for t in (bias, scale, res) if t is not None] + [out]
+                        scale=scale, rscale=rscale)
+    args = [x, w] + [t for t in (bias, scale, rscale, res) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
     prog.meta.update(kernel_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep, vta_compat))
     return prog, knobs
@@ -95,12 +96,13 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     acc = dense(x, w, name="dense")
     bias = te.placeholder((layer.n, B, L), "int32", "bias") if ep.bias else None
     scale = te.placeholder((layer.n, B, L), "int32", "scale") if ep.scale else None
+    rscale = te.placeholder((layer.n, B, L), "int32", "rscale") if ep.residual_scale else None
     out_shape = (layer.m, layer.n, B, L)
     res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
     stages, res32, out = apply_epilogue(acc, run_ep, out_shape, bias, res, name="y", scale=scale,
-                                        shift_step=shift_step)
-    s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs, scale=scale)
-    args = [x, w] + [t for t in (bias, scale, res) if t is not None] + [out]
+                                        shift_step=shift_step, rscale=rscale)
+    s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs, scale=scale, rscale=rscale)
+    args = [x, w] + [t for t in (bias, scale, rscale, res) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
     prog.meta.update(kernel_meta("dense", knobs, layer, ep, vta_compat))
     return prog, knobs

@@ -3,11 +3,14 @@ add, arithmetic shift right), residual add, clip/ReLU, then the int8 output the 
 writes. Each step is one elementwise stage on the accumulators, marked with the ALU
 operation that computes it (attrs "vdla.alu" = (op, immediate or None)).
 
-Order: acc + bias -> >> pre_shift -> * scale[channel] -> * mul -> + 2^(shift-1) (round) ->
->> shift -> + residual -> max(lo) -> min(hi) -> int8. The STORE truncates, so the clip
-bounds must lie in int8. `scale` is a per-output-channel multiplier (a tensor operand shaped
-like the bias): with per-channel weight scales, each channel requantizes by its own fixed-
-point factor; `pre_shift` keeps the product inside 32 bits."""
+Order: acc + bias -> >> pre_shift -> * scale[channel] -> * mul -> [+ residual * rscale[channel]]
+-> + 2^(shift-1) (round) -> >> shift -> [+ residual] -> max(lo) -> min(hi) -> int8. The STORE
+truncates, so the clip bounds must lie in int8. `scale` is a per-output-channel multiplier (a
+tensor operand shaped like the bias): with per-channel weight scales, each channel requantizes
+by its own fixed-point factor; `pre_shift` keeps the product inside 32 bits. A residual on the
+output's own grid is added after the shift; one on another grid (`residual_scale`) is
+multiplied by its per-channel factor `rscale` and added before the shift, so that the sum is
+rounded once."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,6 +33,7 @@ class Epilogue:
     shift: int = 0              # arithmetic shift right (floor division by 2^shift)
     round: bool = False         # add 2^(shift-1) first: round half up
     residual: bool = False      # + int8 tensor of the output's layout (sign-extended on load)
+    residual_scale: bool = False  # the residual * rscale (O/L, B, L) int32, added before the shift
     lo: int | None = -128       # clip below (0: ReLU)
     hi: int | None = 127        # clip above
 
@@ -43,6 +47,8 @@ class Epilogue:
                 raise ValueError(f"epilogue {name}: {problem}")
         if self.round and self.shift and (problem := immediate_error(AluOp.ADD, 1 << (self.shift - 1))):
             raise ValueError(f"epilogue rounding constant 2^{self.shift - 1}: {problem}")
+        if self.residual_scale and not self.residual:
+            raise ValueError("epilogue residual_scale without a residual to scale")
         for name in ("lo", "hi"):
             v = getattr(self, name)
             if v is not None and not -128 <= v <= 127:
@@ -54,7 +60,7 @@ def _alu(shape, f, name, op, imm):
 
 
 def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name="out", scale=None,
-                   shift_step: int | None = None):
+                   shift_step: int | None = None, rscale=None):
     """-> (ALU stages in order, residual load stage or None, int8 output of out_shape).
     shift_step: the largest shift one SHR may take (VTA's ALU honours 15; the declarations
     state at most MAX_SHIFT); longer shifts become several SHRs, which floor exactly like one."""
@@ -80,6 +86,18 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
     if ep.mul is not None:
         t = _alu(shape, lambda *i, t=t: t(*i) * E.Const(ep.mul, "int32"), f"{name}.mul", "mul", ep.mul)
         stages.append(t)
+    res32 = None
+    if ep.residual:
+        res = residual
+        if tuple(res.shape) != tuple(shape):
+            res = pad(res, [0] * ndim, [a - b for a, b in zip(shape, res.shape)], 0, name=f"{name}.res.pad")
+        res32 = te.compute(shape, lambda *i, res=res: te.cast("int32", res(*i)), name=f"{name}.res")
+    if ep.residual_scale:
+        def mul_rscale(*i, m=rscale):
+            return res32(*i) * m[i[1], i[-2], i[-1]]
+        scaled = _alu(shape, mul_rscale, f"{name}.rscale", "mul", None)
+        t = _alu(shape, lambda *i, t=t: t(*i) + scaled(*i), f"{name}.residual", "add", None)
+        stages += [scaled, t]
     if ep.shift:
         if ep.round:
             r = 1 << (ep.shift - 1)
@@ -88,12 +106,7 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         for k, step in enumerate(_shift_steps(ep.shift, shift_step)):
             t = _shr(shape, t, step, f"{name}.shr" + (f".{k}" if k else ""))
             stages.append(t)
-    res32 = None
-    if ep.residual:
-        res = residual
-        if tuple(res.shape) != tuple(shape):
-            res = pad(res, [0] * ndim, [a - b for a, b in zip(shape, res.shape)], 0, name=f"{name}.res.pad")
-        res32 = te.compute(shape, lambda *i, res=res: te.cast("int32", res(*i)), name=f"{name}.res")
+    if ep.residual and not ep.residual_scale:
         t = _alu(shape, lambda *i, t=t: t(*i) + res32(*i), f"{name}.residual", "add", None)
         stages.append(t)
     if ep.lo is not None:

@@ -113,7 +113,8 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     need = {"input": (in_blocks * rows * cols * t, config.inp_depth),
             "weight": (k.tile_oc * (1 if layer.depthwise else chunk) * layer.kh * layer.kw * wslots, config.wgt_depth),
             "accumulator": (k.tile_oc * k.tile_h * k.tile_w * t * (2 if ep.residual else 1)
-                            + k.tile_oc * (1 if shared else t) * (ep.bias + ep.scale), config.acc_depth)}
+                            + k.tile_oc * (1 if shared else t) * (ep.bias + ep.scale + ep.residual_scale),
+                            config.acc_depth)}
     for name, (used, depth) in need.items():
         if used > depth:
             return f"the tiles need {used} {name} SRAM elements but there are {depth}"
@@ -246,7 +247,8 @@ def _conv_no_tiling_reason(config, layer: ConvLayer, ep) -> str:
 
 def dense_knob_problem(config, layer: DenseLayer, k: DenseKnobs, ep: Epilogue | None = None) -> str | None:
     """Why `k` cannot schedule `layer` on `config` (the first reason), or None. The accumulator
-    budget reserves room for a residual tile and two per-channel operands whatever the epilogue."""
+    budget reserves room for a residual tile and two per-channel operands whatever the epilogue
+    (three with a scaled residual's factors)."""
     kc = k.k_chunk or layer.k
     for what, whole, part in (("tile_m", layer.m, k.tile_m), ("tile_n", layer.n, k.tile_n),
                               ("k_chunk", layer.k, kc)):
@@ -259,7 +261,8 @@ def dense_knob_problem(config, layer: DenseLayer, k: DenseKnobs, ep: Epilogue | 
                 "(timing.acc_raw_min_distance); use a larger tile")
     vt = k.vthreads
     need = {"input": (k.tile_m * kc * vt, config.inp_depth), "weight": (k.tile_n * kc * vt, config.wgt_depth),
-            "accumulator": (k.tile_m * k.tile_n * vt * 2 + k.tile_n * vt * 2, config.acc_depth),
+            "accumulator": (k.tile_m * k.tile_n * vt * 2 + k.tile_n * vt * (2 + bool(ep and ep.residual_scale)),
+                            config.acc_depth),
             "micro-op": (k.tile_m * k.tile_n, config.uop_depth // 4)}
     for name, (used, depth) in need.items():
         if used > depth:

@@ -38,20 +38,22 @@ def pack_grouped_weight(w, block):
     return out
 
 
-def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual) -> list:
-    """The epilogue's buffers in kernel order: [bias], [scale], [residual]."""
+def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual, rscale=None) -> list:
+    """The epilogue's buffers in kernel order: [bias], [scale], [rscale], [residual]."""
     out = []
     if ep.bias:
         out.append(pack_bias(bias, batch, block))
     if ep.scale:
         out.append(pack_bias(scale, batch, block))
+    if ep.residual_scale:
+        out.append(pack_bias(rscale, batch, block))
     if ep.residual:
         out.append(pack_residual(residual, batch, block))
     return out
 
 
 def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, residual=None, depthwise=False,
-             check_races=False, runner=None, scale=None, vta_compat=False):
+             check_races=False, runner=None, scale=None, vta_compat=False, rscale=None):
     """Compile and run a conv of x (N, C, H, W) int8 with w (O, C, KH, KW) (depthwise: (C, 1, KH, KW)).
     Returns (y (N, O, OH, OW) int8, LaunchResult, KernelProgram)."""
     config = device.config
@@ -63,18 +65,18 @@ def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, resi
     kh, kw = w.shape[2:]
     layer = ConvLayer(-(-n // config.batch), -(-c // L), h, wd, -(-o // L), kh, kw, stride, pads, depthwise)
     prog, knobs = compile_conv2d(config, layer, ep, knobs, vta_compat=vta_compat)
-    y, result = run_conv_program(device, prog, layer, x, w, ep, bias, residual, scale, check_races, runner)
+    y, result = run_conv_program(device, prog, layer, x, w, ep, bias, residual, scale, check_races, runner, rscale)
     return y, result, prog
 
 
 def run_conv_program(device, prog, layer: ConvLayer, x, w, ep=None, bias=None, residual=None, scale=None,
-                     check_races=False, runner=None):
+                     check_races=False, runner=None, rscale=None):
     """Run `prog`, compile_conv2d's kernel of `layer` (and `ep`), on x (N, C, H, W) int8 and w
     (O, C, KH, KW) (depthwise: (C, 1, KH, KW)). Returns (y (N, O, OH, OW) int8, LaunchResult)."""
     B, L = device.config.batch, device.config.block
     ep = ep or Epilogue()
     inputs = [pack_activation(x, B, L), pack_grouped_weight(w, L) if layer.depthwise else pack_conv_weight(w, L)]
-    inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation)
+    inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation, rscale)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     out_shape = (layer.n, layer.o, layer.out_h, layer.out_w, B, L)
     o = x.shape[1] if layer.depthwise else w.shape[0]

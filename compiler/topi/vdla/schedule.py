@@ -81,7 +81,7 @@ def _split_vthreads(stage, loop, count):
     return [t], rest
 
 
-def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, scale_src=None):
+def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, scale_src=None, rscale_src=None):
     for st in stages:
         s[st].set_scope(intrin.SCOPE_ACC)
         s[st].compute_at(*acc_attach)
@@ -90,7 +90,7 @@ def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, 
         s[res32].compute_at(*acc_attach)
         for t in res32.op.input_tensors:
             _source(s, t)
-    for src, suffix in ((bias_src, ".bias"), (scale_src, ".scale")):
+    for src, suffix in ((bias_src, ".bias"), (scale_src, ".scale"), (rscale_src, ".rscale")):
         if src is not None:            # per-channel operands: loaded once per output-channel tile
             reader = next(st for st in stages if st.op.name.endswith(suffix))
             cached = s.cache_read(src, intrin.SCOPE_ACC, [s[reader]])
@@ -100,7 +100,7 @@ def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, 
 
 
 def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: ConvKnobs, depthwise=False,
-                    scale=None):
+                    scale=None, rscale=None):
     """out: the int8 output; acc: the conv stage; stages: its ALU epilogue; x_src: the
     (padded) input the conv reads; w: weights; bias: bias placeholder or None."""
     s = create_schedule(out)
@@ -124,7 +124,7 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
     s[out].reorder(*loops, oi, hi, wi, b, c)
     wo = tiles[-1]           # the innermost tile loop: where a tile's stages are computed
     s[acc].compute_at(s[out], wo)
-    _epilogue(s, config, out, stages, res32, bias, (s[out], wo), (s[out], oo), scale)
+    _epilogue(s, config, out, stages, res32, bias, (s[out], wo), (s[out], oo), scale, rscale)
 
     an, ao, ah, aw, ab, ac = s[acc].op.axis
     if depthwise:
@@ -149,7 +149,7 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
     return s
 
 
-def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnobs, scale=None):
+def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnobs, scale=None, rscale=None):
     s = create_schedule(out)
     s[acc].set_scope(intrin.SCOPE_ACC)
     xl = s.cache_read(x, intrin.SCOPE_INP, [s[acc]])
@@ -160,7 +160,7 @@ def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnob
     vt, no = _split_vthreads(s[out], no, knobs.vthreads)
     s[out].reorder(*vt, mo, no, mi, ni, b, c)
     s[acc].compute_at(s[out], no)
-    _epilogue(s, config, out, stages, res32, bias, (s[out], no), (s[out], no), scale)
+    _epilogue(s, config, out, stages, res32, bias, (s[out], no), (s[out], no), scale, rscale)
     am, an, ab, ac = s[acc].op.axis
     kb, k = s[acc].op.reduce_axis
     chunk = knobs.k_chunk or kb.extent

@@ -26,10 +26,10 @@ def conv(inputs, attrs):
         ob, cb, kh, kw, lo, li = w.shape
         wn = w.transpose(0, 4, 1, 5, 2, 3).reshape(ob * lo, cb * li, kh, kw).astype(np.int64)
         acc = np.einsum("nchwij,ocij->nohw", win, wn)
-    bias, scale, residual = extras(inputs, ep)
+    bias, scale, residual, rscale = extras(inputs, ep)
     if residual is not None:
         residual = unpack_act(residual)
-    return [pack_act(epilogue(acc, ep, bias, scale, residual), batch, block)]
+    return [pack_act(epilogue(acc, ep, bias, scale, residual, rscale), batch, block)]
 
 
 def _grouped(inputs, attrs):

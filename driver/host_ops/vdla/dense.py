@@ -15,10 +15,10 @@ def dense(inputs, attrs):
     a = x.transpose(0, 2, 1, 3).reshape(mb * batch, kb * block).astype(np.int64)
     nb = w.shape[0]
     bmat = w.transpose(0, 2, 1, 3).reshape(nb * block, kb * block).astype(np.int64)
-    bias, scale, residual = extras(inputs, ep)
+    bias, scale, residual, rscale = extras(inputs, ep)
     if residual is not None:
         residual = residual.transpose(0, 2, 1, 3).reshape(mb * batch, nb * block)
-    y = epilogue(a @ bmat.T, ep, bias, scale, residual)
+    y = epilogue(a @ bmat.T, ep, bias, scale, residual, rscale)
     return [np.ascontiguousarray(y.reshape(mb, batch, nb, block).transpose(0, 2, 1, 3))]
 
 

@@ -31,7 +31,7 @@ def channel_vector(v):
     return v[:, 0, :].reshape(-1).astype(np.int64)
 
 
-def epilogue(acc, ep: dict, bias=None, scale=None, residual=None):
+def epilogue(acc, ep: dict, bias=None, scale=None, residual=None, rscale=None):
     """The ALU epilogue of vdla.compiler.topi.vdla.Epilogue on int32 accumulators with channels
     on axis 1; returns int8."""
     x = wrap(acc)
@@ -45,11 +45,13 @@ def epilogue(acc, ep: dict, bias=None, scale=None, residual=None):
         x = wrap(x * scale.reshape(shape))
     if ep.get("mul") is not None:
         x = wrap(x * ep["mul"])
+    if ep.get("residual_scale"):       # another grid's residual: scaled, added before the shift
+        x = wrap(x + wrap(residual.astype(np.int64) * rscale.reshape(shape)))
     if ep.get("shift"):
         if ep.get("round"):
             x = wrap(x + (1 << (ep["shift"] - 1)))
         x = x >> ep["shift"]
-    if ep.get("residual"):
+    if ep.get("residual") and not ep.get("residual_scale"):
         x = wrap(x + residual.astype(np.int64))
     if ep.get("lo") is not None:
         x = np.maximum(x, ep["lo"])
@@ -59,12 +61,14 @@ def epilogue(acc, ep: dict, bias=None, scale=None, residual=None):
 
 
 def extras(inputs, ep):
-    """(bias, scale, residual) from the operands after x and w, in kernel order."""
+    """(bias, scale, residual, rscale) from the operands after x and w (kernel order: bias,
+    scale, rscale, residual)."""
     rest = list(inputs[2:])
     bias = channel_vector(rest.pop(0)) if ep.get("bias") else None
     scale = channel_vector(rest.pop(0)) if ep.get("scale") else None
+    rscale = channel_vector(rest.pop(0)) if ep.get("residual_scale") else None
     residual = rest.pop(0) if ep.get("residual") else None
-    return bias, scale, residual
+    return bias, scale, residual, rscale
 
 
 def windows(x, kh, kw, stride, pads, pad_value=0):

@@ -1,6 +1,8 @@
 """Compiled VDLA conv2d / depthwise conv2d against numpy, bit for bit, on the simulator:
 random shapes with odd sizes and channel counts that are not multiples of BLOCK, strides 1
 and 2, kernels 1x1 to 5x5, padding, every epilogue step, the pynq config and two others."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -81,6 +83,27 @@ def test_per_channel_requantization(rng):
     y, _, _ = run_conv(dev, x, wt, 1, 1, ep, bias=bias, scale=scale, check_races=True)
     np.testing.assert_array_equal(y, conv_reference(x, wt, 1, 1, ep, bias=bias, scale=scale))
     assert len(np.unique(y)) > 50                      # the requantized values span the range
+
+
+def test_a_residual_on_another_grid_is_scaled_and_added_before_the_shift(rng):
+    """A residual Add fused into the conv that makes its later operand: the residual (int8,
+    loaded into the accumulators) times its per-channel factor joins the requantized sum before
+    the one rounding shift, then ReLU; across virtual threads (the residual tile and the three
+    per-channel operands share the accumulator SRAM)."""
+    config = CONFIGS["pynq"]
+    x, wt, bias = random_case(rng, config, 48, 40, 7, 9, 3)
+    scale = rng.integers(100, 600, (40,), dtype=np.int32)          # the conv's part: ~16 codes
+    rscale = rng.integers(1 << 12, 1 << 15, (40,), dtype=np.int32)  # the residual's: 0.06 to 0.5 of it
+    res = rng.integers(-128, 128, (1, 40, 7, 9), dtype=np.int8)
+    ep = Epilogue(bias=True, pre_shift=5, scale=True, shift=16, residual=True, residual_scale=True, lo=-128)
+    for knobs in (None, ConvKnobs(tile_oc=1, tile_h=4, tile_w=9, ic_chunk=0, vthreads=2, vthread_axis="h")):
+        dev = SimulatorDevice(config, dram_bytes=1 << 24)
+        y, _, _ = run_conv(dev, x, wt, 1, 1, ep, knobs, bias=bias, scale=scale, residual=res, rscale=rscale,
+                           check_races=True)
+        want = conv_reference(x, wt, 1, 1, ep, bias=bias, scale=scale, residual=res, rscale=rscale)
+        np.testing.assert_array_equal(y, want)
+    alone = conv_reference(x, wt, 1, 1, replace(ep, residual=False, residual_scale=False), bias=bias, scale=scale)
+    assert np.mean(y != alone) > 0.5 and len(np.unique(y)) > 50      # the residual moved most outputs
 
 
 @pytest.mark.parametrize("knobs", [

@@ -14,13 +14,33 @@ from ...graph.onnx_graphs import const
 
 @pytest.mark.parametrize("vta_compat", [False, True])
 def test_residual_add_relu(rng, vta_compat):
+    """A ResNet block's tail: the Add runs in the epilogue of the conv that makes its later
+    operand (the other scaled to the output's grid), with the ReLU; in VTA mode (no int8
+    residual loads) as the ALU's Add."""
     nodes = [node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
              node("Relu", ["c1"], ["r1"], name="relu1"),
              node("Conv", ["r1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
              node("Add", ["c2", "r1"], ["a"], name="residual"), node("Relu", ["a"], ["y"], name="relu2")]
     m = model(nodes, (1, 16, 8, 8), (1, 16, 8, 8),
               [const("w1", weights(rng, (16, 16, 3, 3))), const("w2", weights(rng, (16, 16, 3, 3), 0.1))])
-    check_offloaded(m, OPS["VdlaAdd"].name, ["residual"], rng, vta_compat=vta_compat)
+    if vta_compat:
+        check_offloaded(m, OPS["VdlaAdd"].name, ["residual"], rng, vta_compat=True)
+        return
+    place = check_offloaded(m, OPS["VdlaConv"].name, ["conv1", "conv2"], rng)
+    assert place["residual"]["fused_into"] == "conv2" and place["relu2"]["fused_into"] == "residual"
+
+
+def test_an_add_runs_apart_where_its_conv_output_is_read_again(rng):
+    """conv2's output feeds two Adds: no epilogue can take the first, and the second's later
+    operand is the first Add's, not a conv's; both run on the ALU."""
+    nodes = [node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             node("Relu", ["c1"], ["r1"], name="relu1"),
+             node("Conv", ["r1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             node("Add", ["c2", "r1"], ["a"], name="residual"), node("Add", ["a", "c2"], ["y"], name="again")]
+    m = model(nodes, (1, 16, 8, 8), (1, 16, 8, 8),
+              [const("w1", weights(rng, (16, 16, 3, 3))), const("w2", weights(rng, (16, 16, 3, 3), 0.1))])
+    place = check_offloaded(m, OPS["VdlaAdd"].name, ["residual", "again"], rng)
+    assert not place["residual"].get("fused_into") and not place["again"].get("fused_into")
 
 
 def test_a_constant_or_broadcast_operand_stays_on_the_cpu(rng):
