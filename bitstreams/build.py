@@ -7,7 +7,8 @@
    vdla_id.xdc (the bitstream's USERID = the config hash's 32-bit ID, the value of the
    hardware ID register) and sources.txt.
 2. Runs Vivado in batch mode on vivado_build.tcl (unless --prepare-only, or when no
-   `vivado` is on PATH: then it says what to run).
+   `vivado` is on PATH: then it says what to run, and without --prepare-only exits with
+   status 3, since nothing was built).
 3. Copies the .bit/.hwh next to the manifest and records the bitstream's SHA-256 and the
    config hash in it, which the PYNQ device checks before programming the board.
 """
@@ -58,6 +59,9 @@ def record(board: str, out: Path) -> None:
     path.write_text(json.dumps(doc, indent=2) + "\n")
 
 
+NOT_BUILT = 3      # the exit status when the build folder was prepared but Vivado could not run
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("board", help="a board manifest in bitstreams/ (pynq, ultra96, zcu104)")
@@ -74,10 +78,11 @@ def main(argv=None) -> int:
     out = prepare(args.board, out)
     command = ["vivado", "-mode", "batch", "-source", str(HERE / "vivado_build.tcl"), "-tclargs", str(out)]
     if args.prepare_only or shutil.which("vivado") is None:
-        why = "--prepare-only" if args.prepare_only else "no vivado on PATH"
+        why = "--prepare-only" if args.prepare_only else "no vivado on PATH: no bitstream was built"
         print(f"prepared {out} ({why}); to build the bitstream run:\n  {' '.join(command)}\n"
-              f"then: python -m vdla.bitstreams.build {args.board} --out {out} --record")
-        return 0
+              f"then: python -m vdla.bitstreams.build {args.board} --out {out} --record",
+              file=sys.stdout if args.prepare_only else sys.stderr)
+        return 0 if args.prepare_only else NOT_BUILT
     subprocess.run(command, check=True, cwd=out)
     record(args.board, out)
     print(f"built {out / f'vdla_{args.board}.bit'}; manifest bitstreams/{args.board}.json updated")

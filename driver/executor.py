@@ -377,9 +377,9 @@ def _need_llvmlite(triple: str) -> None:
         import llvmlite  # noqa: F401
     except ImportError:
         raise ArtifactError(f"the artifact's kernels for {triple} are relocatable objects, which only llvmlite "
-                            f"can load, and llvmlite is not installed here: compile with --target {triple} "
-                            f"(which links them into a shared object this runtime loads without llvmlite), "
-                            f"or install llvmlite") from None
+                            f"can load, and llvmlite is not installed here: compile it again with --link (the "
+                            f"same target, its kernels linked into a shared object this runtime loads without "
+                            f"llvmlite), or install llvmlite") from None
 
 
 def _specs_text(specs) -> str:

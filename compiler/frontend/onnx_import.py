@@ -261,11 +261,12 @@ def _input_type(value: onnx.ValueInfoProto, overrides: dict) -> TensorType:
         shape = []
         for i, dim in enumerate(ttype.shape.dim):
             if not dim.HasField("dim_value"):
+                hint = _shape_hint(ttype.shape.dim)
                 raise UnsupportedModelError(
                     f"graph input {value.name!r}: dimension {i} is symbolic "
                     f"({dim.dim_param or '?'}); vdla compiles static shapes: give it with "
-                    f"input_shapes={{'{value.name}': [...]}} (CLI: --input-shape "
-                    f"{value.name}=1,3,224,224)")
+                    f"input_shapes={{'{value.name}': [{hint}]}} (CLI: --input-shape "
+                    f"{value.name}={hint.replace(', ', ',')})" + _fill_in(ttype.shape.dim))
             shape.append(dim.dim_value)
         shape = tuple(shape)
     dtype = _np_dtype(ttype.elem_type)
@@ -403,3 +404,15 @@ def _check_types(graph: Graph) -> None:
         for name, t in zip(node.outputs, types):
             if name:
                 probe.types[name] = t
+
+
+def _shape_hint(dims) -> str:
+    """A shape for a hint: the model's own sizes, 1 for a symbolic batch (dimension 0), the
+    names of the other symbolic dimensions for the user to replace."""
+    return ", ".join(str(d.dim_value) if d.HasField("dim_value") else "1" if i == 0 else (d.dim_param or f"D{i}")
+                     for i, d in enumerate(dims))
+
+
+def _fill_in(dims) -> str:
+    names = [d.dim_param or f"D{i}" for i, d in enumerate(dims) if i and not d.HasField("dim_value")]
+    return f", with a size for {', '.join(names)}" if names else ""

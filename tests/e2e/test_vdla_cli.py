@@ -36,6 +36,40 @@ def test_run_profile_chart_and_trace(files, capsys):
     assert y.shape == (1, 10) and abs(float(y.sum()) - 1.0) < 1e-5
 
 
+def test_run_on_the_simulator_says_which_time_is_whose(files, capsys):
+    """The host's wall time simulating is not the accelerator's: that one is its cycles (the
+    profile's per-layer sum) at the config's clock."""
+    from vdla.driver.artifact import load
+    from vdla.driver.executor import Executor
+    capsys.readouterr()
+    assert main(["run", str(files / "m.vdla"), "--input", f"input={files / 'x.npy'}", "--device", "sim"]) == 0
+    out = capsys.readouterr().out
+    assert "simulating the accelerator (sim) on this machine" in out and "latency:" not in out
+    ex = Executor(load(files / "m.vdla"))
+    ex.run({"input": np.load(files / "x.npy")})
+    cycles = sum(launch.cycles for launch in ex.last_launches.values())
+    assert f"accelerator time: {cycles:,} cycles = {cycles / 1e5:.3f} ms at 100 MHz (simulated" in out
+
+
+def test_info_prints_long_node_names_whole(tmp_path, capsys, rng):
+    """An exported model's node names run past any fixed column; cut, they are useless to
+    --kernel and to grep."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    name = "/features/features.2/features.2.1/block/block.0/block.0.0/Conv"
+    w = numpy_helper.from_array((rng.standard_normal((16, 16, 3, 3)) * 0.2).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name=name, pads=[1, 1, 1, 1])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])], [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx")
+    np.savez(tmp_path / "calib.npz", x=rng.standard_normal((2, 1, 16, 8, 8)).astype(np.float32))
+    assert main(["compile", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "m.vdla"), "--target", "vdla",
+                 "--calibrate", str(tmp_path / "calib.npz")]) == 0
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "m.vdla")]) == 0
+    assert any(line.split()[:2] == [name, "vdla"] for line in capsys.readouterr().out.splitlines())
+
+
 def test_info_lists_placement_reason_macs_and_error(files, capsys):
     capsys.readouterr()
     assert main(["info", str(files / "m.vdla")]) == 0

@@ -43,11 +43,15 @@ def test_wrapper_ports_follow_config_and_coherence():
     assert "4'b0011" in wrapper_text(c, coherent=False) and "4'b1111" not in wrapper_text(c, coherent=False)
 
 
-def test_prepare_only_without_vivado(tmp_path, capsys, monkeypatch):
+def test_without_vivado_the_folder_is_prepared_and_the_exit_says_nothing_was_built(tmp_path, capsys, monkeypatch):
+    """A build that built nothing is not a success: status 3 and the commands to run on stderr;
+    --prepare-only asked for the folder alone, and gets status 0."""
     monkeypatch.setenv("PATH", str(tmp_path))  # no vivado anywhere
-    assert BUILD["main"](["pynq", "--out", str(tmp_path / "b")]) == 0
-    assert "no vivado on PATH" in capsys.readouterr().out
+    assert BUILD["main"](["pynq", "--out", str(tmp_path / "b")]) == BUILD["NOT_BUILT"] == 3
+    assert "no vivado on PATH: no bitstream was built" in capsys.readouterr().err
     assert (tmp_path / "b" / "vdla_axi_top.v").exists()
+    assert BUILD["main"](["pynq", "--out", str(tmp_path / "c"), "--prepare-only"]) == 0
+    assert "(--prepare-only); to build the bitstream run:" in capsys.readouterr().out
 
 
 _PACKAGE_INT = re.compile(r"localparam int (\w+) = (\d+);")

@@ -55,11 +55,12 @@ def run(args) -> int:
         on = sum(p["macs"] for p in placement.values() if p["device"] == "vdla")
         print(f"  placement: {sum(p['device'] == 'vdla' for p in placement.values())} nodes on the accelerator "
               f"({on / macs:.1%} of {macs:,} MACs), {sum(p['device'] == 'cpu' for p in placement.values())} on the CPU")
-        print(f"    {'node':<28}{'on':<6}{'MACs':>14}{'SQNR dB':>9}  reason")
+        width = max([len("node"), *(len(n["name"]) for n in nodes)]) + 1     # names whole: they are what --kernel takes
+        print(f"    {'node':<{width}}{'on':<6}{'MACs':>14}{'SQNR dB':>9}  reason")
         for n in nodes:
             db = "" if n["sqnr_db"] is None else f"{n['sqnr_db']:.1f}"
             why = f"fused into {n['fused_into']}" if n["fused_into"] else n["reason"]
-            print(f"    {n['name'][:27]:<28}{n['placement']:<6}{n['macs']:>14,}{db:>9}  {why}")
+            print(f"    {n['name']:<{width}}{n['placement']:<6}{n['macs']:>14,}{db:>9}  {why}")
     reasons = h.get("compile", {}).get("host_reasons", {})
     if args.steps:
         for s in plan["steps"]:

@@ -92,6 +92,22 @@ def _device(artifact, kind: str, trace: str | None):
     return open_device_for(kind, hardware["config"], **({"trace": True} if trace else {}))
 
 
+def _print_latency(times, executor, device, kind: str) -> None:
+    """What a run took, labelled with what it measures: on a board or the CPU the wall time is
+    the inference's; on the simulator or the RTL it is this machine simulating the accelerator,
+    whose own time is its cycles at its clock (the CPU steps' time comes on top)."""
+    from vdla.driver.devices import device_kind
+    wall = f"{np.median(times) * 1e3:.3f} ms (median of {len(times)})"
+    if device is None or device_kind(kind).has_own_config:
+        print(f"latency: {wall}, wall time on this machine")
+        return
+    cycles = sum(launch.cycles for launch in executor.last_launches.values())
+    clock = device.config.clock_mhz
+    print(f"host wall time: {wall}, simulating the accelerator ({kind}) on this machine")
+    print(f"accelerator time: {cycles:,} cycles = {cycles / (clock * 1e3):.3f} ms at {clock:g} MHz "
+          f"(simulated; the CPU steps' time is not in it)")
+
+
 def run(args) -> int:
     if args.remote or args.key_file or args.insecure_loopback:
         if args.device is not None:
@@ -137,7 +153,7 @@ def run(args) -> int:
         if args.output:
             os.makedirs(args.output, exist_ok=True)
             np.save(os.path.join(args.output, f"{name.replace('/', '_')}.npy"), value)
-    print(f"latency: {np.median(times) * 1e3:.3f} ms (median of {len(times)})")
+    _print_latency(times, executor, device, args.device if args.device in DEVICE_KINDS else DEFAULT_DEVICE)
     if args.profile and device is not None:
         from vdla.driver.profile import format_table, profile_run, write_chart
         _, rows = profile_run(artifact, feeds, device)

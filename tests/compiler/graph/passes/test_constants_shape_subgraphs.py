@@ -87,6 +87,16 @@ def test_cli_input_shape_compiles_the_symbolic_model(tmp_path, rng):
 
 
 def test_without_input_shapes_the_symbolic_dim_is_named():
+    """The hint is a shape of the input's own rank: its fixed sizes, 1 for the batch."""
     with pytest.raises(UnsupportedModelError, match=r"graph input 'x': dimension 0 is symbolic \(batch\).*"
-                                                    r"--input-shape x="):
+                                                    r"--input-shape x=1,4,6\)$"):
         import_onnx(_exported_model())
+
+
+def test_the_hint_for_a_token_sequence_names_the_sizes_to_fill_in():
+    x = helper.make_tensor_value_info("ids", TensorProto.FLOAT, ["batch", "seq", 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 8])
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["ids"], ["y"])], "g", [x], [y]))
+    with pytest.raises(UnsupportedModelError, match=r"input_shapes=\{'ids': \[1, seq, 8\]\} \(CLI: "
+                                                    r"--input-shape ids=1,seq,8\), with a size for seq$"):
+        import_onnx(model)
