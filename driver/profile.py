@@ -21,6 +21,9 @@ class LayerProfile:
     cycles_1vt: int = 0          # the same kernel with one virtual thread
     gemm_util: float = 0.0
     clock_mhz: float = 100.0
+    dma_bytes: int = 0           # loaded and stored by the kernel's DMA (padding excluded)
+    uop_hits: int = 0            # GEMM/ALU instructions whose micro-ops were in the SRAM already
+    uop_misses: int = 0          # micro-op loads from DRAM
 
     @property
     def accel_ms(self) -> float:
@@ -45,6 +48,9 @@ def profile_run(artifact, feeds: dict, device=None) -> tuple[dict, list[LayerPro
             row.cycles = launch.cycles
             row.gemm_util = launch.gemm_utilization
             row.cpu_ms = 0.0
+            dma, uops = launch.stats.get("dma_bytes", {}), launch.stats.get("uop_cache", {})
+            row.dma_bytes = sum(dma.get("load", {}).values()) + dma.get("store", 0)
+            row.uop_hits, row.uop_misses = uops.get("hits", 0), uops.get("misses", 0)
         rows.append(row)
     if ex.device is not None and "vdla_programs_1vt" in artifact.header:
         single = Executor(artifact, device=ex.device, virtual_threads=1)
@@ -57,20 +63,28 @@ def profile_run(artifact, feeds: dict, device=None) -> tuple[dict, list[LayerPro
 
 
 def format_table(rows: list[LayerProfile]) -> str:
-    lines = [f"{'layer':<28}{'op':<16}{'on':<6}{'cycles':>11}{'1 vt':>11}{'accel ms':>10}{'util':>7}{'cpu ms':>9}"]
+    """One line per layer: where it ran, its cycles (compiled and on one virtual thread), ms,
+    GEMM utilization, DMA kilobytes, micro-op cache hits/misses; CPU ms for the others."""
+    width = max([len("layer"), *(len(r.name) for r in rows)]) + 1
+    lines = [f"{'layer':<{width}}{'op':<16}{'on':<6}{'cycles':>11}{'1 vt':>11}{'accel ms':>10}{'util':>7}"
+             f"{'DMA KB':>9}{'uop hit/miss':>14}{'cpu ms':>9}"]
     for r in rows:
         if r.placement == "alias":
             continue
         if r.placement == "vdla":
-            lines.append(f"{r.name[:27]:<28}{r.op[:15]:<16}{'vdla':<6}{r.cycles:>11,}{r.cycles_1vt:>11,}"
-                         f"{r.accel_ms:>10.3f}{r.gemm_util:>7.1%}{'':>9}")
+            lines.append(f"{r.name:<{width}}{r.op[:15]:<16}{'vdla':<6}{r.cycles:>11,}{r.cycles_1vt:>11,}"
+                         f"{r.accel_ms:>10.3f}{r.gemm_util:>7.1%}{r.dma_bytes / 1024:>9.1f}"
+                         f"{f'{r.uop_hits}/{r.uop_misses}':>14}{'':>9}")
         else:
-            lines.append(f"{r.name[:27]:<28}{r.op[:15]:<16}{'cpu':<6}{'':>11}{'':>11}{'':>10}{'':>7}{r.cpu_ms:>9.3f}")
+            lines.append(f"{r.name:<{width}}{r.op[:15]:<16}{'cpu':<6}{'':>11}{'':>11}{'':>10}{'':>7}{'':>9}{'':>14}"
+                         f"{r.cpu_ms:>9.3f}")
     accel = [r for r in rows if r.placement == "vdla"]
     cycles, single = sum(r.cycles for r in accel), sum(r.cycles_1vt for r in accel)
     cpu = sum(r.cpu_ms for r in rows if r.placement == "cpu")
     clock = accel[0].clock_mhz if accel else 100.0
-    lines.append(f"{'total':<50}{cycles:>11,}{single:>11,}{cycles / (clock * 1e3):>10.3f}{'':>7}{cpu:>9.3f}")
+    dma = sum(r.dma_bytes for r in accel) / 1024
+    lines.append(f"{'total':<{width + 22}}{cycles:>11,}{single:>11,}{cycles / (clock * 1e3):>10.3f}{'':>7}{dma:>9.1f}"
+                 f"{'':>14}{cpu:>9.3f}")
     if single:
         lines.append(f"every kernel on one virtual thread: {single:,} cycles, {single / max(cycles, 1):.2f}x the "
                      "compiled kernels (which keep two where the simulator measured them faster)")

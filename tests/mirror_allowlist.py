@@ -356,8 +356,6 @@ ALLOWLIST: dict[str, Covered] = {
                                                    "tests check every record", via="vdla.driver.host_ops.vdla"),
     "vdla.driver.host_ops.winograd": Covered(("tests/compiler/topi/test_winograd.py",),
                                              "the Winograd transforms' numpy semantics, tested with the kernel"),
-    "vdla.driver.profile": Covered(("tests/driver/test_timeline.py", "tests/driver/remote/test_run_result.py"),
-                                   "per-layer profiles and traces, checked against the simulator's statistics"),
     "vdla.driver.remote.arrays": Covered(("tests/driver/remote/test_protocol.py",), "arrays on the wire, tested with "
                                          "the protocol"),
     "vdla.driver.remote.client": Covered(("tests/driver/remote/test_server.py",),

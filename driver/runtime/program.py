@@ -147,6 +147,7 @@ class ProgramRunner:
         _, buf, count, stream = cached
         budget = self.cq.timeout_cycles if timeout_cycles is None else timeout_cycles
         result = self.device.launch(buf.addr, count, budget)
+        result.stats.update(stream_figures(stream, self.cq.config))
         self.cq.last_stream, self.cq.last_result = stream, result
         return result
 
@@ -155,6 +156,32 @@ class ProgramRunner:
             self.device.free(buf)
         self._streams.clear()
         self.cq.close()
+
+
+def stream_figures(stream, config) -> dict:
+    """What a stream moves, for profiles on any device (a board reports no counters): the
+    micro-op cache's misses (LOAD UOPs: a kernel's micro-ops fetched from DRAM) and hits (GEMM
+    and ALU instructions whose micro-ops were already in the SRAM), and the DMA's bytes
+    (loads by memory type, padding excluded, and stores)."""
+    from vdla.hw import MemType, Opcode
+    from vdla.hw.isa import AluInsn, GemmInsn, MemInsn
+    from vdla.hw.timing import dram_elem_bytes
+    misses = uses = stored = 0
+    loaded: dict[str, int] = {}
+    for insn in stream:
+        if isinstance(insn, (GemmInsn, AluInsn)):
+            uses += 1
+        elif isinstance(insn, MemInsn) and insn.x_size:
+            if insn.memory_type == MemType.UOP:
+                misses += insn.opcode == Opcode.LOAD
+                continue
+            nbytes = insn.x_size * insn.y_size * dram_elem_bytes(config, insn.memory_type)
+            if insn.opcode == Opcode.STORE:
+                stored += nbytes
+            else:
+                loaded[insn.memory_type.name] = loaded.get(insn.memory_type.name, 0) + nbytes
+    return {"uop_cache": {"hits": uses - misses, "misses": misses},
+            "dma_bytes": {"load": loaded, "store": stored}}
 
 
 def run_program(device, program: KernelProgram, inputs, check_races: bool = False, runner=None):
