@@ -111,19 +111,18 @@ def sample_inputs(model, calibration: dict | None, seed: int = 0, input_shapes: 
     """(calibration, one input) for a model: the given calibration samples (the first is the
     input), or seeded random ones shaped like the model's inputs."""
     from vdla.compiler.frontend import import_onnx
+    from vdla.compiler.graph.passes.calibrate import input_batches
     graph = import_onnx(model, input_shapes=input_shapes)
     rng = np.random.default_rng(seed)
     calib, inputs = {}, {}
     for name in graph.inputs:
         shape, dtype = list(graph.types[name].shape), np.dtype(graph.types[name].dtype)
         if calibration is not None and name in calibration:
-            calib[name] = np.asarray(calibration[name])
+            # as vdla compile takes them: whole inputs, or batch rows grouped into inputs
+            calib[name] = np.stack(input_batches(name, np.asarray(calibration[name]), shape))
         elif dtype.kind == "f":
             calib[name] = rng.standard_normal([samples, *shape]).astype(dtype)
         else:
             calib[name] = rng.integers(0, 2, [samples, *shape]).astype(dtype)
-        if calib[name].ndim != len(shape) + 1 or list(calib[name].shape[1:]) != shape:
-            raise ValueError(f"calibration samples of input {name!r} have shape {list(calib[name].shape)}; "
-                             f"expected [samples, {', '.join(map(str, shape))}]")
         inputs[name] = calib[name][0]
     return calib, inputs

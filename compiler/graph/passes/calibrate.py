@@ -50,6 +50,20 @@ def random_feed(graph: Graph, seed: int = 0) -> dict:
     return {name: samples[0] for name, samples in random_samples(graph, 1, seed).items()}
 
 
+def input_batches(name: str, arr: np.ndarray, shape) -> list[np.ndarray]:
+    """One input's samples as feeds of its `shape`: the array is [samples, *shape] (whole
+    inputs) or [samples, *shape[1:]] (one batch row each, grouped into batches)."""
+    if tuple(arr.shape[1:]) == tuple(shape):          # samples of whole inputs
+        return [arr[i] for i in range(arr.shape[0])]
+    if len(shape) and tuple(arr.shape[1:]) == tuple(shape[1:]):     # samples of one batch row each
+        b = shape[0]
+        if arr.shape[0] < b:
+            raise GraphError(f"calibration input {name!r}: {arr.shape[0]} samples, the model's batch is {b}")
+        return [arr[i:i + b] for i in range(0, arr.shape[0] - b + 1, b)]
+    raise GraphError(f"calibration input {name!r} has shape {list(arr.shape)}; expected "
+                     f"[samples, {', '.join(map(str, shape))}] or [samples, {', '.join(map(str, shape[1:]))}]")
+
+
 def sample_batches(graph: Graph, samples: dict) -> list[dict]:
     """CALIB.npz arrays (one per input, first axis = samples) -> feeds of the input's shape."""
     feeds, count = [], None
@@ -61,18 +75,7 @@ def sample_batches(graph: Graph, samples: dict) -> list[dict]:
             raise GraphError(f"calibration data has no array for input {name!r} (it has "
                              f"{', '.join(sorted(samples)) or 'none'}); name each array like the input")
         arr = np.asarray(samples[name])
-        shape = graph.types[name].shape
-        if tuple(arr.shape[1:]) == tuple(shape):          # samples of whole inputs
-            batches = [arr[i] for i in range(arr.shape[0])]
-        elif tuple(arr.shape[1:]) == tuple(shape[1:]):     # samples of one batch row each
-            b = shape[0]
-            if arr.shape[0] < b:
-                raise GraphError(f"calibration input {name!r}: {arr.shape[0]} samples, the model's batch is {b}")
-            batches = [arr[i:i + b] for i in range(0, arr.shape[0] - b + 1, b)]
-        else:
-            raise GraphError(f"calibration input {name!r} has shape {list(arr.shape)}; expected "
-                             f"[samples, {', '.join(map(str, shape))}] or [samples, "
-                             f"{', '.join(map(str, shape[1:]))}]")
+        batches = input_batches(name, arr, graph.types[name].shape)
         _check_finite(name, arr, graph.types[name].dtype)
         per_input[name] = [b.astype(graph.types[name].dtype) for b in batches]
         count = len(batches) if count is None else min(count, len(batches))

@@ -24,7 +24,8 @@ def add_parser(sub):
                    help='run the points on the Ray cluster at ADDRESS ("local": a Ray instance on this machine)')
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: the CPU cores)")
     p.add_argument("--calibrate", default=None, metavar="CALIB.npz",
-                   help="calibration samples (one array per model input); default: seeded random samples")
+                   help="calibration samples, one array per model input named like the input, first axis = "
+                        "samples (as vdla compile takes them); default: seeded random samples")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
                    help="fix a symbolic input shape (repeatable)")
     p.add_argument("--no-synth", action="store_true", help="leave synthesis out: cycles only")

@@ -191,10 +191,17 @@ def test_local_process_pool_gives_the_same_table(first_run, model, tmp_path, syn
             assert row[key] == ref[key], key
 
 
-def test_sample_inputs_check_given_calibration_shapes(model):
-    bad = {"input": np.zeros((2, 3, 32, 32), np.float32)}
-    with pytest.raises(ValueError, match=r"calibration samples of input 'input' have shape \[2, 3, 32, 32\]; "
-                                         r"expected \[samples, 1, 3, 32, 32\]"):
+def test_sample_inputs_take_calibration_shaped_as_vdla_compile_takes_it(model):
+    """[samples, 1, 3, 32, 32] (whole inputs) and [samples, 3, 32, 32] (batch rows) alike, as
+    `vdla compile --calibrate` does; anything else is refused with both shapes named."""
+    rows = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    calib, inputs = sample_inputs(model, {"input": rows})
+    whole, _ = sample_inputs(model, {"input": rows[:, None]})
+    np.testing.assert_array_equal(calib["input"], whole["input"])
+    assert calib["input"].shape == (2, 1, 3, 32, 32) and inputs["input"].shape == (1, 3, 32, 32)
+    bad = {"input": np.zeros((2, 4, 32, 32), np.float32)}
+    with pytest.raises(ValueError, match=r"calibration input 'input' has shape \[2, 4, 32, 32\]; expected "
+                                         r"\[samples, 1, 3, 32, 32\] or \[samples, 3, 32, 32\]"):
         sample_inputs(model, bad)
 
 
