@@ -21,20 +21,11 @@ from .registry import op_for_source
 from .requant import ShiftRange, Unquantizable
 
 
-def fused_consumer(graph: Graph, node, place: dict, consumers: dict):
-    """The activation placement fused into `node`, or None."""
-    users = consumers.get(node.outputs[0], [])
-    if len(users) == 1 and place.get(users[0].name, {}).get("fused_into") == node.name:
-        return users[0]
-    return None
-
-
 def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bool = False) -> Graph:
     """The graph with its accelerator nodes replaced by their ops' int8 nodes (see the module
     docstring); graph.meta["placement"] keeps `place`."""
     g = graph.copy()
     q = Quantizer(g, config, place, stats, vta_compat)
-    consumers = g.consumers()
     for node in g.nodes:
         info = place.get(node.name, {"device": "cpu"})
         if info.get("fused_into"):
@@ -46,7 +37,7 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bo
             continue
         op = op_for_source(node.op)
         if op is not None:
-            act = fused_consumer(g, node, place, consumers) if op.fuses_activation else None
+            act = q.fused_activation(node) if op.fuses_activation else None
             try:
                 op.quantize(q, node, act)
             except ShiftRange as why:

@@ -29,7 +29,7 @@ class Quantizer:
         self.zp: dict[str, int] = {}                         # packed name -> zero point (asymmetric)
         self.group_rows: dict[str, list] = {}    # packed name -> [G, M, Mp]: G groups of M rows padded to Mp
         self.plain_rows: dict[str, tuple[str, float]] = {}   # such a tensor quantized as plain rows
-        self._consumers = None
+        self._consumers = graph.consumers()   # (before CPU nodes' inputs are renamed to their QDQ values)
         self.prepadded: dict[str, tuple] = {}    # packed name -> the pads its quantization wrote
         self.im2col: dict[tuple, tuple[str, np.ndarray]] = {}   # (tensor, kernel, stride, pads) -> im2col_input
         self.fake_quantized: dict[str, str] = {}  # tensor -> its value through a QDQ model's pair
@@ -58,9 +58,7 @@ class Quantizer:
                                {**attrs, "source_ops": [node.op] + [f.op for f in fused if f is not None]}))
 
     def fused_activation(self, node):
-        """The activation placement fused into `node`, or None."""
-        if self._consumers is None:
-            self._consumers = self.g.consumers()
+        """The node placement fused into `node` (its activation, or a residual Add), or None."""
         users = self._consumers.get(node.outputs[0], [])
         if len(users) == 1 and self.place.get(users[0].name, {}).get("fused_into") == node.name:
             return users[0]
@@ -151,8 +149,6 @@ class Quantizer:
             if step > 0.9 * r / 127.0:
                 return None
             zp = int(np.clip(np.rint(-128.0 - lo / step), -128, 127))
-        if self._consumers is None:
-            self._consumers = self.g.consumers()
         readers = [n for n in self._consumers.get(tensor, []) if self.place.get(n.name, {}).get("device") == "vdla"]
         if any(n.op in ("AveragePool", "GlobalAveragePool") for n in readers):
             return None        # an average into its own finer scale needs zero points of 0 (ops/pool.py)
