@@ -76,10 +76,14 @@ def sign(data: bytes, key: SigningKey) -> bytes:
 
 # ---- key files ------------------------------------------------------------------------------
 def generate_key_file(path: str | os.PathLike, overwrite: bool = False) -> SigningKey:
-    """Write KEY_BYTES random bytes to a new file readable by its owner only."""
+    """Write KEY_BYTES random bytes to a new file readable by its owner only; a missing folder
+    (the README's ~/.vdla) is made, readable by its owner only."""
     path = os.fspath(path)
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
     try:
+        folder = os.path.dirname(path)
+        if folder and not os.path.isdir(folder):
+            os.makedirs(folder, mode=0o700)
         fd = os.open(path, flags, 0o600)
     except FileExistsError:
         raise TrustError(f"key file {path} exists; artifacts signed with it would no longer verify if it "

@@ -36,6 +36,13 @@ def test_keygen_writes_a_secret_file(tmp_path, key):
     assert generate_key_file(path, overwrite=True).secret != key.secret
 
 
+def test_keygen_makes_a_missing_folder_for_its_owner_only(tmp_path):
+    """The README's `vdla keygen -o ~/.vdla/owner.key` on a machine without ~/.vdla."""
+    path = tmp_path / "home" / ".vdla" / "owner.key"
+    generate_key_file(path)
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700 and read_key_file(path).secret
+
+
 def test_key_files_that_are_not_secret_or_too_short_are_refused(tmp_path):
     path = tmp_path / "k"
     path.write_bytes(os.urandom(32))
