@@ -50,10 +50,11 @@ def kernel_streams(artifact, kernel: str | None = None) -> list[KernelStream]:
             raise ArtifactError(f"no kernel {kernel!r} in the artifact; its kernels: "
                                 + ", ".join(f"{doc['name']} ({', '.join(nodes.get(i, []))})" for i, doc in enumerate(docs)))
     config = load_config(artifact.header["hardware"]["config"])
-    return [_assemble(KernelProgram.from_dict(docs[i]), nodes.get(i, []), config) for i in picked]
+    return [assemble(KernelProgram.from_dict(docs[i]), config, nodes.get(i, [])) for i in picked]
 
 
-def _assemble(program, nodes: list[str], config) -> KernelStream:
+def assemble(program, config, nodes: list[str] = ()) -> KernelStream:
+    """The stream of one KernelProgram (compiled for `config`), as a run assembles it."""
     from .devices.simulator import SimulatorDevice
     from .runtime.command_queue import CommandQueue
     device = SimulatorDevice(config, dram_bytes=IMAGE_BYTES)
@@ -71,4 +72,4 @@ def _assemble(program, nodes: list[str], config) -> KernelStream:
     device.write(stream, words)
     uop_bytes = sum(b.nbytes for b in map(cq.kernel_buffer, program.kernels) if b is not None)
     dram = device.dram[:stream.addr + words.size].copy()
-    return KernelStream(program.name, nodes, insns, words, dram, stream.addr, uop_bytes, config)
+    return KernelStream(program.name, list(nodes), insns, words, dram, stream.addr, uop_bytes, config)
