@@ -20,17 +20,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import sys
 import tempfile
 import time
 
 import numpy as np
 
+from vdla.hw import load_config
+
 from e2e_cpu import _builders as model_builders
 from e2e_cpu import _load
 from e2e_cpu import _transformer_builders as transformer_builders
 
 MODELS = ("resnet18", "mobilenetv2", "vit_tiny", "bert", "yolov8n")
+CALIBRATION = 4
 BERT_SEQ = 128
 YOLO_IMAGE = 320
 
@@ -89,6 +93,30 @@ def _ort_int8(model, calib: dict):
             return ort_session(f.read(), 1)
 
 
+def _accelerator_figures(art, cycles: int) -> dict:
+    """The deterministic figures of a compiled model and its accelerator cycles."""
+    place = art.header["compile"]["placement"]
+    macs = sum(p["macs"] for p in place.values())
+    offloaded = sum(p["macs"] for p in place.values() if p["device"] == "vdla")
+    cfg = load_config(art.header["hardware"]["config"])
+    bound = offloaded / (cfg.batch * cfg.block * cfg.block)
+    return {"accel_cycles": int(cycles), "offload_mac_fraction": round(offloaded / macs, 4),
+            "ratio_to_bound": round(cycles / bound, 3), "accel_ms": round(cycles / (cfg.clock_mhz * 1e3), 2)}
+
+
+def deterministic_figures(name: str, n_calib: int = CALIBRATION) -> dict:
+    """What `measure` reports that does not depend on this machine (cycles, offload, the ratio to
+    the bound): the same compile, one simulated run, no onnxruntime. tests/test_figures.py
+    checks benchmarks/results/vdla_e2e.json against it."""
+    from vdla.compiler.compile_model import compile_model
+    from vdla.driver.executor import Executor
+    work = Workload(name)
+    art = compile_model(work.model, target="vdla", hw_config="pynq", calibration=work.calibration(n_calib))
+    ex = Executor(art)
+    ex.run(work.sample(0))
+    return _accelerator_figures(art, sum(r.cycles for r in ex.last_launches.values()))
+
+
 def measure(name: str, n_calib: int, n_samples: int) -> dict:
     from ort_peer import ort_session
     from vdla.compiler.compile_model import compile_model
@@ -101,9 +129,6 @@ def measure(name: str, n_calib: int, n_samples: int) -> dict:
     t0 = time.perf_counter()
     art = compile_model(model, target="vdla", hw_config="pynq", calibration=calib)
     compile_s = time.perf_counter() - t0
-    place = art.header["compile"]["placement"]
-    macs = sum(p["macs"] for p in place.values())
-    offloaded = sum(p["macs"] for p in place.values() if p["device"] == "vdla")
     ex, numpy_ref = Executor(art), Executor(art, device="numpy")
     fp32 = ort_session(model.SerializeToString(), 1)
     int8 = _ort_int8(model, calib)
@@ -123,22 +148,20 @@ def measure(name: str, n_calib: int, n_samples: int) -> dict:
         power += float((ref.astype(np.float64) ** 2).sum())
         ours += float(((y - ref).astype(np.float64) ** 2).sum())
         theirs += float(((q - ref).astype(np.float64) ** 2).sum())
-    cfg = ex.device.config
-    bound = offloaded / (cfg.batch * cfg.block * cfg.block)
-    return {"accel_cycles": int(cycles), "offload_mac_fraction": round(offloaded / macs, 4),
-            "ratio_to_bound": round(cycles / bound, 3), "sim_wall_s": round(float(np.median(sim_s)), 3),
+    return {**_accelerator_figures(art, cycles), "sim_wall_s": round(float(np.median(sim_s)), 3),
             "compile_s": round(compile_s, 2), "sqnr_db": round(10 * np.log10(power / ours), 2),
             "ort_int8_sqnr_db": round(10 * np.log10(power / theirs), 2),
-            "cpu_fallback_ms": round(float(np.median(cpu_ms)), 3), "accel_ms": round(cycles / (cfg.clock_mhz * 1e3), 2),
-            "bit_exact": exact}
+            "cpu_fallback_ms": round(float(np.median(cpu_ms)), 3), "bit_exact": exact}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--calib", type=int, default=4, help="calibration samples")
+    ap.add_argument("--calib", type=int, default=CALIBRATION, help="calibration samples")
     ap.add_argument("--samples", type=int, default=3, help="evaluation samples")
     ap.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
+    ap.add_argument("--out", metavar="FILE", help="also write that object to FILE (benchmarks/results/vdla_e2e.json "
+                                                  "feeds README's figures table: benchmarks/figures.py)")
     args = ap.parse_args(argv)
     models = [m for m in args.models.split(",") if m]
     unknown = [m for m in models if m not in MODELS]
@@ -157,6 +180,8 @@ def main(argv=None) -> int:
           "steps (quantize/dequantize, softmax, ...) on this machine")
     if args.json:
         print(json.dumps(figures))
+    if args.out:
+        pathlib.Path(args.out).write_text(json.dumps(figures, indent=1) + "\n")
     return 0
 
 
