@@ -39,7 +39,7 @@ def test_the_streams_are_the_ones_a_run_assembles(artifacts, rng):
     art, _ = artifacts["default"]
     ex = Executor(art)
     ex.run({"input": rng.standard_normal((1, 3, 32, 32)).astype(np.float32)})
-    ran = {program.name: stream for program, _, _, stream in ex.runner._streams.values()}
+    ran = {program.name: stream for program, _, _, stream, _ in ex.runner._streams.values()}
     listed = kernel_streams(art)
     vdla_steps = [s.name for s in art.plan.steps if s.kind == "vdla"]
     assert sorted(n for k in listed for n in k.nodes) == sorted(vdla_steps)
