@@ -120,3 +120,13 @@ def test_a_broken_block_fails(tmp_path, monkeypatch, capsys, block, error):
     assert [b[3] for b in found] == [None, "the reason"]
     with pytest.raises((AssertionError, NameError), match=error):
         run_blocks(found, tmp_path, monkeypatch, capsys)
+
+
+def test_the_pynq_venv_line_installs_what_ci_installs():
+    """The README's .venv-pynq line is skipped here because .ci/run builds that venv: it must ask
+    for the same packages, or a reader's venv skips the RTL-fabric tests that CI's runs."""
+    def packages(text: str) -> set[str]:
+        line = next(line for line in text.splitlines() if ".venv-pynq/bin/" in line and " install " in line)
+        words = shlex.split(line.split(" install ", 1)[1].split("&&")[0])
+        return {w for w in words if not w.startswith("-")}
+    assert packages(DOCS[0].read_text()) == packages((ROOT / ".ci" / "run").read_text())
