@@ -143,9 +143,6 @@ ALLOWLIST: dict[str, Covered] = {
                                        "the DSE's result cache; explore's tests run points twice and check what is cached",
                                        via="vdla.compiler.dse.explore"),
     "vdla.compiler.dse.errors": Covered(("tests/compiler/dse/test_sweep.py",), ERRORS),
-    "vdla.compiler.dse.plots": Covered(("tests/compiler/dse/test_explore.py",),
-                                       "draws the Pareto charts; the tests check the PNG files are written",
-                                       via="vdla.compiler.dse.explore"),
     "vdla.compiler.dse.point": Covered(("tests/compiler/dse/test_explore.py", "tests/compiler/dse/test_dse_resnet18.py"),
                                        "one DSE point compiled and simulated; explore's tests compare its cycles with a "
                                        "direct compile and run"),

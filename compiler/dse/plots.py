@@ -16,16 +16,19 @@ PART_STYLES = {"xc7z010": ("#1a9850", "o"), "xc7z020": ("#66bd63", "s"), "xczu3e
                "xczu7ev": ("#f46d43", "^"), None: ("#a50026", "X")}
 
 
-def _label_groups(rows: list[dict], key: str) -> list[tuple[tuple, list[str]]]:
-    """Points that would print their ids on top of each other (within ~4% of the x span and
-    6% of a decade of latency) share one label."""
+def label_positions(rows: list[dict], key: str) -> list[tuple[str, tuple, tuple]]:
+    """(id, its point (x, latency), the label's offset in points) for every row: each label at its
+    own marker; points that would print their ids on top of each other (within ~4% of the x
+    span and 6% of a decade of latency) stack their labels upward, each with a leader line."""
     xs = [r[key] for r in rows]
     span = (max(xs) - min(xs)) or 1.0
-    groups = {}
+    crowd: dict[tuple, int] = {}
+    out = []
     for r in rows:
         cell = (round(r[key] / (0.04 * span)), round(math.log10(max(r["ms"], 1e-12)) / 0.06))
-        groups.setdefault(cell, ((r[key], r["ms"]), []))[1].append(r["id"])
-    return list(groups.values())
+        k = crowd[cell] = crowd.get(cell, -1) + 1
+        out.append((r["id"], (r[key], r["ms"]), (3, 3 + 9 * k)))
+    return out
 
 
 def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
@@ -52,8 +55,9 @@ def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
                 ax.scatter([r[key] for r in group], [r["ms"] for r in group], facecolors="none", marker=marker,
                            s=42, edgecolors=colour, linewidths=1.0, zorder=3,
                            label="layers without a tiling on the CPU")
-        for (x, y), ids in _label_groups(shown, key):
-            ax.annotate(" ".join(ids), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        for label, point, offset in label_positions(shown, key):
+            leader = {"arrowprops": {"arrowstyle": "-", "linewidth": 0.4, "color": "#777777"}} if offset[1] > 3 else {}
+            ax.annotate(label, point, fontsize=6, xytext=offset, textcoords="offset points", **leader)
         front = [whole[i] for i in pareto_front(whole, (key, "ms"))]
         front.sort(key=lambda r: r[key])
         if front:
