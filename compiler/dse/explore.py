@@ -17,6 +17,7 @@ from ..file_lock import exclusive
 from . import cache as cache_mod
 from .pareto import pareto_front
 from .plots import write_pareto_plots
+from .progress import dse_progress
 from .point import evaluate_point, sample_inputs
 from .sweep import Sweep, load_sweep
 from .table import format_table, write_csv, write_json
@@ -113,10 +114,11 @@ def _plan(sweep, store, keys: dict, synthesizer, use_cache: bool) -> _Plan:
     return plan
 
 
-def _evaluate(plan: _Plan, pool, common: dict, store, synthesizer, log) -> None:
+def _evaluate(plan: _Plan, pool, common: dict, store, synthesizer, log, progress=None) -> None:
     """Run the plan's items on the pool; rows filled in as results arrive, syntheses cached,
     and each point cached as soon as its synthesis is known too (an interrupted run keeps the
-    points it finished, and a rerun evaluates only the rest)."""
+    points it finished, and a rerun evaluates only the rest). `progress`: a DseProgress that
+    takes the per-point lines instead of `log`."""
     by_id = {r["id"]: r for r in plan.rows}
     waiting = []        # evaluated points whose RTL's synthesis another point is still running
     for done, (index, outcome) in enumerate(pool.map(evaluate_point, plan.todo, common), 1):
@@ -145,7 +147,11 @@ def _evaluate(plan: _Plan, pool, common: dict, store, synthesizer, log) -> None:
         for ready in [i for i in waiting if _synthesis_known(plan, i, by_id[i["id"]], synthesizer)]:
             waiting.remove(ready)
             _finish(plan, ready, by_id[ready["id"]], store, synthesizer)
-        log(f"  [{done}/{len(plan.todo)}] {row['id']} {row['label']}: {res}")
+        line = f"  [{done}/{len(plan.todo)}] {row['id']} {row['label']}: {res}"
+        if progress is not None:
+            progress.done(item["synthesize"], line)
+        else:
+            log(line)
     for item in waiting:        # an owner that gave no synthesis: the cache's, if any
         _finish(plan, item, by_id[item["id"]], store, synthesizer)
 
@@ -173,13 +179,14 @@ def _finish(plan: _Plan, item: dict, row: dict, store, synthesizer) -> None:
 
 def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, input_shapes: dict | None = None,
             synthesizer=yosys_synthesize, synth_timeout: float = 1800.0, seed: int = 0, log=print,
-            use_cache: bool = True) -> DseResult:
+            use_cache: bool = True, progress: bool | None = None) -> DseResult:
     """Evaluate every point of `sweep` (a Sweep, a sweep file or its parsed JSON) for `model`
     (ONNX path or ModelProto) and write dse.csv, dse.json and pareto.png into `out_dir`.
-    synthesizer=None leaves synthesis out (cycles only); `pool` defaults to this process."""
+    synthesizer=None leaves synthesis out (cycles only); `pool` defaults to this process.
+    progress: a progress bar on stderr with the stage (None: where stderr is a terminal)."""
     import onnx
     started = time.perf_counter()
-    log = log or (lambda *_: None)
+    quiet, log = log is None, log or (lambda *_: None)
     sweep = sweep if isinstance(sweep, Sweep) else load_sweep(sweep)
     data, model_name = _model_bytes(model)
     calib, inputs = sample_inputs(onnx.load_from_string(data), calibration, seed, input_shapes)
@@ -201,7 +208,9 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
             log(f"dse: all {len(rows)} point(s) from the cache or invalid; nothing to evaluate")
         common = {"model": data, "calibration": calib, "inputs": inputs, "synthesizer": synthesizer,
                   "synth_timeout": synth_timeout, "input_shapes": input_shapes}
-        _evaluate(plan, pool, common, store, synthesizer, log)
+        with dse_progress(len(plan.todo), sum(i["synthesize"] for i in plan.todo),
+                          False if quiet or not plan.todo else progress) as bar:
+            _evaluate(plan, pool, common, store, synthesizer, log, bar)
 
         # without synthesis the front trades latency against the MACs left to the CPU; with it, a
         # point lacking resources is on no front

@@ -34,6 +34,8 @@ def add_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="seed of the random calibration and input samples")
     p.add_argument("--json", action="store_true",
                    help="last line: one JSON object with the points' figures and the Pareto ids")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (there is none where stderr is not a terminal)")
     return p
 
 
@@ -52,6 +54,8 @@ def run(args) -> int:
             calibration = {k: data[k] for k in data.files}
     shapes = dict(_shape_arg(s) for s in args.input_shape)
     kwargs = {"synthesizer": None} if args.no_synth else {}
+    if args.no_progress:
+        kwargs["progress"] = False
     with make_pool(args.ray, args.workers) as pool:
         result = explore(args.model, sweep, args.output, pool=pool, calibration=calibration,
                          input_shapes=shapes or None, synth_timeout=args.synth_timeout, seed=args.seed,
