@@ -25,7 +25,7 @@ class SimStats:
 
 
 def collect(insns, sched, config, gemm_uops: int, alu_uops: int) -> SimStats:
-    from vdla.hw.timing import dram_elem_bytes
+    from vdla.hw.timing import dma_bytes
     stats = SimStats(cycles=sched.cycles, insn_count=len(insns), gemm_uops=gemm_uops, alu_uops=alu_uops)
     for m in Module:
         name = m.name.lower()
@@ -36,8 +36,7 @@ def collect(insns, sched, config, gemm_uops: int, alu_uops: int) -> SimStats:
     loads = {mt.name: 0 for mt in MemType if mt != MemType.OUT}
     for insn in insns:
         if isinstance(insn, MemInsn) and insn.x_size:
-            nbytes = insn.x_size * insn.y_size * dram_elem_bytes(config, insn.memory_type) \
-                if insn.memory_type != MemType.UOP else insn.x_size * config.uop_elem_bytes
+            nbytes = dma_bytes(config, insn)
             if insn.opcode == Opcode.STORE:
                 stats.store_bytes += nbytes
             else:

@@ -114,6 +114,14 @@ def dram_elem_bytes(config, memory_type) -> int:
             MemType.ACC_8BIT: config.batch * config.block}[memory_type]
 
 
+def dma_bytes(config, insn) -> int:
+    """Bytes a LOAD/STORE moves over the bus, padding excluded (a micro-op load: x_size micro-ops)."""
+    from .isa import MemType  # local, as in dram_elem_bytes
+    if insn.memory_type == MemType.UOP:
+        return insn.x_size * config.uop_elem_bytes
+    return insn.x_size * insn.y_size * dram_elem_bytes(config, insn.memory_type)
+
+
 def duration(insn, config) -> int:
     """Cycles an instruction occupies its module, from start to end (pops before, pushes after).
 

@@ -76,24 +76,33 @@ def weight_step(w, s_y) -> np.ndarray:
     return np.where(top > 0, np.maximum(top, TINY) / 127.0, np.asarray(s_y, np.float64))
 
 
-def requant_multiply(m, bias_real, acc_peak, act, s_y, z_y=0):
-    """Per-channel requantization: acc + bias >> p, * M[o], >> S, clip. p keeps |acc| >> p
-    below 2^16 so that the product with a 15-bit M fits int32; both shifts round to nearest
-    through the bias: 2^(p-1) + 2^(p+S-1) / M[o] accumulator units."""
+def _fixed_point(m, acc_peak, limit_bits: int, max_shift: int):
+    """(pre-shift p, shift S, multipliers M) of acc + bias >> p, * M[o], >> S: p keeps
+    |acc| >> p below 2^16 so that the product with a `limit_bits` M fits int32."""
     p = max(0, int(math.ceil(math.log2(max(acc_peak, 1.0) * 2))) - 16)
-    shift, mult = fixed_point(np.asarray(m) * (1 << p), 15, 31 - p)
-    mult = np.maximum(mult, 0)
-    # round both shifts to nearest (half a step of the pre-shift, half an output step) and add
-    # the output's zero point, all as accumulator units in the bias
-    steps = (2.0 ** (p + shift)) / np.maximum(mult, 1)
-    rounding = np.where(mult > 0, steps * (0.5 + z_y), 0.0) + (2.0 ** (p - 1) if p else 0.0)
-    bias_q = np.clip(np.rint(bias_real + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
-    lo, hi = _clip(act, s_y, z_y)
     if p > SHR_MAX:
         raise ShiftRange(f"its accumulator peaks at {acc_peak:.3g} weight steps, which needs a pre-shift of {p}; "
-                          f"the ALU shifts by 0..{SHR_MAX} (a bias that dwarfs the weights' products)")
+                         f"the ALU shifts by 0..{SHR_MAX} (a bias that dwarfs the weights' products)")
+    shift, mult = fixed_point(np.asarray(m) * (1 << p), limit_bits, min(31 - p, max_shift))
+    return p, shift, np.maximum(mult, 0)
+
+
+def _bias(bias_real, p: int, mult, offset) -> np.ndarray:
+    """The int32 bias: `bias_real` accumulator units, plus `offset` fixed-point units (after the
+    multiply, per channel) and half a pre-shift step, as accumulator units: both shifts round
+    to nearest through the bias."""
+    rounding = np.where(mult > 0, (2.0 ** p) / np.maximum(mult, 1) * offset, 0.0) + (2.0 ** (p - 1) if p else 0.0)
+    return np.clip(np.rint(bias_real + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int32)
+
+
+def requant_multiply(m, bias_real, acc_peak, act, s_y, z_y=0):
+    """Per-channel requantization: acc + bias >> p, * M[o], >> S, clip (15-bit M); the bias
+    holds half an output step and the output's zero point."""
+    p, shift, mult = _fixed_point(m, acc_peak, 15, 31)
+    bias_q = _bias(bias_real, p, mult, (0.5 + z_y) * 2.0 ** shift)
+    lo, hi = _clip(act, s_y, z_y)
     ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, lo=lo, hi=hi)
-    return ep, bias_q.astype(np.int32), mult.astype(np.int32)
+    return ep, bias_q, mult.astype(np.int32)
 
 
 def requant_residual(m, bias_real, acc_peak, act, s_y, z_y, ratio, z_r):
@@ -106,23 +115,15 @@ def requant_residual(m, bias_real, acc_peak, act, s_y, z_y, ratio, z_r):
     residual's factors)."""
     ratio = np.asarray(ratio, np.float64)
     cap = int(math.floor(math.log2(((1 << 22) - 1) / max(float(ratio.max()), TINY))))
-    p = max(0, int(math.ceil(math.log2(max(acc_peak, 1.0) * 2))) - 16)
-    shift, mult = fixed_point(np.asarray(m) * (1 << p), 14, min(31 - p, cap, SHR_MAX))
+    p, shift, mult = _fixed_point(m, acc_peak, 14, cap)
     if shift < 8:
         raise ShiftRange(f"its residual operand's steps are {float(ratio.max()):.3g} output steps, which leaves a "
                          f"shift of {shift}: too coarse a fixed point to add it in")
-    mult = np.maximum(mult, 0)
     rmult = np.rint(ratio * 2.0 ** shift).astype(np.int64)
-    per_unit = (2.0 ** p) / np.maximum(mult, 1)         # accumulator units per fixed-point unit
-    rounding = np.where(mult > 0, per_unit * ((0.5 + z_y) * 2.0 ** shift - z_r * rmult), 0.0) \
-        + (2.0 ** (p - 1) if p else 0.0)
-    bias_q = np.clip(np.rint(bias_real + rounding), -(1 << 31), (1 << 31) - 1).astype(np.int64)
-    if p > SHR_MAX:
-        raise ShiftRange(f"its accumulator peaks at {acc_peak:.3g} weight steps, which needs a pre-shift of {p}; "
-                         f"the ALU shifts by 0..{SHR_MAX}")
+    bias_q = _bias(bias_real, p, mult, (0.5 + z_y) * 2.0 ** shift - z_r * rmult)
     lo, hi = _clip(act, s_y, z_y)
     ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, residual=True, residual_scale=True, lo=lo, hi=hi)
-    return ep, bias_q.astype(np.int32), mult.astype(np.int32), rmult.astype(np.int32)
+    return ep, bias_q, mult.astype(np.int32), rmult.astype(np.int32)
 
 
 def _clip(act, s_y, z_y) -> tuple[int, int]:

@@ -166,7 +166,7 @@ def stream_figures(stream, config) -> dict:
     (loads by memory type, padding excluded, and stores)."""
     from vdla.hw import MemType, Opcode
     from vdla.hw.isa import AluInsn, GemmInsn, MemInsn
-    from vdla.hw.timing import dram_elem_bytes
+    from vdla.hw.timing import dma_bytes
     misses = uses = stored = 0
     loaded: dict[str, int] = {}
     for insn in stream:
@@ -176,7 +176,7 @@ def stream_figures(stream, config) -> dict:
             if insn.memory_type == MemType.UOP:
                 misses += insn.opcode == Opcode.LOAD
                 continue
-            nbytes = insn.x_size * insn.y_size * dram_elem_bytes(config, insn.memory_type)
+            nbytes = dma_bytes(config, insn)
             if insn.opcode == Opcode.STORE:
                 stored += nbytes
             else:

@@ -139,3 +139,18 @@ def test_a_config_that_cannot_be_read_is_a_config_error(tmp_path):
     for source in ("nosuchboard", str(bad), {**load_config("pynq").to_dict(), "LOG_BATCH": 99}):
         with pytest.raises(ConfigError):
             load_config(source)
+
+
+def test_dma_bytes_are_elements_times_their_size_without_padding():
+    """A 3-row x 5-element LOAD INP moves 15 input elements (BATCH x BLOCK int8 each), its
+    padding none; a micro-op load x_size micro-ops; a STORE OUT int8 elements like INP's."""
+    from vdla.hw import MemInsn, MemType, Opcode
+    from vdla.hw.timing import dma_bytes
+    c = load_config("pynq")
+    inp = MemInsn(opcode=Opcode.LOAD, memory_type=MemType.INP, sram_base=0, dram_base=0, y_size=3, x_size=5,
+                  x_stride=5, y_pad_0=1, x_pad_1=2)
+    assert dma_bytes(c, inp) == 15 * c.inp_elem_bytes == 15 * c.batch * c.block     # int8 lanes
+    uop = MemInsn(opcode=Opcode.LOAD, memory_type=MemType.UOP, sram_base=0, dram_base=0, y_size=1, x_size=7, x_stride=7)
+    assert dma_bytes(c, uop) == 7 * c.uop_elem_bytes
+    out = MemInsn(opcode=Opcode.STORE, memory_type=MemType.OUT, sram_base=0, dram_base=0, y_size=2, x_size=4, x_stride=4)
+    assert dma_bytes(c, out) == 8 * c.out_elem_bytes
