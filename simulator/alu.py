@@ -11,13 +11,21 @@ Three engines, all exact, chosen by what the instruction can observe of its own 
   steps run in order (alu_in_order: stretches without such a dependence, one numpy update
   each; repeated bodies as matrix powers or pass by pass with cycle detection).
 
+LUT ignores its operand, so like an immediate only the count of updates per entry matters:
+n lookups are one lookup in the table composed with itself n - 1 times (entries are int8,
+so after the first lookup the saturation is the identity).
+
 The reset bit is ignored: an ALU instruction always computes (VTA; see vdla.hw.isa).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from vdla.hw.alu_ops import table_index
+from vdla.hw.isa import AluOp
+
 from .alu_algebra import ALGEBRAS
+from .errors import StreamError
 from .alu_in_order import compose_by_key, repeat_in_order
 from .loop_nest import LoopNest, check_hazard, check_range
 from .work_limit import ALU_BODY, ALU_STEP
@@ -35,9 +43,16 @@ def execute_alu(insn, index: int, state) -> int:
     check_hazard(nest, cfg.timing.acc_raw_min_distance, index, "ALU")
     if nest.steps == 0:
         return 0
-    algebra = ALGEBRAS[insn.alu_opcode]
     writes = nest.counts("dst", cfg.acc_depth)
     touched = np.flatnonzero(writes)
+    if insn.alu_opcode == AluOp.LUT:
+        if cfg.lut_depth == 0:
+            raise StreamError(f"ALU LUT: config {cfg.name} has no lookup table (its {cfg.batch * cfg.block} lanes "
+                              "are more than the table's entries)", index)
+        _lookups(writes[touched], touched, state)
+        state.out[touched] = state.acc[touched].astype(np.int8)
+        return nest.steps
+    algebra = ALGEBRAS[insn.alu_opcode]
     if insn.use_imm:
         _immediate(algebra, insn.imm, writes[touched], touched, state)
     elif not nest.counts("src", cfg.acc_depth)[touched].any():
@@ -52,6 +67,19 @@ def _immediate(algebra, imm: int, writes: np.ndarray, touched: np.ndarray, state
     lanes = state.acc.shape[1:]
     f = algebra.of_operand(np.full((touched.size, *lanes), imm, dtype=np.int64))
     state.acc[touched] = algebra.apply(algebra.power(f, writes), state.acc[touched])
+
+
+def _lookups(writes: np.ndarray, touched: np.ndarray, state) -> None:
+    """Entry d looked up writes[d] times: value n is table[step^(n-1)(index(x))], where step
+    maps a table index to the index of its entry (square and multiply over n)."""
+    table = state.lut.reshape(-1)
+    step = table_index(table)
+    index = table_index(state.acc[touched])          # (entries, batch, lanes)
+    n = (writes - 1).reshape(-1, *([1] * (index.ndim - 1)))
+    while n.any():
+        index = np.where(n & 1, step[index], index)
+        step, n = step[step], n >> 1
+    state.acc[touched] = table[index]
 
 
 def _constant_operands(algebra, nest: LoopNest, touched: np.ndarray, state) -> None:

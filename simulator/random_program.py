@@ -279,9 +279,11 @@ class _Generator:
 
     def acc_load_step(self) -> None:
         pops = self._pop_queues(COMPUTE)
-        mt = MemType.ACC if self.rng.random() < 0.5 else MemType.ACC_8BIT
+        r = self.rng.random()
+        mt = MemType.ACC if r < 0.4 else MemType.ACC_8BIT if r < 0.8 else MemType.LUT
         eb = self.cfg.acc_elem_bytes if mt == MemType.ACC else self.cfg.batch * self.cfg.block
-        shape = self._load_shape(self.win["acc"], eb)
+        # the lookup table is only written here (compute's own), so any part of it is fair game
+        shape = self._load_shape((0, self.cfg.lut_depth) if mt == MemType.LUT else self.win["acc"], eb)
         if shape is None:
             self._emit(MemInsn(opcode=Opcode.LOAD, memory_type=mt, x_size=0), COMPUTE, pops)
             return
@@ -340,7 +342,7 @@ class _Generator:
         cfg = self.cfg
         # ALU instructions carry the reset bit too, to show it is ignored: only GEMM's zeroes
         reset = self.rng.random() < (0.2 if gemm else 0.1)
-        op = AluOp(int(self.rng.integers(0, 5)))
+        op = AluOp(int(self.rng.integers(0, len(AluOp))))
         use_imm = (not gemm) and self.rng.random() < 0.5
         for _ in range(_TRIES):
             reuse = self.kernels and self.rng.random() < 0.4
@@ -432,6 +434,11 @@ class _Generator:
         self._emit(MemInsn(opcode=Opcode.LOAD, memory_type=mt, sram_base=base,
                            dram_base=int(self.rng.integers(0, self.in_bytes // eb - size + 1)),
                            y_size=1, x_size=size, x_stride=size), COMPUTE, ["l2c"], pushes=())
+        # the whole lookup table, so that no ALU LUT reads entries the launch never wrote
+        lut_eb, depth = self.cfg.batch * self.cfg.block, self.cfg.lut_depth
+        self._emit(MemInsn(opcode=Opcode.LOAD, memory_type=MemType.LUT, sram_base=0,
+                           dram_base=int(self.rng.integers(0, self.in_bytes // lut_eb - depth + 1)),
+                           y_size=1, x_size=depth, x_stride=depth), COMPUTE, [], pushes=())
 
     def body(self) -> None:
         weights = np.array([0.33, 0.47, 0.2])

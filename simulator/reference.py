@@ -16,7 +16,10 @@ the two: tests/hw_unit/test_alu_ops.py, test_stated_once.py, tests/simulator/tes
 Choices where SPEC.md is silent or loose (also stated in the closing note of issue 3):
 - LOAD UOP reads x_size micro-ops from one DRAM row; y_size, x_stride and the pad fields
   are ignored ("padding is honoured for every memory type" is read as every *data* type:
-  INP, WGT, ACC, ACC_8BIT).
+  INP, WGT, ACC, ACC_8BIT, LUT).
+- LUT (the ALU's lookup table, a VDLA extension): LOAD LUT writes 256 int8 entries, element e
+  lane k being entry e * lanes + k; ALU LUT reads entry (x saturated to -128..127) + 128 and
+  reads its operand without using it (so a tensor operand is still range-checked).
 - STORE ignores the pad fields (SPEC: "No padding"); rows are written in order y = 0, 1, ...
 - LOAD with memory_type OUT and STORE with a memory_type other than OUT are errors even
   when x_size = 0 (such an instruction cannot be routed to a module).
@@ -117,13 +120,14 @@ class ReferenceMachine:
         self.acc = np.zeros((cfg.acc_depth, *lanes), dtype=np.int64)
         self.out = np.zeros((cfg.acc_depth, *lanes), dtype=np.int64)
         self.uop = [(0, 0, 0)] * cfg.uop_depth
+        self.table = np.zeros((256 // (self.batch * self.block), self.batch, self.block), dtype=np.int64)
         self.writer = np.full(dram.size, -1, dtype=np.int64)
         nlanes = self.batch * self.block
         # DRAM bytes of one element, per memory type (SPEC §1, ACC_8BIT from §3)
         self.dram_elem = {MemType.UOP: 4, MemType.INP: nlanes * cfg.inp_bits // 8,
                           MemType.WGT: self.block * self.block * cfg.wgt_bits // 8,
                           MemType.ACC: nlanes * cfg.acc_bits // 8, MemType.ACC_8BIT: nlanes,
-                          MemType.OUT: nlanes * cfg.inp_bits // 8}
+                          MemType.OUT: nlanes * cfg.inp_bits // 8, MemType.LUT: nlanes}
 
     # ---- helpers ---------------------------------------------------------------------
     def _dram_bytes(self, byte_addr: int, count: int, index: int, what: str) -> np.ndarray:
@@ -147,7 +151,8 @@ class ReferenceMachine:
         sram, depth = {MemType.INP: (self.inp, self.config.inp_depth),
                        MemType.WGT: (self.wgt, self.config.wgt_depth),
                        MemType.ACC: (self.acc, self.config.acc_depth),
-                       MemType.ACC_8BIT: (self.acc, self.config.acc_depth)}[mt]
+                       MemType.ACC_8BIT: (self.acc, self.config.acc_depth),
+                       MemType.LUT: (self.table, self.table.shape[0])}[mt]
         elem = self.dram_elem[mt]
         cols = insn.x_pad_0 + insn.x_size + insn.x_pad_1
         rows = insn.y_pad_0 + insn.y_size + insn.y_pad_1
@@ -167,7 +172,7 @@ class ReferenceMachine:
     def _decode_elem(mt: MemType, raw: np.ndarray) -> np.ndarray:
         if mt == MemType.ACC:
             return raw.view("<i4").astype(np.int64)
-        return raw.view(np.int8).astype(np.int64)  # INP, WGT, ACC_8BIT: int8 lanes, sign-extended
+        return raw.view(np.int8).astype(np.int64)  # INP, WGT, ACC_8BIT, LUT: int8 lanes, sign-extended
 
     def _load_uops(self, insn: MemInsn, index: int) -> None:
         isa = self.config.isa
@@ -246,6 +251,11 @@ class ReferenceMachine:
             self._check_hazard(last_write, d, step, index, f"ALU {insn.alu_opcode.name}")
             lhs = self.acc[d]
             rhs = np.full_like(lhs, insn.imm) if insn.use_imm else self.acc[s].copy()
+            if insn.alu_opcode == 5:    # LUT: the operand is read above and not used
+                entries = self.table.ravel()
+                self._write_acc(d, np.array([[entries[min(max(int(v), -128), 127) + 128] for v in row]
+                                             for row in lhs], dtype=np.int64))
+                continue
             result = np.array([[_alu_op(int(insn.alu_opcode), int(p), int(q)) for p, q in zip(pr, qr)]
                                for pr, qr in zip(lhs, rhs)], dtype=np.int64)
             self._write_acc(d, result)

@@ -67,7 +67,7 @@ def _load(insn: MemInsn, index: int, state, dram: np.ndarray) -> None:
     rows = insn.y_pad_0 + insn.y_size + insn.y_pad_1
     cols = insn.x_pad_0 + insn.x_size + insn.x_pad_1
     sram = {MemType.INP: state.inp, MemType.WGT: state.wgt, MemType.ACC: state.acc,
-            MemType.ACC_8BIT: state.acc}[mt]
+            MemType.ACC_8BIT: state.acc, MemType.LUT: state.lut}[mt]
     _check_sram(what, "sram_base", insn.sram_base, rows * cols, sram.shape[0], index)
     data = _dram_rows(dram, insn, eb, index, what)
     lanes = sram.shape[1:]

@@ -16,6 +16,9 @@ class OnChipState:
         self.wgt = np.zeros((config.wgt_depth, n, n), dtype=np.int8)
         self.acc = np.zeros((config.acc_depth, b, n), dtype=np.int32)
         self.out = np.zeros((config.out_depth, b, n), dtype=np.int8)
+        # the ALU's lookup table, as LOAD LUT addresses it (element, batch, lane); the
+        # hardware's per-lane copies all hold the same entries, so one copy is kept
+        self.lut = np.zeros((config.lut_depth, b, n), dtype=np.int8)
         # micro-ops are kept decoded: one index array per field
         self.uop_dst = np.zeros(config.uop_depth, dtype=np.int64)
         self.uop_src = np.zeros(config.uop_depth, dtype=np.int64)

@@ -50,7 +50,7 @@ class VtaFinding:
     """One difference: the instruction (index in the stream), a short kind tag and what VTA
     would do differently."""
     index: int
-    kind: str     # alu_mul, shr_range, shr_tensor, acc_8bit, alu_reset, padded_load, pad_min,
+    kind: str     # alu_mul, alu_lut, shr_range, shr_tensor, acc_8bit, lut, alu_reset, padded_load, pad_min,
     #               uninitialized_read, reset_out
     message: str
 
@@ -98,7 +98,7 @@ def _alu_fields(i: int, insn: AluInsn) -> list[VtaFinding]:
     out = []
     op = insn.alu_opcode
     if op not in vta.ALU_OPS:
-        out.append(VtaFinding(i, "alu_mul", f"ALU {op.name}: VTA's ALU has no {op.name} opcode "
+        out.append(VtaFinding(i, f"alu_{op.name.lower()}", f"ALU {op.name}: VTA's ALU has no {op.name} opcode "
                                             f"(it has {', '.join(o.name for o in sorted(vta.ALU_OPS))}), "
                                             "so it would not compute this"))
     if op == AluOp.SHR and insn.use_imm and not vta.SHR_MIN <= insn.imm <= vta.SHR_MAX:
@@ -123,7 +123,10 @@ def _alu_fields(i: int, insn: AluInsn) -> list[VtaFinding]:
 def _load_fields(i: int, insn: MemInsn) -> list[VtaFinding]:
     out = []
     mt = insn.memory_type
-    if mt not in vta.MEM_TYPES:
+    if mt == MemType.LUT:
+        out.append(VtaFinding(i, "lut", "LOAD LUT: VTA has no lookup table (nor the ALU LUT that reads it); "
+                                        "compute the activation with MIN/MAX/ADD/SHR or on the CPU"))
+    elif mt not in vta.MEM_TYPES:
         out.append(VtaFinding(i, "acc_8bit", f"LOAD {mt.name}: VTA has no {mt.name} memory type; load int32 "
                                              "accumulator data (LOAD ACC) or int8 data through INP and a GEMM"))
     if insn.is_nop:

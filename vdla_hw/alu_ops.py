@@ -8,6 +8,16 @@ or the same lane of ACC[src]:
   ADD  x + b           MUL  x * b              (the low 32 bits of the exact result)
   SHR  b's low SHIFT_BITS read as a signed amount a: a >= 0 shifts x right (arithmetic),
        a < 0 shifts it left by -a (the low 32 bits; -32 leaves 0)
+  LUT  TABLE[clamp(x, TABLE_MIN, TABLE_MAX) - TABLE_MIN], sign-extended: x saturated to int8
+       indexes the lookup table; b is read (a tensor operand costs its cycle) and ignored
+
+The lookup table (a VDLA extension, like MUL) holds TABLE_ENTRIES int8 entries, one copy per
+lane so that every lane looks up in the same cycle. LOAD LUT writes it (SPEC §3's LOAD, with
+ACC_8BIT's element of BATCH x BLOCK_OUT int8: element e holds entries e*lanes .. e*lanes +
+lanes - 1, lane k entry e*lanes + k; HwConfig.lut_depth elements). It is the int8 -> int8 map
+an epilogue ends with: requantization's saturation, and after it any activation (SiLU,
+sigmoid, GELU, HardSwish) as one step instead of a chain or a trip to the CPU. Its contents
+at launch are whatever the last launch left (like every SRAM): a stream loads it before use.
 
 Readers: the simulator (its engines compose these steps in closed form: alu_algebra), the
 runtime's kernel checks, the compiler's ALU intrinsics and epilogues, the RTL test programs
@@ -26,6 +36,11 @@ LANE_MIN, LANE_MAX = -(1 << (LANE_BITS - 1)), (1 << (LANE_BITS - 1)) - 1
 
 # The signed immediate field's range.
 IMM_MIN, IMM_MAX = -(1 << (IMM_BITS - 1)), (1 << (IMM_BITS - 1)) - 1
+
+# The lookup table: indexed by int8 codes, holding int8 codes.
+TABLE_BITS = 8
+TABLE_ENTRIES = 1 << TABLE_BITS
+TABLE_MIN, TABLE_MAX = -(1 << (TABLE_BITS - 1)), (1 << (TABLE_BITS - 1)) - 1
 
 # SHR reads only the operand's low SHIFT_BITS, so these are the shifts it can express; an
 # immediate outside the range would silently alias to another shift.
@@ -60,15 +75,38 @@ _EXACT = {
 }
 
 
-def lane_op(op: AluOp, x, operand) -> np.ndarray:
+def table_index(x) -> np.ndarray:
+    """The table entry LUT reads for accumulator values x: x saturated to int8, offset to 0..255."""
+    return np.clip(np.asarray(x, dtype=np.int64), TABLE_MIN, TABLE_MAX) - TABLE_MIN
+
+
+def table_lookup(x, table) -> np.ndarray:
+    """LUT on int32 lanes x with the TABLE_ENTRIES-entry int8 table (entry i for code i +
+    TABLE_MIN), as int32. `table` may carry leading lane axes that broadcast against x's last
+    axes (the hardware's per-lane copies), the entries last."""
+    table = np.asarray(table, dtype=np.int8)
+    if table.shape[-1] != TABLE_ENTRIES:
+        raise ValueError(f"a lookup table has {TABLE_ENTRIES} entries, got {table.shape[-1]}")
+    idx = table_index(x)
+    if table.ndim == 1:
+        return table[idx].astype(np.int32)
+    return np.take_along_axis(np.broadcast_to(table, idx.shape + (TABLE_ENTRIES,)),
+                              idx[..., None], axis=-1)[..., 0].astype(np.int32)
+
+
+def lane_op(op: AluOp, x, operand, table=None) -> np.ndarray:
     """op(x, operand) lane-wise on integer arrays (or ints) of int32 values, as int32.
-    The operand broadcasts against x (an immediate is a scalar)."""
+    The operand broadcasts against x (an immediate is a scalar). LUT needs the table."""
     try:
-        exact = _EXACT[AluOp(op)]
+        op = AluOp(op)
     except ValueError:
         raise ValueError(f"ALU opcode {op!r} does not exist; valid: "
                          f"{', '.join(f'{o.name} {int(o)}' for o in AluOp)}") from None
-    return wrap(exact(np.asarray(x, dtype=np.int64), np.asarray(operand, dtype=np.int64)))
+    if op == AluOp.LUT:
+        if table is None:
+            raise ValueError("ALU LUT reads the lookup table: pass table=")
+        return table_lookup(x, table)
+    return wrap(_EXACT[op](np.asarray(x, dtype=np.int64), np.asarray(operand, dtype=np.int64)))
 
 
 def immediate_error(op: AluOp, imm: int) -> str | None:

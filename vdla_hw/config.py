@@ -190,6 +190,13 @@ class HwConfig:
     out_depth = acc_depth
 
     @property
+    def lut_depth(self) -> int:
+        """Elements of the ALU's lookup table (LOAD LUT): its entries, BATCH x BLOCK_OUT per element.
+        0 where an element holds more lanes than the table has entries: such a config has no table."""
+        from .alu_ops import TABLE_ENTRIES  # local, like isa: alu_ops imports the ISA
+        return TABLE_ENTRIES // (self.batch * self.block)
+
+    @property
     def gemm_macs_per_cycle(self) -> int:
         return self.batch * self.block * self.block
 

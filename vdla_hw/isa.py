@@ -59,6 +59,7 @@ class MemType(IntEnum):
     ACC = 3
     OUT = 4
     ACC_8BIT = 5
+    LUT = 6     # the ALU's lookup table (vdla.hw.alu_ops): a VDLA extension
 
 
 class AluOp(IntEnum):
@@ -67,6 +68,7 @@ class AluOp(IntEnum):
     ADD = 2
     SHR = 3
     MUL = 4
+    LUT = 5     # x -> the lookup table's entry for x saturated to int8: a VDLA extension
 
 
 class Module(IntEnum):
@@ -146,7 +148,7 @@ class MemInsn(Insn):
         value of the element's lanes (int32 for ACC, int8 for every other type)."""
         if not self.pad_min:
             return 0
-        return -(1 << 31) if self.memory_type == MemType.ACC else -(1 << 7)
+        return -(1 << 31) if self.memory_type == MemType.ACC else -(1 << 7)   # LUT: int8 entries
 
 
 @dataclass

@@ -70,6 +70,7 @@ REGISTERS = (
     Register("LOAD_BYTES_ACC", 0x58, "ro", "DRAM bytes loaded into ACC as int32"),
     Register("LOAD_BYTES_ACC_8BIT", 0x5C, "ro", "DRAM bytes loaded into ACC as int8"),
     Register("STORE_BYTES", 0x60, "ro", "DRAM bytes stored from OUT"),
+    Register("LOAD_BYTES_LUT", 0x64, "ro", "DRAM bytes loaded into the ALU's lookup table"),
 )
 # Every register from BUSY_LOAD on is a 32-bit counter, contiguous, in this order: the RTL
 # reads counter k at BUSY_LOAD + 4k.

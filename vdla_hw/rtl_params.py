@@ -5,7 +5,8 @@ hardware; the modules in vdla_hw/rtl read it and state none themselves (a config
 reaches the RTL through this package alone; tests/hw_unit/test_rtl_facts.py checks the
 sources for restatements). It holds:
 
-* sizes: element lanes and bytes, SRAM depths, bus geometry, instruction and micro-op width;
+* sizes: element lanes and bytes, SRAM depths, bus geometry, instruction and micro-op width,
+  the ALU lookup table's entry width and depth in LOAD LUT elements;
 * the timing parameters (vdla.hw.timing);
 * the ISA (vdla.hw.isa): opcodes, memory types and ALU opcodes as enums, every field's
   position and width as localparams, and each instruction format as a packed struct
@@ -24,7 +25,7 @@ import os
 from enum import IntEnum
 
 from . import regmap
-from .alu_ops import SHIFT_BITS
+from .alu_ops import SHIFT_BITS, TABLE_BITS, TABLE_ENTRIES
 from .isa import INSN_BITS, UOP_BITS, AluOp, MemType, Opcode
 from .timing import dram_elem_bytes
 
@@ -107,10 +108,15 @@ def check_supported(config) -> None:
     insn_bytes = INSN_BITS // 8
     problems = []
     for what, nbytes in (("INP element", config.inp_elem_bytes), ("OUT element", config.out_elem_bytes),
-                         ("ACC_8BIT element", dram_elem_bytes(config, MemType.ACC_8BIT))):
+                         ("ACC_8BIT element", dram_elem_bytes(config, MemType.ACC_8BIT)),
+                         ("LUT element", dram_elem_bytes(config, MemType.LUT))):
         if nbytes % bus:
             problems.append(f"{what} ({nbytes} B) is not a multiple of the bus width ({bus} B): "
                             "the DMA moves whole bus words per element")
+    lanes = config.batch * config.block
+    if dram_elem_bytes(config, MemType.LUT) * 8 != lanes * TABLE_BITS or config.lut_depth * lanes != TABLE_ENTRIES:
+        problems.append(f"a LOAD LUT element must hold one {TABLE_BITS}-bit table entry per lane and the "
+                        f"{TABLE_ENTRIES}-entry table whole elements ({lanes} lanes)")
     if bus > insn_bytes:
         problems.append(f"bus width {config.bus_width_bits} bits exceeds one instruction ({INSN_BITS} bits); "
                         "fetch assumes whole beats per instruction")
@@ -143,11 +149,15 @@ def _sizes(config) -> dict[str, int]:
     acc8_bytes = dram_elem_bytes(config, MemType.ACC_8BIT)
     lanes = config.batch * config.block
     elem = {"INP": config.inp_elem_bytes, "WGT": config.wgt_elem_bytes, "ACC": config.acc_elem_bytes,
-            "OUT": config.out_elem_bytes, "ACC8": acc8_bytes}
+            "OUT": config.out_elem_bytes, "ACC8": acc8_bytes, "LUT": dram_elem_bytes(config, MemType.LUT)}
     p = {"BATCH": config.batch, "BLOCK": config.block,
          # bits of one lane of each element (ACC8: the int8 lanes an ACC_8BIT load reads)
          "INP_BITS": config.inp_bits, "WGT_BITS": config.wgt_bits, "ACC_BITS": config.acc_bits,
          "OUT_BITS": config.out_bits, "ACC8_BITS": acc8_bytes * 8 // lanes,
+         # the ALU's lookup table: TABLE_BITS-bit entries indexed by TABLE_BITS-bit codes,
+         # LUT_DEPTH LOAD LUT elements (LUT_BEATS bus words each)
+         "TABLE_BITS": TABLE_BITS, "LUT_DEPTH": config.lut_depth,
+         "LUT_ADDR_BITS": max(1, _log2(config.lut_depth)),   # a one-element table still has an address
          "INP_ELEM_BITS": config.inp_elem_bytes * 8, "WGT_ELEM_BITS": config.wgt_elem_bytes * 8,
          "ACC_ELEM_BITS": config.acc_elem_bytes * 8, "OUT_ELEM_BITS": config.out_elem_bytes * 8,
          "INSN_WIDTH": INSN_BITS, "LOG_INSN_BYTES": _log2(INSN_BITS // 8),

@@ -106,12 +106,12 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 def dram_elem_bytes(config, memory_type) -> int:
-    """Bytes of one DRAM element of a memory type (ACC_8BIT: int8 lanes of an ACC element)."""
+    """Bytes of one DRAM element of a memory type (ACC_8BIT and LUT: int8 lanes of an ACC element)."""
     from .isa import MemType  # local: isa imports nothing from here, keep it that way
     return {MemType.UOP: config.uop_elem_bytes, MemType.INP: config.inp_elem_bytes,
             MemType.WGT: config.wgt_elem_bytes, MemType.ACC: config.acc_elem_bytes,
             MemType.OUT: config.out_elem_bytes,
-            MemType.ACC_8BIT: config.batch * config.block}[memory_type]
+            MemType.ACC_8BIT: config.batch * config.block, MemType.LUT: config.batch * config.block}[memory_type]
 
 
 def dma_bytes(config, insn) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .isa import AluOp, MemType
 
-# The tensor ALU decodes MIN, MAX, ADD and SHR; MUL is a VDLA extension.
+# The tensor ALU decodes MIN, MAX, ADD and SHR; MUL and LUT are VDLA extensions.
 ALU_OPS = frozenset({AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR})
 
 # SHR reads the low SHIFT_BITS of its operand as a signed amount (VDLA reads
@@ -17,7 +17,8 @@ ALU_OPS = frozenset({AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR})
 SHIFT_BITS = 5
 SHR_MIN, SHR_MAX = -(1 << (SHIFT_BITS - 1)), (1 << (SHIFT_BITS - 1)) - 1
 
-# LOAD memory types; ACC_8BIT (int8 sign-extended into the accumulator) is a VDLA extension.
+# LOAD memory types; ACC_8BIT (int8 sign-extended into the accumulator) and LUT (the ALU's lookup
+# table) are VDLA extensions.
 MEM_TYPES = frozenset({MemType.UOP, MemType.WGT, MemType.INP, MemType.ACC, MemType.OUT})
 
 # The DMA writes the pad fields' rows and columns only for these; WGT and UOP loads copy

@@ -30,7 +30,7 @@ from .uop_kernel import KernelMode, UopKernel
 # VTA's hosts wait 2^31 cycles for done; a hang is reported as an error after that.
 DEFAULT_TIMEOUT_CYCLES = 1 << 31
 
-_LOAD_TYPES = (MemType.INP, MemType.WGT, MemType.ACC, MemType.ACC_8BIT)
+_LOAD_TYPES = (MemType.INP, MemType.WGT, MemType.ACC, MemType.ACC_8BIT, MemType.LUT)
 
 
 class CommandQueue:
@@ -57,14 +57,14 @@ class CommandQueue:
         mem_type = MemType(mem_type)
         what = f"load_2d({mem_type.name})"
         if mem_type not in _LOAD_TYPES:
-            raise RuntimeStreamError(f"{what}: only INP, WGT, ACC and ACC_8BIT are loaded with load_2d "
+            raise RuntimeStreamError(f"{what}: only INP, WGT, ACC, ACC_8BIT and LUT are loaded with load_2d "
                                      "(micro-ops are loaded by push_gemm/push_alu)")
         x_stride = x_size if x_stride is None else x_stride
         dram_base = self._dram_base(what, mem_type, buf, elem_offset, x_size, y_size, x_stride)
         rows = y_pad[0] + y_size + y_pad[1]
         cols = x_pad[0] + x_size + x_pad[1]
-        depth = {MemType.INP: self.config.inp_depth, MemType.WGT: self.config.wgt_depth}.get(
-            mem_type, self.config.acc_depth)
+        depth = {MemType.INP: self.config.inp_depth, MemType.WGT: self.config.wgt_depth,
+                 MemType.LUT: self.config.lut_depth}.get(mem_type, self.config.acc_depth)
         self._check_sram(what, sram_index, rows * cols, depth)
         insn = MemInsn(opcode=Opcode.LOAD, memory_type=mem_type, sram_base=sram_index,
                        dram_base=dram_base, y_size=y_size, x_size=x_size, x_stride=x_stride,

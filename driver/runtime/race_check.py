@@ -95,7 +95,7 @@ def footprints(insns, uop_fields) -> list[tuple[int, str, int, int, bool]]:
             else:
                 size = ((insn.y_pad_0 + insn.y_size + insn.y_pad_1)
                         * (insn.x_pad_0 + insn.x_size + insn.x_pad_1))
-                memory = {MemType.INP: "inp", MemType.WGT: "wgt"}.get(mt, "acc")
+                memory = {MemType.INP: "inp", MemType.WGT: "wgt", MemType.LUT: "lut"}.get(mt, "acc")
                 out.append((i, memory, insn.sram_base, insn.sram_base + size, True))
         elif isinstance(insn, (GemmInsn, AluInsn)) and insn.uop_end > insn.uop_begin:
             fields = np.array([uops.get(k, (0, 0, 0)) for k in range(insn.uop_begin, insn.uop_end)],

@@ -271,3 +271,59 @@ def page_crossing(config, rng):
     ]
     img.top = 0x4000 - 3 * 16      # the first fetch burst crosses into the next page
     return img.case("4 KiB page crossings", insns), {out: inp.view(np.uint8).reshape(-1)}
+
+
+def lookup_table(config, rng):
+    """The ALU's lookup table (vdla.hw.alu_ops): two LOAD LUT with strided rows and all four
+    paddings, one padding with zeros, one with pad_min (-128), fill the table; ALU LUT then
+    looks up every int8 code and values that saturate (+-2^31 included) with an immediate
+    and with a tensor operand (read and ignored), and once more on its own results (negative
+    entries index the table sign-extended)."""
+    n = config.batch * config.block
+    depth = config.lut_depth
+    if depth < 16:
+        raise ValueError(f"the lookup-table program needs at least 16 table elements, {config.name} has {depth}")
+    img = Image(config)
+    # LOAD 1 (zeros): 2 rows of x data elements between x pads, filling elements 0 .. depth/2 - 1;
+    # LOAD 2 (pad_min): a pad row, then a pad element and x2 data elements, filling the rest
+    x1, pads1 = depth // 4 - 2, (0, 0, 1, 1)
+    x2, pads2 = depth // 4 - 1, (1, 0, 1, 0)
+    data1 = rng.integers(-128, 128, (2, x1 + 3, n), dtype=np.int8)     # stride x1 + 3
+    data2 = rng.integers(-128, 128, (1, x2, n), dtype=np.int8)
+    table = np.concatenate([_pad(data1[:, :x1], pads1, 0).reshape(-1, n),
+                            _pad(data2, pads2, -128).reshape(-1, n)]).reshape(-1).astype(np.int64)
+    assert table.size == 256 == depth * n
+    # accumulator values: every int8 code once, then values beyond int8 on both sides
+    codes = rng.permutation(256) - 128
+    beyond = np.concatenate([[2**31 - 1, -2**31, 128, -129, 1000, -1000],
+                             rng.integers(-2**31, 2**31, 2 * n - 6)])
+    beyond = np.where(rng.random(beyond.size) < 0.5, beyond, -beyond)   # sign mixed (-(-2^31) wraps back)
+    values = np.concatenate([codes, beyond]).astype(np.int64).astype(np.int32).reshape(-1, config.batch,
+                                                                                      config.block)
+    count = values.shape[0]
+    other = rng.integers(-2**31, 2**31, (count, config.batch, config.block), dtype=np.int64).astype(np.int32)
+    a_lut1, a_lut2 = img.place(data1, n), img.place(data2, n)
+    a_val, a_other = img.place(values, config.acc_elem_bytes), img.place(other, config.acc_elem_bytes)
+    # region r at r * count: r = 0 immediate, 1 tensor, 2 immediate then tensor; the operand at 3 * count
+    uops = _uops(img, [Uop(r * count, 3 * count, 0) for r in range(3)])
+    out = img.reserve(3 * count * config.out_elem_bytes, config.out_elem_bytes)
+    eb = config.acc_elem_bytes
+    loop = dict(iter_out=count, iter_in=1, dst_factor_out=1, src_factor_out=1)
+
+    def lut(region, use_imm, **flags):
+        return AluInsn(alu_opcode=AluOp.LUT, use_imm=use_imm, imm=-77 if use_imm else 0, uop_begin=region,
+                       uop_end=region + 1, **loop, **flags)
+    insns = [_load(MemType.LUT, 0, a_lut1 // n, 2, x1, x1 + 3, pads1),
+             _load(MemType.LUT, depth // 2, a_lut2 // n, 1, x2, x2, pads2, pad_min=True),
+             _load(MemType.UOP, 0, uops, 1, 3, 3),
+             _load(MemType.ACC, 3 * count, a_other // eb, 1, count, count)]
+    insns += [_load(MemType.ACC, r * count, a_val // eb, 1, count, count) for r in range(3)]
+    insns += [lut(0, True), lut(1, False), lut(2, True), lut(2, False, push_next=True),
+              _store(0, out // config.out_elem_bytes, 1, 3 * count, 3 * count, pop_prev=True, push_prev=True),
+              FinishInsn(pop_next=True)]
+
+    def looked_up(x):   # numpy's reading of SPEC: x saturated to int8 indexes the table
+        return table[np.clip(x, -128, 127) + 128]
+    once = looked_up(values.astype(np.int64))
+    expected = np.concatenate([low_bytes(once), low_bytes(once), low_bytes(looked_up(once))])
+    return img.case("lookup table: padded LOAD LUT, ALU LUT immediate and tensor", insns), {out: expected.reshape(-1)}

@@ -5,7 +5,7 @@ import pytest
 
 from vdla.driver.devices.rtl_bench import run_jobs
 from vdla.hw import load_config, regmap
-from vdla.hw.isa import FinishInsn, GemmInsn, MemInsn, MemType, Opcode
+from vdla.hw.isa import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode
 from vdla.simulator import Simulator, SimulatorError
 
 from .programs import Image
@@ -25,6 +25,13 @@ def _streams(config):
         "store_not_out": ([MemInsn(opcode=Opcode.STORE, memory_type=MemType.INP, x_size=1, y_size=1,
                                    x_stride=1, dram_base=0x1000 // 16, push_prev=True),
                            FinishInsn(pop_next=True)], regmap.ERR_DECODE),
+        # the lookup table: past its last element (padding counts), and LUT's ignored tensor
+        # operand still range-checked
+        "lut_range": ([MemInsn(opcode=Opcode.LOAD, memory_type=MemType.LUT, sram_base=config.lut_depth - 2,
+                               dram_base=0x1000 // 16, y_size=1, x_size=2, x_stride=2, x_pad_1=1),
+                       FinishInsn()], regmap.ERR_SRAM_RANGE),
+        "lut_operand": ([AluInsn(alu_opcode=AluOp.LUT, uop_begin=0, uop_end=1, iter_out=3,
+                                 src_factor_out=config.acc_depth - 1), FinishInsn()], regmap.ERR_SRAM_RANGE),
         "gemm_index": ([GemmInsn(uop_begin=0, uop_end=1, iter_out=3, dst_factor_out=config.acc_depth - 1),
                         FinishInsn()], regmap.ERR_SRAM_RANGE),
         "uop_range": ([GemmInsn(uop_begin=0, uop_end=config.uop_depth + 1), FinishInsn()], regmap.ERR_SRAM_RANGE),
@@ -49,8 +56,8 @@ def records(tmp_path_factory):
     return dict(zip(launches, results))
 
 
-@pytest.mark.parametrize("name", ["sram_range", "dram_range", "store_not_out", "gemm_index", "uop_range",
-                                  "uop_reversed", "token_left"])
+@pytest.mark.parametrize("name", ["sram_range", "dram_range", "store_not_out", "lut_range", "lut_operand",
+                                  "gemm_index", "uop_range", "uop_reversed", "token_left"])
 def test_rtl_flags_what_the_simulator_rejects(records, name):
     config = load_config("pynq")
     insns, cause = _streams(config)[name]

@@ -42,6 +42,10 @@ def test_unsupported_configs_are_refused_with_the_reason():
     wide = load_config({"bus_width_bits": 256})   # 16-byte INP elements on a 32-byte bus
     with pytest.raises(ValueError, match="not a multiple of the bus width"):
         check_supported(wide)
+    # 512 lanes: one LOAD LUT element would hold more lanes than the table has entries
+    with pytest.raises(ValueError, match="table entry per lane"):
+        check_supported(load_config({"LOG_BATCH": 3, "LOG_BLOCK": 6}))
+    check_supported(load_config({"LOG_BATCH": 3, "LOG_BLOCK": 5}))   # 256 lanes: a one-element table
 
 
 def test_timing_values_below_the_pipeline_are_refused():

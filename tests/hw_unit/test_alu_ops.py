@@ -8,11 +8,16 @@ import pytest
 
 from vdla.hw import PRESETS, AluInsn, AluOp, load_config
 from vdla.hw.alu_ops import (IMM_MAX, IMM_MIN, LANE_MAX, LANE_MIN, SHIFT_BITS, SHR_MAX, SHR_MIN,
-                             immediate_error, lane_op, shift_amount, wrap)
+                             TABLE_ENTRIES, TABLE_MAX, TABLE_MIN, immediate_error, lane_op, shift_amount,
+                             table_lookup, wrap)
 from vdla.hw.isa import IMM_BITS, INSN_BITS, INSN_BYTES
 from vdla.simulator.reference import _alu_op as reference_alu_op
 
 EDGES = [LANE_MIN, LANE_MIN + 1, -65536, -33, -32, -1, 0, 1, 31, 32, 63, 64, 65535, LANE_MAX - 1, LANE_MAX]
+
+
+# The reference model states the two-operand ops one lane at a time; LUT reads the table instead
+BINARY = [op for op in AluOp if op != AluOp.LUT]
 
 
 def reference(op: AluOp, x: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -20,7 +25,7 @@ def reference(op: AluOp, x: np.ndarray, b: np.ndarray) -> np.ndarray:
                     dtype=np.int64).reshape(x.shape)
 
 
-@pytest.mark.parametrize("op", list(AluOp), ids=[op.name for op in AluOp])
+@pytest.mark.parametrize("op", BINARY, ids=[op.name for op in BINARY])
 def test_lane_op_agrees_with_the_reference_model_on_random_and_edge_operands(op, rng):
     x = rng.integers(LANE_MIN, LANE_MAX + 1, 4000, dtype=np.int64)
     b = rng.integers(LANE_MIN, LANE_MAX + 1, 4000, dtype=np.int64)
@@ -31,7 +36,7 @@ def test_lane_op_agrees_with_the_reference_model_on_random_and_edge_operands(op,
     np.testing.assert_array_equal(got, reference(op, x, b))
 
 
-@pytest.mark.parametrize("op", list(AluOp), ids=[op.name for op in AluOp])
+@pytest.mark.parametrize("op", BINARY, ids=[op.name for op in BINARY])
 def test_lane_op_with_every_immediate_agrees_with_the_reference_model(op, rng):
     """Every value the immediate field holds (SHR: also the amounts that alias), one scalar
     broadcast over random lanes."""
@@ -41,6 +46,20 @@ def test_lane_op_with_every_immediate_agrees_with_the_reference_model(op, rng):
     x[:, 1] = LANE_MAX
     got = np.stack([lane_op(op, row, int(imm)) for row, imm in zip(x, imms)])
     np.testing.assert_array_equal(got, reference(op, x, np.repeat(imms[:, None], 4, axis=1)))
+
+
+def test_lut_saturates_to_int8_then_reads_the_entry_of_that_code(rng):
+    table = rng.integers(TABLE_MIN, TABLE_MAX + 1, TABLE_ENTRIES).astype(np.int8)
+    x = np.concatenate([rng.integers(LANE_MIN, LANE_MAX + 1, 2000), np.array(EDGES), np.arange(-300, 300)])
+    expected = [int(table[min(max(int(v), -128), 127) + 128]) for v in x]     # restated from the docstring
+    got = lane_op(AluOp.LUT, x.astype(np.int32), rng.integers(LANE_MIN, LANE_MAX, x.size), table=table)
+    assert got.dtype == np.int32 and got.tolist() == expected
+    # per-lane copies broadcast: each lane reads its own copy
+    copies = np.stack([table, -table.astype(np.int16)]).clip(TABLE_MIN, TABLE_MAX).astype(np.int8)
+    pair = table_lookup(np.array([[5, 5]]), copies)
+    assert pair.tolist() == [[int(table[5 + 128]), int(copies[1][5 + 128])]]
+    with pytest.raises(ValueError, match="table"):
+        lane_op(AluOp.LUT, x, 0)
 
 
 def test_shift_amounts_are_the_operand_low_bits_signed():

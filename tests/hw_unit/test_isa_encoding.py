@@ -124,8 +124,8 @@ def test_decode_rejects_unknown_opcode_and_memory_type():
     isa = load_config("pynq").isa
     with pytest.raises(ValueError, match="unknown opcode 7"):
         isa.decode(7)
-    with pytest.raises(ValueError, match="unknown memory_type 6"):
-        isa.decode(6 << 7)
+    with pytest.raises(ValueError, match="unknown memory_type 7"):
+        isa.decode(7 << 7)
 
 
 def test_disassembler_one_line_per_instruction_with_token_queues():
@@ -151,8 +151,8 @@ def test_disassembler_one_line_per_instruction_with_token_queues():
 def test_decode_stream_names_the_bad_instruction():
     isa = load_config("pynq").isa
     good = isa.encode(FinishInsn()).to_bytes(16, "little")
-    with pytest.raises(ValueError, match="instruction 1: unknown memory_type 6"):
-        isa.decode_stream(good + (6 << 7).to_bytes(16, "little"))
+    with pytest.raises(ValueError, match="instruction 1: unknown memory_type 7"):
+        isa.decode_stream(good + (7 << 7).to_bytes(16, "little"))
     with pytest.raises(ValueError, match="instruction 2: unknown opcode 5"):
         isa.decode_stream(good + good + (5).to_bytes(16, "little"))
     with pytest.raises(ValueError, match="multiple of 16 bytes"):
@@ -179,7 +179,7 @@ def test_disassembler_shows_the_reset_bit_of_gemm_and_alu():
     assert "reset" not in lines[2]
 
 
-@pytest.mark.parametrize("word", [6 << 7 | int(Opcode.LOAD), 7 << 108 | int(Opcode.ALU)])
+@pytest.mark.parametrize("word", [7 << 7 | int(Opcode.LOAD), 7 << 108 | int(Opcode.ALU)])
 def test_decode_and_decode_stream_give_one_reason_with_the_valid_values(word):
     from vdla.hw.isa import InsnDecodeError
     isa = load_config("pynq").isa

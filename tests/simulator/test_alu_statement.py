@@ -54,6 +54,9 @@ def random_case(rng, op: AluOp, layout: str):
             break
     state = OnChipState(TINY)
     state.acc[:] = lanes(rng, state.acc.shape)
+    state.lut[:] = rng.integers(-128, 128, state.lut.shape)
+    if op == AluOp.LUT and rng.random() < 0.5:   # small values: lookups inside the table, not saturated
+        state.acc[:] = rng.integers(-200, 200, state.acc.shape)
     if op == AluOp.MUL and rng.random() < 0.5:   # small odd values: products that do not vanish at once
         state.acc[:] = rng.integers(-3, 4, state.acc.shape) | 1
     dst = rng.integers(0, HALF - reach["dst"], n)
@@ -76,7 +79,8 @@ def step_by_step(insn: AluInsn, state: OnChipState) -> np.ndarray:
             for u in range(insn.uop_begin, insn.uop_end):
                 d = state.uop_dst[u] + i * insn.dst_factor_out + j * insn.dst_factor_in
                 s = state.uop_src[u] + i * insn.src_factor_out + j * insn.src_factor_in
-                acc[d] = lane_op(insn.alu_opcode, acc[d], insn.imm if insn.use_imm else acc[s])
+                acc[d] = lane_op(insn.alu_opcode, acc[d], insn.imm if insn.use_imm else acc[s],
+                                 table=state.lut.reshape(-1))
     return acc
 
 

@@ -35,6 +35,20 @@ def repeated(op: AluOp, x: int, b: int, n: int) -> int:
     return int(lane_op(op, x, wrap(b)))
 
 
+def looked_up(table: np.ndarray, x: int, n: int) -> int:
+    """x after n table lookups, by walking the codes until they repeat (the walk cycles
+    within 257 steps: after the first lookup a value is one of 256 codes)."""
+    seen, path = {}, []
+    for step in range(n):
+        x = int(table[min(max(x, -128), 127) + 128])
+        if x in seen:
+            first = seen[x]
+            return path[first + (n - 1 - step) % (step - first)]
+        seen[x] = step
+        path.append(x)
+    return x
+
+
 def fresh(rng, uops):
     state = OnChipState(CFG)
     state.acc[:] = rng.integers(-2**31, 2**31, state.acc.shape)
@@ -69,6 +83,7 @@ def test_alu_at_max_iterations_and_every_micro_op(op, rng):
     n = CFG.uop_depth
     uops = [(k % 512, 1024 + k % 16) for k in range(n)]
     state = fresh(rng, uops)
+    state.lut[:] = rng.integers(-128, 128, state.lut.shape)
     state.acc[1024:1040] = rng.integers(-3, 4, (16, 1, 16))   # SHR amounts one sign per lane below
     state.acc[1024:1040] = np.abs(state.acc[1024:1040]) * np.sign(rng.integers(-1, 2, (1, 1, 16)))
     before = state.acc.astype(np.int64)
@@ -80,7 +95,9 @@ def test_alu_at_max_iterations_and_every_micro_op(op, rng):
         for lane in (0, 5, 15):
             x = int(before[d, 0, lane])
             operands = [int(before[s, 0, lane]) for s in sources]
-            if op in (AluOp.ADD, AluOp.MUL, AluOp.MIN, AluOp.MAX):
+            if op == AluOp.LUT:   # the operands are read and ignored
+                x = looked_up(state.lut.reshape(-1), x, len(sources) * reps)
+            elif op in (AluOp.ADD, AluOp.MUL, AluOp.MIN, AluOp.MAX):
                 for b in operands:
                     x = repeated(op, x, b, reps)
             else:   # one sign per lane: the shifts of a lane add up

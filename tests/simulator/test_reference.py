@@ -146,7 +146,9 @@ def acc_program(values: np.ndarray, alu_insns, n_out: int):
     return run(stored_after_compute(insns, store(0, 0, 1, n_out)), values.astype("<i4").tobytes(), uops)
 
 
-@pytest.mark.parametrize("op", list(AluOp))
+# LUT reads the table, not the operand: the random programs (test_random_programs_agree...) load
+# tables and run it against the reference model
+@pytest.mark.parametrize("op", [op for op in AluOp if op != AluOp.LUT])
 def test_alu_tensor_operand(rng, op):
     values = rng.integers(-2**31, 2**31, (4, N), dtype=np.int64)
     if op == AluOp.SHR:  # shift amounts of both signs and both ends across the lanes, random high bits
@@ -159,6 +161,30 @@ def test_alu_tensor_operand(rng, op):
     np.testing.assert_array_equal(got[0], low8(lane_op(op, values[0], values[1])))
     np.testing.assert_array_equal(got[2], low8(lane_op(op, values[2], values[3])))
     np.testing.assert_array_equal(got[[1, 3]], np.zeros((2, N), np.int8))  # never written by GEMM/ALU
+
+
+@pytest.mark.parametrize("use_imm", [True, False])
+@pytest.mark.parametrize("pad_min", [False, True])
+def test_lut_load_with_padding_then_lookups(rng, use_imm, pad_min):
+    """A table loaded as 2 rows of 2 elements inside one padding element on each side (16
+    elements of 16 entries), then ALU LUT over values inside and beyond int8."""
+    table_rows = rng.integers(-128, 128, (2, 2, N), dtype=np.int8)
+    values = rng.integers(-300, 300, (4, N), dtype=np.int64)
+    values[0, :4] = [-2**31, -129, 128, 2**31 - 1]
+    acc_at = table_rows.nbytes         # the ACC values right after the table (64 B: one ACC element)
+    data = table_rows.tobytes() + values.astype("<i4").tobytes()
+    insns = [uop_load([Uop(dst=0, src=1), Uop(dst=2, src=3)]),
+             load(MemType.LUT, 0, 0, 2, 2, pads=(1, 1, 1, 1), pad_min=pad_min),
+             load(MemType.ACC, 0, acc_at // 64, 1, 4),
+             AluInsn(uop_begin=0, uop_end=2, alu_opcode=AluOp.LUT, use_imm=use_imm, imm=7)]
+    dram = run(stored_after_compute(insns, store(0, 0, 1, 4)), data, [Uop(dst=0, src=1), Uop(dst=2, src=3)])
+    entries = np.pad(table_rows.astype(np.int64), ((1, 1), (1, 1), (0, 0)),
+                     constant_values=-128 if pad_min else 0).reshape(-1)
+    assert entries.size == 256
+    got = out_elems(dram, 0, 4)
+    for row in (0, 2):
+        expect = [entries[min(max(int(v), -128), 127) + 128] for v in values[row]]
+        np.testing.assert_array_equal(got[row], expect)
 
 
 @pytest.mark.parametrize("op,imm", [(AluOp.MIN, -5), (AluOp.MAX, 7), (AluOp.ADD, IMM_MIN), (AluOp.ADD, IMM_MAX),

@@ -86,6 +86,9 @@ def test_gemm_reset_zeroes_acc_and_out():
 def test_alu_every_opcode(op, use_imm, rng):
     state, _ = fresh()
     state.acc[:64] = rng.integers(-2**31, 2**31, size=(64, 1, 16))
+    state.lut[:] = rng.integers(-128, 128, state.lut.shape)
+    if op == AluOp.LUT:
+        state.acc[:32] = rng.integers(-200, 200, size=(32, 1, 16))   # mostly inside the table
     if op == AluOp.SHR and not use_imm:
         state.acc[32:64] = rng.integers(-40, 40, size=(32, 1, 16))  # shift amounts, both signs
     before = state.acc.copy()
@@ -95,7 +98,7 @@ def test_alu_every_opcode(op, use_imm, rng):
                    src_factor_out=8, src_factor_in=1, alu_opcode=op, use_imm=use_imm, imm=imm)
     execute(insn, 0, state, None)
     operand = imm if use_imm else before[32:64]
-    expect = lane_op(op, before[:32], operand)
+    expect = lane_op(op, before[:32], operand, table=state.lut.reshape(-1))
     np.testing.assert_array_equal(state.acc[:32], expect)
     np.testing.assert_array_equal(state.acc[32:], before[32:])
     np.testing.assert_array_equal(state.out[:32], expect.astype(np.int8))
@@ -149,3 +152,14 @@ def test_uop_load_and_store_through_a_whole_stream(rng):
     assert not got[:, 2].any()
     assert result.stats.gemm_uops == 6 and result.stats.alu_uops == 18
     assert result.stats.load_bytes["INP"] == 96 and result.stats.store_bytes == 96
+
+
+def test_a_config_of_more_lanes_than_table_entries_has_no_lookup_table():
+    from vdla.hw import HwConfig
+    from vdla.simulator.errors import StreamError
+    wide = HwConfig.from_dict({"LOG_BATCH": 3, "LOG_BLOCK": 6, "LOG_INP_BUFF_SIZE": 16, "LOG_WGT_BUFF_SIZE": 18,
+                               "LOG_ACC_BUFF_SIZE": 18})
+    assert wide.lut_depth == 0 and load_config("pynq").lut_depth * 16 == 256
+    state = OnChipState(wide)
+    with pytest.raises(StreamError, match="has no lookup table"):
+        execute(AluInsn(uop_begin=0, uop_end=1, alu_opcode=AluOp.LUT, use_imm=True), 3, state, None)

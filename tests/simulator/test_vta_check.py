@@ -82,6 +82,7 @@ def test_a_compatible_stream_has_no_findings_and_runs():
 @pytest.mark.parametrize("insn,kind", [
     (alu(AluOp.MUL, imm=3, uop=0), "alu_mul"),
     (alu(AluOp.MUL, uop=1), "alu_mul"),
+    (alu(AluOp.LUT, imm=0, uop=0), "alu_lut"),
     (alu(AluOp.SHR, imm=16, uop=0), "shr_range"),
     (alu(AluOp.SHR, imm=-17, uop=0), "shr_range"),
     (alu(AluOp.SHR, uop=1), "shr_tensor"),
@@ -110,6 +111,7 @@ def test_shift_message_says_what_each_machine_does():
 
 @pytest.mark.parametrize("index,insn,kind", [
     (5, load(MemType.ACC_8BIT, 4, 1), "acc_8bit"),
+    (5, load(MemType.LUT, 4, 1), "lut"),
     (1, load(MemType.WGT, 0, 1, push_next=True, x_pad_1=1), "padded_load"),
     (2, replace(load_uops(2), y_pad_0=1), "padded_load"),
     (0, load(MemType.INP, 0, 2, x_pad_0=1, x_pad_1=1, pad_min=True), "pad_min"),

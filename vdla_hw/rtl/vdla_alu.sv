@@ -9,6 +9,9 @@
 //   c+3 tensor: write ACC[d] = op(ACC[d], ACC[s])
 // A micro-op two places later reads ACC[d] no earlier than c+3 (imm) or c+5 (tensor), after
 // the write; the next micro-op's source read (tensor, c+4) also sees it.
+// LUT looks each lane's operand a up in that lane's copy of the lookup table (vdla_lut, an
+// asynchronous read), so it writes in the same stage as the other ops; LOAD LUT writes every
+// copy through the lut_* port (the compute module's DMA).
 // The reset bit of the instruction (alu_insn_t.reset) is ignored: an ALU instruction always
 // computes, as in VTA (vdla_hw/isa.py). Only GEMM zeroes its destinations.
 // Yosys does not parse an import in the module header, so the (generated) package is
@@ -39,7 +42,14 @@ module vdla_alu (
   output logic                     acc_we,
   output logic [LOG_ACC_DEPTH-1:0] acc_waddr,
   output logic [ACC_ELEM_BITS-1:0] acc_wdata,
-  output logic [OUT_ELEM_BITS-1:0] out_wdata
+  output logic [OUT_ELEM_BITS-1:0] out_wdata,
+  input  logic                     lut_clear,   // simulation only (see README)
+  input  logic                     lut_we,      // LOAD LUT, as vdla_lut takes it
+  input  logic                     lut_pad,
+  input  logic                     lut_pad_min,
+  input  logic [LUT_ADDR_BITS-1:0] lut_elem,
+  input  logic [31:0]              lut_beat,
+  input  logic [BUS_BITS-1:0]      lut_wdata
 );
   localparam int LANES = BATCH * BLOCK;
   localparam int IX_DST = 0, IX_SRC = 1;   // the loop's index streams
@@ -103,7 +113,10 @@ module vdla_alu (
       logic [ACC_BITS-1:0] a, b, y;
       assign a = v3 ? held3[l*ACC_BITS +: ACC_BITS] : acc_rdata[l*ACC_BITS +: ACC_BITS];
       assign b = v3 ? acc_rdata[l*ACC_BITS +: ACC_BITS] : imm;
-      vdla_alu_lane u_lane (.op, .a, .b, .y);
+      logic [TABLE_BITS-1:0] entry;
+      vdla_lut u_lut (.clk, .clear(lut_clear), .we(lut_we), .pad(lut_pad), .pad_min(lut_pad_min), .elem(lut_elem),
+                      .beat(lut_beat), .wdata(lut_wdata), .x(a), .entry);
+      vdla_alu_lane u_lane (.op, .a, .b, .entry, .y);
       assign acc_wdata[l*ACC_BITS +: ACC_BITS] = y;
       assign out_wdata[l*OUT_BITS +: OUT_BITS] = y[OUT_BITS-1:0];
     end

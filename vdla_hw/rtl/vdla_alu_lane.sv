@@ -1,6 +1,7 @@
 // One accumulator lane of the ALU (SPEC §3, vdla.hw.alu_ops): MIN/MAX signed, ADD and MUL
 // wrap (the low ACC_BITS), SHR by the low ALU_SHIFT_BITS of b read as a signed number:
-// >= 0 arithmetic right shift, < 0 left shift (by ACC_BITS gives 0).
+// >= 0 arithmetic right shift, < 0 left shift (by ACC_BITS gives 0). LUT: the lane's
+// lookup-table entry for a (vdla_lut), sign-extended; b is ignored.
 // Yosys does not parse an import in the module header, so the (generated) package is
 // imported at file scope.
 /* verilator lint_off IMPORTSTAR */
@@ -11,6 +12,7 @@ module vdla_alu_lane (
   input  vdla_pkg::alu_op_e   op,
   input  logic [ACC_BITS-1:0] a,
   input  logic [ACC_BITS-1:0] b,
+  input  logic [TABLE_BITS-1:0] entry,
   output logic [ACC_BITS-1:0] y
 );
   logic signed [ACC_BITS-1:0] sa, sb;
@@ -28,6 +30,7 @@ module vdla_alu_lane (
       ALU_ADD: y = a + b;
       ALU_SHR: y = shifted;
       ALU_MUL: y = a * b;
+      ALU_LUT: y = ACC_BITS'($signed(entry));
       default: y = a;
     endcase
   end

@@ -1,6 +1,7 @@
-// The compute module: executes LOAD UOP/ACC/ACC_8BIT, GEMM, ALU and FINISH in order, popping
-// l2c/s2c before and pushing c2l/c2s after. Owns the micro-op and accumulator SRAM writes;
-// GEMM and ALU write OUT as well.
+// The compute module: executes LOAD UOP/ACC/ACC_8BIT/LUT, GEMM, ALU and FINISH in order,
+// popping l2c/s2c before and pushing c2l/c2s after. Owns the micro-op and accumulator SRAM
+// writes and those of the ALU's lookup table (kept inside the ALU); GEMM and ALU write OUT
+// as well.
 // Yosys does not parse an import in the module header, so the (generated) package is
 // imported at file scope.
 /* verilator lint_off IMPORTSTAR */
@@ -12,6 +13,7 @@ module vdla_compute (
   input  logic                     rst,
   input  logic                     running,
   input  logic                     clear_stats,
+  input  logic                     sim_clear,     // simulation only: zero the lookup table
   input  logic                     q_valid,
   input  vdla_pkg::insn_t          q_insn,
   output logic                     q_pop,
@@ -57,6 +59,7 @@ module vdla_compute (
   output logic [REG_BITS-1:0]      uop_bytes,     // DRAM bytes loaded (padding excluded)
   output logic [REG_BITS-1:0]      acc_bytes,
   output logic [REG_BITS-1:0]      acc8_bytes,
+  output logic [REG_BITS-1:0]      lut_bytes,
   output vdla_pkg::axi_rd_req_t    axi_req,
   input  vdla_pkg::axi_rd_rsp_t    axi_rsp
 );
@@ -68,7 +71,8 @@ module vdla_compute (
   assign mtype = q_insn.mem.memory_type;
   assign is_load = opcode == OP_LOAD;
   assign is_nop = is_load && q_insn.mem.x_size == '0;
-  assign is_dma = is_load && !is_nop && (mtype == MEM_UOP || mtype == MEM_ACC || mtype == MEM_ACC_8BIT);
+  assign is_dma = is_load && !is_nop && (mtype == MEM_UOP || mtype == MEM_ACC || mtype == MEM_ACC_8BIT
+                                      || mtype == MEM_LUT);
   assign is_gemm = opcode == OP_GEMM;
   assign is_alu = opcode == OP_ALU;
   assign is_finish = opcode == OP_FINISH;
@@ -94,7 +98,7 @@ module vdla_compute (
   assign c2s_push = last && last_flags[F_PUSH_NEXT];
   assign finish_done = last && last_flags[F_FINISH];
 
-  // ---- DMA: micro-ops and accumulators ---------------------------------------------------
+  // ---- DMA: micro-ops, accumulators and the lookup table -----------------------------------
   logic wr_en, wr_pad, dma_err;
   logic [31:0] wr_elem, wr_beat;
   logic [BUS_BITS-1:0] wr_data;
@@ -106,10 +110,11 @@ module vdla_compute (
     .last(dma_last), .wr_en, .wr_pad, .wr_elem, .wr_beat, .wr_data, .dram_error(dma_err), .axi_req, .axi_rsp);
 
   // micro-op beats: bank b of the micro-op SRAM takes a fixed lane of every beat
-  logic uop_dma, acc_dma, acc8;
+  logic uop_dma, acc_dma, lut_dma, acc8;
   logic [31:0] sram_base, dram_base, x_size;
   assign uop_dma = wr_en && dma_insn.memory_type == MEM_UOP;
-  assign acc_dma = wr_en && dma_insn.memory_type != MEM_UOP;
+  assign acc_dma = wr_en && (dma_insn.memory_type == MEM_ACC || dma_insn.memory_type == MEM_ACC_8BIT);
+  assign lut_dma = wr_en && dma_insn.memory_type == MEM_LUT;
   assign acc8 = dma_insn.memory_type == MEM_ACC_8BIT;
   assign sram_base = 32'(dma_insn.sram_base);
   assign dram_base = 32'(dma_insn.dram_base);
@@ -142,6 +147,10 @@ module vdla_compute (
   logic dma_acc_ok;
   assign dma_acc_ok = wr_elem < 32'(ACC_DEPTH);
 
+  // lookup-table beats and padding elements go to every lane's copy of the table (vdla_lut)
+  logic dma_lut_ok;
+  assign dma_lut_ok = wr_elem < 32'(LUT_DEPTH);
+
   // ---- GEMM and ALU ----------------------------------------------------------------------
   logic g_uop_re, a_uop_re, g_acc_re, a_acc_re, g_acc_we, a_acc_we, g_err, a_err, g_cnt, a_cnt;
   logic [LOG_UOP_DEPTH-1:0] g_uop_raddr, a_uop_raddr;
@@ -158,7 +167,9 @@ module vdla_compute (
     .clk, .rst, .start(accept && is_alu), .insn(q_insn.alu), .busy(alu_busy), .last(alu_last),
     .err_range(a_err), .uop_count(a_cnt), .uop_re(a_uop_re), .uop_raddr(a_uop_raddr), .uop_rdata,
     .acc_re(a_acc_re), .acc_raddr(a_acc_raddr), .acc_rdata,
-    .acc_we(a_acc_we), .acc_waddr(a_acc_waddr), .acc_wdata(a_acc_wdata), .out_wdata(a_out_wdata));
+    .acc_we(a_acc_we), .acc_waddr(a_acc_waddr), .acc_wdata(a_acc_wdata), .out_wdata(a_out_wdata),
+    .lut_clear(sim_clear), .lut_we(lut_dma && dma_lut_ok), .lut_pad(wr_pad), .lut_pad_min(dma_insn.pad_min),
+    .lut_elem(wr_elem[LUT_ADDR_BITS-1:0]), .lut_beat(wr_beat), .lut_wdata(wr_data));
 
   assign uop_re = g_uop_re || a_uop_re;
   assign uop_raddr = g_uop_re ? g_uop_raddr : a_uop_raddr;
@@ -203,7 +214,7 @@ module vdla_compute (
   always_comb begin
     err = '0;
     err[ERR_DECODE_BIT] = accept && bad;
-    err[ERR_SRAM_RANGE_BIT] = g_err || a_err || (acc_dma && !dma_acc_ok) || |uop_bad;
+    err[ERR_SRAM_RANGE_BIT] = g_err || a_err || (acc_dma && !dma_acc_ok) || (lut_dma && !dma_lut_ok) || |uop_bad;
     err[ERR_DRAM_BIT] = dma_err;
   end
 
@@ -219,6 +230,7 @@ module vdla_compute (
       uop_bytes <= '0;
       acc_bytes <= '0;
       acc8_bytes <= '0;
+      lut_bytes <= '0;
     end else begin
       if (g_cnt) gemm_uops <= gemm_uops + 1;
       if (a_cnt) alu_uops <= alu_uops + 1;
@@ -227,6 +239,7 @@ module vdla_compute (
         if (acc8) acc8_bytes <= acc8_bytes + REG_BITS'(BUS_BYTES);
         else acc_bytes <= acc_bytes + REG_BITS'(BUS_BYTES);
       end
+      if (lut_dma && !wr_pad) lut_bytes <= lut_bytes + REG_BITS'(BUS_BYTES);
     end
   end
 endmodule

@@ -51,6 +51,7 @@ module vdla_dma_rd (
       MEM_WGT: begin log_elem_bytes = 5'(LOG_WGT_ELEM_BYTES); log_beats = 5'(LOG_WGT_BEATS); end
       MEM_ACC: begin log_elem_bytes = 5'(LOG_ACC_ELEM_BYTES); log_beats = 5'(LOG_ACC_BEATS); end
       MEM_ACC_8BIT: begin log_elem_bytes = 5'(LOG_ACC8_ELEM_BYTES); log_beats = 5'(LOG_ACC8_BEATS); end
+      MEM_LUT: begin log_elem_bytes = 5'(LOG_LUT_ELEM_BYTES); log_beats = 5'(LOG_LUT_BEATS); end
       default: begin log_elem_bytes = 5'(LOG_UOP_BYTES); log_beats = 5'd0; end  // UOP: micro-op units
     endcase
     // micro-op loads are one row, never padded; their first word may sit mid-beat

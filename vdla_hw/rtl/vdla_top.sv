@@ -1,7 +1,8 @@
 // VDLA: fetch -> command queues -> load / compute / store, four dependence-token queues,
-// the on-chip SRAMs, an AXI-lite control block and one AXI4 master per module. The ports
-// are flat and conventionally named (cocotb and Vivado's IP integrator find them by name);
-// the package's VDLA_*_PORTS / _CONNECT macros declare each bundle and tie it to its struct.
+// the on-chip SRAMs (the ALU's lookup table lives in the ALU), an AXI-lite control block
+// and one AXI4 master per module. The ports are flat and conventionally named (cocotb and
+// Vivado's IP integrator find them by name); the package's VDLA_*_PORTS / _CONNECT macros
+// declare each bundle and tie it to its struct.
 // Yosys does not parse an import in the module header, so the (generated) package is
 // imported at file scope.
 /* verilator lint_off IMPORTSTAR */
@@ -135,7 +136,7 @@ module vdla_top (
   logic load_busy, store_busy, compute_busy;
   logic [ERR_W-1:0] load_err, compute_err, store_err, queue_err;
   logic [REG_BITS-1:0] l_busy, l_tok, l_fetch, c_busy, c_tok, c_fetch, s_busy, s_tok, s_fetch, gemm_uops, alu_uops;
-  logic [REG_BITS-1:0] inp_bytes, wgt_bytes, uop_bytes, acc_bytes, acc8_bytes, store_bytes;
+  logic [REG_BITS-1:0] inp_bytes, wgt_bytes, uop_bytes, acc_bytes, acc8_bytes, lut_bytes, store_bytes;
   vdla_load u_load (
     .clk, .rst, .running, .clear_stats(launch), .q_valid(lq_valid), .q_insn(lq_insn), .q_pop(lq_pop),
     .c2l_avail, .c2l_pop, .l2c_push,
@@ -144,7 +145,8 @@ module vdla_top (
     .busy_cycles(l_busy), .token_stall_cycles(l_tok), .fetch_stall_cycles(l_fetch), .inp_bytes, .wgt_bytes,
     .axi_req(load_req), .axi_rsp(load_rsp));
   vdla_compute u_compute (
-    .clk, .rst, .running, .clear_stats(launch), .q_valid(cq_valid), .q_insn(cq_insn), .q_pop(cq_pop),
+    .clk, .rst, .running, .clear_stats(launch), .sim_clear, .q_valid(cq_valid), .q_insn(cq_insn),
+    .q_pop(cq_pop),
     .l2c_avail, .s2c_avail, .l2c_pop, .s2c_pop, .c2l_push, .c2s_push, .finish_done,
     .uop_we, .uop_wbe, .uop_waddr, .uop_wdata, .uop_re, .uop_raddr, .uop_rdata,
     .inp_re, .inp_raddr, .inp_rdata, .wgt_re, .wgt_raddr, .wgt_rdata,
@@ -152,7 +154,7 @@ module vdla_top (
     .out_we, .out_waddr, .out_wdata,
     .busy(compute_busy), .err(compute_err),
     .busy_cycles(c_busy), .token_stall_cycles(c_tok), .fetch_stall_cycles(c_fetch),
-    .gemm_uops, .alu_uops, .uop_bytes, .acc_bytes, .acc8_bytes,
+    .gemm_uops, .alu_uops, .uop_bytes, .acc_bytes, .acc8_bytes, .lut_bytes,
     .axi_req(comp_req), .axi_rsp(comp_rsp));
   vdla_store u_store (
     .clk, .rst, .running, .clear_stats(launch), .q_valid(sq_valid), .q_insn(sq_insn), .q_pop(sq_pop),
@@ -190,4 +192,5 @@ module vdla_top (
   assign counters[CNT_LOAD_BYTES_ACC] = acc_bytes;
   assign counters[CNT_LOAD_BYTES_ACC_8BIT] = acc8_bytes;
   assign counters[CNT_STORE_BYTES] = store_bytes;
+  assign counters[CNT_LOAD_BYTES_LUT] = lut_bytes;
 endmodule

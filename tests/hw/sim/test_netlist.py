@@ -1,9 +1,9 @@
 """The Yosys netlist of the RTL (vdla.hw.rtl.sim.netlist: synth_xilinx up to its fine-grained
 mapping, with the DSP48E1, block and LUT RAM primitives it maps to) runs programs as the RTL
 does: random programs against the simulator (data, cycles, counters), directed ones against
-numpy too (the GEMM's packed multipliers in DSPs at the operands' extremes, every ALU op,
-DMA bursts split at 4 KiB pages). On the small config; one Yosys run and one Verilator build (cached like the
-RTL's), then a simulator process per program. More programs and other configs:
+numpy too (the GEMM's packed multipliers in DSPs at the operands' extremes, every ALU op, the
+lookup table in LUT RAM, DMA bursts split at 4 KiB pages). On the small config; one Yosys run
+and one Verilator build (cached like the RTL's), then a simulator process per program. More programs and other configs:
 `python benchmarks/rtl_vs_sim.py --netlist`.
 
 Found this way: Yosys read `~32'(x)` in vdla_dma_rd as a cast to ~32 bits and dropped the
@@ -20,7 +20,7 @@ from ..test_random_programs import SMALL, random_cases
 
 pytestmark = pytest.mark.slow
 
-DIRECTED = [programs.gemm_extreme_operands, programs.alu_ops, programs.page_crossing]
+DIRECTED = [programs.gemm_extreme_operands, programs.alu_ops, programs.lookup_table, programs.page_crossing]
 
 
 @pytest.fixture(scope="module")
