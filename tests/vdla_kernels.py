@@ -28,7 +28,7 @@ def depthwise_nchw(x, w, stride, pads):
     return wrap32(np.einsum("nchwij,cij->nchw", win, w[:, 0].astype(np.int64)))
 
 
-def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None, rscale=None):
+def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None, rscale=None, table=None):
     """acc int32 (any layout with channels on channel_axis) -> the int8 the STORE writes."""
     x = wrap32(acc)
     shape = [1] * x.ndim
@@ -54,18 +54,21 @@ def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None, rsca
         x = np.maximum(x, ep.lo)
     if ep.hi is not None:
         x = np.minimum(x, ep.hi)
+    if ep.table:     # ALU LUT: saturate to int8, then entry (code + 128)
+        x = np.asarray(table, np.int8)[np.clip(x, -128, 127) + 128]
     return x.astype(np.int32).astype(np.int8)
 
 
 def conv_reference(x, w, stride=1, pad=1, ep=None, bias=None, residual=None, depthwise=False, scale=None,
-                   rscale=None):
+                   rscale=None, table=None):
     pads = pad if isinstance(pad, tuple) else (pad,) * 4
     acc = depthwise_nchw(x, w, stride, pads) if depthwise else conv_nchw(x, w, stride, pads)
-    return epilogue(acc, ep or Epilogue(), bias, residual, scale=scale, rscale=rscale)
+    return epilogue(acc, ep or Epilogue(), bias, residual, scale=scale, rscale=rscale, table=table)
 
 
-def dense_reference(a, b, ep=None, bias=None, residual=None, scale=None):
-    return epilogue(wrap32(a.astype(np.int64) @ b.astype(np.int64)), ep or Epilogue(), bias, residual, scale=scale)
+def dense_reference(a, b, ep=None, bias=None, residual=None, scale=None, table=None):
+    return epilogue(wrap32(a.astype(np.int64) @ b.astype(np.int64)), ep or Epilogue(), bias, residual, scale=scale,
+                    table=table)
 
 
 def pool_reference(x, kernel, stride, pad, mode, ep=None):

@@ -51,6 +51,9 @@ class TensorIntrin:
     scopes: dict = field(default_factory=dict)     # operand name -> tuple of allowed scopes
     strides: dict = field(default_factory=dict)    # operand name -> per-dim stride or None
     doc: str = ""
+    # operands read at data-dependent places (a lookup table): the intrinsic takes the whole
+    # buffer, and tensorize checks only their scope
+    gathers: frozenset = frozenset()
 
     @property
     def inputs(self):
@@ -72,6 +75,6 @@ class TensorIntrin:
             raise ValueError(f"intrinsic {self.name}: operands must have at least one dimension")
 
 
-def declare_intrin(name, output, emit, scopes=None, strides=None, doc=""):
+def declare_intrin(name, output, emit, scopes=None, strides=None, doc="", gathers=()):
     """Declare a tensor intrinsic (see module docstring)."""
-    return TensorIntrin(name, output, emit, dict(scopes or {}), dict(strides or {}), doc)
+    return TensorIntrin(name, output, emit, dict(scopes or {}), dict(strides or {}), doc, frozenset(gathers))

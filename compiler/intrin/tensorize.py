@@ -38,6 +38,9 @@ def _structure_match(a, b, pairs, st, intrin, path="body"):
                           f"intrinsic computes {b!r}")
     if isinstance(a, E.TensorRead):
         pairs.append((a, b))
+        if b.tensor.name in intrin.gathers:     # the place read is computed from other operands
+            for k, (x, y) in enumerate(zip(a.indices, b.indices)):
+                _structure_match(x, y, pairs, st, intrin, f"{path}.index[{k}]")
         return
     if isinstance(a, E.Const):
         if a.value != b.value or a.dtype != b.dtype:
@@ -175,6 +178,14 @@ def emit_tensorized(ctx, st, tens_pos, roots, rel, accumulate, lower_reads, guar
     views = {}
     for name, (sread, dread) in inputs.items():
         load = lower_reads(ctx, sread)     # BufferLoad with region-relative indices
+        if name in intrin.gathers:
+            allowed = intrin.scopes.get(name)
+            if allowed is not None and load.buffer.scope not in allowed:
+                _fail(st, intrin, f"scope constraint: operand {name} must be in memory scope "
+                                  f"{' or '.join(repr(s) for s in allowed)}, but buffer {load.buffer.name} is in "
+                                  f"{load.buffer.scope!r}; use cache_read into that scope")
+            views[name] = BufferRegion(name, load.buffer, E.Const(0, "int32"), (), tuple(dread.tensor.shape))
+            continue
         base, coeffs = _flat_access(load.buffer, load.indices, region_vars, st, intrin,
                                     f"the read of {sread.tensor.name}")
         views[name] = _operand_view(intrin, st, dread.tensor, dread.indices, axis_for_var,

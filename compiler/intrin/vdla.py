@@ -7,14 +7,17 @@ output lanes, the input/weight/accumulator widths.
 gemm(config): acc[b, o] += sum_i acc_t(inp[b, i]) * acc_t(wgt[o, i]), operands in the
 accelerator's on-chip buffers (scopes vdla.inp, vdla.wgt, vdla.acc), each tile contiguous
 (the on-chip buffers hold whole elements).
-alu(op, config, imm) / alu_shr(shift, config): one accumulator element, lane-wise. The lane
+alu(op, config, imm) / alu_shr(shift, config): one accumulator element, lane-wise.
+alu_lut(config): one accumulator element through the lookup table (scope vdla.lut, loaded by
+LOAD LUT): each lane saturated to int8 reads its entry (`lookup`, the table read as a gather,
+which tensorize takes whole: intrinsic `gathers`). The lane
 operations and the immediates they accept are vdla.hw.alu_ops'; the declarations restate the
 operations as loop-IR expressions (the language tensorize matches in), and
 tests/compiler/intrin/test_vdla_alu_declarations.py runs them against vdla.hw's statement.
 """
 from __future__ import annotations
 
-from vdla.hw.alu_ops import LANE_BITS, SHR_MAX, immediate_error
+from vdla.hw.alu_ops import LANE_BITS, SHR_MAX, TABLE_MAX, TABLE_MIN, immediate_error
 from vdla.hw.isa import AluOp
 
 from .. import te
@@ -22,7 +25,7 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from .declaration import declare_intrin
 
-SCOPE_INP, SCOPE_WGT, SCOPE_ACC = "vdla.inp", "vdla.wgt", "vdla.acc"
+SCOPE_INP, SCOPE_WGT, SCOPE_ACC, SCOPE_LUT = "vdla.inp", "vdla.wgt", "vdla.acc", "vdla.lut"
 
 
 def _dtypes(config):
@@ -96,6 +99,32 @@ def alu_shr(shift, config):
     src = te.placeholder((batch, block_out), acc_t, "src")
     dst = te.compute((batch, block_out), lambda b, o: src[b, o] // (1 << shift), name="dst")
     return _declare_alu(f"vdla_alu_shr_imm{shift}", dst, "shr", shift, block_out)
+
+
+def lookup(table, x):
+    """The lookup table's entry for the int32 value x as a loop-IR expression (int32): x
+    saturated to int8 indexes the TABLE_ENTRIES entries that `table` holds as LOAD LUT lays
+    them out, (elements, BATCH, BLOCK) with entry e at element e // lanes, lane e % lanes."""
+    _, batch, block = table.shape
+    entry = E.Max(E.Min(x, E.Const(TABLE_MAX, "int32")), E.Const(TABLE_MIN, "int32")) - E.Const(TABLE_MIN, "int32")
+    return te.cast("int32", table[entry // (batch * block), (entry // block) % batch, entry % block])
+
+
+def alu_lut(config):
+    """ALU LUT on an accumulator element: dst[b, o] = the table's entry for src[b, o]."""
+    batch, block_out, acc_t = config.batch, config.block, _dtypes(config)[2]
+    src = te.placeholder((batch, block_out), acc_t, "src")
+    table = te.placeholder((config.lut_depth, batch, block_out), "int8", "table")
+    dst = te.compute((batch, block_out), lambda b, o: lookup(table, src[b, o]), name="dst")
+    def emit(ins, out, accumulate):
+        # the table is the ALU's own state (LOAD LUT filled it); the instruction names only the
+        # accumulators, and its operand is an ignored immediate: one cycle per micro-op
+        (acc,) = [r for r in ins if r.operand == "src"]
+        return S.IntrinsicStmt("vdla.alu", [_view(acc), _view(out)], {"op": "lut", "imm": 0})
+    return declare_intrin("vdla_alu_lut", dst, emit,
+                          scopes={"src": (SCOPE_ACC,), "dst": (SCOPE_ACC,), "table": (SCOPE_LUT,)},
+                          strides={"src": (block_out, 1), "dst": (block_out, 1)}, gathers={"table"},
+                          doc="VDLA ALU LUT: an accumulator tile through the lookup table")
 
 
 def _declare_alu(name, dst, op, imm, block_out):

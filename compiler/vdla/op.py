@@ -73,6 +73,7 @@ class VdlaOp:
     default_knobs: Callable
     macs: Callable = lambda graph, node: 0          # noqa: E731
     fuses_activation: bool = False   # a Relu / Clip(min >= 0) that alone reads its output joins it
+    fuses_table: bool = False        # an elementwise chain after it joins as its lookup table (table.py)
     keeps_sign: bool = False         # a non-negative input gives a non-negative output (max, sums)
     scales_output: bool = True       # its output takes a calibrated scale (pooling keeps its input's)
     rows_output: bool = False        # its output is held as matrix rows whatever its rank (SPEC §7 matrix)

@@ -15,6 +15,7 @@ from ..graph.ir import Graph
 from .macs import cpu_macs
 from .op import PlaceContext
 from .registry import OPS, op_for_source
+from .table import table_chain
 
 # Nominal int8 multiply-accumulates per second of the CPUs a VDLA board carries, for the
 # placement estimate (a Cortex-A9 with NEON about 1 G, a Cortex-A53 about 4 G).
@@ -22,8 +23,10 @@ CPU_MACS_PER_S = {"armv7a-linux-gnueabihf": 1.0e9, "aarch64-linux-gnu": 4.0e9}
 DEFAULT_BOARD_CPU = "armv7a-linux-gnueabihf"
 
 # functions the tensor ALU (integer AluOps, lane by lane) cannot compute, and why
-_TRANSCENDENTAL = (f"a transcendental function, which the ALU's integer {', '.join(op.name for op in AluOp)} do not "
-                   "compute exactly")
+_ARITHMETIC = ", ".join(op.name for op in AluOp if op != AluOp.LUT)
+_TRANSCENDENTAL = (f"a transcendental function, which the ALU's integer {_ARITHMETIC} do not compute; its lookup "
+                   "table (LUT) takes one only as the activation of a convolution or Gemm whose output nothing else "
+                   "reads")
 _ACROSS_LANES = "the ALU works lane by lane and has no reduction across a row's lanes"
 _NO_ALU = {**dict.fromkeys(("Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "Pow", "HardSigmoid", "HardSwish"),
                            _TRANSCENDENTAL),
@@ -31,7 +34,8 @@ _NO_ALU = {**dict.fromkeys(("Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Erf", "Pow
            "LayerNormalization": f"a mean, a variance and a square root across each row: {_ACROSS_LANES}",
            "ReduceMean": _ACROSS_LANES, "ReduceSum": _ACROSS_LANES, "ReduceMax": _ACROSS_LANES,
            "Div": "a division (the ALU divides only by powers of two, by shifting)",
-           "LeakyRelu": "a fractional slope below zero, which the ALU's epilogues do not take yet"}
+           "LeakyRelu": "a fractional slope below zero: the ALU's lookup table takes it only as the activation of a "
+                        "convolution or Gemm whose output nothing else reads"}
 # data movement the accelerator's DMA (contiguous 2-d loads and stores of whole blocks) does not express
 _MOVES = {"Transpose": "a transpose", "Gather": "a gather by index", "Slice": "a slice", "Split": "a split",
           "Concat": "a concatenation (the memory plan does not place its producers side by side)",
@@ -94,12 +98,14 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
         macs = cpu_macs(graph, node) if macs is None else macs
         place[node.name] = {"device": "cpu", "reason": why, "macs": macs}
 
-    def vdla(node, macs=0, act=None, rows=False):
+    def vdla(node, macs=0, act=None, rows=False, chain=()):
         place[node.name] = {"device": "vdla", "reason": "", "macs": macs}
         if act is not None:
             place[act.name] = {"device": "vdla", "reason": "", "macs": 0, "fused_into": node.name}
             nonneg.add(act.outputs[0])
-        made = [n.outputs[0] for n in (node, act) if n is not None]
+        for n in chain:       # through the lookup table, ending the op's epilogue
+            place[n.name] = {"device": "vdla", "reason": "", "macs": 0, "fused_into": node.name, "table": True}
+        made = [n.outputs[0] for n in (node, act, *chain[-1:]) if n is not None]
         produced.update(made)
         matrices.update(t for t in made if rows or len(graph.types[t].shape) != 4)
 
@@ -126,7 +132,12 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             if problem:
                 cpu(node, problem, macs)
                 continue
-            vdla(node, macs, fused_activation(graph, node, consumers) if op.fuses_activation else None, op.rows_output)
+            act = fused_activation(graph, node, consumers) if op.fuses_activation else None
+            chain = None
+            if act is None and op.fuses_table and not vta_compat and config.lut_depth:
+                chain = table_chain(graph, node, consumers,
+                                    lambda n: row_view(graph.types[n.inputs[0]], graph.types[n.outputs[0]]))
+            vdla(node, macs, act, op.rows_output, chain or ())
             if op.keeps_sign:
                 keep_sign(node)
         elif node.op in ("Reshape", "Flatten"):

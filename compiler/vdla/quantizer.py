@@ -4,7 +4,7 @@ and the quantization shared by the GEMM-core ops (quantize_gemm), which the op r
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -14,7 +14,8 @@ from vdla.driver.host_ops.vdla.boundary import DEQUANTIZE, QUANTIZE
 from ..graph.ir import Graph, Node, TensorType
 from ..topi.vdla import pack_bias
 from .requant import (TINY, accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step,
-                      requant_multiply, requant_residual, requant_shift, weight_step)
+                      requant_multiply, requant_residual, requant_shift, tensor_step, weight_step)
+from .table import activation_table, input_grid
 
 
 class Quantizer:
@@ -60,9 +61,28 @@ class Quantizer:
     def fused_activation(self, node):
         """The node placement fused into `node` (its activation, or a residual Add), or None."""
         users = self._consumers.get(node.outputs[0], [])
-        if len(users) == 1 and self.place.get(users[0].name, {}).get("fused_into") == node.name:
+        info = self.place.get(users[0].name, {}) if len(users) == 1 else {}
+        if info.get("fused_into") == node.name and not info.get("table"):
             return users[0]
         return None
+
+    def table_chain(self, node) -> list:
+        """The elementwise chain placement fused into `node` as its lookup table (table.py), in
+        graph order; [] if none, or if a QDQ model quantizes the chain's output on a grid its
+        readers cannot pad (a zero point other than 0 and -128, read by a padded convolution):
+        then the chain goes back to the CPU, whose output the accelerator's edge quantizes and
+        pads, so that the model's own grid holds (a symmetric one flips codes everywhere)."""
+        chain = [n for n in self.g.nodes if self.place.get(n.name, {}).get("fused_into") == node.name
+                 and self.place[n.name].get("table")]
+        y = chain[-1].outputs[0] if chain else None
+        pair = self.stats.get(y, {}).get("qdq") if chain else None
+        if pair is not None and self.asymmetric(y) is None:
+            why = (f"{node.name}'s activation ends on the QDQ model's grid of zero point {pair['zero_point']}, which "
+                   "its padded readers need written as padding: the accelerator's edge does that, after the CPU")
+            for n in chain:
+                self.place[n.name] = {"device": "cpu", "reason": why, "macs": 0}
+            return []
+        return chain
 
     def packed_input(self, tensor) -> tuple[str, float]:
         if tensor not in self.packed:
@@ -212,6 +232,13 @@ class Quantizer:
             return padded(np.full(channels, skewed[0]), self.config.block), skewed[1]
         return padded(s, self.config.block), 0
 
+    def table_out_scale(self, tensor, channels):
+        """(scale padded to blocks, zero point) of a lookup table's output: one grid for every
+        channel (the one table maps them all), spread over all 256 codes where that is finer."""
+        skewed = self.asymmetric(tensor)
+        step, zp = (skewed[0], skewed[1]) if skewed is not None else (tensor_step(self.stats, tensor), 0)
+        return padded(np.full(channels, step), self.config.block), zp
+
     def requant(self, s_w, s_y, bias_real, acc_peak, act, z_y):
         """-> (epilogue, int32 bias, per-channel multipliers or None in VTA mode)."""
         if self.vta_compat:
@@ -258,17 +285,23 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
     residual = act if act is not None and act.op == "Add" else None
     if residual is not None:
         act = q.fused_activation(residual)
-    y = (act or residual or node).outputs[0]
+    chain = q.table_chain(node)
+    y = chain[-1].outputs[0] if chain else (act or residual or node).outputs[0]
     xq, s_x = form.packed_input(q, node)
     z_x = q.zp.get(xq, 0)
     w = g.constants[node.inputs[1]].astype(np.float64)
     b = g.constants[node.inputs[2]].astype(np.float64) if len(node.inputs) > 2 and node.inputs[2] \
         else np.zeros(w.shape[0])
-    s_y_padded, z_y = q.out_scale(y, w.shape[0], act)
+    s_y_padded, z_y = q.table_out_scale(y, w.shape[0]) if chain else q.out_scale(y, w.shape[0], act)
     s_y = s_y_padded[:w.shape[0]]
+    if chain:      # the epilogue requantizes to the chain input's grid; the table does the rest
+        s_mid, z_mid = input_grid(q.stats, node.outputs[0])
+        s_acc = np.full(s_y.shape, s_mid)
+    else:
+        s_acc = s_y
     # the input's per-channel scales fold into the weights: acc = sum(w * s_x[c] * x_q)
     w = w * s_x[form.input_channel(node, w.shape)]
-    s_w = power_of_two_step(w, s_y, node.name) if q.vta_compat else weight_step(w, s_y)
+    s_w = power_of_two_step(w, s_acc, node.name) if q.vta_compat else weight_step(w, s_acc)
     per_row = (-1,) + (1,) * (w.ndim - 1)
     w_q = np.clip(np.rint(w / s_w.reshape(per_row)), -127, 127).astype(np.int8)
     layer = form.layer(q, node, xq, w)
@@ -284,6 +317,11 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
         ep, bias_q, mult, rmult = requant_residual(s_w / s_y, b / s_w + zp_term, acc_peak, act, s_y, z_y,
                                                    s_r / s_y, q.zp.get(rq, 0))
         tail = [q.const(f"{node.name}.rmult", pack_bias(rmult, cfg.batch, L)), rq]
+    elif chain:
+        ep, bias_q, mult = q.requant(s_w, s_acc, b / s_w + zp_term, acc_peak, None, z_mid)
+        ep = replace(ep, lo=None, hi=None, table=True)
+        table = activation_table(g, chain, node.outputs[0], (s_mid, z_mid), (float(s_y[0]), z_y), q.stats)
+        tail = [q.const(f"{node.name}.table", table.reshape(cfg.lut_depth, cfg.batch, L))]
     else:
         ep, bias_q, mult = q.requant(s_w, s_y, b / s_w + zp_term, acc_peak, act, z_y)
     inputs = [xq, q.const(f"{node.name}.wq", form.pack_weight(node, w_q, L)),
@@ -291,4 +329,5 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
     if mult is not None:
         inputs.append(q.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L)))
     out = q.output(y, form.out_shape(layer, cfg), s_y_padded, z_y)
-    q.emit(op, node, inputs + tail, out, {"layer": form.layer_doc(layer), "epilogue": asdict(ep)}, residual, act)
+    q.emit(op, node, inputs + tail, out, {"layer": form.layer_doc(layer), "epilogue": asdict(ep)}, residual, act,
+           *chain)

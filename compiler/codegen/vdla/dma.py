@@ -80,7 +80,8 @@ def _match_copy(config, loops, store, guard, params):
         if guard is not None:
             raise VdlaLoweringError(f"{what}: a load under an if; express padding as select(cond, x, 0)")
         guard = select_cond
-        mem_type = {"vdla.inp": MemType.INP, "vdla.wgt": MemType.WGT, "vdla.acc": MemType.ACC}[sram.scope]
+        mem_type = {"vdla.inp": MemType.INP, "vdla.wgt": MemType.WGT, "vdla.acc": MemType.ACC,
+                    "vdla.lut": MemType.LUT}[sram.scope]
         if mem_type is MemType.ACC and dram.dtype == "int8" and cast_from == "int8":
             mem_type = MemType.ACC_8BIT
         elif dram.dtype != sram.dtype:

@@ -14,17 +14,18 @@ from vdla.hw import AluOp, MemType
 from ...tir import stmt as S
 from .affine import Affine
 
-SCOPE_MEM = {"vdla.inp": "inp", "vdla.wgt": "wgt", "vdla.acc": "acc"}
+SCOPE_MEM = {"vdla.inp": "inp", "vdla.wgt": "wgt", "vdla.acc": "acc", "vdla.lut": "lut"}
 
 
 def scope_lanes(config, scope: str) -> int:
     """Scalars per SRAM element of a scope (vdla.hw's element shapes)."""
     return {"vdla.inp": config.batch * config.block, "vdla.wgt": config.block * config.block,
-            "vdla.acc": config.batch * config.block}[scope]
+            "vdla.acc": config.batch * config.block, "vdla.lut": config.batch * config.block}[scope]
 
 
 def sram_depth(config, scope: str) -> int:
-    return {"vdla.inp": config.inp_depth, "vdla.wgt": config.wgt_depth, "vdla.acc": config.acc_depth}[scope]
+    return {"vdla.inp": config.inp_depth, "vdla.wgt": config.wgt_depth, "vdla.acc": config.acc_depth,
+            "vdla.lut": config.lut_depth}[scope]
 
 
 @dataclass

@@ -96,7 +96,10 @@ def compile_grouped_conv(config, layer: GroupedConvLayer, ep=None, knobs=None, n
         raise ValueError(f"{name}: a grouped convolution of {layer.conv.n} batch blocks: its groups' channels are "
                          "not contiguous")
     prog, knobs = compile_conv2d(config, layer.conv, ep, knobs, name=name, vta_compat=vta_compat)
-    prog = repeat_over_groups(prog, layer.groups, set(range(len(prog.params))))
+    grouped = set(range(len(prog.params)))
+    if ep is not None and ep.table:
+        grouped.discard(len(prog.params) - 2)     # the lookup table (before y): one for all groups
+    prog = repeat_over_groups(prog, layer.groups, grouped)
     prog.meta.update(op="grouped_conv2d", layer={**prog.meta.get("layer", {}), "groups": layer.groups})
     return prog, knobs
 

@@ -1,6 +1,6 @@
 """One call from a layer description to a compiled VDLA kernel: placeholders in the SPEC §7
 layouts, the operator and its epilogue, the schedule (given knobs or the default), and
-build_vdla. The program's buffers are, in order: x, w, [bias], [scale], [rscale], [residual], y.
+build_vdla. The program's buffers are, in order: x, w, [bias], [scale], [rscale], [residual], [table], y.
 vta_compat=True compiles streams that VTA computes the same (vta_mode: shifts in VTA's
 range; no MUL, residual or pad_min, refused with the layer named)."""
 from __future__ import annotations
@@ -32,6 +32,11 @@ def check_knobs(name, config, layer, knobs, problem: str | None) -> None:
 def activation(config, layer, name="x"):
     """The int8 activation placeholder of a layer of n x c blocks of h x w pixels (SPEC §7)."""
     return te.placeholder((layer.n, layer.c, layer.h, layer.w, config.batch, config.block), "int8", name)
+
+
+def lut_table(config):
+    """The lookup table's placeholder: TABLE_ENTRIES int8 in LOAD LUT's elements (vdla.hw.alu_ops)."""
+    return te.placeholder((config.lut_depth, config.batch, config.block), "int8", "table")
 
 
 def _ceil(a, b):
@@ -69,12 +74,13 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     rscale = te.placeholder((layer.o, B, L), "int32", "rscale") if ep.residual_scale else None
     out_shape = (layer.n, layer.o, oh, ow, B, L)
     res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
+    table = lut_table(config) if ep.table else None
     stages, res32, out = apply_epilogue(acc, run_ep, out_shape, bias, res, name="y", scale=scale,
-                                        shift_step=shift_step, rscale=rscale)
+                                        shift_step=shift_step, rscale=rscale, table=table)
     x_src = acc.op.input_tensors[0]
     s = schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs, depthwise=layer.depthwise,
-                        scale=scale, rscale=rscale)
-    args = [x, w] + [t for t in (bias, scale, rscale, res) if t is not None] + [out]
+                        scale=scale, rscale=rscale, table=table)
+    args = [x, w] + [t for t in (bias, scale, rscale, res, table) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
     prog.meta.update(kernel_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep, vta_compat))
     return prog, knobs
@@ -99,10 +105,12 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     rscale = te.placeholder((layer.n, B, L), "int32", "rscale") if ep.residual_scale else None
     out_shape = (layer.m, layer.n, B, L)
     res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
+    table = lut_table(config) if ep.table else None
     stages, res32, out = apply_epilogue(acc, run_ep, out_shape, bias, res, name="y", scale=scale,
-                                        shift_step=shift_step, rscale=rscale)
-    s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs, scale=scale, rscale=rscale)
-    args = [x, w] + [t for t in (bias, scale, rscale, res) if t is not None] + [out]
+                                        shift_step=shift_step, rscale=rscale, table=table)
+    s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs, scale=scale, rscale=rscale,
+                       table=table)
+    args = [x, w] + [t for t in (bias, scale, rscale, res, table) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
     prog.meta.update(kernel_meta("dense", knobs, layer, ep, vta_compat))
     return prog, knobs

@@ -4,8 +4,11 @@ writes. Each step is one elementwise stage on the accumulators, marked with the 
 operation that computes it (attrs "vdla.alu" = (op, immediate or None)).
 
 Order: acc + bias -> >> pre_shift -> * scale[channel] -> * mul -> [+ residual * rscale[channel]]
--> + 2^(shift-1) (round) -> >> shift -> [+ residual] -> max(lo) -> min(hi) -> int8. The STORE
-truncates, so the clip bounds must lie in int8. `scale` is a per-output-channel multiplier (a
+-> + 2^(shift-1) (round) -> >> shift -> [+ residual] -> max(lo) -> min(hi) -> [table] -> int8.
+The STORE truncates, so the clip bounds must lie in int8. `table` ends with the ALU's lookup
+(ALU LUT): the value saturated to int8 picks an entry of the layer's table, an int8 -> int8
+map such as an activation between two quantizations; it saturates by itself, so it takes the
+place of the clip. `scale` is a per-output-channel multiplier (a
 tensor operand shaped like the bias): with per-channel weight scales, each channel requantizes
 by its own fixed-point factor; `pre_shift` keeps the product inside 32 bits. A residual on the
 output's own grid is added after the shift; one on another grid (`residual_scale`) is
@@ -19,7 +22,7 @@ from vdla.hw.alu_ops import SHR_MAX, immediate_error
 from vdla.hw.isa import AluOp
 
 from ... import te
-from ...intrin.vdla import MAX_SHIFT
+from ...intrin.vdla import MAX_SHIFT, lookup
 from ...tir import expr as E
 from ..transform import pad
 
@@ -36,6 +39,7 @@ class Epilogue:
     residual_scale: bool = False  # the residual * rscale (O/L, B, L) int32, added before the shift
     lo: int | None = -128       # clip below (0: ReLU)
     hi: int | None = 127        # clip above
+    table: bool = False         # then the lookup table (lut_depth, B, L) int8 (ALU LUT)
 
     def __post_init__(self):
         for name in ("shift", "pre_shift"):
@@ -60,7 +64,7 @@ def _alu(shape, f, name, op, imm):
 
 
 def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name="out", scale=None,
-                   shift_step: int | None = None, rscale=None):
+                   shift_step: int | None = None, rscale=None, table=None):
     """-> (ALU stages in order, residual load stage or None, int8 output of out_shape).
     shift_step: the largest shift one SHR may take (VTA's ALU honours 15; the declarations
     state at most MAX_SHIFT); longer shifts become several SHRs, which floor exactly like one."""
@@ -114,6 +118,9 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         stages.append(t)
     if ep.hi is not None:
         t = _alu(shape, lambda *i, t=t: te.minimum(t(*i), E.Const(ep.hi, "int32")), f"{name}.min", "min", ep.hi)
+        stages.append(t)
+    if ep.table:
+        t = _alu(shape, lambda *i, t=t: lookup(table, t(*i)), f"{name}.lut", "lut", None)
         stages.append(t)
     out = te.compute(out_shape, lambda *i, t=t: te.cast("int8", t(*i)), name=name)
     return stages, res32, out

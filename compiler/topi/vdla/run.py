@@ -38,8 +38,15 @@ def pack_grouped_weight(w, block):
     return out
 
 
-def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual, rscale=None) -> list:
-    """The epilogue's buffers in kernel order: [bias], [scale], [rscale], [residual]."""
+def pack_table(table, config):
+    """A TABLE_ENTRIES int8 lookup table (entry i for code i - 128) as LOAD LUT's elements."""
+    table = np.asarray(table, np.int8)
+    return np.ascontiguousarray(table.reshape(config.lut_depth, config.batch, config.block))
+
+
+def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual, rscale=None, table=None,
+                       config=None) -> list:
+    """The epilogue's buffers in kernel order: [bias], [scale], [rscale], [residual], [table]."""
     out = []
     if ep.bias:
         out.append(pack_bias(bias, batch, block))
@@ -49,11 +56,13 @@ def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual, r
         out.append(pack_bias(rscale, batch, block))
     if ep.residual:
         out.append(pack_residual(residual, batch, block))
+    if ep.table:
+        out.append(pack_table(table, config))
     return out
 
 
 def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, residual=None, depthwise=False,
-             check_races=False, runner=None, scale=None, vta_compat=False, rscale=None):
+             check_races=False, runner=None, scale=None, vta_compat=False, rscale=None, table=None):
     """Compile and run a conv of x (N, C, H, W) int8 with w (O, C, KH, KW) (depthwise: (C, 1, KH, KW)).
     Returns (y (N, O, OH, OW) int8, LaunchResult, KernelProgram)."""
     config = device.config
@@ -65,18 +74,19 @@ def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, resi
     kh, kw = w.shape[2:]
     layer = ConvLayer(-(-n // config.batch), -(-c // L), h, wd, -(-o // L), kh, kw, stride, pads, depthwise)
     prog, knobs = compile_conv2d(config, layer, ep, knobs, vta_compat=vta_compat)
-    y, result = run_conv_program(device, prog, layer, x, w, ep, bias, residual, scale, check_races, runner, rscale)
+    y, result = run_conv_program(device, prog, layer, x, w, ep, bias, residual, scale, check_races, runner, rscale,
+                                 table)
     return y, result, prog
 
 
 def run_conv_program(device, prog, layer: ConvLayer, x, w, ep=None, bias=None, residual=None, scale=None,
-                     check_races=False, runner=None, rscale=None):
+                     check_races=False, runner=None, rscale=None, table=None):
     """Run `prog`, compile_conv2d's kernel of `layer` (and `ep`), on x (N, C, H, W) int8 and w
     (O, C, KH, KW) (depthwise: (C, 1, KH, KW)). Returns (y (N, O, OH, OW) int8, LaunchResult)."""
     B, L = device.config.batch, device.config.block
     ep = ep or Epilogue()
     inputs = [pack_activation(x, B, L), pack_grouped_weight(w, L) if layer.depthwise else pack_conv_weight(w, L)]
-    inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation, rscale)
+    inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation, rscale, table, device.config)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     out_shape = (layer.n, layer.o, layer.out_h, layer.out_w, B, L)
     o = x.shape[1] if layer.depthwise else w.shape[0]
@@ -84,7 +94,7 @@ def run_conv_program(device, prog, layer: ConvLayer, x, w, ep=None, bias=None, r
 
 
 def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check_races=False, runner=None,
-              scale=None, vta_compat=False):
+              scale=None, vta_compat=False, table=None):
     """Compile and run a (M, K) int8 @ b (K, N) int8. Returns (c (M, N) int8, LaunchResult, KernelProgram)."""
     config = device.config
     ep = ep or Epilogue()
@@ -92,7 +102,8 @@ def run_dense(device, a, b, ep=None, knobs=None, bias=None, residual=None, check
     ap, bp = pack_matrix_lhs(a, B, L), pack_matrix_rhs(b, L)
     layer = DenseLayer(ap.shape[0], ap.shape[1], bp.shape[0])
     prog, _ = compile_dense(config, layer, ep, knobs, vta_compat=vta_compat)
-    inputs = [ap, bp] + _epilogue_operands(ep, B, L, bias, scale, residual, pack_matrix_lhs)
+    inputs = [ap, bp] + _epilogue_operands(ep, B, L, bias, scale, residual, pack_matrix_lhs, table=table,
+                                           config=config)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     c = unpack_matrix(raw.view(np.int8).reshape(layer.m, layer.n, B, L), a.shape[0], b.shape[1])
     return c, result, prog

@@ -58,6 +58,8 @@ def _gemm_intrin(config):
 
 def _alu_intrin(config, stage):
     op, imm = stage.op.attrs["vdla.alu"]
+    if op == "lut":
+        return intrin.alu_lut(config)
     if op == "shr":
         return intrin.alu_shr(imm, config)
     return intrin.alu(op, config, imm=imm)
@@ -81,7 +83,8 @@ def _split_vthreads(stage, loop, count):
     return [t], rest
 
 
-def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, scale_src=None, rscale_src=None):
+def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, scale_src=None, rscale_src=None,
+              table=None):
     for st in stages:
         s[st].set_scope(intrin.SCOPE_ACC)
         s[st].compute_at(*acc_attach)
@@ -95,12 +98,14 @@ def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, 
             reader = next(st for st in stages if st.op.name.endswith(suffix))
             cached = s.cache_read(src, intrin.SCOPE_ACC, [s[reader]])
             s[cached].compute_at(*bias_attach)
+    if table is not None:              # loaded once, before everything (compute_root)
+        s.cache_read(table, intrin.SCOPE_LUT, [s[next(st for st in stages if st.op.name.endswith(".lut"))]])
     for st in stages:
         s[st].tensorize(s[st].op.axis[-2], _alu_intrin(config, st))
 
 
 def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: ConvKnobs, depthwise=False,
-                    scale=None, rscale=None):
+                    scale=None, rscale=None, table=None):
     """out: the int8 output; acc: the conv stage; stages: its ALU epilogue; x_src: the
     (padded) input the conv reads; w: weights; bias: bias placeholder or None."""
     s = create_schedule(out)
@@ -124,7 +129,7 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
     s[out].reorder(*loops, oi, hi, wi, b, c)
     wo = tiles[-1]           # the innermost tile loop: where a tile's stages are computed
     s[acc].compute_at(s[out], wo)
-    _epilogue(s, config, out, stages, res32, bias, (s[out], wo), (s[out], oo), scale, rscale)
+    _epilogue(s, config, out, stages, res32, bias, (s[out], wo), (s[out], oo), scale, rscale, table)
 
     an, ao, ah, aw, ab, ac = s[acc].op.axis
     if depthwise:
@@ -149,7 +154,8 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
     return s
 
 
-def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnobs, scale=None, rscale=None):
+def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnobs, scale=None, rscale=None,
+                   table=None):
     s = create_schedule(out)
     s[acc].set_scope(intrin.SCOPE_ACC)
     xl = s.cache_read(x, intrin.SCOPE_INP, [s[acc]])
@@ -160,7 +166,7 @@ def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnob
     vt, no = _split_vthreads(s[out], no, knobs.vthreads)
     s[out].reorder(*vt, mo, no, mi, ni, b, c)
     s[acc].compute_at(s[out], no)
-    _epilogue(s, config, out, stages, res32, bias, (s[out], no), (s[out], no), scale, rscale)
+    _epilogue(s, config, out, stages, res32, bias, (s[out], no), (s[out], no), scale, rscale, table)
     am, an, ab, ac = s[acc].op.axis
     kb, k = s[acc].op.reduce_axis
     chunk = knobs.k_chunk or kb.extent

@@ -240,6 +240,7 @@ OP = VdlaOp(
     problem=problem,
     macs=macs,
     fuses_activation=True,
+    fuses_table=True,
     quantize=_quantize,
     spec=spec,
     compile=_compile,

@@ -59,6 +59,7 @@ OP = VdlaOp(
     problem=problem,
     macs=matmul_macs,
     fuses_activation=True,
+    fuses_table=True,
     quantize=lambda q, node, act: quantize_gemm(q, OP, node, act, GEMM_FORM),
     spec=spec,
     compile=lambda config, s, knobs, name, vta: V.compile_dense(config, s.layer, s.ep, knobs, name=name,

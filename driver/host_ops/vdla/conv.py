@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .packed import epilogue, extras, pack_act, unpack_act, windows
+from .packed import epilogue, extras, pack_act, table_operand, unpack_act, windows
 from .semantics import VdlaSemantics
 
 
@@ -29,7 +29,7 @@ def conv(inputs, attrs):
     bias, scale, residual, rscale = extras(inputs, ep)
     if residual is not None:
         residual = unpack_act(residual)
-    return [pack_act(epilogue(acc, ep, bias, scale, residual, rscale), batch, block)]
+    return [pack_act(epilogue(acc, ep, bias, scale, residual, rscale, table_operand(inputs, ep)), batch, block)]
 
 
 def _grouped(inputs, attrs):
@@ -37,8 +37,12 @@ def _grouped(inputs, attrs):
     batch block), weights, and the per-channel vectors."""
     groups = attrs["layer"]["groups"]
     one = {**attrs, "layer": attrs["layer"]["conv"]}
-    images = {0, len(inputs) - 1} if attrs["epilogue"].get("residual") else {0}     # (the others: by block)
-    split = [np.split(a, groups, axis=1 if i in images else 0) for i, a in enumerate(inputs)]
+    ep = attrs["epilogue"]
+    table = [inputs[-1]] if ep.get("table") else []       # one table for every group
+    inputs = inputs[:len(inputs) - len(table)]
+    images = {0, len(inputs) - 1} if ep.get("residual") else {0}     # (the others: by block)
+    split = [np.split(a, groups, axis=1 if i in images else 0) for i, a in enumerate(inputs)] + [[t] * groups
+                                                                                                 for t in table]
     outs = [conv([s[g] for s in split], one)[0] for g in range(groups)]
     return np.concatenate(outs, axis=1)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from vdla.hw.alu_ops import table_lookup
+
 
 def wrap(x):
     return np.asarray(x, dtype=np.int64).astype(np.int32).astype(np.int64)
@@ -31,9 +33,9 @@ def channel_vector(v):
     return v[:, 0, :].reshape(-1).astype(np.int64)
 
 
-def epilogue(acc, ep: dict, bias=None, scale=None, residual=None, rscale=None):
+def epilogue(acc, ep: dict, bias=None, scale=None, residual=None, rscale=None, table=None):
     """The ALU epilogue of vdla.compiler.topi.vdla.Epilogue on int32 accumulators with channels
-    on axis 1; returns int8."""
+    on axis 1, ending with the lookup table (ALU LUT) if it has one; returns int8."""
     x = wrap(acc)
     shape = [1] * x.ndim
     shape[1] = -1
@@ -57,13 +59,20 @@ def epilogue(acc, ep: dict, bias=None, scale=None, residual=None, rscale=None):
         x = np.maximum(x, ep["lo"])
     if ep.get("hi") is not None:
         x = np.minimum(x, ep["hi"])
+    if ep.get("table"):
+        x = table_lookup(x, np.asarray(table).reshape(-1))
     return x.astype(np.int32).astype(np.int8)
+
+
+def table_operand(inputs, ep):
+    """The lookup table, the last operand of a kernel whose epilogue ends with one, or None."""
+    return inputs[-1] if ep.get("table") else None
 
 
 def extras(inputs, ep):
     """(bias, scale, residual, rscale) from the operands after x and w (kernel order: bias,
     scale, rscale, residual)."""
-    rest = list(inputs[2:])
+    rest = list(inputs[2:len(inputs) - (1 if ep.get("table") else 0)])
     bias = channel_vector(rest.pop(0)) if ep.get("bias") else None
     scale = channel_vector(rest.pop(0)) if ep.get("scale") else None
     rscale = channel_vector(rest.pop(0)) if ep.get("residual_scale") else None

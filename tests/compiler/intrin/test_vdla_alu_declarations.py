@@ -14,7 +14,8 @@ from vdla.compiler.topi.vdla import Epilogue, apply_epilogue
 from vdla.compiler import te
 
 CFG = load_config("pynq")
-TENSOR_OPS = [op for op in AluOp if op != AluOp.SHR]   # SHR is declared by immediate only (alu_shr)
+# SHR is declared by immediate only (alu_shr), LUT with its table (alu_lut)
+TENSOR_OPS = [op for op in AluOp if op not in (AluOp.SHR, AluOp.LUT)]
 
 
 def lanes(rng, count: int) -> np.ndarray:
@@ -40,6 +41,18 @@ def test_tensor_operand_declaration_is_the_lane_operation(op, rng):
     b[0, 0, :4] = [LANE_MIN, LANE_MAX, LANE_MAX, -1]
     got = run_declaration(vdla.alu(op.name.lower(), CFG), a, b)
     np.testing.assert_array_equal(got, lane_op(op, a, b))
+
+
+def test_lut_declaration_is_the_lane_operation(rng):
+    """The lookup as a gather from the table in LOAD LUT's layout, on values inside int8 and
+    beyond it (saturated), built for the CPU."""
+    a = lanes(rng, 16)
+    a[8:] = rng.integers(-200, 200, a[8:].shape)
+    table = rng.integers(-128, 128, (CFG.lut_depth, CFG.batch, CFG.block), dtype=np.int8)
+    intrin = vdla.alu_lut(CFG)
+    operands = {"src": a, "table": np.broadcast_to(table, (len(a), *table.shape))}
+    got = run_declaration(intrin, *(operands[t.name] for t in intrin.inputs))
+    np.testing.assert_array_equal(got, lane_op(AluOp.LUT, a, 0, table=table.reshape(-1)))
 
 
 @pytest.mark.parametrize("op,imm", [(AluOp.MIN, -5), (AluOp.MAX, IMM_MIN), (AluOp.ADD, IMM_MAX),

@@ -8,7 +8,7 @@ import pytest
 
 from vdla.compiler.topi.vdla import ConvKnobs, Epilogue
 from vdla.driver.devices import SimulatorDevice
-from vdla.hw import HwConfig, load_config
+from vdla.hw import HwConfig, MemType, load_config
 
 from vdla_kernels import conv_reference, run_conv
 
@@ -148,3 +148,25 @@ def test_one_compiled_conv_runs_on_new_data(depthwise, rng):
         y, result = run_conv_program(dev, prog, layer, x, wt, ep, bias=bias, check_races=True)
         np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, depthwise, bias=bias))
         assert result.cycles > 0
+
+
+@pytest.mark.parametrize("cfg", list(CONFIGS))
+@pytest.mark.parametrize("knobs", [None, ConvKnobs(tile_oc=1, tile_h=4, tile_w=5, ic_chunk=1, vthreads=2,
+                                                  vthread_axis="h")],
+                         ids=["default", "vt_h"])
+def test_an_epilogue_ending_with_the_lookup_table(cfg, knobs, rng):
+    """Requantization, then the lookup table in place of the clip (ALU LUT after one LOAD LUT),
+    with and without virtual threads, on configs whose tables are 8, 16 and 16 elements deep;
+    the values reach past int8, where the lookup saturates."""
+    config = CONFIGS[cfg]
+    x, wt, bias = random_case(rng, config, 24, 20, 7, 9, 3)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    ep = Epilogue(bias=True, shift=11, round=True, lo=None, hi=None, table=True)
+    dev = SimulatorDevice(config, dram_bytes=1 << 24)
+    y, _, prog = run_conv(dev, x, wt, 1, 1, ep, knobs, bias=bias, check_races=True, table=table)
+    want = conv_reference(x, wt, 1, 1, ep, bias=bias, table=table)
+    np.testing.assert_array_equal(y, want)
+    codes = conv_reference(x, wt, 1, 1, replace(ep, table=False), bias=bias)   # what the table read
+    assert len(np.unique(codes)) > 100 and len(np.unique(want)) > 50
+    loads = [c for c in prog.calls if getattr(c, "mem_type", None) == int(MemType.LUT)]
+    assert len(loads) == 1          # the table is loaded once per kernel, whatever the tiling

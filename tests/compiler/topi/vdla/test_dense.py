@@ -47,3 +47,16 @@ def test_dense_with_the_longest_right_shift(rng):
     y = run_dense(config, a, b, ep)
     np.testing.assert_array_equal(y, dense_reference(a, b, ep))
     assert set(np.unique(y)) == {-1, 0}
+
+
+def test_dense_ending_with_the_lookup_table(rng):
+    """A linear layer's epilogue with the lookup table (GELU's place in a transformer's MLP),
+    two virtual threads over the output columns."""
+    config = CONFIGS["pynq"]
+    a = rng.integers(-128, 128, (12, 96), dtype=np.int8)
+    b = rng.integers(-128, 128, (96, 64), dtype=np.int8)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    ep = Epilogue(shift=10, round=True, lo=None, hi=None, table=True)
+    dev = SimulatorDevice(config, dram_bytes=1 << 23)
+    y = run_dense_on(dev, a, b, ep, DenseKnobs(tile_m=12, tile_n=1, vthreads=2), check_races=True, table=table)[0]
+    np.testing.assert_array_equal(y, dense_reference(a, b, ep, table=table))
