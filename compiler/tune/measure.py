@@ -11,6 +11,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from vdla.hw.alu_ops import TABLE_MAX, TABLE_MIN
+
 from ..vdla.registry import op_named
 
 # outputs spread over int8 with this standard deviation before clipping: a wrong tile shows
@@ -62,7 +64,7 @@ def measure(trial: Trial) -> Measurement:
 
 
 def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
-    """The kernel's inputs in buffer order (x, w, [bias], [scale], [rscale], [residual]), drawn so that
+    """The kernel's inputs in buffer order (x, w, [bias], [scale], [rscale], [residual], [table]), drawn so that
     its epilogue's requantization (x acc * scale * mul / 2^(pre_shift + shift)) spreads the
     outputs over int8 instead of saturating them."""
     rng = np.random.default_rng(seed)
@@ -91,4 +93,6 @@ def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
         inputs.append(np.full(vec, max(1, int(_OUTPUT_STD / 2 / 19 * 2.0 ** ep.shift)), np.int32))
     if ep.residual:
         inputs.append(rng.integers(-32, 33, out_shape, dtype=np.int8))     # added after the shift, or scaled
+    if ep.table:                # a permutation of the codes: every output code tells its input apart
+        inputs.append(rng.permutation(np.arange(TABLE_MIN, TABLE_MAX + 1)).astype(np.int8).reshape(config.lut_depth, B, L))
     return inputs

@@ -26,7 +26,7 @@ def tuning_hash(config) -> str:
 
 def epilogue_kind(ep, vta_compat: bool = False) -> list[str]:
     """The ALU stages `ep` compiles to, by name (bias, preshr, scale, mul, rscale, round, shr,
-    shr.1, residual, max, min): epilogues of one kind differ only in their immediates. Read from
+    shr.1, residual, max, min, lut): epilogues of one kind differ only in their immediates. Read from
     the epilogue's own construction (apply_epilogue), so the kind follows the compiler."""
     from .. import te
     from ..topi.vdla.epilogue import apply_epilogue
@@ -37,7 +37,8 @@ def epilogue_kind(ep, vta_compat: bool = False) -> list[str]:
     stages, _, _ = apply_epilogue(acc, run_ep, shape, te.placeholder(vec, "int32", "bias"),
                                   te.placeholder(shape, "int8", "residual"), name="y",
                                   scale=te.placeholder(vec, "int32", "scale"), shift_step=step,
-                                  rscale=te.placeholder(vec, "int32", "rscale"))
+                                  rscale=te.placeholder(vec, "int32", "rscale"),
+                                  table=te.placeholder(vec, "int8", "table"))
     return [st.op.name[len("y."):] for st in stages]
 
 

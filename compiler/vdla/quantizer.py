@@ -15,7 +15,7 @@ from ..graph.ir import Graph, Node, TensorType
 from ..topi.vdla import pack_bias
 from .requant import (TINY, accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step,
                       requant_multiply, requant_residual, requant_shift, tensor_step, weight_step)
-from .table import activation_table, input_grid
+from .table import activation_table, clip_as_table, clip_table, input_grid
 
 
 class Quantizer:
@@ -324,10 +324,14 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
         tail = [q.const(f"{node.name}.table", table.reshape(cfg.lut_depth, cfg.batch, L))]
     else:
         ep, bias_q, mult = q.requant(s_w, s_y, b / s_w + zp_term, acc_peak, act, z_y)
+    out_shape = form.out_shape(layer, cfg)
+    if not chain and clip_as_table(cfg, ep, out_shape, q.vta_compat):
+        tail = tail + [q.const(f"{node.name}.clip", clip_table(ep).reshape(cfg.lut_depth, cfg.batch, L))]
+        ep = replace(ep, lo=None, hi=None, table=True)
     inputs = [xq, q.const(f"{node.name}.wq", form.pack_weight(node, w_q, L)),
               q.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L))]
     if mult is not None:
         inputs.append(q.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L)))
-    out = q.output(y, form.out_shape(layer, cfg), s_y_padded, z_y)
+    out = q.output(y, out_shape, s_y_padded, z_y)
     q.emit(op, node, inputs + tail, out, {"layer": form.layer_doc(layer), "epilogue": asdict(ep)}, residual, act,
            *chain)

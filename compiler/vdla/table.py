@@ -99,3 +99,23 @@ def activation_table(graph, chain, x, grid_in, grid_out, stats) -> np.ndarray:
         values[n.outputs[0]] = out.reshape(codes.shape)
     y = values[chain[-1].outputs[0]].astype(np.float64)
     return np.clip(np.rint(y / s_y) + z_y, TABLE_MIN, TABLE_MAX).astype(np.int8)
+
+
+# Output elements below which the clip stays MIN and MAX: the table's load (one LOAD LUT of
+# TABLE_ENTRIES bytes, about 60 cycles on the pynq bus) must cost less than the ALU cycle per
+# element that the lookup saves.
+CLIP_TABLE_MIN_ELEMENTS = 128
+
+
+def clip_as_table(config, ep, out_shape, vta_compat: bool) -> bool:
+    """Whether an epilogue's clip (MAX lo then MIN hi, two ALU passes) becomes one lookup in a
+    table that holds the clip: where the config has a table, outside VTA mode, on enough elements."""
+    elements = int(np.prod(out_shape[:-2]))
+    return (not vta_compat and config.lut_depth > 0 and ep.lo is not None and ep.hi is not None
+            and not ep.table and elements >= CLIP_TABLE_MIN_ELEMENTS)
+
+
+def clip_table(ep) -> np.ndarray:
+    """The TABLE_ENTRIES entries of clip(code, lo, hi): the lookup saturates to int8 first, as the
+    clip bounds lie in int8, so it is the clip exactly."""
+    return np.clip(np.arange(TABLE_MIN, TABLE_MAX + 1), ep.lo, ep.hi).astype(np.int8)

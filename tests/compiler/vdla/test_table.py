@@ -109,3 +109,17 @@ def test_the_chains_input_is_symmetric_over_its_range_or_a_qdq_models_grid():
     assert input_grid({"c": {"lo": -0.5, "hi": 2.0, "range": 2.0}}, "c") == (2.0 / 127, 0)
     pair = {"scale": 0.25, "zero_point": 100, "dtype": "uint8"}
     assert input_grid({"c": {"range": 2.0, "qdq": pair}}, "c") == (0.25, -28)
+
+
+def test_a_clip_becomes_one_lookup_where_the_table_pays_for_its_load():
+    from vdla.compiler.topi.vdla import Epilogue
+    from vdla.compiler.vdla.table import CLIP_TABLE_MIN_ELEMENTS, clip_as_table, clip_table
+    relu = Epilogue(bias=True, shift=9, lo=-100, hi=127)
+    codes = np.arange(-128, 128)
+    assert clip_table(relu).tolist() == np.clip(codes, -100, 127).tolist()
+    pynq = load_config("pynq")
+    big, small = (1, 4, 8, 8, 1, 16), (1, 1, 1, CLIP_TABLE_MIN_ELEMENTS - 1, 1, 16)
+    assert clip_as_table(pynq, relu, big, vta_compat=False)
+    assert not clip_as_table(pynq, relu, small, vta_compat=False)       # 60-odd cycles of LOAD LUT
+    assert not clip_as_table(pynq, relu, big, vta_compat=True)          # VTA has no table
+    assert not clip_as_table(pynq, Epilogue(lo=None, hi=None), big, vta_compat=False)
