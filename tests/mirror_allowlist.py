@@ -345,6 +345,9 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.driver.host_ops.vdla.conv": Covered(("tests/compiler/vdla/ops/test_conv.py",), VDLA_SEMANTICS),
     "vdla.driver.host_ops.vdla.dense": Covered(("tests/compiler/vdla/ops/test_dense.py",), VDLA_SEMANTICS),
     "vdla.driver.host_ops.vdla.matmul": Covered(("tests/compiler/vdla/ops/test_matmul.py",), VDLA_SEMANTICS),
+    "vdla.driver.host_ops.vdla.moves": Covered(("tests/compiler/vdla/test_moves.py",),
+                                               "the packed moves' int8 semantics: the compiler's tests compare them "
+                                               "with numpy on unpacked tensors and run them in whole models"),
     "vdla.driver.host_ops.vdla.packed": Covered(("tests/compiler/vdla/ops/test_conv.py",), INTERNAL,
                                                 via="vdla.driver.host_ops.vdla.conv"),
     "vdla.driver.host_ops.vdla.pool": Covered(("tests/compiler/vdla/ops/test_pool.py",), VDLA_SEMANTICS),

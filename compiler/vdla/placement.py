@@ -15,6 +15,7 @@ from ..graph.ir import Graph
 from .macs import cpu_macs
 from .op import PlaceContext
 from .registry import OPS, op_for_source
+from .moves import MOVES, move_problem
 from .table import table_chain
 
 # Nominal int8 multiply-accumulates per second of the CPUs a VDLA board carries, for the
@@ -162,8 +163,16 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             cpu(node, f"{node.op} not after a convolution, Gemm or Add: nothing to fuse it into")
         elif node.op in _NO_ALU:
             cpu(node, f"{node.op}: no ALU equivalent: {_NO_ALU[node.op]}")
+        elif node.op in MOVES and (why := move_problem(graph, node, config,
+                                                       lambda t: t in produced and t not in matrices)) is None:
+            # an int8 copy on the host: the tensors stay packed codes (moves.py)
+            place[node.name] = {"device": "cpu", "macs": 0, "packed": True,
+                                "reason": f"{node.op}: {MOVES[node.op]} as int8 on the CPU (the accelerator's DMA "
+                                          "does not express it; no dequantize and quantize around it)"}
+            produced.update(t for t in node.outputs if t)
         elif node.op in _MOVES:
-            cpu(node, f"{node.op}: {_MOVES[node.op]}, which the accelerator's DMA does not express; a copy on the CPU")
+            cpu(node, f"{node.op}: {_MOVES[node.op]}, which the accelerator's DMA does not express; a copy on the CPU"
+                + (f" (in fp32: {why})" if node.op in MOVES else ""))
         else:
             cpu(node, f"{node.op}: no accelerator op computes it (they take {accelerator_ops()})")
     return place

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph.ir import Graph
+from .moves import quantize_move
 from .quantizer import Quantizer
 from .registry import op_for_source
 from .requant import ShiftRange, Unquantizable
@@ -30,6 +31,10 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bo
         info = place.get(node.name, {"device": "cpu"})
         if info.get("fused_into"):
             continue
+        if info.get("packed") and quantize_move(q, node):
+            continue
+        if info.get("packed"):
+            info.update(packed=False, reason=f"{node.op} of codes with different zero points: in fp32 on the CPU")
         if info["device"] != "vdla":
             node.inputs = [q.cpu_input(n) if n else n for n in node.inputs]
             q.nodes.append(node)

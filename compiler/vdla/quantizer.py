@@ -169,6 +169,8 @@ class Quantizer:
             if step > 0.9 * r / 127.0:
                 return None
             zp = int(np.clip(np.rint(-128.0 - lo / step), -128, 127))
+        if pair is None and any(self.place.get(n.name, {}).get("packed") for n in self._consumers.get(tensor, [])):
+            return None        # a Concat joins codes of one zero point, a Split's parts may join one
         readers = [n for n in self._consumers.get(tensor, []) if self.place.get(n.name, {}).get("device") == "vdla"]
         if any(n.op in ("AveragePool", "GlobalAveragePool") for n in readers):
             return None        # an average into its own finer scale needs zero points of 0 (ops/pool.py)
