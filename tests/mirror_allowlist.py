@@ -367,7 +367,7 @@ ALLOWLIST: dict[str, Covered] = {
                                          ERRORS, via="vdla.driver.remote.protocol"),
     "vdla.driver.remote.handshake": Covered(("tests/driver/remote/test_protocol.py",),
                                             "the key handshake, tested with the protocol (both sides, wrong keys)"),
-    "vdla.driver.remote.limits": Covered(("tests/driver/remote/test_protocol.py",),
+    "vdla.driver.remote.limits": Covered(("tests/driver/remote/test_protocol.py", "tests/driver/remote/test_server.py"),
                                          "the size limits, tested where they are enforced"),
     "vdla.driver.remote.run_request": Covered(("tests/driver/remote/test_protocol.py",),
                                               "run requests on the wire, tested with the protocol"),

@@ -2,7 +2,8 @@
 before it reads the bytes that size announces, so a peer cannot make it allocate more."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import os
+from dataclasses import asdict, dataclass, replace
 
 from .errors import ProtocolError
 
@@ -23,6 +24,22 @@ class Limits:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
 
+    @classmethod
+    def for_memory(cls, memory_bytes: int | None = None) -> "Limits":
+        """The defaults scaled to a machine of `memory_bytes` (None: this one's physical memory,
+        where the system says): a run holds its upload twice (the server's copy, which it checks
+        in place, and the worker's, which the executor reads in place) and its outputs once, so
+        the artifact takes at most an eighth of the memory and the inputs and outputs a
+        sixteenth each: a 512 MiB PYNQ-Z2 serves 64 MiB artifacts within 224 MiB; a machine of
+        4 GiB or more keeps the fixed defaults."""
+        memory = physical_memory() if memory_bytes is None else memory_bytes
+        base = cls()
+        if memory is None:
+            return base
+        cap = lambda fixed, share: max(MiB, min(fixed, memory // share // MiB * MiB))     # noqa: E731
+        return replace(base, artifact_bytes=cap(base.artifact_bytes, 8), input_bytes=cap(base.input_bytes, 16),
+                       output_bytes=cap(base.output_bytes, 16))
+
     def to_wire(self) -> dict:
         return asdict(self)
 
@@ -36,6 +53,14 @@ class Limits:
             return cls(**doc)
         except ValueError as exc:
             raise ProtocolError(f"the server's limits: {exc}") from None
+
+
+def physical_memory() -> int | None:
+    """This machine's physical memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def mib(nbytes: int) -> str:

@@ -76,7 +76,7 @@ class RemoteServer:
         self.timeout_s, self.idle_timeout_s = float(timeout_s), float(idle_timeout_s)
         self.handshake_timeout_s = float(handshake_timeout_s)
         self.min_transfer_bytes_per_s = float(min_transfer_bytes_per_s)
-        self.limits = limits or Limits()
+        self.limits = limits or Limits.for_memory()
         self.max_connections = max_connections
         self.worker = WorkerProcess(device, self.limits)
         self._run_slot = threading.Lock()
@@ -184,7 +184,7 @@ class RemoteServer:
             channel.send({"type": "ready"})
             with stream.within(self._transfer_s(request.payload_bytes)):
                 _, payload = channel.recv("upload", self.limits.header_bytes, exact_payload=request.payload_bytes)
-            artifact = bytes(memoryview(payload)[:request.artifact_bytes])
+            artifact = memoryview(payload)[:request.artifact_bytes]    # checked in place: no copy
             try:
                 verify(artifact, self.trust_policy, source="the uploaded artifact")
             except ArtifactError as exc:

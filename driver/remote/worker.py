@@ -59,7 +59,7 @@ class DeviceRuns:
     def run(self, request: RunRequest, payload: bytearray, limits: Limits) -> RemoteResult:
         from ..executor import Executor
         from ..profile import profile_run
-        data = bytes(memoryview(payload)[:request.artifact_bytes])
+        data = memoryview(payload)[:request.artifact_bytes]    # parsed in place: the parameters are views
         # parsing only: the server has checked the trust policy on these very bytes
         artifact = verify(data, TrustPolicy(), source="the uploaded artifact")
         feeds = unpack(request.inputs, payload, request.artifact_bytes)

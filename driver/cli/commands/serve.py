@@ -16,7 +16,7 @@ from ..options import OptionError, add_device_option
 def add_parser(sub):
     from vdla.driver.remote import defaults
     from vdla.driver.remote.limits import MiB, Limits
-    limits = Limits()
+    limits = Limits.for_memory()      # the defaults scaled to this machine's memory
     p = sub.add_parser("serve", help="run artifacts that authenticated hosts upload (vdla run --remote)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface of a board)")
@@ -40,11 +40,12 @@ def add_parser(sub):
                    metavar="KIB_S", help="cut off an upload or a result slower than this on average "
                                          "(default %(default)g KiB/s)")
     p.add_argument("--max-artifact-mb", type=int, default=limits.artifact_bytes // MiB, metavar="MB",
-                   help="largest artifact accepted (default %(default)s)")
+                   help="largest artifact accepted (default %(default)s: an eighth of this machine's memory, "
+                        "at most 512)")
     p.add_argument("--max-input-mb", type=int, default=limits.input_bytes // MiB, metavar="MB",
-                   help="largest inputs of one run (default %(default)s)")
+                   help="largest inputs of one run (default %(default)s: a sixteenth of the memory, at most 256)")
     p.add_argument("--max-output-mb", type=int, default=limits.output_bytes // MiB, metavar="MB",
-                   help="largest outputs of one run (default %(default)s)")
+                   help="largest outputs of one run (default %(default)s: a sixteenth of the memory, at most 256)")
     p.add_argument("--max-header-kb", type=int, default=limits.header_bytes // 1024, metavar="KB",
                    help="largest message header (default %(default)s)")
     return p

@@ -494,3 +494,43 @@ def test_the_trust_policy_decides_which_artifacts_run(model):
         tampered[100] ^= 1
         with pytest.raises(ArtifactRefused, match="refused the artifact"):
             client.run(bytes(tampered), model["x"])
+
+
+def test_an_upload_is_checked_and_parsed_in_place_not_copied():
+    """The server checks the upload where it received it and the worker parses it there: the
+    artifact's parameters are read-only views of the upload's buffer, and checking a 4 MiB one
+    costs a small fraction of it (bytes slicing cost four times the upload: issue 24, item 3)."""
+    import tracemalloc
+    from onnx import TensorProto, helper, numpy_helper
+    from vdla.compiler.compile_model import compile_model
+    from vdla.driver.artifact import verify
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array((rng.standard_normal((2048, 2048)) * 0.02).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)], "big",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2048])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2048])], [w])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    data = compile_model(m, target="vdla", hw_config="pynq",
+                         calibration={"x": rng.standard_normal((2, 1, 2048)).astype(np.float32)}).to_bytes()
+    upload = bytearray(data)
+    tracemalloc.start()
+    try:
+        art = verify(memoryview(upload), TrustPolicy(), source="the upload")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(upload) > 4 << 20 and peak < 0.25 * len(upload), (peak, len(upload))
+    name, big = max(art.params.items(), key=lambda kv: kv[1].nbytes)
+    assert np.shares_memory(big, np.frombuffer(upload, np.uint8)) and not big.flags.writeable
+    np.testing.assert_array_equal(big, from_bytes(data, policy=TrustPolicy()).params[name])
+
+
+def test_the_default_limits_fit_the_machine_the_server_runs_on():
+    """A run holds its upload twice and its outputs once: a 512 MiB board's defaults keep that
+    under half its memory, a large host keeps the fixed ones."""
+    MiB = 1 << 20
+    board = Limits.for_memory(512 * MiB)
+    assert (board.artifact_bytes, board.input_bytes, board.output_bytes) == (64 * MiB, 32 * MiB, 32 * MiB)
+    assert 2 * (board.artifact_bytes + board.input_bytes) + board.output_bytes <= 256 * MiB
+    assert Limits.for_memory(64 << 30) == Limits()
+    assert Limits.for_memory(1 * MiB).artifact_bytes == MiB        # never below one MiB
