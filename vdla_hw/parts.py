@@ -16,6 +16,26 @@ PARTS = {
 }
 
 
+# The fabric clock a figure may be quoted at without a timing analysis of its own: VTA's published
+# PYNQ design meets 100 MHz, the clock PYNQ boards give the fabric by default. vdla's RTL has no
+# timing analysis (Yosys maps it to cells, it does not time paths, and Vivado is not in CI), so a
+# faster clock (Ultra96 and ZCU104 at 333 MHz, a DSE's 200 MHz) is an assumption until a Vivado
+# timing report for that build supports it.
+REFERENCE_CLOCK_MHZ = 100.0
+
+
+def clock_basis(clock_mhz: float) -> str:
+    """"reference" for a clock at or below REFERENCE_CLOCK_MHZ, else "assumed" (no timing analysis
+    supports it)."""
+    return "reference" if clock_mhz <= REFERENCE_CLOCK_MHZ else "assumed"
+
+
+def clock_label(clock_mhz: float) -> str:
+    """The clock as a figure's label says it: "100 MHz", or "333 MHz (assumed: no timing analysis)"."""
+    text = f"{clock_mhz:g} MHz"
+    return text if clock_basis(clock_mhz) == "reference" else f"{text} (assumed: no timing analysis)"
+
+
 def limits(part: str) -> dict:
     """{lut, ff, dsp, bram36} of a part; ValueError naming the known parts otherwise."""
     if part not in PARTS:

@@ -10,7 +10,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from vdla.hw.parts import PARTS
+from vdla.hw.parts import PARTS, REFERENCE_CLOCK_MHZ, clock_basis
 from vdla.hw.synth import synthesize as yosys_synthesize
 
 from ..file_lock import exclusive
@@ -96,6 +96,7 @@ def _plan(sweep, store, keys: dict, synthesizer, use_cache: bool) -> _Plan:
             _flatten_synthesis(row, {"synth_status": "skipped"})
             continue
         row.update(config_name=point.config.name, config_hash=point.config.hash,
+                   clock_basis=clock_basis(point.config.clock_mhz),
                    key=cache_mod.point_key(point.doc, synth_name=synth_name, **keys))
         hit = store.get("point", row["key"]) if use_cache else None
         if hit is not None:
@@ -226,6 +227,12 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
         if untiled:
             notes.append(f"{', '.join(untiled)}: layers no tiling fits these SRAMs run on the CPU (untiled, "
                          "macs_untiled, why in cpu_reasons), which the latency leaves out")
+        assumed = [r["id"] for r in rows if r.get("clock_basis") == "assumed"]
+        if assumed:
+            clocks = sorted({r["config"]["clock_mhz"] for r in rows if r["id"] in assumed})
+            notes.append(f"{', '.join(assumed)}: ms at assumed clocks ({', '.join(f'{c:g}' for c in clocks)} MHz): no "
+                         f"timing analysis supports them; figures at {REFERENCE_CLOCK_MHZ:g} MHz are the reference "
+                         "(vdla.hw.parts.clock_basis)")
         if synthesizer is not None:
             notes.append("resources: Yosys synth_xilinx with the 7-series mapping for every part "
                          "(vdla.hw.parts); latency at each point's clock_mhz, which synthesis does not check (no "

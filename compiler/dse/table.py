@@ -16,6 +16,7 @@ RESULT_COLUMNS = ("status", "cycles", "ms", "gemm_utilization", "launches", "mac
 def csv_row(row: dict) -> dict:
     out = {"id": row["id"], "label": row["label"], "config": row.get("config_name") or ""}
     out.update({k: row["config"].get(k) for k in CONFIG_COLUMNS})
+    out["clock_basis"] = row.get("clock_basis") or ""
     for key in RESULT_COLUMNS:
         value = row.get(key)
         out[key] = "" if value is None else value
@@ -28,7 +29,8 @@ def csv_row(row: dict) -> dict:
 
 
 def write_csv(rows: list[dict], path: str) -> None:
-    columns = ["id", "label", "config", *CONFIG_COLUMNS, *RESULT_COLUMNS[:-1], *[f"fits_{p}" for p in PARTS],
+    columns = ["id", "label", "config", *CONFIG_COLUMNS, "clock_basis", *RESULT_COLUMNS[:-1],
+               *[f"fits_{p}" for p in PARTS],
                "error"]
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns)
@@ -58,12 +60,15 @@ def format_table(rows: list[dict]) -> str:
     for r in rows:
         def num(key, fmt):
             return fmt.format(r[key]) if r.get(key) is not None else "-"
+        ms = num("ms", "{:.3f}") + ("~" if r.get("clock_basis") == "assumed" and r.get("ms") is not None else "")
         lines.append(f"{r['id']:<5}{r['label'][:37]:<38}{_status(r):<18}{num('cycles', '{:,}'):>12}"
-                     f"{num('ms', '{:.3f}'):>9}{num('gemm_utilization', '{:.0%}'):>6}{num('lut', '{:,}'):>8}"
+                     f"{ms:>9}{num('gemm_utilization', '{:.0%}'):>6}{num('lut', '{:,}'):>8}"
                      f"{num('ff', '{:,}'):>8}{num('dsp', '{:,}'):>6}{num('bram36', '{:g}'):>7}  "
                      f"{(r.get('smallest_part') or '-'):<15}{'*' if r.get('pareto') else ''}")
         reason = r.get("error") or (r.get("synth_error") if r.get("synth_status") in ("failed", "unsupported")
                                     else None)
         if reason:
             notes.append(f"  {r['id']}: {reason}")
+    if any(r.get("clock_basis") == "assumed" and r.get("ms") is not None for r in rows):
+        notes.append("  ~ ms at a clock no timing analysis supports (an assumption; vdla.hw.parts.clock_basis)")
     return "\n".join(lines + notes)

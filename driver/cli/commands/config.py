@@ -13,13 +13,14 @@ def add_parser(sub):
 
 def run(args) -> int:
     from vdla.hw import DEFAULT_PRESET, load_config
+    from vdla.hw.parts import clock_label
     c = load_config(DEFAULT_PRESET if args.source is None else args.source)
     if args.json:
         print(json.dumps({**c.to_dict(), "name": c.name, "hash": c.hash}, indent=2))
         return 0
     print(f"{c.target}: {c.name}  (hash {c.hash[:16]}, id register 0x{c.hash32:08x})")
     print(f"  GEMM {c.batch}x{c.block}x{c.block} int8 -> int32, {c.gemm_macs_per_cycle} MAC/cycle, "
-          f"{c.peak_gops:.1f} GOPS peak at {c.clock_mhz} MHz, {c.bus_width_bits}-bit AXI")
+          f"{c.peak_gops:.1f} GOPS peak at {clock_label(c.clock_mhz)}, {c.bus_width_bits}-bit AXI")
     for name in ("inp", "wgt", "acc", "out", "uop"):
         depth = getattr(c, f"{name}_depth")
         elem = getattr(c, f"{name}_elem_bytes")

@@ -97,6 +97,7 @@ def _print_latency(times, executor, device, kind: str) -> None:
     the inference's; on the simulator or the RTL it is this machine simulating the accelerator,
     whose own time is its cycles at its clock (the CPU steps' time comes on top)."""
     from vdla.driver.devices import device_kind
+    from vdla.hw.parts import clock_label
     wall = f"{np.median(times) * 1e3:.3f} ms (median of {len(times)})"
     if device is None or device_kind(kind).has_own_config:
         print(f"latency: {wall}, wall time on this machine")
@@ -104,7 +105,7 @@ def _print_latency(times, executor, device, kind: str) -> None:
     cycles = sum(launch.cycles for launch in executor.last_launches.values())
     clock = device.config.clock_mhz
     print(f"host wall time: {wall}, simulating the accelerator ({kind}) on this machine")
-    print(f"accelerator time: {cycles:,} cycles = {cycles / (clock * 1e3):.3f} ms at {clock:g} MHz "
+    print(f"accelerator time: {cycles:,} cycles = {cycles / (clock * 1e3):.3f} ms at {clock_label(clock)} "
           f"(simulated; the CPU steps' time is not in it)")
 
 

@@ -59,3 +59,20 @@ def test_the_terminal_table_lists_points_and_failure_reasons():
     assert failed.split()[1] == "LOG_BLOCK=5" and len(failed.split()[2]) < 40 and " failed " in failed
     assert "synth failed" in synth
     assert lines[4:] == ["  1: compile: the accumulator SRAM is too small", "  2: yosys: out of memory"]
+
+
+def test_a_point_at_an_assumed_clock_says_so_in_every_form(tmp_path):
+    """Figures at 100 MHz are the reference; a faster clock no timing analysis supports is
+    marked in the CSV (clock_basis), on the terminal (ms~ and a note) and by the hardware's own
+    statement of which clocks are assumptions (vdla.hw.parts)."""
+    from vdla.hw.parts import REFERENCE_CLOCK_MHZ, clock_basis, clock_label
+    assert clock_basis(REFERENCE_CLOCK_MHZ) == "reference" and clock_basis(333) == "assumed"
+    assert clock_label(100) == "100 MHz" and clock_label(200) == "200 MHz (assumed: no timing analysis)"
+    fast = dict(_rows()[0], id=3, config=dict(CONFIG, clock_mhz=200), ms=0.61728, clock_basis="assumed")
+    rows = [dict(_rows()[0], clock_basis="reference"), fast]
+    write_csv(rows, str(tmp_path / "dse.csv"))
+    with open(tmp_path / "dse.csv", newline="") as f:
+        assert [r["clock_basis"] for r in csv.DictReader(f)] == ["reference", "assumed"]
+    lines = format_table(rows).splitlines()
+    assert "1.235 " in lines[1] and "0.617~" in lines[2]
+    assert lines[-1].startswith("  ~ ms at a clock no timing analysis supports")
