@@ -13,9 +13,9 @@ from vdla.hw.isa import AluOp
 
 from ..graph.ir import Graph
 from .macs import cpu_macs
+from .moves import MOVES, move_problem
 from .op import PlaceContext
 from .registry import OPS, op_for_source
-from .moves import MOVES, move_problem
 from .table import table_chain
 
 # Nominal int8 multiply-accumulates per second of the CPUs a VDLA board carries, for the

@@ -35,6 +35,7 @@ class Quantizer:
         self.im2col: dict[tuple, tuple[str, np.ndarray]] = {}   # (tensor, kernel, stride, pads) -> im2col_input
         self.fake_quantized: dict[str, str] = {}  # tensor -> its value through a QDQ model's pair
         self.materialized = set(graph.inputs) | set(graph.constants)
+        self._tables: dict | None = None         # table_chain's index
         self.count = 0
 
     def fresh(self, stem):
@@ -72,8 +73,13 @@ class Quantizer:
         readers cannot pad (a zero point other than 0 and -128, read by a padded convolution):
         then the chain goes back to the CPU, whose output the accelerator's edge quantizes and
         pads, so that the model's own grid holds (a symmetric one flips codes everywhere)."""
-        chain = [n for n in self.g.nodes if self.place.get(n.name, {}).get("fused_into") == node.name
-                 and self.place[n.name].get("table")]
+        if self._tables is None:        # owner -> its chain, gathered once in graph order
+            self._tables = {}
+            for n in self.g.nodes:
+                info = self.place.get(n.name, {})
+                if info.get("table"):
+                    self._tables.setdefault(info["fused_into"], []).append(n)
+        chain = self._tables.get(node.name, [])
         y = chain[-1].outputs[0] if chain else None
         pair = self.stats.get(y, {}).get("qdq") if chain else None
         if pair is not None and self.asymmetric(y) is None:
