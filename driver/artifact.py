@@ -34,6 +34,9 @@ FORMAT_VERSION = 2      # 2: the plan and kernel programs as typed records (Plan
 _PREFIX = struct.Struct("<8sIQ")
 _DIGEST = 32
 _ALIGN = 64
+# where a parameter may stay a view of the artifact's buffer (numpy's own allocations are aligned
+# at least this much; an ARMv7 board's kernels took a bus error on a misaligned view)
+PARAM_ALIGN = 16
 
 __all__ = ["Artifact", "ArtifactError", "TrustError", "FORMAT_VERSION", "from_bytes", "load", "verify"]
 
@@ -161,19 +164,24 @@ def load(path: str | os.PathLike, policy: artifact_trust.TrustPolicy | None = No
     return from_bytes(data, source=os.fspath(path), policy=policy)
 
 
-def verify(data: bytes, policy: artifact_trust.TrustPolicy, source: str = "<bytes>") -> Artifact:
+def verify(data: bytes, policy: artifact_trust.TrustPolicy, source: str = "<bytes>",
+           keep_params: bool = True) -> Artifact:
     """The entry point for a server that receives artifacts (`vdla serve`): check integrity and
     `policy` (given explicitly, never read from the environment), then parse and check the
-    header. Raises ArtifactError (TrustError for a refusal by the policy)."""
+    header. Raises ArtifactError (TrustError for a refusal by the policy). keep_params=False:
+    every blob is checked but no parameter array is made (a server that only checks)."""
     if not isinstance(policy, artifact_trust.TrustPolicy):
         raise TypeError("verify needs a TrustPolicy (TrustPolicy() accepts unsigned artifacts)")
-    return from_bytes(data, source, policy)
+    return from_bytes(data, source, policy, keep_params)
 
 
-def from_bytes(data: bytes, source: str = "<bytes>", policy: artifact_trust.TrustPolicy | None = None) -> Artifact:
-    """Check and parse an artifact held in `data` (bytes, or any buffer: a server's upload). Its
-    parts are views of `data`, never copies: the parameters are read-only arrays over it, so
-    an artifact costs its own size once in memory (bytes slicing cost four times that)."""
+def from_bytes(data: bytes, source: str = "<bytes>", policy: artifact_trust.TrustPolicy | None = None,
+               keep_params: bool = True) -> Artifact:
+    """Check and parse an artifact held in `data` (bytes, or any buffer: a server's upload). It
+    is read through views of `data`: a parameter is a read-only array over it where its bytes
+    sit on a PARAM_ALIGN boundary, else an aligned copy (the blob section starts after a header
+    of any length, and a board's kernels fault on misaligned operands). Slicing bytes cost four
+    times the artifact."""
     if policy is None:
         policy = artifact_trust.TrustPolicy.from_env()
     data = memoryview(data).cast("B")
@@ -186,7 +194,7 @@ def from_bytes(data: bytes, source: str = "<bytes>", policy: artifact_trust.Trus
         plan = check_contents(header, params, header["object_files"])
     except ArtifactError as exc:
         raise ArtifactError(f"{source}: {exc}") from None
-    artifact = _extract_blobs(header, params, body[len(body) - blob_section:], source, verified)
+    artifact = _extract_blobs(header, params, body[len(body) - blob_section:], source, verified, keep_params)
     artifact._plan = (header["plan"], plan)
     return artifact
 
@@ -243,7 +251,8 @@ def _parse_header(body: bytes, source: str) -> dict:
     return header
 
 
-def _extract_blobs(header: dict, params: dict, blobs: bytes, source: str, verified: bool) -> Artifact:
+def _extract_blobs(header: dict, params: dict, blobs: bytes, source: str, verified: bool,
+                   keep_params: bool = True) -> Artifact:
     def blob(what: str, entry: dict) -> bytes:
         raw = blobs[entry["offset"]:entry["offset"] + entry["nbytes"]]
         if hashlib.sha256(raw).hexdigest() != entry["sha256"]:
@@ -254,8 +263,13 @@ def _extract_blobs(header: dict, params: dict, blobs: bytes, source: str, verifi
     artifact = Artifact(header, signed=verified)
     for name, entry in header["params"].items():
         dims, dtype = params[name]
-        array = np.frombuffer(blob(f"parameter {name!r}", entry), dtype=dtype).reshape(dims)
-        array.flags.writeable = False          # a view of the artifact's bytes, as of bytes before
+        raw = blob(f"parameter {name!r}", entry)
+        if not keep_params:
+            continue
+        array = np.frombuffer(raw, dtype=dtype).reshape(dims)
+        if array.ctypes.data % PARAM_ALIGN:
+            array = array.copy()
+        array.flags.writeable = False          # read-only, as arrays over bytes were
         artifact.params[name] = array
     for key, entry in header["object_files"].items():
         artifact.objects[key] = bytes(blob(f"kernel object {key}", entry))     # machine code: small

@@ -186,7 +186,7 @@ class RemoteServer:
                 _, payload = channel.recv("upload", self.limits.header_bytes, exact_payload=request.payload_bytes)
             artifact = memoryview(payload)[:request.artifact_bytes]    # checked in place: no copy
             try:
-                verify(artifact, self.trust_policy, source="the uploaded artifact")
+                verify(artifact, self.trust_policy, source="the uploaded artifact", keep_params=False)
             except ArtifactError as exc:
                 raise ArtifactRefused(f"the server refused the artifact: {exc}") from None
             reply, result = self.worker.run(request.to_wire(), [artifact, memoryview(payload)[request.artifact_bytes:]],
