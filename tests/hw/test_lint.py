@@ -56,3 +56,21 @@ def test_timing_values_below_the_pipeline_are_refused():
         doc["timing"] = {**Timing().to_dict(), key: value}
         with pytest.raises(ValueError, match=reason):
             check_supported(load_config(doc))
+
+
+def test_a_build_is_keyed_by_where_cocotb_lives(monkeypatch):
+    """The simulation binary links cocotb's VPI library by path: a build cached by another
+    environment (a CI clone since deleted) must not be reused, or it fails to start."""
+    import importlib.util
+    from pathlib import Path
+
+    from vdla.hw.rtl.sim import build
+    config = load_config("pynq")
+    here = build._digest(config)
+    real = importlib.util.find_spec
+
+    class Elsewhere:
+        origin = str(Path("/elsewhere/site-packages/cocotb/__init__.py"))
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: Elsewhere if name == "cocotb" else real(name))
+    assert build._digest(config) != here

