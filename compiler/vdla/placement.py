@@ -94,6 +94,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
     matrices: set[str] = set()        # accelerator tensors of other than 4 dims, held as their rows
     produced: set[str] = set()        # tensors accelerator nodes make
     producer = {out: node for node in graph.nodes for out in node.outputs}
+    order = {node.name: k for k, node in enumerate(graph.nodes)}      # (table_chain's, once)
 
     def cpu(node, why, macs=None):
         macs = cpu_macs(graph, node) if macs is None else macs
@@ -137,7 +138,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             chain = None
             if act is None and op.fuses_table and not vta_compat and config.lut_depth:
                 chain = table_chain(graph, node, consumers,
-                                    lambda n: row_view(graph.types[n.inputs[0]], graph.types[n.outputs[0]]))
+                                    lambda n: row_view(graph.types[n.inputs[0]], graph.types[n.outputs[0]]), order)
             vdla(node, macs, act, op.rows_output, chain or ())
             if op.keeps_sign:
                 keep_sign(node)

@@ -30,16 +30,18 @@ def _scalar(graph, name) -> bool:
     return name in graph.constants and np.size(graph.constants[name]) == 1
 
 
-def table_chain(graph, node, consumers, is_view=lambda n: False) -> list | None:
+def table_chain(graph, node, consumers, is_view=lambda n: False, order: dict | None = None) -> list | None:
     """The nodes, in graph order, of the elementwise chain that reads only `node`'s output (and
     scalar constants) and ends in one tensor, the largest such; None if there is none. A chain
     of a lone Relu or Clip is the ALU's own clip (placement.fused_activation), not a table.
     `is_view(n)`: whether a Reshape/Flatten n holds the same bytes in the packed layouts (a
-    linear layer's rows viewed back as its token sequence): such a view joins the chain."""
+    linear layer's rows viewed back as its token sequence): such a view joins the chain.
+    `order`: each node's position in the graph (computed here if not given; a caller that asks
+    for every node's chain gives it once)."""
     x = node.outputs[0]
     if x in graph.outputs:
         return None
-    order = {n.name: k for k, n in enumerate(graph.nodes)}
+    order = order if order is not None else {n.name: k for k, n in enumerate(graph.nodes)}
     chain, made, best = [], {x}, None
     while len(chain) < MAX_CHAIN:
         names = {n.name for n in chain}

@@ -10,6 +10,7 @@ from vdla.compiler.graph import optimize
 from vdla.compiler.vdla.placement import place_nodes
 from vdla.compiler.vdla.table import activation_table, input_grid, table_chain
 from vdla.hw import load_config
+from vdla.hw.alu_ops import TABLE_MAX, TABLE_MIN
 
 from ..graph.onnx_graphs import const, onnx_model, onnxruntime_outputs, tensor
 
@@ -74,7 +75,7 @@ def test_the_table_is_onnxruntimes_chain_on_the_256_codes_rounded_once(name):
     chain = [x for x in g.nodes if x.name in {c.name for c in CHAINS[name]}]
     s_in, s_out, z_out = 0.05, 0.02, -90
     table = activation_table(g, chain, "c", (s_in, 0), (s_out, z_out), {})
-    codes = np.arange(-128, 128)
+    codes = np.arange(TABLE_MIN, TABLE_MAX + 1)
     # the chain alone as an ONNX model on a (256,) input
     nodes = [n(x.op_type, x.input, x.output, name=x.name, **{a.name: helper.get_attribute_value(a)
                                                                for a in x.attribute}) for x in CHAINS[name]]
@@ -97,7 +98,7 @@ def test_a_qdq_models_pair_inside_the_chain_quantizes_there():
     s_in, z_in = input_grid(stats, "c")
     assert (s_in, z_in) == (0.05, 3)
     table = activation_table(g, chain, "c", (s_in, z_in), (0.03, 0), stats)
-    x = (np.arange(-128, 128) - z_in) * s_in
+    x = (np.arange(TABLE_MIN, TABLE_MAX + 1) - z_in) * s_in
     sig = np.clip(np.rint(1 / (1 + np.exp(-x)) * 256), 0, 255) / 256
     np.testing.assert_allclose(table, np.clip(np.rint(x * sig / 0.03), -128, 127), atol=1)
     plain = activation_table(g, chain, "c", (s_in, z_in), (0.03, 0), {})
@@ -115,7 +116,7 @@ def test_a_clip_becomes_one_lookup_where_the_table_pays_for_its_load():
     from vdla.compiler.topi.vdla import Epilogue
     from vdla.compiler.vdla.table import CLIP_TABLE_MIN_ELEMENTS, clip_as_table, clip_table
     relu = Epilogue(bias=True, shift=9, lo=-100, hi=127)
-    codes = np.arange(-128, 128)
+    codes = np.arange(TABLE_MIN, TABLE_MAX + 1)
     assert clip_table(relu).tolist() == np.clip(codes, -100, 127).tolist()
     pynq = load_config("pynq")
     big, small = (1, 4, 8, 8, 1, 16), (1, 1, 1, CLIP_TABLE_MIN_ELEMENTS - 1, 1, 16)
