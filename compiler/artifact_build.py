@@ -3,7 +3,8 @@
 The execution plan (vdla.driver.plan.Plan) lists one step per top-level node in order: a
 KernelStep (a compiled function called on the node's buffers), a VdlaStep (an accelerator
 program), a GpuStep (a GPU program launched on them), a HostStep (numpy, for ops without a
-kernel), or an AliasStep (reshape-like: the output is a view of the input's bytes). Tensors
+kernel), an AliasStep (reshape-like: the output is a view of the input's bytes) or a PartsStep
+(a Concat or Split the memory plan laid out side by side: no copy). Tensors
 get their planned arena offsets. The header is complete when make_artifact returns: nothing
 edits it afterwards.
 """
@@ -16,11 +17,11 @@ import numpy as np
 
 from vdla.driver.artifact import FORMAT_VERSION, Artifact
 from vdla.driver.header_fields import nbytes
-from vdla.driver.plan import (AliasStep, GpuStep, HostStep, KernelStep, Plan, PlannedTensor, ValueSpec,
-                              VdlaStep)
+from vdla.driver.plan import (AliasStep, GpuStep, HostStep, KernelStep, PartsStep, Plan, PlannedTensor,
+                              ValueSpec, VdlaStep)
 
 from .graph.ir import Graph, GraphError, Node
-from .graph.passes.memory_plan import ALIAS_OPS
+from .graph.passes.memory_plan import ALIAS_OPS, PART_OPS
 
 
 def _jsonable(value):
@@ -81,7 +82,7 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
         dynamic={name: _spec(graph, name) for name in graph.activations() if graph.types[name].dynamic},
         arena_bytes=plan_meta["arena_bytes"],
         naive_bytes=plan_meta["naive_bytes"],
-        steps=tuple(_step(node, plan_meta["storage_of"], kernel_steps, vdla_steps or {}, gpu_steps or {})
+        steps=tuple(_step(node, plan_meta, kernel_steps, vdla_steps or {}, gpu_steps or {})
                     for node in graph.nodes))
     header = {
         "format_version": FORMAT_VERSION,
@@ -103,7 +104,7 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
     return Artifact(header, params, dict(objects))
 
 
-def _step(node: Node, storage_of: dict, kernel_steps: dict, vdla_steps: dict, gpu_steps: dict):
+def _step(node: Node, plan_meta: dict, kernel_steps: dict, vdla_steps: dict, gpu_steps: dict):
     op = node.attrs.get("pattern", node.op)
     outputs = tuple(o for o in node.outputs if o)
     if node.name in vdla_steps:   # the node record: its host op is the reference semantics
@@ -115,8 +116,14 @@ def _step(node: Node, storage_of: dict, kernel_steps: dict, vdla_steps: dict, gp
     if node.name in gpu_steps:
         s = gpu_steps[node.name]
         return GpuStep(node.name, op, s["program"], tuple(s["args"]))
-    if node.op in ALIAS_OPS and len(outputs) == 1 and storage_of.get(node.outputs[0]) == \
-            storage_of.get(node.inputs[0]):
+    offsets, storage_of = plan_meta["offsets"], plan_meta["storage_of"]
+    if node.op in ALIAS_OPS and len(outputs) == 1 and node.inputs[0] in offsets and \
+            (storage_of.get(node.outputs[0]), offsets.get(node.outputs[0])) == \
+            (storage_of[node.inputs[0]], offsets[node.inputs[0]]):
         return AliasStep(node.name, op, node.inputs[0], node.outputs[0])
+    if node.name in plan_meta.get("parts", ()):
+        ins = tuple(t for t in node.inputs if t)
+        whole, parts = (outputs[0], ins) if PART_OPS[node.op] == "inputs" else (ins[0], outputs)
+        return PartsStep(node.name, op, whole, parts)
     body = node.body if node.op == "Fused" else [node]
     return HostStep(node.name, op, tuple(node_record(n) for n in body), outputs)

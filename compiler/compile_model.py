@@ -99,6 +99,16 @@ def _feature_list(features) -> list[str]:
     return [f for f in str(features).split(",") if f.startswith("+")]
 
 
+def _note_parts_in_place(graph, place: dict) -> None:
+    """A packed Concat or Split the memory plan laid out side by side copies nothing: its reason says so."""
+    ops = {n.name: n.attrs.get("source_ops", [n.op])[0] for n in graph.nodes}
+    for name in graph.meta["memory_plan"]["parts"]:
+        if name in place:
+            side = "inputs in its output" if ops[name] == "Concat" else "outputs in its input"
+            place[name]["reason"] = (f"{ops[name]}: no copy: the memory plan lays its {side} side by side "
+                                     "(packed int8 codes, one batch block)")
+
+
 def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,
                      constant_inputs=None, threads=None, log=None, per_channel_activations=False,
                      vta_compat=False, tuning=None, link=None):
@@ -119,6 +129,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
                                                          constant_inputs, per_channel_activations, vta_compat, kernels)
     graph = plan_memory(graph)
+    _note_parts_in_place(graph, place)
     vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat, kernels=kernels)
     # each accelerator node's error on a calibration sample, or on seeded random inputs for a
     # QDQ model compiled without samples (its own ranges, judged on data like a calibration's)

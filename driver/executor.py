@@ -23,7 +23,7 @@ from . import host_ops, kernel_abi, machine
 from .arena_crossings import arena_crossings
 from .artifact import Artifact, ArtifactError, load
 from .artifact_header import check_contents
-from .plan import AliasStep, GpuStep, HostStep, KernelStep, Plan, ValueSpec, VdlaStep
+from .plan import AliasStep, GpuStep, HostStep, KernelStep, PartsStep, Plan, ValueSpec, VdlaStep
 
 
 class StepError(RunError, RuntimeError):
@@ -188,11 +188,11 @@ class Executor:
                     raise ArtifactError(f"step {step.name!r}: {name} at arena offset {offset} is not aligned "
                                         f"to its {p.elem_bytes}-byte DMA element")
                 buf = DeviceBuffer(arena.addr + offset, p.nbytes)
-                source = self._crossings.source(name)
-                if k < len(args) - 1 and source in self._crossings.to_device:
-                    copy_in.append((array, offset))
-                if k == len(args) - 1 and source in self._crossings.to_host:
-                    copy_out.append((array, offset))
+                writes = k == len(args) - 1
+                crossing = self._crossings.to_host if writes else self._crossings.to_device
+                for source in self._crossings.sources(name):     # a whole: each part made on the other side
+                    if source in crossing:
+                        (copy_out if writes else copy_in).append((buffers[source], tensors[source].offset))
             bufs.append(buf)
         runner, launches, step_name = self.runner, self.last_launches, step.name
 
@@ -269,7 +269,7 @@ class Executor:
     def _bind(self, step):
         """(step, the call that runs it; None for an alias, which is a view already)."""
         match step:
-            case AliasStep():
+            case AliasStep() | PartsStep():
                 return step, None
             case KernelStep():
                 return step, self._kernel_call(step)

@@ -74,11 +74,12 @@ class GpuSteps:
                 raise ArtifactError(f"step {step.name!r} passes {name!r}, which is no tensor of the plan")
             view = self.device.view(self.arena, tensors[name].offset, array.nbytes)
             device_bufs.append(view)
-            source = self.crossings.source(name)
-            if k not in outputs and source in self.crossings.to_device:
-                copy_in.append((view, array))
-            if k in outputs and source in self.crossings.to_host:
-                copy_out.append((view, array))
+            crossing = self.crossings.to_host if k in outputs else self.crossings.to_device
+            for source in self.crossings.sources(name):
+                if source in crossing:
+                    tensor = tensors[source]
+                    pair = (self.device.view(self.arena, tensor.offset, tensor.nbytes), buffers[source])
+                    (copy_out if k in outputs else copy_in).append(pair)
         all_bufs = device_bufs + self.temporaries[step.program]
         launches = [(launch, [all_bufs[i] for i in launch.buffers]) for launch in program.kernels]
         device = self.device

@@ -15,13 +15,13 @@ import numpy as np
 
 from .artifact_errors import ArtifactError
 from .header_fields import MAX_BYTES, array, dtype, fail, field, integer, nbytes, obj, shape, string
-from .plan_steps import (AliasStep, GpuStep, HostStep, KernelStep, PlannedTensor, PlanScope, Step, ValueSpec,
-                         VdlaStep, show, step_from_dict)
+from .plan_steps import (AliasStep, GpuStep, HostStep, KernelStep, PartsStep, PlannedTensor, PlanScope, Step,
+                         ValueSpec, VdlaStep, show, step_from_dict)
 
 VALUE_KINDS = ("tensor", "sequence", "optional")      # a tensor, a list of them, one of them or None
 
 __all__ = ["Plan", "PlannedTensor", "ValueSpec", "Step", "AliasStep", "GpuStep", "HostStep", "KernelStep",
-           "VdlaStep", "VALUE_KINDS"]
+           "PartsStep", "VdlaStep", "VALUE_KINDS"]
 
 
 @dataclass(frozen=True)

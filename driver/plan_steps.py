@@ -3,7 +3,7 @@ loader's checks and written back by to_dict.
 
 A step may only name buffers that exist (activations and parameters); what it writes must be
 an activation; a tensor of run-time shape only a host step may touch; a reshape-like ("alias")
-step names two views of the same bytes; a device step passes its program exactly the buffers
+step names two views of the same bytes, a "parts" step a whole and the parts that are its bytes; a device step passes its program exactly the buffers
 the program takes. `PlanScope` holds what the steps are checked against.
 """
 from __future__ import annotations
@@ -216,7 +216,43 @@ class AliasStep(Step):
         return cls(name, op, src, dst)
 
 
-STEP_CLASSES: dict[str, type[Step]] = {c.kind: c for c in (KernelStep, HostStep, AliasStep, VdlaStep, GpuStep)}
+@dataclass(frozen=True)
+class PartsStep(Step):
+    """A Concat or Split the memory plan did without a copy: `whole` is the bytes of `parts` one
+    after another. Which side was made first says which: the parts (a Concat) or the whole (a
+    Split, whose parts are then views of it). It costs nothing."""
+    whole: str
+    parts: tuple[str, ...]
+    kind: ClassVar[str] = "parts"
+
+    def _fields(self) -> dict:
+        return {"whole": self.whole, "parts": list(self.parts)}
+
+    @classmethod
+    def read(cls, doc: dict, path: str, name: str, op: str, scope: PlanScope) -> "PartsStep":
+        where = f"step {name!r}"
+        (whole,) = _one(doc, "whole", path, single=True)
+        parts = strings(field(doc, "parts", path), f"{path}.parts")
+        if not parts:
+            raise fail(f"{path}.parts", "the tensors laid side by side in the whole", parts)
+        scope.existing(cls.kind, where, [whole, *parts], "lays out", activations_only=True)
+        w = scope.tensors[whole]
+        at = w.offset
+        for part in parts:
+            t = scope.tensors[part]
+            if t.offset != at or t.dtype != w.dtype:
+                raise ArtifactError(f"artifact header: {where} lays {part!r} ({t.dtype}, {t.nbytes} bytes at offset "
+                                    f"{t.offset}) inside {whole!r} ({w.dtype}, offset {w.offset}), where the parts "
+                                    f"before it end at {at}: the parts must be the whole's bytes in order")
+            at += t.nbytes
+        if at != w.offset + w.nbytes:
+            raise ArtifactError(f"artifact header: {where}: the parts of {whole!r} end at offset {at}, the whole "
+                                f"at {w.offset + w.nbytes}: the parts must be all of its bytes")
+        return cls(name, op, whole, tuple(parts))
+
+
+STEP_CLASSES: dict[str, type[Step]] = {c.kind: c for c in (KernelStep, HostStep, AliasStep, PartsStep, VdlaStep,
+                                                           GpuStep)}
 
 
 def step_from_dict(doc, path: str, scope: PlanScope) -> Step:
@@ -233,7 +269,10 @@ def show(t) -> str:
     return f"{t[1]}{list(t[0])}"
 
 
-def _one(doc: dict, key: str, path: str) -> list[str]:
+def _one(doc: dict, key: str, path: str, single: bool = False) -> list[str]:
+    """The one tensor named at `key`: a list of one name, or (single) the name itself."""
+    if single:
+        return [string(field(doc, key, path), f"{path}.{key}")]
     names = strings(field(doc, key, path), f"{path}.{key}")
     if len(names) != 1:
         raise fail(f"{path}.{key}", "one tensor name", names)

@@ -15,7 +15,7 @@ from .executor import Executor
 class LayerProfile:
     name: str
     op: str
-    placement: str               # "vdla", "cpu" (a compiled kernel or host step) or "alias"
+    placement: str               # "vdla", "cpu" (a compiled kernel or host step), "alias" or "parts" (views)
     cpu_ms: float = 0.0          # host wall time of the step (for vdla steps: data movement + simulation)
     cycles: int = 0              # accelerator cycles, as compiled (two virtual threads)
     cycles_1vt: int = 0          # the same kernel with one virtual thread
@@ -69,7 +69,7 @@ def format_table(rows: list[LayerProfile]) -> str:
     lines = [f"{'layer':<{width}}{'op':<16}{'on':<6}{'cycles':>11}{'1 vt':>11}{'accel ms':>10}{'util':>7}"
              f"{'DMA KB':>9}{'uop hit/miss':>14}{'cpu ms':>9}"]
     for r in rows:
-        if r.placement == "alias":
+        if r.placement in ("alias", "parts"):
             continue
         if r.placement == "vdla":
             lines.append(f"{r.name:<{width}}{r.op[:15]:<16}{'vdla':<6}{r.cycles:>11,}{r.cycles_1vt:>11,}"

@@ -4,8 +4,9 @@ nearest Resize (YOLO's 2x upsampling) as a gather of pixels. The codes keep thei
 channel its scale; one zero point for all the inputs of a Concat), so the accelerator's tensors
 do not cross to fp32 and back around them: YOLOv8's C2f and neck were 29 such round trips.
 
-They run on the host as copies of int8 blocks. Without copies (the producers writing side by
-side in one buffer, the memory plan placing them there) is the next step."""
+A Concat or Split costs no copy where the memory plan can lay the parts side by side (one batch
+block: the producers write straight into the whole's bytes; graph.passes.memory_plan); elsewhere,
+and for the Resize, the host copies int8 blocks."""
 from __future__ import annotations
 
 import numpy as np

@@ -8,7 +8,7 @@ import pytest
 
 from artifact_edits import relu_artifact
 from vdla.driver.artifact import ArtifactError
-from vdla.driver.plan import AliasStep, GpuStep, KernelStep, Plan, VdlaStep
+from vdla.driver.plan import AliasStep, GpuStep, KernelStep, PartsStep, Plan, VdlaStep
 
 PARAMS = {"bias": ((16,), "float32")}
 
@@ -33,21 +33,35 @@ def _program(name, n_params, outputs=()):
 def test_every_step_class_round_trips_with_its_kind():
     doc = _doc()
     doc["tensors"]["h2"] = {"shape": [4, 4], "dtype": "float32", "offset": 64}
+    doc["tensors"].update(_HALVES)
     doc["steps"] += [{"name": "k", "op": "Relu", "kind": "kernel", "kernel": "k0", "args": ["x", "h"]},
                      {"name": "r", "op": "Reshape", "kind": "alias", "inputs": ["h"], "outputs": ["h2"]},
+                     _parts(),
                      _vdla_step(),
                      {"name": "g", "op": "Add", "kind": "gpu", "program": 0, "args": ["x", "bias", "y"]}]
     programs = {"vdla_programs": [_program("v0", 3)], "gpu_programs": [_program("g0", 3, outputs=[2])]}
     plan = Plan.from_dict(doc, PARAMS, programs)
     assert [(type(s), s.kind) for s in plan.steps[2:]] == [(KernelStep, "kernel"), (AliasStep, "alias"),
-                                                           (VdlaStep, "vdla"), (GpuStep, "gpu")]
-    assert plan.steps[3].source == "h" and plan.steps[3].view == "h2" and plan.steps[4].args[-1] == "h"
+                                                           (PartsStep, "parts"), (VdlaStep, "vdla"), (GpuStep, "gpu")]
+    assert plan.steps[3].source == "h" and plan.steps[3].view == "h2" and plan.steps[5].args[-1] == "h"
+    assert plan.steps[4].whole == "x" and plan.steps[4].parts == ("x0", "x1")
     assert plan.to_dict() == {**doc, "dynamic": {}}
     assert Plan.from_dict(plan.to_dict(), PARAMS, programs) == plan
 
 
-def _with_step(step):
+# x (float32[16] at offset 0) as two halves of 32 bytes, and a half that lies elsewhere
+_HALVES = {"x0": {"shape": [8], "dtype": "float32", "offset": 0}, "x1": {"shape": [8], "dtype": "float32",
+                                                                          "offset": 32},
+           "h0": {"shape": [8], "dtype": "float32", "offset": 64}}
+
+
+def _parts(**changes):
+    return {"name": "p", "op": "VdlaSplit", "kind": "parts", "whole": "x", "parts": ["x0", "x1"], **changes}
+
+
+def _with_step(step, tensors=None):
     def edit(doc):
+        doc["tensors"].update(tensors or {})
         doc["steps"].append(step)
     return edit
 
@@ -87,7 +101,18 @@ _REFUSED = {
                                            "args": ["x", "bias", "y"]}),
                                {"gpu_programs": [_program("g0", 3, [1])]}, "step 'g' writes 'bias'"),
     "step kind not text": (_with_step({"name": "s", "op": "Relu", "kind": ["host"]}), {},
-                           r"plan.steps\[2\].kind must be one of kernel, host, alias, vdla, gpu"),
+                           r"plan.steps\[2\].kind must be one of kernel, host, alias, parts, vdla, gpu"),
+    "parts out of order": (_with_step(_parts(parts=["x1", "x0"]), _HALVES), {},
+                           r"step 'p' lays 'x1' \(float32, 32 bytes at offset 32\) inside 'x' \(float32, offset 0\), "
+                           "where the parts before it end at 0: the parts must be the whole's bytes in order"),
+    "parts elsewhere": (_with_step(_parts(parts=["x0", "h0"]), _HALVES), {}, "step 'p' lays 'h0'"),
+    "parts short of the whole": (_with_step(_parts(parts=["x0"]), _HALVES), {},
+                                 "step 'p': the parts of 'x' end at offset 32, the whole at 64: the parts must be "
+                                 "all of its bytes"),
+    "parts none": (_with_step(_parts(parts=[]), _HALVES), {},
+                   r"plan.steps\[2\].parts must be the tensors laid side by side in the whole"),
+    "parts of a parameter": (_with_step(_parts(whole="bias"), _HALVES), {},
+                             "step 'p' lays out 'bias', which is no activation"),
 }
 
 

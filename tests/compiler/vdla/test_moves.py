@@ -6,6 +6,7 @@ import pytest
 from onnx import helper
 
 from vdla.compiler.compile_model import compile_model
+from vdla.compiler.graph.passes import memory_plan
 from vdla.driver.executor import Executor
 from vdla.driver.host_ops.vdla import OPS
 from vdla.driver.runtime.layout import pack_activation, unpack_activation
@@ -52,7 +53,7 @@ def _neck(rng):
                        const("scales", np.array([1, 1, 2, 2], np.float32))])
 
 
-def test_a_neck_keeps_its_tensors_packed_around_split_concat_and_resize(rng):
+def test_a_neck_keeps_its_tensors_packed_around_split_concat_and_resize(rng, monkeypatch):
     m = _neck(rng)
     # the skip branch runs at 8x8: feed a 16x16 image so that it meets the upsampled one
     m.graph.input[0].type.tensor_type.shape.dim[2].dim_value = 16
@@ -64,7 +65,11 @@ def test_a_neck_keeps_its_tensors_packed_around_split_concat_and_resize(rng):
     place = art.header["compile"]["placement"]
     moves = {k: v for k, v in place.items() if v.get("packed")}
     assert {k.split("_")[0] for k in moves} >= {"Split", "concat", "concat2", "resize"}, place
-    assert all("as int8 on the CPU" in v["reason"] for v in moves.values())
+    # the Split and both Concats lay their parts side by side; the Resize gathers pixels on the host
+    in_place = {k for k, v in moves.items() if "no copy: the memory plan lays" in v["reason"]}
+    assert in_place == {k for k in moves if not k.startswith("resize")}, place
+    assert "as int8 on the CPU" in moves["resize"]["reason"]
+    assert [s.kind for s in art.plan.steps if s.name in moves] == ["parts", "parts", "host", "parts"]
     x = rng.standard_normal((1, 16, 16, 16)).astype(np.float32)
     ex = Executor(art)
     got = ex.run({"x": x}, profile=True)["y"]
@@ -74,6 +79,11 @@ def test_a_neck_keeps_its_tensors_packed_around_split_concat_and_resize(rng):
     # only the model's input is quantized and its output dequantized: nothing crosses in between
     ops = [t.op for t in ex.last_timings if t.kind == "host"]
     assert ops.count("VdlaQuantize") == 1 and ops.count("VdlaDequantize") == 1, ops
+    # the same model with every move a copy (the memory plan's parts turned off) gives the same codes
+    monkeypatch.setattr(memory_plan, "PART_OPS", {})
+    copies = compile_model(m, target="vdla", hw_config="pynq", calibration=calib)
+    assert not [s for s in copies.plan.steps if s.kind == "parts"]
+    np.testing.assert_array_equal(Executor(copies).run({"x": x})["y"], got)
 
 
 def test_a_concat_of_other_zero_points_stays_in_fp32_with_its_reason(rng):
