@@ -5,8 +5,9 @@ channel its scale; one zero point for all the inputs of a Concat), so the accele
 do not cross to fp32 and back around them: YOLOv8's C2f and neck were 29 such round trips.
 
 A Concat or Split costs no copy where the memory plan can lay the parts side by side (one batch
-block: the producers write straight into the whole's bytes; graph.passes.memory_plan); elsewhere,
-and for the Resize, the host copies int8 blocks."""
+block: the producers write straight into the whole's bytes; graph.passes.memory_plan); elsewhere
+the host copies int8 blocks. A Resize by whole factors is an accelerator op (ops/upsample.py);
+this gather is for the others."""
 from __future__ import annotations
 
 import numpy as np

@@ -111,6 +111,13 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
         produced.update(made)
         matrices.update(t for t in made if rows or len(graph.types[t].shape) != 4)
 
+    def packed_move(node, why=""):
+        """An int8 copy on the host: the tensors stay packed codes (moves.py)."""
+        place[node.name] = {"device": "cpu", "macs": 0, "packed": True,
+                            "reason": f"{node.op}: {MOVES[node.op]} as int8 on the CPU (the accelerator's DMA "
+                                      f"does not express it{why}; no dequantize and quantize around it)"}
+        produced.update(t for t in node.outputs if t)
+
     def keep_sign(node):
         if node.inputs[0] in nonneg:
             nonneg.add(node.outputs[0])
@@ -131,6 +138,10 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
                             "accelerator's images are packed by channel" for t in node.inputs
                             if t in matrices and len(graph.types[t].shape) == 4), None) \
                 or op.problem(graph, node, PlaceContext(config, vta_compat, nonneg, cpu_rate, board, produced))
+            if problem and node.op in MOVES and move_problem(graph, node, config,
+                                                             lambda t: t in produced and t not in matrices) is None:
+                packed_move(node, f" ({problem})")
+                continue
             if problem:
                 cpu(node, problem, macs)
                 continue
@@ -166,11 +177,7 @@ def place_nodes(graph: Graph, config, board_cpu: str | None = None, vta_compat: 
             cpu(node, f"{node.op}: no ALU equivalent: {_NO_ALU[node.op]}")
         elif node.op in MOVES and (why := move_problem(graph, node, config,
                                                        lambda t: t in produced and t not in matrices)) is None:
-            # an int8 copy on the host: the tensors stay packed codes (moves.py)
-            place[node.name] = {"device": "cpu", "macs": 0, "packed": True,
-                                "reason": f"{node.op}: {MOVES[node.op]} as int8 on the CPU (the accelerator's DMA "
-                                          "does not express it; no dequantize and quantize around it)"}
-            produced.update(t for t in node.outputs if t)
+            packed_move(node)
         elif node.op in _MOVES:
             cpu(node, f"{node.op}: {_MOVES[node.op]}, which the accelerator's DMA does not express; a copy on the CPU"
                 + (f" (in fp32: {why})" if node.op in MOVES else ""))

@@ -151,6 +151,19 @@ class Quantizer:
                  {name: TensorType(shape, "int8")})
         return name, scale
 
+    def _joined(self, tensor) -> bool:
+        """Whether a packed move reads the tensor's codes, directly or through accelerator ops that
+        keep their input's grid (an upsampling or max pooling before a Concat)."""
+        from .registry import op_for_source      # (the ops' modules import this one)
+        for n in self._consumers.get(tensor, []):
+            info = self.place.get(n.name, {})
+            if info.get("packed"):
+                return True
+            op = op_for_source(n.op) if info.get("device") == "vdla" and not info.get("fused_into") else None
+            if op is not None and not op.scales_output and self._joined(n.outputs[0]):
+                return True
+        return False
+
     def asymmetric(self, tensor, boundary: bool = False) -> tuple[float, int, tuple | None] | None:
         """(step, zero point, pads) spreading the tensor's calibrated [lo, hi] (within its chosen
         range) over all 256 codes, where that is at least 10% finer than the symmetric step: a
@@ -175,7 +188,7 @@ class Quantizer:
             if step > 0.9 * r / 127.0:
                 return None
             zp = int(np.clip(np.rint(-128.0 - lo / step), -128, 127))
-        if pair is None and any(self.place.get(n.name, {}).get("packed") for n in self._consumers.get(tensor, [])):
+        if pair is None and self._joined(tensor):
             return None        # a Concat joins codes of one zero point, a Split's parts may join one
         readers = [n for n in self._consumers.get(tensor, []) if self.place.get(n.name, {}).get("device") == "vdla"]
         if any(n.op in ("AveragePool", "GlobalAveragePool") for n in readers):

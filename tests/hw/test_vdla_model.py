@@ -50,7 +50,7 @@ def _encoder_layer():
     return model, {k: np.stack([f[k] for f in feeds]) for k in feeds[0]}, bert_feeds(seq=SEQ, seed=9)
 
 
-EXPECTED_KERNELS = {"encoder_layer": ("VdlaMatMul", "VdlaDense"), "yolo_neck": ("VdlaConv",)}
+EXPECTED_KERNELS = {"encoder_layer": ("VdlaMatMul", "VdlaDense"), "yolo_neck": ("VdlaConv", "VdlaUpsample")}
 CASES = {"small_cnn": lambda: _images(small_cnn, 2), "vdla_cnn": lambda: _images(vdla_cnn, 1),
          "encoder_layer": _encoder_layer, "yolo_neck": lambda: _images(yolo_neck, 1)}
 

@@ -16,8 +16,10 @@ class Affine:
         self.coeffs = {v: int(c) for v, c in (coeffs or {}).items() if c}
 
     @classmethod
-    def of(cls, expr, what: str) -> "Affine":
-        terms, const = arith.linear(arith.simplify(E.to_expr(expr, "int32")))
+    def of(cls, expr, what: str, ranges: dict | None = None) -> "Affine":
+        """`ranges`: Var -> inclusive (lo, hi), for the simplifier (a split's (xo*2 + xi) // 2 is
+        xo only when it knows xi < 2)."""
+        terms, const = arith.linear(arith.simplify(E.to_expr(expr, "int32"), ranges))
         coeffs = {}
         for atom, c in terms.values():
             if not isinstance(atom, E.Var):

@@ -128,9 +128,9 @@ def fold_uop_kernels(config):
     return run
 
 
-def _operand(config, view, what):
+def _operand(config, view, what, loops=()):
     lanes = scope_lanes(config, view.scope)
-    off = Affine.of(view.elem_offset, what)
+    off = Affine.of(view.elem_offset, what, {v: (0, e - 1) for v, e in loops})
     return view.data, off.exact_div(lanes, f"{what} ({view.data.name})")
 
 
@@ -144,10 +144,11 @@ def _nest_of(config, loops, intr) -> UopNest:
     op, imm = intr.attrs["op"], intr.attrs.get("imm")
     dst = regions[-1]
     name = f"alu.{op} {dst.data.name}"
-    src = _operand(config, regions[1], name) if len(regions) == 3 else None
+    src = _operand(config, regions[1], name, loops) if len(regions) == 3 else None
     if op == "shr" and imm is None:
         raise VdlaLoweringError(f"{name}: a shift by a tensor operand is not offered; shift by an immediate")
-    return UopNest("alu", loops, _operand(config, dst, name), src, alu_op=AluOp[op.upper()], imm=imm, name=name)
+    return UopNest("alu", loops, _operand(config, dst, name, loops), src, alu_op=AluOp[op.upper()], imm=imm,
+                   name=name)
 
 
 def _intrinsic(nest: UopNest):
