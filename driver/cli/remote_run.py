@@ -30,7 +30,7 @@ def run_remote(args) -> int:
     host, port = parse_address(args.remote)
     runner = RemoteRunner(host, port, args.key_file, insecure_loopback=args.insecure_loopback)
     data = read_artifact(args.artifact)
-    policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
+    policy = TrustPolicy.for_cli(args.trust_key, args.allow_hmac)
     plan = from_bytes(data, args.artifact, policy).plan   # checked here too, before it is uploaded
     feeds = input_feeds(plan.inputs, args.input, args.seed)
     result = runner.run_detailed(data, feeds, profile=args.profile, repeat=max(1, args.repeat), threads=args.threads)

@@ -1,7 +1,7 @@
 """Mutual authentication of a remote-execution connection, and its session key.
 
-Both sides hold the same secret: a key file as `vdla keygen` writes it (the format of artifact
-signing keys, read by artifact_trust.read_key_file). Each side sends a fresh random nonce and
+Both sides hold the same secret: a key file as `vdla keygen --secret` writes it (the format of
+legacy HMAC artifact keys, read by artifact_trust.read_key_file). Each side sends a fresh random nonce and
 proves it holds the secret with an HMAC over both nonces, so no proof can be replayed into
 another connection; the session key that seals every later frame (protocol.Seal) is an HMAC
 of both nonces too. Each HMAC starts with its own domain string, so a proof is never a session

@@ -44,7 +44,7 @@ log = logging.getLogger("vdla.driver.remote")
 
 class RemoteServer:
     """Serve runs on `device` ("sim", "rtl" or "pynq") at host:port (port 0: any free port,
-    see `.port`). `key_file` is the shared key (`vdla keygen`); `insecure_loopback=True`
+    see `.port`). `key_file` is the shared key (`vdla keygen --secret`); `insecure_loopback=True`
     instead runs without one, on a loopback address only. `trust_policy` decides which
     artifacts run (TrustPolicy(): any, as an artifact is code that every key holder may run)."""
 
@@ -67,8 +67,8 @@ class RemoteServer:
                                  "a loopback address (127.0.0.1 or ::1); on a network use --key-file")
             self.credentials = Credentials.loopback()
         elif key_file is None:
-            raise AuthenticationError("vdla serve needs --key-file FILE (a key from `vdla keygen`, the same file "
-                                      "on the host), or --insecure-loopback on 127.0.0.1 for local tests")
+            raise AuthenticationError("vdla serve needs --key-file FILE (a secret from `vdla keygen --secret`, the "
+                                      "same file on the host), or --insecure-loopback on 127.0.0.1 for local tests")
         else:
             self.credentials = Credentials.from_key_file(key_file)
         self.host, self.port, self.device = host, port, device

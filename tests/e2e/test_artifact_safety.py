@@ -15,7 +15,7 @@ import pytest
 import model_builders as builders
 from artifact_edits import read_header, with_header, with_object
 from vdla.driver import artifact as art
-from vdla.driver.artifact_trust import ENV_VAR, TRAILER, TrustError, TrustPolicy, generate_key_file
+from vdla.driver.artifact_trust import ED25519_TRAILER, ENV_VAR, TrustError, TrustPolicy, generate_signing_key
 from vdla.driver.cli import main
 from vdla.driver.cli.exit_codes import EXIT_CODES
 from vdla.hw.errors import ArtifactError
@@ -114,11 +114,11 @@ def test_a_header_disagreeing_with_the_object_is_refused(compiled):
 def test_replaced_machine_code_is_refused_by_a_trust_policy(compiled, tmp_path):
     """Someone rewrites a kernel object and recomputes every digest: the file is consistent,
     only the owner's signature can tell. (Nothing here links the object.)"""
-    key = generate_key_file(tmp_path / "owner.key")
-    policy = TrustPolicy((key,))
+    key = generate_signing_key(tmp_path / "owner.key")
+    policy = TrustPolicy((key.public,))
     signed = compiled.to_bytes(sign_key=key)
     assert art.verify(signed, policy).signed
-    body, trailer = signed[:-TRAILER.size], signed[-TRAILER.size:]
+    body, trailer = signed[:-ED25519_TRAILER.size], signed[-ED25519_TRAILER.size:]
     target = next(iter(read_header(body)["object_files"]))
     payload = b"\x7fELF" + b"\xcc" * 4000    # not a kernel: what matters is it never loads
     with pytest.raises(TrustError, match="does not match the contents"):
@@ -139,15 +139,21 @@ def test_cli_keygen_sign_and_trust(tmp_path, capsys, monkeypatch):
     assert main(["compile", str(tmp_path / "m.onnx"), "-o", signed, "--no-kernels", "--sign-key", str(key)]) == 0
     assert "signed by key" in capsys.readouterr().out
     assert main(["compile", str(tmp_path / "m.onnx"), "-o", unsigned, "--no-kernels"]) == 0
-    assert main(["run", signed, "--trust-key", str(key)]) == 0
+    pub, other_pub = f"{key}.pub", f"{other}.pub"
+    assert main(["run", signed, "--trust-key", pub]) == 0
     assert main(["run", unsigned]) == 0                   # no policy: an unsigned artifact runs
     capsys.readouterr()
-    assert main(["run", unsigned, "--trust-key", str(key)]) == EXIT_CODES[ArtifactError]
+    assert main(["run", unsigned, "--trust-key", pub]) == EXIT_CODES[ArtifactError]
     assert "unsigned" in capsys.readouterr().err
-    assert main(["run", signed, "--trust-key", str(other)]) == EXIT_CODES[ArtifactError]
+    assert main(["run", signed, "--trust-key", other_pub]) == EXIT_CODES[ArtifactError]
     assert "does not trust" in capsys.readouterr().err
-    assert main(["run", signed, "--trust-key", str(other), "--trust-key", str(key)]) == 0
-    monkeypatch.setenv(ENV_VAR, str(key))
+    assert main(["run", signed, "--trust-key", other_pub, "--trust-key", pub]) == 0
+    assert main(["run", signed, "--trust-key", str(key)]) == EXIT_CODES[ArtifactError]
+    assert "is a private signing key" in capsys.readouterr().err     # a board holds the public key only
+    assert main(["keygen", "--secret", "-o", str(tmp_path / "old.key")]) == 0
+    assert main(["run", signed, "--trust-key", str(tmp_path / "old.key")]) == EXIT_CODES[ArtifactError]
+    assert "--allow-hmac" in capsys.readouterr().err
+    monkeypatch.setenv(ENV_VAR, pub)
     assert main(["run", signed]) == 0
     capsys.readouterr()
     assert main(["run", unsigned]) == EXIT_CODES[ArtifactError]

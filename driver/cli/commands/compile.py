@@ -44,7 +44,8 @@ def add_parser(sub):
     p.add_argument("--no-kernels", action="store_true",
                    help="run every op as a numpy host step (no tensor compiler)")
     p.add_argument("--sign-key", default=None, metavar="KEY",
-                   help="sign the artifact with this key file (vdla keygen), so runs that trust the key accept it")
+                   help="sign the artifact with this Ed25519 private key (vdla keygen -o KEY), so runs that trust "
+                        "KEY.pub accept it")
     p.add_argument("--link", action=argparse.BooleanOptionalAction, default=None,
                    help="link the CPU kernels into a shared object that the runtime loads without llvmlite (needs "
                         "the ziglang package); default: for a board's triple (--target or --host-triple), not "
@@ -65,8 +66,8 @@ def run(args) -> int:
     _check_output(args.model, args.output)     # before the compile, which may take minutes
     sign_key = None
     if args.sign_key:   # read first: a bad key file should not cost a whole compile
-        from vdla.driver.artifact_trust import read_key_file
-        sign_key = read_key_file(args.sign_key, what="--sign-key")
+        from vdla.driver.artifact_trust import read_signing_key
+        sign_key = read_signing_key(args.sign_key, what="--sign-key")
     shapes = dict(_shape_arg(s) for s in args.input_shape)
     calibration = None
     if args.calibrate:

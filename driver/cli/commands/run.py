@@ -44,8 +44,12 @@ def add_parser(sub):
     p.add_argument("--threads", type=int, default=None, help="threads for parallel kernel loops")
     p.add_argument("--hw-config", default=None, help="check the artifact was built for this config")
     p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
-                   help="run only artifacts signed with this key file (repeatable; default: the key files in "
+                   help="run only artifacts signed with this public key (FILE.pub of `vdla keygen -o FILE`; "
+                        "repeatable; default: the key files in "
                         "VDLA_TRUST_KEY; with neither, unsigned artifacts run: an artifact is code)")
+    p.add_argument("--allow-hmac", action="store_true",
+                   help="also trust legacy HMAC key files given as --trust-key (symmetric: whoever verifies can "
+                        "sign; for artifacts signed before Ed25519, this release only; or VDLA_ALLOW_HMAC=1)")
     p.add_argument("--remote", default=None, metavar="HOST:PORT",
                    help="run on the device of a board's `vdla serve` (its --device) instead of here")
     p.add_argument("--key-file", default=None, metavar="FILE", help="with --remote: the server's key file")
@@ -123,7 +127,7 @@ def run(args) -> int:
     if args.hw_config:
         from vdla.hw import load_config
         hw = load_config(args.hw_config)
-    policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
+    policy = TrustPolicy.for_cli(args.trust_key, args.allow_hmac)
     artifact = load(args.artifact, policy=policy)
     if args.timeline_layer and not args.timeline:
         raise OptionError("--timeline-layer picks the step --timeline draws: give --timeline FILE.png too")

@@ -22,13 +22,17 @@ def add_parser(sub):
                    help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface of a board)")
     p.add_argument("--port", type=int, default=defaults.PORT, help=f"port (default {defaults.PORT}; 0: any free one)")
     p.add_argument("--key-file", default=None, metavar="FILE",
-                   help="the key clients must hold (vdla keygen -o FILE; copy it to the host, mode 0600)")
+                   help="the secret clients must hold (vdla keygen --secret -o FILE; copy it to the host, mode 0600)")
     p.add_argument("--insecure-loopback", action="store_true",
                    help="no key: for tests on this machine, refused unless --host is 127.0.0.1 or ::1")
     add_device_option(p, more_help=" (this board)")
     p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
-                   help="run only artifacts signed with this key file (repeatable; default: VDLA_TRUST_KEY; with "
+                   help="run only artifacts signed with this public key (FILE.pub of `vdla keygen -o FILE`; "
+                        "repeatable; default: VDLA_TRUST_KEY; with "
                         "neither, any artifact a key holder sends runs: an artifact is code)")
+    p.add_argument("--allow-hmac", action="store_true",
+                   help="also trust legacy HMAC key files given as --trust-key (symmetric: whoever verifies can "
+                        "sign; for artifacts signed before Ed25519, this release only; or VDLA_ALLOW_HMAC=1)")
     p.add_argument("--timeout", type=float, default=defaults.RUN_TIMEOUT_S, metavar="S",
                    help=f"stop a run after S seconds and free the device (default {defaults.RUN_TIMEOUT_S:g})")
     p.add_argument("--idle-timeout", type=float, default=defaults.IDLE_TIMEOUT_S, metavar="S",
@@ -65,7 +69,7 @@ def _limits(args):
 def run(args) -> int:
     from vdla.driver.artifact_trust import TrustPolicy
     from vdla.driver.remote import RemoteServer
-    policy = TrustPolicy.from_key_files(args.trust_key) if args.trust_key else TrustPolicy.from_env()
+    policy = TrustPolicy.for_cli(args.trust_key, args.allow_hmac)
     server = RemoteServer(args.host, args.port, key_file=args.key_file, device=args.device, trust_policy=policy,
                           timeout_s=args.timeout, limits=_limits(args), insecure_loopback=args.insecure_loopback,
                           idle_timeout_s=args.idle_timeout, max_connections=args.max_connections,

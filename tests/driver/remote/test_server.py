@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from vdla.driver.artifact import from_bytes
-from vdla.driver.artifact_trust import TrustPolicy, generate_key_file, read_key_file
+from vdla.driver.artifact_trust import TrustPolicy, generate_key_file, generate_signing_key, read_signing_key
 from vdla.driver.executor import Executor
 from vdla.driver.profile import profile_run
 from vdla.driver.remote import (ArtifactRefused, AuthenticationError, LimitExceeded, ProtocolError,
@@ -44,7 +44,8 @@ def model(tmp_path_factory):
     keys = tmp_path_factory.mktemp("keys")
     generate_key_file(keys / "board.key")
     generate_key_file(keys / "other.key")
-    generate_key_file(keys / "owner.key")
+    generate_signing_key(keys / "owner.key")           # the artifacts' signer: the board trusts owner.key.pub
+    generate_signing_key(keys / "stranger.key")
     return {"artifact": artifact, "data": data, "x": x, "outputs": outputs, "rows": rows,
             "key": keys / "board.key", "other_key": keys / "other.key", "owner_key": keys / "owner.key"}
 
@@ -479,15 +480,15 @@ def test_a_worker_that_dies_during_a_run_is_reported_and_replaced(model):
 
 # ---- the trust policy -----------------------------------------------------------------------
 def test_the_trust_policy_decides_which_artifacts_run(model):
-    policy = TrustPolicy.from_key_files([model["owner_key"]])
+    policy = TrustPolicy.from_key_files([f"{model['owner_key']}.pub"])
     with start(model, trust_policy=policy) as srv:
         client = runner(srv, model["key"])
         with pytest.raises(ArtifactRefused, match="the artifact is unsigned"):
             client.run(model["data"], model["x"])
-        foreign = model["artifact"].to_bytes(read_key_file(model["other_key"]))
+        foreign = model["artifact"].to_bytes(read_signing_key(model["owner_key"].parent / "stranger.key"))
         with pytest.raises(ArtifactRefused, match="does not trust"):
             client.run(foreign, model["x"])
-        signed = model["artifact"].to_bytes(read_key_file(model["owner_key"]))
+        signed = model["artifact"].to_bytes(read_signing_key(model["owner_key"]))
         outputs, _ = client.run(signed, model["x"])
         assert outputs["softmax_57"].tobytes() == model["outputs"]["softmax_57"].tobytes()
         tampered = bytearray(signed)
