@@ -1,6 +1,6 @@
 """Operators for the VDLA accelerator: int8 tensor expressions in the SPEC §7 blocked layouts
-(conv2d, depthwise conv2d, dense on the GEMM core; max/sum pooling and nearest upsampling on the
-ALU), their ALU
+(conv2d, depthwise conv2d, dense on the GEMM core; max/sum pooling, nearest upsampling and
+products of activations on the ALU), their ALU
 epilogues, and schedules that place tiles in the accelerator's scopes, tensorize with the
 declared intrinsics and bind virtual threads (compiled by build.build_vdla). Each compile_*
 takes vta_compat=True for streams VTA's hardware computes the same (vta_mode)."""
