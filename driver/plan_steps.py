@@ -3,8 +3,9 @@ loader's checks and written back by to_dict.
 
 A step may only name buffers that exist (activations and parameters); what it writes must be
 an activation; a tensor of run-time shape only a host step may touch; a reshape-like ("alias")
-step names two views of the same bytes, a "parts" step a whole and the parts that are its bytes; a device step passes its program exactly the buffers
-the program takes. `PlanScope` holds what the steps are checked against.
+step names two views of the same bytes, a "parts" step a whole and the parts that are its bytes;
+a device step passes its program exactly the buffers the program takes. `PlanScope` holds what
+the steps are checked against.
 """
 from __future__ import annotations
 
