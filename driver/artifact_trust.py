@@ -56,13 +56,21 @@ def _message(scheme: int, key_id: bytes, signed: bytes) -> bytes:
     return _DOMAIN + struct.pack("<I", scheme) + key_id + hashlib.sha256(signed).digest()
 
 
-def _ed25519():
+def _crypto():
+    """(ed25519, serialization, InvalidSignature) of the `cryptography` package, or a TrustError
+    that says how to get it (a board's venv may lack it)."""
     try:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ed25519
     except ImportError:
         raise TrustError("Ed25519 signatures need the `cryptography` package, which is not installed here: "
                          "pip install cryptography (wheels exist for x86_64, aarch64 and armv7l)") from None
-    return ed25519
+    return ed25519, serialization, InvalidSignature
+
+
+def _ed25519():
+    return _crypto()[0]
 
 
 @dataclass(frozen=True)
@@ -93,9 +101,9 @@ class PublicKey:
         return _key_id(self.raw)
 
     def verifies(self, signature: bytes, message: bytes) -> bool:
-        from cryptography.exceptions import InvalidSignature
+        ed25519, _, InvalidSignature = _crypto()
         try:
-            _ed25519().Ed25519PublicKey.from_public_bytes(self.raw).verify(signature, message)
+            ed25519.Ed25519PublicKey.from_public_bytes(self.raw).verify(signature, message)
         except InvalidSignature:
             return False
         return True
@@ -109,7 +117,7 @@ class PrivateKey:
 
     @property
     def public(self) -> PublicKey:
-        from cryptography.hazmat.primitives import serialization as ser
+        _, ser, _ = _crypto()
         key = _ed25519().Ed25519PrivateKey.from_private_bytes(self.seed).public_key()
         return PublicKey(key.public_bytes(ser.Encoding.Raw, ser.PublicFormat.Raw), self.source + PUBLIC_SUFFIX)
 
@@ -185,7 +193,7 @@ def generate_key_file(path: str | os.PathLike, overwrite: bool = False) -> Signi
 def generate_signing_key(path: str | os.PathLike, overwrite: bool = False) -> PrivateKey:
     """A new Ed25519 key pair: the private key at `path` (PEM, mode 0600), its public key at
     path + ".pub" (PEM, mode 0644), which is what boards trust."""
-    from cryptography.hazmat.primitives import serialization as ser
+    _, ser, _ = _crypto()
     path = os.fspath(path)
     if not overwrite and os.path.exists(path + PUBLIC_SUFFIX):
         _create(path + PUBLIC_SUFFIX, b"", False, 0o644)         # the same refusal, naming the file
@@ -234,7 +242,7 @@ def read_key_file(path: str | os.PathLike, what: str = "key file") -> SigningKey
 
 def read_signing_key(path: str | os.PathLike, what: str = "signing key") -> PrivateKey:
     """The Ed25519 private key `vdla keygen` wrote (PEM, readable by its owner only)."""
-    from cryptography.hazmat.primitives import serialization as ser
+    _, ser, _ = _crypto()
     path = os.path.expanduser(os.fspath(path))
     data, mode = _read(path, what)
     if not data.lstrip().startswith(_PRIVATE_PEM):
@@ -251,7 +259,7 @@ def read_trust_key(path: str | os.PathLike, what: str = "trusted key", allow_hma
                    ) -> PublicKey | SigningKey:
     """An Ed25519 public key (FILE.pub of `vdla keygen`), or with `allow_hmac` a legacy HMAC
     secret. A private key is refused: a board that holds one could sign."""
-    from cryptography.hazmat.primitives import serialization as ser
+    _, ser, _ = _crypto()
     path = os.path.expanduser(os.fspath(path))
     data, mode = _read(path, what)
     head = data.lstrip()

@@ -209,3 +209,12 @@ def test_signing_keeps_the_format_version_check(key, public, unsigned):
 def test_verify_needs_an_explicit_policy(unsigned):
     with pytest.raises(TypeError, match="TrustPolicy"):
         art.verify(unsigned, None)
+
+
+def test_a_board_without_cryptography_is_told_how_to_get_it(tmp_path, key, monkeypatch):
+    import sys
+    for name in [m for m in sys.modules if m == "cryptography" or m.startswith("cryptography.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "cryptography", None)      # import cryptography now fails
+    with pytest.raises(TrustError, match="need the `cryptography` package.*pip install cryptography"):
+        read_trust_key(tmp_path / ("owner.key" + PUBLIC_SUFFIX))
