@@ -106,8 +106,9 @@ def run(args) -> int:
     kinds = [s.kind for s in plan.steps]
     vdla = f"{kinds.count('vdla')} accelerator, " if "vdla" in kinds else ""
     vdla += f"{kinds.count('gpu')} gpu, " if "gpu" in kinds else ""
+    views = f"{kinds.count('alias')} alias" + (f", {kinds.count('parts')} in place" if "parts" in kinds else "")
     print(f"wrote {args.output}: {size} bytes, {len(kinds)} steps ({vdla}{kinds.count('kernel')} kernel, "
-          f"{kinds.count('host')} host, {kinds.count('alias')} alias), arena {plan.arena_bytes} B "
+          f"{kinds.count('host')} host, {views}), arena {plan.arena_bytes} B "
           f"(one buffer per tensor: {plan.naive_bytes} B), {time.perf_counter() - start:.2f} s"
           + (f", signed by key {sign_key.key_id.hex()}" if sign_key else ""))
     _print_cpu_layers(artifact)

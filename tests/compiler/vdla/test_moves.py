@@ -53,13 +53,19 @@ def _neck(rng):
                        const("scales", np.array([1, 1, 2, 2], np.float32))])
 
 
-def test_a_neck_keeps_its_tensors_packed_around_split_concat_and_resize(rng, monkeypatch):
+def _neck16(rng):
+    """The neck on a 16x16 image halved by a max pooling: the skip branch runs at 8x8 and meets the
+    upsampled map."""
     m = _neck(rng)
-    # the skip branch runs at 8x8: feed a 16x16 image so that it meets the upsampled one
     m.graph.input[0].type.tensor_type.shape.dim[2].dim_value = 16
     m.graph.input[0].type.tensor_type.shape.dim[3].dim_value = 16
     m.graph.node[0].input[0] = "x_half"
     m.graph.node.insert(0, n("MaxPool", ["x"], ["x_half"], kernel_shape=[2, 2], strides=[2, 2]))
+    return m
+
+
+def test_a_neck_keeps_its_tensors_packed_around_split_concat_and_resize(rng, monkeypatch):
+    m = _neck16(rng)
     calib = {"x": rng.standard_normal((6, 1, 16, 16, 16)).astype(np.float32)}
     art = compile_model(m, target="vdla", hw_config="pynq", calibration=calib)
     place = art.header["compile"]["placement"]
@@ -120,3 +126,14 @@ def test_the_pixels_a_nearest_resize_copies_are_the_resize_ops_own(mode):
     image = np.arange(15, dtype=np.float32).reshape(1, 1, 3, 5).repeat(16, axis=1)
     want = onnxruntime_outputs(m, {"x": image})[0][0, 0]
     np.testing.assert_array_equal(pixels, want)
+
+
+def test_the_compile_summary_counts_the_moves_done_in_place(rng, tmp_path, capsys):
+    import onnx
+    from vdla.driver.cli import main
+    m = _neck16(rng)
+    onnx.save(m, tmp_path / "neck.onnx")
+    np.savez(tmp_path / "calib.npz", x=rng.standard_normal((4, 1, 16, 16, 16)).astype(np.float32))
+    assert main(["compile", str(tmp_path / "neck.onnx"), "-o", str(tmp_path / "neck.vdla"), "--target", "vdla",
+                 "--calibrate", str(tmp_path / "calib.npz")]) == 0
+    assert "3 in place)" in capsys.readouterr().out      # the Split and both Concats
