@@ -1,20 +1,26 @@
-"""README's figures table, from the benchmarks' saved JSON: never typed by hand.
+"""README's figures, from the benchmarks' saved JSON: never typed by hand.
 
 benchmarks/results/vdla_e2e.json is `python benchmarks/vdla_e2e.py --out` (run it again after a
 change that moves the figures); this script renders its deterministic figures (accelerator
 cycles and time at the config's clock, the ratio to the GEMM bound, the MACs offloaded, SQNR,
 bit-exactness) as the table between README's figures markers. Host timings (compile, CPU
-fallback, simulator wall time) stay out: they belong to the machine that measured them.
-tests/test_figures.py fails when the table is not this rendering, or when the JSON's cycles and
-offload are not what the compiler gives now.
+fallback, simulator wall time) stay out of the table: they belong to the machine that measured them.
 
-    python benchmarks/figures.py [--check]      # rewrite the table, or only say whether it is current
+The figures inside README's prose are spans, `<!-- figure:NAME -->text<!-- /figure -->`, each the
+rendering of benchmarks/results/STEM.json (STEM: NAME up to its first dot) as the benchmark's
+`--results` saved it; a timing names the host it came from.
+
+tests/test_figures.py fails when the table or a span is not this rendering, or when the saved
+deterministic figures (cycles, offload) are not what the compiler and simulator give now.
+
+    python benchmarks/figures.py [--check]      # rewrite the table and spans, or only say whether they are current
 """
 from __future__ import annotations
 
 import argparse
 import json
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -41,14 +47,66 @@ def rendered(readme: str, figures: dict) -> str:
     return readme[:start] + "\n" + table(figures) + "\n" + readme[end:]
 
 
+SPAN = re.compile(r"<!-- figure:(?P<name>[\w.]+) -->(?P<text>.*?)<!-- /figure -->", re.S)
+
+
+def _timeline(threads: str):
+    return lambda r: f"compute busy {r[threads]['compute_busy']:.0%}, {r[threads]['cycles']:,} cycles"
+
+
+def _tune_vdla(r: dict) -> str:
+    rows = r["layers"]
+    best = max(rows, key=lambda x: x["default_cycles"] / x["tuned_cycles"])
+    gain = 1 - r["tuned_cycles"] / r["default_cycles"]
+    return (f"{r['trials_per_layer']} trials each: {r['default_cycles'] / 1e6:.2f} M -> {r['tuned_cycles'] / 1e6:.2f} M "
+            f"accelerator cycles ({gain:.1%} fewer; up to {1 - best['tuned_cycles'] / best['default_cycles']:.0%} on "
+            f"{best['layer'].split(' (')[0]}) in {r['tune_wall_s']:.0f} s on {r['host']}")
+
+
+def _tune_vdla_bound(r: dict) -> str:
+    """The default schedules of the 3x3 convs over their GEMM bound (where the GEMM dominates)."""
+    ratios = [x["default_cycles"] / x["gemm_bound"] for x in r["layers"] if " 3x3/" in x["layer"]]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}x"
+
+
+def _tune_cpu(r: dict) -> str:
+    tuned = [k for k in r["kernels"] if k["tuned_ms"] is not None]
+    moved = sum(k["tuned_knobs"] != k["default_knobs"] for k in tuned)
+    return (f"{len(r['kernels'])} distinct CPU kernels with {r['trials_per_kernel']} trials each in "
+            f"{r['tune_wall_s']:.0f} s on {r['host']}, {r['threads']} threads: the kernels "
+            f"{r['kernels_default_ms'] / r['kernels_tuned_ms']:.2f}x faster ({moved} records beat their default), "
+            f"the whole model {r['default_ms'] / r['tuned_ms']:.2f}x ({r['default_ms']:.2f} -> {r['tuned_ms']:.2f} ms, "
+            f"the two run in alternating turns, {'same output' if r['same_output'] else 'OUTPUTS DIFFER'})")
+
+
+# span name -> its rendering from the saved results of the benchmark the name starts with
+SPANS = {"timeline_vthreads.1vt": _timeline("1vt"), "timeline_vthreads.2vt": _timeline("2vt"),
+         "tune_vdla": _tune_vdla, "tune_vdla.bound": _tune_vdla_bound,
+         "tune_cpu_resnet18": _tune_cpu, "tune_cpu_mobilenetv2": _tune_cpu}
+
+
+def results(stem: str) -> dict:
+    return json.loads((ROOT / "benchmarks" / "results" / f"{stem}.json").read_text())
+
+
+def with_spans(readme: str) -> str:
+    """`readme` with every figure span rendered from its results (an unknown name is an error)."""
+    def one(m):
+        name = m["name"]
+        if name not in SPANS:
+            raise KeyError(f"README figure span {name!r}: no renderer in benchmarks/figures.py SPANS")
+        return f"<!-- figure:{name} -->{SPANS[name](results(name.split('.')[0]))}<!-- /figure -->"
+    return SPAN.sub(one, readme)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if README's table is not current")
     args = ap.parse_args(argv)
     text = README.read_text()
-    want = rendered(text, json.loads(RESULTS.read_text()))
+    want = with_spans(rendered(text, json.loads(RESULTS.read_text())))
     if args.check:
-        print("README's figures table is current" if want == text else "README's figures table is stale: run "
+        print("README's figures are current" if want == text else "README's figures are stale: run "
               "python benchmarks/figures.py")
         return 0 if want == text else 1
     README.write_text(want)

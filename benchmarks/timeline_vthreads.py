@@ -18,6 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from latency_hiding import c2_layer_for, run_layer
+from results_file import save
 from vdla.driver.devices import SimulatorDevice
 from vdla.driver.timeline import Segment, auto_window, draw_timeline
 from vdla.hw import DEFAULT_PRESET
@@ -28,6 +29,8 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--out", default=".", help="folder for timeline_1vt.png and timeline_2vt.png")
     ap.add_argument("--config", default=DEFAULT_PRESET, help="hardware config (preset or JSON); default %(default)s")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
+    ap.add_argument("--results", metavar="FILE", help="also save the figures there (README's spans: "
+                                                       "benchmarks/results/timeline_vthreads.json)")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     device = SimulatorDevice(args.config, trace=True)
@@ -53,6 +56,8 @@ def main(argv=None) -> int:
         print(f"{threads} virtual thread(s): {segment.cycles:,} cycles; " + ", ".join(
             f"{lane} busy {v['busy']:.1%} token wait {v['wait']:.1%}" for lane, v in lanes.items()) + f" -> {path}")
     print(f"zoom window: cycles {window[0]:,} to {window[1]:,} in both pictures; both results equal numpy")
+    if args.results:
+        save(args.results, {k: {n: v for n, v in f.items() if n != "png"} for k, f in figures.items()})
     if args.json:
         print(json.dumps(figures))
     return 0

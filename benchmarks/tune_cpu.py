@@ -28,6 +28,7 @@ from dataclasses import asdict
 import numpy as np
 
 from e2e_cpu import _builders as model_builders
+from results_file import host_label, save
 
 
 def tune(model, trials: int, jobs: int, threads, log_path: str, progress: bool) -> dict:
@@ -95,6 +96,8 @@ def main(argv=None) -> int:
     ap.add_argument("--log", default=None, metavar="TUNING.json", help="keep the tuning log here (default: a "
                                                                         "temporary file)")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
+    ap.add_argument("--results", metavar="FILE", help="also save the figures there, with this host (README's span: "
+                                                       "benchmarks/results/tune_cpu_MODEL.json)")
     args = ap.parse_args(argv)
     model = getattr(model_builders(), args.model)()
     with tempfile.TemporaryDirectory() as d:
@@ -102,6 +105,8 @@ def main(argv=None) -> int:
         f = tune(model, args.trials, args.jobs, args.threads, log_path, progress=sys.stderr.isatty())
         default, tuned, same = model_ms(model, log_path, args.threads, args.repeat)
     f.update(model=args.model, default_ms=round(default, 3), tuned_ms=round(tuned, 3), same_output=same)
+    if args.results:
+        save(args.results, {**f, "host": f"{host_label()} ({f['host']})"})
     width = max(len(r["kernel"]) for r in f["kernels"])
     print(f"{'kernel':<{width}} {'nodes':>5} {'default ms':>10} {'tuned ms':>9} {'speedup':>8} {'trials':>6}  "
           f"{'default knobs':<42} tuned knobs")

@@ -24,6 +24,7 @@ import tempfile
 import numpy as np
 
 from e2e_cpu import _builders as model_builders
+from results_file import save
 
 
 def tune(trials: int, jobs: int, progress: bool) -> dict:
@@ -60,8 +61,12 @@ def main(argv=None) -> int:
     ap.add_argument("--trials", type=int, default=32, help="schedules measured per layer")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="measuring processes")
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
+    ap.add_argument("--results", metavar="FILE", help="also save the figures there, with this host (README's span: "
+                                                       "benchmarks/results/tune_vdla.json, benchmarks/figures.py)")
     args = ap.parse_args(argv)
     f = tune(args.trials, args.jobs, progress=sys.stderr.isatty())
+    if args.results:
+        save(args.results, f)
     width = max(len(r["layer"]) for r in f["layers"])
     print(f"{'layer':<{width}} {'nodes':>5} {'default':>11} {'tuned':>11} {'speedup':>8} {'x bound':>8} {'trials':>6}  "
           f"{'default knobs':<26} tuned knobs")

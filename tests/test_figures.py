@@ -48,3 +48,28 @@ def test_the_saved_figures_are_the_compilers_now(model):
     assert now == saved, (f"{model}: the compiler gives {now}, benchmarks/results/vdla_e2e.json says {saved}: "
                           "run benchmarks/vdla_e2e.py --json --out benchmarks/results/vdla_e2e.json and "
                           "benchmarks/figures.py")
+
+
+def test_the_readme_spans_are_the_saved_figures():
+    readme = FIGURES.README.read_text()
+    names = [m["name"] for m in FIGURES.SPAN.finditer(readme)]
+    assert set(names) == set(FIGURES.SPANS), "every renderer has its span in README and every span a renderer"
+    assert FIGURES.with_spans(readme) == readme, "run python benchmarks/figures.py"
+
+
+def test_a_changed_result_makes_its_span_stale(monkeypatch):
+    readme = FIGURES.README.read_text()
+    saved = FIGURES.results
+    moved = lambda stem: {**saved(stem), "1vt": {**saved(stem)["1vt"], "cycles": 1}} \
+        if stem == "timeline_vthreads" else saved(stem)                      # noqa: E731
+    monkeypatch.setattr(FIGURES, "results", moved)
+    assert FIGURES.with_spans(readme) != readme
+
+
+def test_the_saved_timeline_figures_are_the_simulators_now(tmp_path):
+    """The cycles and lane occupancy of the C2 conv with one and two virtual threads (deterministic)."""
+    out = tmp_path / "timeline.json"
+    assert _load("timeline_vthreads").main(["-o", str(tmp_path), "--results", str(out)]) == 0
+    now, saved = json.loads(out.read_text()), FIGURES.results("timeline_vthreads")
+    assert {k: now[k] for k in ("1vt", "2vt")} == {k: saved[k] for k in ("1vt", "2vt")}, \
+        "run benchmarks/timeline_vthreads.py --results benchmarks/results/timeline_vthreads.json"
