@@ -7,6 +7,7 @@ import pytest
 from vdla.compiler.codegen.vdla import VtaCompatError
 from vdla.compiler.topi.vdla import pack_bias
 from vdla.compiler.topi.vdla.mul import MulLayer, compile_mul
+from vdla.compiler.vdla.ops.mul import FACTOR_BITS
 from vdla.driver.devices import SimulatorDevice
 from vdla.driver.runtime import run_program
 from vdla.driver.runtime.layout import pack_activation, unpack_activation
@@ -31,7 +32,7 @@ def test_the_product_is_the_formula(cfg, broadcast, rng):
     n, c, h, w = B, 40, 5, 7
     a = rng.integers(-128, 128, (n, c, h, w), dtype=np.int8)
     b = rng.integers(-128, 128, (n, c, 1, 1) if broadcast else (n, c, h, w), dtype=np.int8)
-    m = rng.integers(1, 1 << 15, c).astype(np.int32)
+    m = rng.integers(1, 1 << FACTOR_BITS, c).astype(np.int32)
     cb = -(-c // L)
     layer = MulLayer(n // B, cb, h, w, broadcast, za=5, zb=-128, zy=-3, pre_shift=4, shift=12)
     prog, _ = compile_mul(config, layer)
