@@ -1,6 +1,11 @@
 """`vdla serve` under hostile clients: how long a key holder waits for a run while silent,
 trickling, garbage and wrong-key clients hold and retake every connection they can.
 
+The server and the good client use Ed25519 keys (TLS, vdla.driver.remote.tls): a trickler
+sends the start of a TLS ClientHello a byte at a time, a wrong-key client completes TLS and
+signs with a key the server does not list; --legacy-secret runs the same with a shared secret
+(plain TCP), where the trickler sends a frame's prefix.
+
 The server runs in this process with its default limits and timeouts (vdla.driver.remote.defaults)
 on an ephemeral loopback port; the bound beside the figures is the same run with no attackers.
 Each good run counts from its first connection attempt to its result, retries included (a
@@ -35,7 +40,12 @@ def _artifact() -> tuple[bytes, dict]:
     return compile_model(model).to_bytes(), {"x": np.linspace(-1, 1, 64, dtype=np.float32).reshape(1, 64)}
 
 
-def _attackers(port: int, other_key: Path, data: bytes, feeds: dict, stop: threading.Event, count: int):
+# the first bytes of a TLS 1.x ClientHello record: a server waits for the rest
+_CLIENT_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(89)
+
+
+def _attackers(port: int, wrong: dict, data: bytes, feeds: dict, stop: threading.Event, count: int,
+               tls: bool):
     from vdla.driver.remote import RemoteRunner
     from vdla.driver.remote.protocol import MAGIC, PREFIX
 
@@ -46,7 +56,7 @@ def _attackers(port: int, other_key: Path, data: bytes, feeds: dict, stop: threa
 
     def trickling():
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-            for byte in PREFIX.pack(MAGIC, 100, 0) + b"x" * 100:
+            for byte in _CLIENT_HELLO if tls else PREFIX.pack(MAGIC, 100, 0) + b"x" * 100:
                 if stop.is_set():
                     return
                 sock.sendall(bytes([byte]))
@@ -60,7 +70,7 @@ def _attackers(port: int, other_key: Path, data: bytes, feeds: dict, stop: threa
                 time.sleep(0.2)
 
     def wrong_key():
-        RemoteRunner("127.0.0.1", port, other_key, io_timeout_s=30).run(data, feeds)
+        RemoteRunner("127.0.0.1", port, io_timeout_s=30, **wrong).run(data, feeds)
 
     kinds = [silent, trickling, garbage, wrong_key]
 
@@ -76,14 +86,14 @@ def _attackers(port: int, other_key: Path, data: bytes, feeds: dict, stop: threa
     return threads
 
 
-def _good_run_s(port: int, key: Path, data: bytes, feeds: dict) -> tuple[float, int]:
+def _good_run_s(port: int, keys: dict, data: bytes, feeds: dict) -> tuple[float, int]:
     """(seconds from the first attempt to the result, attempts)."""
     from vdla.driver.remote import RemoteConnectionError, RemoteRunner, ServerBusy
     started, attempts = time.perf_counter(), 0
     while True:
         attempts += 1
         try:
-            RemoteRunner("127.0.0.1", port, key, io_timeout_s=60).run(data, feeds)
+            RemoteRunner("127.0.0.1", port, io_timeout_s=60, **keys).run(data, feeds)
             return time.perf_counter() - started, attempts
         except (ServerBusy, RemoteConnectionError):
             if time.perf_counter() - started > 600:
@@ -94,30 +104,40 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--attackers", type=int, default=16, help="hostile client threads (default 16)")
+    parser.add_argument("--legacy-secret", action="store_true", help="a shared secret instead of Ed25519 keys")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    from vdla.driver.artifact_trust import generate_key_file
+    from vdla.driver.artifact_trust import generate_key_file, generate_signing_key
     from vdla.driver.remote import RemoteServer
     logging.getLogger("vdla.driver.remote").addHandler(logging.NullHandler())   # the attackers' noise
     logging.getLogger("vdla.driver.remote").propagate = False
     data, feeds = _artifact()
     keys = Path(tempfile.mkdtemp(prefix="vdla_serve_bench_"))
-    generate_key_file(keys / "board.key")
-    generate_key_file(keys / "other.key")
-    with RemoteServer("127.0.0.1", 0, key_file=keys / "board.key").start() as server:
-        quiet = [_good_run_s(server.port, keys / "board.key", data, feeds)[0] for _ in range(args.runs)]
+    if args.legacy_secret:
+        generate_key_file(keys / "board.key")
+        generate_key_file(keys / "other.key")
+        serving = {"key_file": keys / "board.key"}
+        good, wrong = {"key_file": keys / "board.key"}, {"key_file": keys / "other.key"}
+    else:
+        for name in ("board", "host", "other"):
+            generate_signing_key(keys / f"{name}.key")
+        serving = {"key_file": keys / "board.key", "client_keys": [keys / "host.key.pub"]}
+        good = {"key_file": keys / "host.key", "server_key": keys / "board.key.pub"}
+        wrong = {"key_file": keys / "other.key", "server_key": keys / "board.key.pub"}
+    with RemoteServer("127.0.0.1", 0, **serving).start() as server:
+        quiet = [_good_run_s(server.port, good, data, feeds)[0] for _ in range(args.runs)]
         stop = threading.Event()
-        threads = _attackers(server.port, keys / "other.key", data, feeds, stop, args.attackers)
+        threads = _attackers(server.port, wrong, data, feeds, stop, args.attackers, not args.legacy_secret)
         time.sleep(1.0)                              # let them take every connection
         attacked, attempts = [], []
         for _ in range(args.runs):
-            seconds, tries = _good_run_s(server.port, keys / "board.key", data, feeds)
+            seconds, tries = _good_run_s(server.port, good, data, feeds)
             attacked.append(seconds)
             attempts.append(tries)
         stop.set()
         for t in threads:
             t.join(timeout=15)
-    summary = {"runs": args.runs, "attackers": args.attackers,
+    summary = {"runs": args.runs, "attackers": args.attackers, "mode": "shared secret" if args.legacy_secret else "TLS",
                "quiet_median_ms": round(statistics.median(quiet) * 1e3, 1),
                "quiet_worst_ms": round(max(quiet) * 1e3, 1),
                "attacked_median_ms": round(statistics.median(attacked) * 1e3, 1),

@@ -255,17 +255,42 @@ def read_signing_key(path: str | os.PathLike, what: str = "signing key") -> Priv
     return PrivateKey(key.private_bytes(ser.Encoding.Raw, ser.PrivateFormat.Raw, ser.NoEncryption()), path)
 
 
+def read_identity_key(path: str | os.PathLike, what: str = "key file") -> PrivateKey | SigningKey:
+    """What a remote connection's side authenticates with: an Ed25519 private key (`vdla keygen
+    -o FILE`) or a legacy HMAC secret (`vdla keygen --secret`), told apart by the file's PEM header."""
+    path = os.path.expanduser(os.fspath(path))
+    data, _ = _read(path, what)
+    if data.lstrip().startswith(_PUBLIC_PEM):
+        raise TrustError(f"{what} {path} is a public key; this side proves who it is with its private key "
+                         "(`vdla keygen -o FILE` writes FILE, private, and FILE.pub for the other side)")
+    return read_signing_key(path, what) if data.lstrip().startswith(_PRIVATE_PEM) else read_key_file(path, what)
+
+
+def read_public_key(path: str | os.PathLike, what: str = "public key") -> PublicKey:
+    """An Ed25519 public key (FILE.pub of `vdla keygen -o FILE`); a private key is refused, so
+    that what only verifies cannot sign."""
+    _, ser, _ = _crypto()
+    path = os.path.expanduser(os.fspath(path))
+    data, _ = _read(path, what)
+    head = data.lstrip()
+    if head.startswith(_PRIVATE_PEM):
+        raise TrustError(f"{what} {path} is a private signing key: give its public key {path}{PUBLIC_SUFFIX} "
+                         "instead, so that what verifies cannot sign")
+    if not head.startswith(_PUBLIC_PEM):
+        raise TrustError(f"{what} {path} is no Ed25519 public key (FILE.pub of `vdla keygen -o FILE`)")
+    key = _load_pem(ser.load_pem_public_key, data, path, what)
+    return PublicKey(key.public_bytes(ser.Encoding.Raw, ser.PublicFormat.Raw), path)
+
+
 def read_trust_key(path: str | os.PathLike, what: str = "trusted key", allow_hmac: bool = False
                    ) -> PublicKey | SigningKey:
     """An Ed25519 public key (FILE.pub of `vdla keygen`), or with `allow_hmac` a legacy HMAC
     secret. A private key is refused: a board that holds one could sign."""
-    _, ser, _ = _crypto()
     path = os.path.expanduser(os.fspath(path))
     data, mode = _read(path, what)
     head = data.lstrip()
     if head.startswith(_PUBLIC_PEM):
-        key = _load_pem(ser.load_pem_public_key, data, path, what)
-        return PublicKey(key.public_bytes(ser.Encoding.Raw, ser.PublicFormat.Raw), path)
+        return read_public_key(path, what)
     if head.startswith(_PRIVATE_PEM):
         raise TrustError(f"{what} {path} is a private signing key: trust its public key {path}{PUBLIC_SUFFIX} "
                          "instead, so that what verifies artifacts cannot sign them")

@@ -1,6 +1,6 @@
-"""`vdla run M.vdla --remote HOST:PORT --key-file F [--input ...] [--output DIR] [--profile]`:
-the run happens on the device of a board's `vdla serve` (vdla.driver.remote); inputs, outputs
-and the profile table and chart are handled here as in a local run."""
+"""`vdla run M.vdla --remote HOST:PORT --key-file F --server-key S.pub [--input ...] [--output DIR]
+[--profile]`: the run happens on the device of a board's `vdla serve` (vdla.driver.remote);
+inputs, outputs and the profile table and chart are handled here as in a local run."""
 from __future__ import annotations
 
 import os
@@ -22,13 +22,15 @@ def run_remote(args) -> int:
     from vdla.driver.remote.client import read_artifact
 
     if not args.remote:
-        raise OptionError("--key-file and --insecure-loopback are for a remote run: give --remote HOST:PORT too")
+        raise OptionError("--key-file, --server-key and --insecure-loopback are for a remote run: give --remote "
+                          "HOST:PORT too")
     for attr, flag in _LOCAL_ONLY.items():
         if getattr(args, attr, None):
             raise OptionError(f"{flag} is not available with --remote: it needs the device in this process "
                               "(run it on the board, or without --remote)")
     host, port = parse_address(args.remote)
-    runner = RemoteRunner(host, port, args.key_file, insecure_loopback=args.insecure_loopback)
+    runner = RemoteRunner(host, port, args.key_file, server_key=args.server_key,
+                          insecure_loopback=args.insecure_loopback)
     data = read_artifact(args.artifact)
     policy = TrustPolicy.for_cli(args.trust_key, args.allow_hmac)
     plan = from_bytes(data, args.artifact, policy).plan   # checked here too, before it is uploaded

@@ -1,7 +1,7 @@
 """`vdla serve`: runs artifacts that authenticated clients upload, on this machine's device.
 
 One connection, one run:
-    handshake (handshake.py) -> client: run {artifact size, input specs, options}
+    [TLS, with Ed25519 keys: tls.py] handshake (handshake.py) -> client: run {artifact size, input specs, options}
     -> server: ready, or an error (too large, busy, malformed): nothing uploaded yet
     -> client: upload (artifact, then the inputs' bytes) -> server: result or error
 
@@ -24,6 +24,7 @@ import logging
 import math
 import socket
 import threading
+import time
 
 from ..artifact import verify
 from ..artifact_errors import ArtifactError
@@ -33,7 +34,8 @@ from . import defaults
 from .address import format_address, is_loopback
 from .connections import ConnectionTable
 from .errors import (ArtifactRefused, AuthenticationError, RemoteConnectionError, RemoteError, ServerBusy)
-from .handshake import Credentials, server_handshake
+from . import tls
+from .handshake import AUTH_ED25519, Credentials, server_handshake
 from .limits import Limits
 from .protocol import Channel, SocketStream
 from .run_request import parse_run_request
@@ -44,11 +46,14 @@ log = logging.getLogger("vdla.driver.remote")
 
 class RemoteServer:
     """Serve runs on `device` ("sim", "rtl" or "pynq") at host:port (port 0: any free port,
-    see `.port`). `key_file` is the shared key (`vdla keygen --secret`); `insecure_loopback=True`
+    see `.port`). `key_file` is the server's Ed25519 private key (`vdla keygen -o FILE`), with
+    `client_keys` the public keys of the clients it serves (TLS, handshake.py); or a legacy shared
+    secret (`vdla keygen --secret`, authenticated, not encrypted); `insecure_loopback=True`
     instead runs without one, on a loopback address only. `trust_policy` decides which
     artifacts run (TrustPolicy(): any, as an artifact is code that every key holder may run)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = defaults.PORT, key_file=None, device: str = "sim",
+                 client_keys=(),
                  trust_policy: TrustPolicy | None = None, timeout_s: float = defaults.RUN_TIMEOUT_S,
                  limits: Limits | None = None, insecure_loopback: bool = False,
                  idle_timeout_s: float = defaults.IDLE_TIMEOUT_S, max_connections: int = defaults.MAX_CONNECTIONS,
@@ -60,17 +65,20 @@ class RemoteServer:
             raise ValueError("the run, idle and handshake timeouts and the minimum transfer rate must be positive "
                              "finite numbers and max_connections at least 1")
         if insecure_loopback:
-            if key_file is not None:
+            if key_file is not None or client_keys:
                 raise ValueError("choose --key-file or --insecure-loopback, not both")
             if not is_loopback(host):
                 raise ValueError(f"--insecure-loopback is refused on host {host!r}: without a key, serve only on "
                                  "a loopback address (127.0.0.1 or ::1); on a network use --key-file")
             self.credentials = Credentials.loopback()
         elif key_file is None:
-            raise AuthenticationError("vdla serve needs --key-file FILE (a secret from `vdla keygen --secret`, the "
-                                      "same file on the host), or --insecure-loopback on 127.0.0.1 for local tests")
+            raise AuthenticationError("vdla serve needs --key-file FILE (its own key from `vdla keygen -o FILE`) and "
+                                      "--client-key HOST.pub for each host it serves, or --insecure-loopback on "
+                                      "127.0.0.1 for local tests")
         else:
-            self.credentials = Credentials.from_key_file(key_file)
+            self.credentials = Credentials.from_key_file(key_file, client_keys, "--client-key")
+        # (TLS context, its certificate's digest) with Ed25519 keys; None: plain TCP
+        self._tls = tls.server_context(self.credentials.private) if self.credentials.mode == AUTH_ED25519 else None
         self.host, self.port, self.device = host, port, device
         self.trust_policy = trust_policy if trust_policy is not None else TrustPolicy()
         self.timeout_s, self.idle_timeout_s = float(timeout_s), float(idle_timeout_s)
@@ -150,15 +158,32 @@ class RemoteServer:
 
     def _turn_away(self, conn: socket.socket, peer: str) -> None:
         conn.settimeout(5.0)
+        io = conn
         try:
-            Channel(SocketStream(conn), "the client").send_error(ServerBusy(
+            io = self._secure(conn, peer, 5.0)
+            Channel(SocketStream(io), "the client").send_error(ServerBusy(
                 f"the server has {self.max_connections} connections open, all of them authenticated clients; "
                 "try again shortly"))
         except (RemoteError, OSError):
             pass
         finally:
+            if io is not conn:
+                io.close()
             conn.close()
             self._turning_away.release()
+
+    def _secure(self, conn: socket.socket, peer: str, seconds: float):
+        """The socket to talk on: `conn` itself, or with Ed25519 keys its TLS twin once the TLS
+        handshake is done (within `seconds` in all)."""
+        if self._tls is None:
+            return conn
+        io = tls.wrap(self._tls[0], conn, server_side=True)
+        try:
+            tls.handshake_within(io, conn, seconds, peer)
+        except BaseException:
+            io.close()
+            raise
+        return io
 
     def _transfer_s(self, nbytes: int) -> float:
         """The deadline for moving `nbytes` (an upload, a result): a handshake's time plus the
@@ -167,13 +192,23 @@ class RemoteServer:
 
     def _serve_connection(self, conn: socket.socket, peer: str) -> None:
         conn.settimeout(self.idle_timeout_s)
-        stream = SocketStream(conn)
+        started = time.monotonic()
+        try:
+            io = self._secure(conn, peer, self.handshake_timeout_s)
+        except RemoteError as exc:        # a failed TLS handshake: nothing can be said in the clear
+            log.info("%s: %s", peer, exc)
+            conn.close()
+            self._connections.release(conn)
+            return
+        stream = SocketStream(io)
         channel = Channel(stream, "the client")
         holding_slot = False
         try:
-            with stream.within(self.handshake_timeout_s):   # a trickled handshake or request ends here
+            # the TLS handshake counts too: a trickled handshake or request ends here
+            with stream.within(max(self.handshake_timeout_s - (time.monotonic() - started), 0.001)):
                 server_handshake(channel, self.credentials, {"device": self.device, "limits": self.limits.to_wire(),
-                                                             "run_timeout_s": self.timeout_s})
+                                                             "run_timeout_s": self.timeout_s},
+                                 self._tls[1] if self._tls else b"")
                 self._connections.authenticated(conn)
                 header, _ = channel.recv("run", self.limits.header_bytes)
             request = parse_run_request(header, self.limits, "the client's run request")
@@ -208,6 +243,8 @@ class RemoteServer:
         finally:
             if holding_slot:
                 self._run_slot.release()
+            if io is not conn:
+                io.close()
             conn.close()
             self._connections.release(conn)
 

@@ -1,10 +1,12 @@
 """`vdla keygen -o FILE`: a new Ed25519 key pair, the private signing key at FILE (mode 0600) and
 its public key at FILE.pub. Sign artifacts with `vdla compile ... --sign-key FILE`; make `vdla run`
 and `vdla serve` accept only them with `--trust-key FILE.pub` (or VDLA_TRUST_KEY): the boards hold
-the public key only, which verifies but cannot sign.
+the public key only, which verifies but cannot sign. The same kind of pair authenticates a
+remote connection: `vdla serve --key-file BOARD.key --client-key HOST.key.pub` and `vdla run
+--remote ... --key-file HOST.key --server-key BOARD.key.pub` (TLS).
 
-`vdla keygen --secret -o FILE`: 32 random bytes (mode 0600), the shared secret of a remote
-connection (`vdla serve --key-file`, `vdla run --remote ... --key-file`)."""
+`vdla keygen --secret -o FILE`: 32 random bytes (mode 0600), the legacy shared secret of a
+remote connection (the same file as --key-file on both ends; authenticated, not encrypted)."""
 from __future__ import annotations
 
 
@@ -30,5 +32,6 @@ def run(args) -> int:
     public = args.output + PUBLIC_SUFFIX
     print(f"wrote {args.output} (private: keep it on the compile host) and {public} (public: copy it to the "
           f"boards); key id {key.key_id.hex()}. Sign: vdla compile ... --sign-key {args.output}; "
-          f"require: vdla run --trust-key {public}")
+          f"require: vdla run --trust-key {public}; remote runs: --key-file {args.output} on this side, its .pub "
+          "for the other (vdla serve --client-key / vdla run --server-key)")
     return 0

@@ -52,7 +52,12 @@ def add_parser(sub):
                         "sign; for artifacts signed before Ed25519, this release only; or VDLA_ALLOW_HMAC=1)")
     p.add_argument("--remote", default=None, metavar="HOST:PORT",
                    help="run on the device of a board's `vdla serve` (its --device) instead of here")
-    p.add_argument("--key-file", default=None, metavar="FILE", help="with --remote: the server's key file")
+    p.add_argument("--key-file", default=None, metavar="FILE",
+                   help="with --remote: this host's private key (vdla keygen -o FILE; the server lists FILE.pub "
+                        "with --client-key), or a legacy shared secret")
+    p.add_argument("--server-key", default=None, metavar="PUB",
+                   help="with --remote and an Ed25519 --key-file: the server's public key (its --key-file's .pub); "
+                        "a server holding another key is refused before anything is sent")
     p.add_argument("--insecure-loopback", action="store_true",
                    help="with --remote: no key, for a server on this machine started with --insecure-loopback")
     return p
@@ -114,7 +119,7 @@ def _print_latency(times, executor, device, kind: str) -> None:
 
 
 def run(args) -> int:
-    if args.remote or args.key_file or args.insecure_loopback:
+    if args.remote or args.key_file or args.server_key or args.insecure_loopback:
         if args.device is not None:
             raise OptionError(f"--device {args.device} is not available with --remote: the device is the one the "
                               "board's `vdla serve --device` opened; leave --device out")

@@ -1,7 +1,9 @@
-"""`vdla serve --host H --port P --key-file F [--device sim|rtl|pynq] [--trust-key K ...]
-[--timeout S]`: on a board, run the artifacts that hosts holding the key upload with
-`vdla run M.vdla --remote H:P --key-file F` (vdla.driver.remote). The key authenticates the
-client; the trust keys (else VDLA_TRUST_KEY) decide which artifacts run. Runs one at a time;
+"""`vdla serve --host H --port P --key-file BOARD.key --client-key HOST.key.pub ... [--device
+sim|rtl|pynq] [--trust-key K ...] [--timeout S]`: on a board, run the artifacts that the listed
+hosts upload with `vdla run M.vdla --remote H:P --key-file HOST.key --server-key BOARD.key.pub`
+(vdla.driver.remote), over TLS. The keys authenticate both sides (a legacy shared secret as
+--key-file still works: authenticated, not encrypted); the trust keys (else VDLA_TRUST_KEY)
+decide which artifacts run. Runs one at a time;
 a run past --timeout is stopped and the device freed."""
 from __future__ import annotations
 
@@ -22,7 +24,11 @@ def add_parser(sub):
                    help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface of a board)")
     p.add_argument("--port", type=int, default=defaults.PORT, help=f"port (default {defaults.PORT}; 0: any free one)")
     p.add_argument("--key-file", default=None, metavar="FILE",
-                   help="the secret clients must hold (vdla keygen --secret -o FILE; copy it to the host, mode 0600)")
+                   help="this server's private key (vdla keygen -o FILE; hosts pin FILE.pub with --server-key); "
+                        "a legacy shared secret (vdla keygen --secret) still works, authenticated, not encrypted")
+    p.add_argument("--client-key", action="append", default=[], metavar="PUB",
+                   help="the public key of a host this server serves (HOST.key.pub of its `vdla keygen -o "
+                        "HOST.key`; repeatable)")
     p.add_argument("--insecure-loopback", action="store_true",
                    help="no key: for tests on this machine, refused unless --host is 127.0.0.1 or ::1")
     add_device_option(p, more_help=" (this board)")
@@ -70,7 +76,8 @@ def run(args) -> int:
     from vdla.driver.artifact_trust import TrustPolicy
     from vdla.driver.remote import RemoteServer
     policy = TrustPolicy.for_cli(args.trust_key, args.allow_hmac)
-    server = RemoteServer(args.host, args.port, key_file=args.key_file, device=args.device, trust_policy=policy,
+    server = RemoteServer(args.host, args.port, key_file=args.key_file, client_keys=args.client_key,
+                          device=args.device, trust_policy=policy,
                           timeout_s=args.timeout, limits=_limits(args), insecure_loopback=args.insecure_loopback,
                           idle_timeout_s=args.idle_timeout, max_connections=args.max_connections,
                           min_transfer_bytes_per_s=args.min_transfer_kib_s * 1024)
@@ -85,8 +92,10 @@ def run(args) -> int:
     previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() \
         else None
     try:
+        creds = server.credentials
         who = "no key: loopback only, for tests" if args.insecure_loopback else \
-            f"key id {server.credentials.key_id}"
+            f"TLS, key id {creds.key_id}, {len(creds.peers)} client key(s)" if creds.peers else \
+            f"shared secret {creds.key_id} (not encrypted; Ed25519 keys give TLS)"
         trust = policy.origin if policy.requires_signature else \
             "any artifact a key holder sends runs (an artifact is code; --trust-key runs only signed ones)"
         print(f"vdla serve: listening on {server.address}; device {args.device}; {who}; trust: {trust}; "

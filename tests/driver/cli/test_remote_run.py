@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from vdla.driver.artifact_trust import generate_key_file
+from vdla.driver.artifact_trust import generate_key_file, generate_signing_key
 from vdla.driver.cli import main
 from vdla.driver.cli.exit_codes import EXIT_CODES
 from vdla.hw.errors import ConfigError, RemoteError
@@ -30,8 +30,10 @@ def files(tmp_path_factory):
     calib = {"input": rng.standard_normal((4, 1, 3, 32, 32)).astype(np.float32)}
     compile_model(vdla_cnn(), target="vdla", hw_config="pynq", calibration=calib).save(d / "m.vdla")
     np.save(d / "x.npy", rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
-    generate_key_file(d / "board.key")
+    generate_key_file(d / "secret.key")
     generate_key_file(d / "other.key")
+    for name in ("board", "host", "stranger"):
+        generate_signing_key(d / f"{name}.key")
     return d
 
 
@@ -59,11 +61,12 @@ def stop(proc: subprocess.Popen) -> int:
 
 def test_vdla_run_remote_equals_a_local_run(files, capsys):
     d = files
-    proc, address = serve("--key-file", str(d / "board.key"))
+    proc, address = serve("--key-file", str(d / "board.key"), "--client-key", str(d / "host.key.pub"))
     try:
         assert main(["run", str(d / "m.vdla"), "--input", f"input={d / 'x.npy'}", "--output", str(d / "local")]) == 0
         capsys.readouterr()
-        assert main(["run", str(d / "m.vdla"), "--remote", address, "--key-file", str(d / "board.key"),
+        assert main(["run", str(d / "m.vdla"), "--remote", address, "--key-file", str(d / "host.key"),
+                     "--server-key", str(d / "board.key.pub"),
                      "--input", f"input={d / 'x.npy'}", "--output", str(d / "remote"), "--profile"]) == 0
         out = capsys.readouterr().out
         assert f"ran on vdla serve at {address}: SimulatorDevice" in out
@@ -72,13 +75,26 @@ def test_vdla_run_remote_equals_a_local_run(files, capsys):
         local, remote = np.load(d / "local" / "softmax_57.npy"), np.load(d / "remote" / "softmax_57.npy")
         assert local.dtype == remote.dtype and local.tobytes() == remote.tobytes()
 
+        assert main(["run", str(d / "m.vdla"), "--remote", address, "--key-file", str(d / "stranger.key"),
+                     "--server-key", str(d / "board.key.pub")]) == EXIT_CODES[RemoteError]
+        assert "none of this server's --client-key keys" in capsys.readouterr().err
+    finally:
+        assert stop(proc) == 130
+    log = proc.stderr.read()
+    assert "-byte artifact on sim in" in log and "authentication failed" in log
+
+
+def test_a_legacy_shared_secret_still_connects(files, capsys):
+    d = files
+    proc, address = serve("--key-file", str(d / "secret.key"))
+    try:
+        assert main(["run", str(d / "m.vdla"), "--remote", address, "--key-file", str(d / "secret.key"),
+                     "--input", f"input={d / 'x.npy'}"]) == 0
         assert main(["run", str(d / "m.vdla"), "--remote", address, "--key-file", str(d / "other.key")]) == \
             EXIT_CODES[RemoteError]
         assert "is not this server's key" in capsys.readouterr().err
     finally:
         assert stop(proc) == 130
-    log = proc.stderr.read()
-    assert "-byte artifact on sim in" in log and "authentication failed" in log
 
 
 def test_ctrl_c_stops_the_server_and_its_worker(files):
@@ -123,7 +139,7 @@ CONFIG = EXIT_CODES[ConfigError]     # flags that do not fit together (OptionErr
     (["run", "M", "--remote", "127.0.0.1:9", "--key-file", "K", "--hw-config", "pynq"], "--hw-config is not", CONFIG),
     (["run", "M", "--key-file", "K"], "give --remote HOST:PORT too", CONFIG),
     (["run", "M", "--remote", "board"], "expected HOST:PORT", 1),
-    (["run", "M", "--remote", "127.0.0.1:9"], "needs the server's key file", REMOTE),
+    (["run", "M", "--remote", "127.0.0.1:9"], "and the server's public key (--server-key", REMOTE),
     (["run", "M", "--remote", "10.0.0.2:9", "--insecure-loopback"], "127.0.0.1 or ::1 only", 1),
     (["serve", "--port", "0"], "needs --key-file", REMOTE),
     (["serve", "--port", "0", "--host", "0.0.0.0", "--insecure-loopback"], "refused on host '0.0.0.0'", 1),
