@@ -13,8 +13,8 @@ run at a time: the run slot is taken when a request is accepted and a second cli
 run timeout, which frees the device. Each connection has its own thread, with an idle timeout
 on every read and a deadline for every phase as a whole: the handshake and run request together,
 the upload and the result each at a minimum average rate, the drain after an error. The number
-of open connections is bounded, and a connection that has not authenticated gives way to a new
-one when they are too many (connections.py), so neither a slow nor a silent nor an
+of open connections is bounded, and a connection that has not authenticated within a grace
+gives way to a new one when they are too many (connections.py), so neither a slow nor a silent nor an
 unauthenticated client, nor a key holder that trickles, holds the server; any failure of one
 connection ends that connection only.
 """
@@ -88,7 +88,9 @@ class RemoteServer:
         self.max_connections = max_connections
         self.worker = WorkerProcess(device, self.limits)
         self._run_slot = threading.Lock()
-        self._connections = ConnectionTable(max_connections)
+        # a new client may cut one still authenticating, once it has had its grace (connections.py)
+        self.cut_grace_s = min(defaults.CUT_GRACE_S, self.handshake_timeout_s / 2)
+        self._connections = ConnectionTable(max_connections, self.cut_grace_s)
         self._turning_away = threading.BoundedSemaphore(2 * max_connections)   # busy answers in flight
         self._sock: socket.socket | None = None
         self._closing = threading.Event()
@@ -161,9 +163,10 @@ class RemoteServer:
         io = conn
         try:
             io = self._secure(conn, peer, 5.0)
+            who = "all of them authenticated clients" if self._connections.all_authenticated() else \
+                f"authenticated clients or clients in their first {self.cut_grace_s:g} s"
             Channel(SocketStream(io), "the client").send_error(ServerBusy(
-                f"the server has {self.max_connections} connections open, all of them authenticated clients; "
-                "try again shortly"))
+                f"the server has {self.max_connections} connections open, {who}; try again shortly"))
         except (RemoteError, OSError):
             pass
         finally:

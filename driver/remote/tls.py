@@ -76,9 +76,16 @@ def client_context() -> ssl.SSLContext:
 
 def wrap(context: ssl.SSLContext, sock: socket.socket, server_side: bool) -> ssl.SSLSocket:
     """The TLS socket on a duplicate of `sock`'s descriptor (sock stays usable for shutdown)."""
-    twin = socket.socket(sock.family, sock.type, sock.proto, fileno=os.dup(sock.fileno()))
+    try:
+        twin = socket.socket(sock.family, sock.type, sock.proto, fileno=os.dup(sock.fileno()))
+    except OSError as exc:
+        raise RemoteConnectionError(f"the connection is gone ({exc.strerror or exc})") from None
     twin.settimeout(sock.gettimeout())
-    return context.wrap_socket(twin, server_side=server_side, do_handshake_on_connect=False)
+    try:
+        return context.wrap_socket(twin, server_side=server_side, do_handshake_on_connect=False)
+    except OSError as exc:           # cut before TLS began (the connection table, or the peer)
+        twin.close()
+        raise RemoteConnectionError(f"the connection is gone ({exc.strerror or exc})") from None
 
 
 def handshake_within(tls: ssl.SSLSocket, plain: socket.socket, seconds: float, peer: str) -> None:

@@ -16,7 +16,7 @@ from vdla.driver.artifact import from_bytes
 from vdla.driver.artifact_trust import TrustError, TrustPolicy, generate_key_file, generate_signing_key, \
     read_signing_key
 from vdla.driver.executor import Executor
-from vdla.driver.remote import AuthenticationError, RemoteConnectionError, RemoteRunner, RemoteServer
+from vdla.driver.remote import AuthenticationError, RemoteConnectionError, RemoteRunner, RemoteServer, ServerBusy
 from vdla.driver.remote import tls
 from vdla.driver.remote.handshake import AUTH_ED25519, Credentials
 
@@ -180,3 +180,67 @@ def test_the_certificate_carries_the_servers_key(model):
     cert = x509.load_der_x509_certificate(tls.certificate(board))
     raw = cert.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     assert raw == board.public.raw
+
+
+def test_hostile_clients_in_every_phase_at_once_do_not_keep_a_tls_client_out(model):
+    """Silent, trickling, garbage, silent-after-TLS and wrong-key clients reconnect as fast as
+    they are cut, from more connections than the server allows; the listed host is still served,
+    each run promptly."""
+    stop = threading.Event()
+    hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(89)
+
+    def silent(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            while not stop.is_set() and sock.recv(4096):
+                pass
+
+    def trickling(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            for byte in hello:
+                if stop.is_set():
+                    return
+                sock.sendall(bytes([byte]))
+                time.sleep(0.1)
+
+    def garbage(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(b"[" * 4000 + b"GET / HTTP/1.1\r\n\r\n")
+            while not stop.is_set() and sock.recv(4096):
+                pass
+
+    def silent_inside_tls(port):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            with tls.client_context().wrap_socket(sock) as inner:
+                while not stop.is_set() and inner.recv(4096):
+                    pass
+
+    def wrong_key(port):
+        runner(port, model, client="stranger").run(model["data"], model["x"])
+
+    with RemoteServer("127.0.0.1", 0, key_file=key(model, "board"), client_keys=[key(model, "host", True)],
+                      max_connections=3, handshake_timeout_s=2.0, idle_timeout_s=2.0) as srv:
+        def hostile(kind):
+            while not stop.is_set():
+                try:
+                    kind(srv.port)
+                except Exception:
+                    pass
+        threads = [threading.Thread(target=hostile, args=(k,), daemon=True)
+                   for k in (silent, trickling, trickling, garbage, silent_inside_tls, wrong_key)]
+        for t in threads:
+            t.start()
+        try:
+            time.sleep(0.5)
+            for _ in range(3):
+                started = time.monotonic()
+                while True:
+                    try:
+                        assert_serves(srv, model)
+                        break
+                    except (ServerBusy, RemoteConnectionError):     # cut by a newer connection: retry
+                        assert time.monotonic() - started < 30
+                assert time.monotonic() - started < 30
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(timeout=10)
