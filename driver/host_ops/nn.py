@@ -10,7 +10,7 @@ from numpy.lib.stride_tricks import as_strided
 from ._operands import operand
 from .axes import normalize_axis
 from .errors import HostOpError
-from .window_bounds import padding_dominates, reduce_windows, tap_counts
+from .window_bounds import padding_dominates, reduce_windows, tap_counts, touched_taps
 
 
 def pool_output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int,
@@ -54,13 +54,22 @@ def conv(x: np.ndarray, w: np.ndarray, bias, attrs: dict, acc_dtype=None) -> np.
     kernel = w.shape[2:]
     strides, dilations, pads = _spatial_attrs(x, attrs, kernel)
     group = attrs.get("group", 1)
-    xp = _pad_spatial(x, pads[:nd], pads[nd:], 0)
     out_sizes = [pool_output_size(x.shape[2 + i], kernel[i], strides[i], pads[i], pads[nd + i],
                                   dilations[i]) for i in range(nd)]
-    n, c = x.shape[:2]
+    if padding_dominates(x.shape[2:], pads[:nd], pads[nd:]):
+        return _conv_touched(x, w, bias, strides, dilations, pads[:nd], out_sizes, group, acc_dtype)
+    xp = _pad_spatial(x, pads[:nd], pads[nd:], 0)
+    win = _windows(xp, kernel, strides, dilations, out_sizes)  # N, C, *O, *K
+    out = _conv_windows(win, w, group, acc_dtype)
+    return _plus_bias(out, bias)
+
+
+def _conv_windows(win: np.ndarray, w: np.ndarray, group: int, acc_dtype) -> np.ndarray:
+    """The convolution of (N, C, *O, *K) windows with (M, C/group, *K) weights: (N, M, *O)."""
+    nd = w.ndim - 2
+    n, c, out_sizes, kernel = win.shape[0], win.shape[1], win.shape[2:2 + nd], w.shape[2:]
     m = w.shape[0]
     cg, mg = c // group, m // group
-    win = _windows(xp, kernel, strides, dilations, out_sizes)  # N, C, *O, *K
     win = win.reshape((n, group, cg) + win.shape[2:])
     order = (0, 1) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
     p, kk = int(np.prod(out_sizes)), int(np.prod(kernel))
@@ -69,10 +78,30 @@ def conv(x: np.ndarray, w: np.ndarray, bias, attrs: dict, acc_dtype=None) -> np.
     if acc_dtype is not None:
         cols, wmat = cols.astype(acc_dtype), wmat.astype(acc_dtype)
     out = np.matmul(cols, wmat.transpose(0, 2, 1))  # N, G, P, Mg
-    out = out.transpose(0, 1, 3, 2).reshape((n, m) + tuple(out_sizes))
-    if bias is not None:
-        out = out + bias.reshape((1, m) + (1,) * nd).astype(out.dtype)
-    return out
+    return out.transpose(0, 1, 3, 2).reshape((n, m) + tuple(out_sizes))
+
+
+def _plus_bias(out: np.ndarray, bias) -> np.ndarray:
+    if bias is None:
+        return out
+    return out + bias.reshape((1, out.shape[1]) + (1,) * (out.ndim - 2)).astype(out.dtype)
+
+
+def _conv_touched(x, w, bias, strides, dilations, begins, out_sizes, group, acc_dtype) -> np.ndarray:
+    """conv() where padding dominates (window_bounds): the windows of the outputs that touch real
+    data gathered from x with one zero appended per axis; the other outputs are the bias alone."""
+    nd = x.ndim - 2
+    axes = [touched_taps(x.shape[2 + i], w.shape[2 + i], strides[i], dilations[i], begins[i], out_sizes[i])
+            for i in range(nd)]
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(0, 1)] * nd)
+    # axis i's taps [touched_i, K_i] broadcast to [*touched, *K]: touched_i at i, K_i at nd + i
+    index = tuple(taps.reshape([taps.shape[0] if k == i else taps.shape[1] if k == nd + i else 1
+                                for k in range(2 * nd)]) for i, (_, taps) in enumerate(axes))
+    win = padded[(slice(None), slice(None)) + index]                      # N, C, *touched, *K
+    part = _conv_windows(win, w, group, acc_dtype)
+    out = np.zeros((x.shape[0], w.shape[0]) + tuple(out_sizes), part.dtype)
+    out[(slice(None), slice(None)) + np.ix_(*[touched for touched, _ in axes])] = part
+    return _plus_bias(out, bias)
 
 
 def _conv(inputs, attrs):
@@ -96,21 +125,26 @@ def _conv_transpose(inputs, attrs):
     mg = w.shape[1]
     full = [(x.shape[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 + out_pad[i]
             for i in range(nd)]
-    y = np.zeros((n, group, mg) + tuple(full), dtype=np.float64)
+    # the output is the full result cropped by the pads (a negative pad: zeros beyond it); each
+    # tap adds into it only where it lands inside, so pads and dilations far past the input cost
+    # what the input and the output cost, not the full result's size
+    out_sizes = [full[i] - pads[i] - pads[nd + i] for i in range(nd)]
+    y = np.zeros((n, group, mg) + tuple(out_sizes), dtype=np.float64)
     xg = x.reshape((n, group, cg) + x.shape[2:]).astype(np.float64)
     wg = w.reshape((group, cg, mg) + tuple(kernel)).astype(np.float64)
     for k in np.ndindex(*kernel):
-        contrib = np.einsum("ngc...,gcm->ngm...", xg, wg[(slice(None),) * 3 + k])
-        index = tuple(slice(k[i] * dilations[i], k[i] * dilations[i]
-                            + (x.shape[2 + i] - 1) * strides[i] + 1, strides[i]) for i in range(nd))
+        # input i lands on output i * stride + k * dilation - pad_begin
+        first = [max(0, -(-(pads[i] - k[i] * dilations[i]) // strides[i])) for i in range(nd)]
+        last = [min(x.shape[2 + i] - 1, (out_sizes[i] - 1 + pads[i] - k[i] * dilations[i]) // strides[i])
+                for i in range(nd)]
+        if any(f > la for f, la in zip(first, last)):
+            continue
+        part = xg[(slice(None),) * 3 + tuple(slice(f, la + 1) for f, la in zip(first, last))]
+        contrib = np.einsum("ngc...,gcm->ngm...", part, wg[(slice(None),) * 3 + k])
+        index = tuple(slice(first[i] * strides[i] + k[i] * dilations[i] - pads[i],
+                            last[i] * strides[i] + k[i] * dilations[i] - pads[i] + 1, strides[i]) for i in range(nd))
         y[(slice(None),) * 3 + index] += contrib
-    y = y.reshape((n, group * mg) + tuple(full))
-    if min(pads) < 0:  # an output_shape larger than the full result: zeros beyond it
-        y = np.pad(y, [(0, 0), (0, 0)] + [(max(-pads[i], 0), max(-pads[nd + i], 0)) for i in range(nd)])
-        full = list(y.shape[2:])
-        pads = [max(p, 0) for p in pads]
-    crop = tuple(slice(pads[i], full[i] - pads[nd + i]) for i in range(nd))
-    y = y[(slice(None), slice(None)) + crop]
+    y = y.reshape((n, group * mg) + tuple(out_sizes))
     if bias is not None:
         y = y + bias.reshape((1, -1) + (1,) * nd)
     return [y.astype(x.dtype)]

@@ -7,6 +7,12 @@ most the 4 real values. So when the padded input would be much larger than the i
 the pooling ops reduce each window over the slice of real data it covers instead (the padding
 adds nothing to a max, a sum or an Lp norm; the counts an average divides by are arithmetic):
 work and memory bounded by the input and the output, whatever the attributes say.
+
+A convolution's kernel is a tensor, but its pads and dilations are attributes: pads and
+dilations of 100000 on a 2 x 2 input ask for a 298 GiB padded input for a 2 x 2 output. There
+the taps are gathered from the input itself (`touched_taps`: a tap on padding reads one zero
+appended to each axis), and only the outputs some tap of which lands on real data are computed;
+the others are the bias alone.
 """
 from __future__ import annotations
 
@@ -53,3 +59,15 @@ def reduce_windows(x: np.ndarray, kernel, strides, dilations, begins, out, reduc
         window = x[(slice(None), slice(None)) + slices]
         result[(slice(None), slice(None)) + index] = reduce(window, axes) if window.size else empty
     return result
+
+
+def touched_taps(size: int, kernel: int, stride: int, dilation: int, begin: int, out: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Along one axis: the output positions with at least one tap on the `size` rows, and for
+    each of them the input row of every tap ([positions, kernel]; `size` where a tap is on
+    padding, the index of a zero the caller appends)."""
+    rows = (np.arange(out, dtype=np.int64)[:, None] * stride - begin
+            + np.arange(kernel, dtype=np.int64)[None, :] * dilation)
+    real = (rows >= 0) & (rows < size)
+    touched = np.flatnonzero(real.any(axis=1))
+    return touched, np.where(real[touched], rows[touched], size)
