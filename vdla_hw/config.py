@@ -254,8 +254,12 @@ def load_config(source: "str | os.PathLike | dict | HwConfig") -> HwConfig:
         text = resources.files(__package__).joinpath("presets", f"{text_source}.json").read_text()
         origin = f"preset {text_source!r}"
     elif os.path.exists(text_source):
-        with open(text_source) as f:
-            text = f.read()
+        try:
+            with open(text_source) as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            raise HwConfigError(f"hardware config {text_source}: cannot be read ({reason})") from None
         origin = text_source
     else:
         raise HwConfigError(f"unknown hardware config {text_source!r}: not a preset "

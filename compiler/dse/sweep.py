@@ -68,6 +68,9 @@ class Sweep:
 
 def _base(value, where: str) -> HwConfig:
     """The sweep's base config; a sweep without one varies the pynq preset."""
+    if value is not None and not isinstance(value, (str, dict)):
+        raise SweepError(f"{where} 'base': expected a preset name, a config file or a config object, got "
+                         f"{type(value).__name__}")
     try:
         return load_config(DEFAULT_PRESET if value is None else value)
     except ValueError as exc:

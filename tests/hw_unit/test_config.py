@@ -4,6 +4,7 @@ import json
 import pytest
 
 from vdla.hw import DEFAULT_PRESET, PRESETS, HwConfig, load_config, require_config
+from vdla.hw.errors import ConfigError
 
 
 def test_default_preset_matches_spec_table():
@@ -154,3 +155,27 @@ def test_dma_bytes_are_elements_times_their_size_without_padding():
     assert dma_bytes(c, uop) == 7 * c.uop_elem_bytes
     out = MemInsn(opcode=Opcode.STORE, memory_type=MemType.OUT, sram_base=0, dram_base=0, y_size=2, x_size=4, x_stride=4)
     assert dma_bytes(c, out) == 8 * c.out_elem_bytes
+
+
+def test_random_and_mutated_config_files_are_read_or_refused_with_the_file_named(tmp_path):
+    import json_fuzz
+    valid = load_config("pynq").to_dict()
+    path = tmp_path / "cfg.json"
+    for k, doc in enumerate(json_fuzz.documents(valid, seed=1, count=300)):
+        json_fuzz.write(path, doc)
+        try:
+            load_config(str(path))
+        except ConfigError as exc:
+            assert str(path) in str(exc), (k, doc, exc)
+    for text in json_fuzz.NESTED:
+        path.write_text(text)
+        with pytest.raises(ConfigError, match="cfg.json"):
+            load_config(str(path))
+
+
+def test_a_folder_or_a_binary_file_as_config_is_refused_with_its_name(tmp_path):
+    with pytest.raises(ConfigError, match=f"{tmp_path}: cannot be read"):
+        load_config(str(tmp_path))
+    (tmp_path / "b.json").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="b.json: cannot be read"):
+        load_config(str(tmp_path / "b.json"))

@@ -97,3 +97,28 @@ def test_a_value_of_the_wrong_type_is_an_invalid_point_not_a_crash():
     assert "'LOG_BLOCK' (log2 of GEMM input/output channels) must be an integer, got '4'" in bad.invalid
     assert bad.config is None and "x'4'" in bad.label
     assert good.invalid is None and good.label.startswith("1x16")
+
+
+def test_random_and_mutated_sweep_files_are_read_or_refused_with_the_file_named(tmp_path):
+    import json_fuzz
+    valid = {"base": "pynq", "grid": {"LOG_BLOCK": [3, 4], "clock_mhz": [100, 200]},
+             "points": [{"LOG_INP_BUFF_SIZE": 14, "timing": {"dram_read_latency": 8}}], "part": "xc7z020",
+             "name": "fuzz"}
+    path = tmp_path / "sweep.json"
+    for k, doc in enumerate(json_fuzz.documents(valid, seed=2, count=300)):
+        json_fuzz.write(path, doc)
+        try:
+            load_sweep(str(path))
+        except SweepError as exc:
+            assert "sweep.json" in str(exc), (k, doc, exc)
+    for text in json_fuzz.NESTED:
+        path.write_text(text)
+        with pytest.raises(SweepError, match="sweep.json"):
+            load_sweep(str(path))
+
+
+@pytest.mark.parametrize("base", [[1], 4, True])
+def test_a_base_that_is_no_preset_file_or_object_is_named(base):
+    with pytest.raises(SweepError, match=f"'base': expected a preset name, a config file or a config object, got "
+                                         f"{type(base).__name__}"):
+        parse_sweep({"base": base})
