@@ -79,6 +79,13 @@ def _tune_cpu(r: dict) -> str:
             f"the two run in alternating turns, {'same output' if r['same_output'] else 'OUTPUTS DIFFER'})")
 
 
+def _vta_compat(r: dict) -> str:
+    return (f"the small CNN: {r['vta_compat_sqnr_db']:.1f} dB against the float model, {r['default_sqnr_db']:.1f} dB in "
+            f"the default mode, {r['vta_compat_cycles']:,} against {r['default_cycles']:,} accelerator cycles; "
+            f"`vdla disasm --check vta` finds {r['vta_compat_vta_problems']} and {r['default_vta_problems']} "
+            "instructions VTA would compute otherwise: `benchmarks/vta_compat.py`")
+
+
 def _remote_tls(r: dict) -> str:
     return (f"{r['tls_vs_hmac_large']:.2f}x the shared secret's time for a run with {r['mib']} MiB in and out "
             f"({r['tls_mib_per_s']:.0f} against {r['hmac_mib_per_s']:.0f} MiB/s) and "
@@ -87,7 +94,7 @@ def _remote_tls(r: dict) -> str:
 
 
 # span name -> its rendering from the saved results of the benchmark the name starts with
-SPANS = {"remote_tls": _remote_tls,
+SPANS = {"remote_tls": _remote_tls, "vta_compat": _vta_compat,
          "timeline_vthreads.1vt": _timeline("1vt"), "timeline_vthreads.2vt": _timeline("2vt"),
          "tune_vdla": _tune_vdla, "tune_vdla.bound": _tune_vdla_bound,
          "tune_cpu_resnet18": _tune_cpu, "tune_cpu_mobilenetv2": _tune_cpu}
