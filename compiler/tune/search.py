@@ -159,24 +159,25 @@ class KernelSearch:
 
 
 def run_searches(searches: list[KernelSearch], jobs: int = 1, progress: bool | None = None,
-                 done=None) -> None:
+                 done=None, journal=None) -> None:
     """Measure what the searches ask for until each is done: in this process for jobs=1
     (one search after the other: a search's next schedule depends on its own measurements
     only, so the order of searches changes no record), else on `jobs` worker processes
     (spawned: the parent may hold threads a fork would copy mid-lock), keeping two trials per
     worker in flight from about as many searches at once (a trial each, as when all ran side
-    by side), so searches finish one by one, not all at the end. `done(search)` is called as each search finishes (its record can be
-    saved: an interrupted run keeps it). progress: a bar on stderr (None: where stderr is a
-    terminal)."""
+    by side), so searches finish one by one, not all at the end. `done(search)` is called as
+    each search finishes (its record can be saved: an interrupted run keeps it). `journal` (a
+    journal.TrialJournal): measurements it holds are told without measuring, new ones are added
+    to it as they come. progress: a bar on stderr (None: where stderr is a terminal)."""
     from tqdm import tqdm
     bar = tqdm(total=sum(s.budget for s in searches), desc="tuning", unit="trial",
                disable=None if progress is None else not progress, dynamic_ncols=True)
     done = done or (lambda s: None)
     try:
         if jobs <= 1:
-            _run_inline(searches, bar, done)
+            _run_inline(searches, bar, done, journal)
         else:
-            _run_pool(searches, jobs, bar, done)
+            _run_pool(searches, jobs, bar, done, journal)
     finally:
         bar.close()
 
@@ -197,17 +198,22 @@ def _counted(bar, search: KernelSearch) -> None:
         bar.refresh()
 
 
-def _run_inline(searches, bar, done) -> None:
+def _run_inline(searches, bar, done, journal) -> None:
     for s in searches:
         while (k := s.ask()) is not None:
             _counted(bar, s)
-            s.tell(k, measure(s.trial(k)))
+            m = journal.get(s, k) if journal is not None else None
+            if m is None:
+                m = measure(s.trial(k))
+                if journal is not None:
+                    journal.add(s, k, m)
+            s.tell(k, m)
             bar.update()
         _finished(bar, s)
         done(s)
 
 
-def _run_pool(searches, jobs: int, bar, done) -> None:
+def _run_pool(searches, jobs: int, bar, done, journal) -> None:
     waiting = deque(searches)
     active = deque()                # round robin over the started searches that may ask more
     started: set = set()            # taken from `waiting`, not done yet
@@ -233,6 +239,12 @@ def _run_pool(searches, jobs: int, bar, done) -> None:
                         finish(s)
                     continue
                 _counted(bar, s)
+                known = journal.get(s, k) if journal is not None else None
+                if known is not None:          # measured by an earlier, interrupted run
+                    s.tell(k, known)
+                    bar.update()
+                    active.append(s)
+                    continue
                 futures[pool.submit(measure, s.trial(k))] = (s, k)
                 in_flight[s] = in_flight.get(s, 0) + 1
                 active.append(s)
@@ -242,7 +254,10 @@ def _run_pool(searches, jobs: int, bar, done) -> None:
             for f in finished:
                 s, k = futures.pop(f)
                 try:
-                    s.tell(k, f.result())
+                    m = f.result()
+                    s.tell(k, m)
+                    if journal is not None:
+                        journal.add(s, k, m)
                 except BrokenProcessPool:
                     raise TuningError(f"a measuring worker process died while measuring {s.name} with {k} "
                                       "(out of memory?); try fewer --jobs") from None

@@ -3,10 +3,13 @@
 schedules on the simulator, and add the records to a tuning log."""
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
 from .errors import TuningError
+from .journal import SUFFIX as JOURNAL_SUFFIX
+from .journal import TrialJournal
 from .records import TuningLog, TuningRecord
 from .session import check_budget, open_log, split_reused
 from .search import KernelSearch, run_searches
@@ -90,8 +93,10 @@ def tune_model(model, hw_config=None, trials: int = 32, jobs: int | None = None,
     measurements each on `jobs` processes (default: every core). With `output`, records
     already in that log are reused (not searched again unless `retune`) and each new one is
     added to it as its search finishes (TuningLog.save: merged with the file), so an
-    interrupted run keeps the kernels it finished and a rerun searches only the rest. `progress`: a bar on stderr (None: where stderr is
-    a terminal); `log`: a function for progress lines."""
+    interrupted run keeps the kernels it finished and a rerun searches only the rest; every
+    measurement goes to OUTPUT.trials as it comes (journal.py), so the rerun resumes a kernel
+    it was inside of where it stopped. `progress`: a bar on stderr (None: where stderr is a
+    terminal); `log`: a function for progress lines."""
     from vdla.hw import DEFAULT_PRESET, load_config
     jobs = check_budget(trials, jobs, "measures")
     start = time.perf_counter()
@@ -117,11 +122,19 @@ def tune_model(model, hw_config=None, trials: int = 32, jobs: int | None = None,
         if output is not None:
             tuning_log.save(output)
 
-    run_searches([s for _, s in searches], jobs, progress, done)
+    journal = TrialJournal(os.fspath(output) + JOURNAL_SUFFIX) if output is not None else None
+    if log and journal is not None and len(journal):
+        log(f"resuming: {len(journal)} measurement(s) of an interrupted run in {journal.path}")
+    try:
+        run_searches([s for _, s in searches], jobs, progress, done, journal)
+    finally:
+        if journal is not None:
+            journal.close()
     for i, s in searches:
         record = s.record()
         results[i] = KernelResult(kernels[i], record, False, len(s.failed), s.mismatched)
     if output is not None:
         tuning_log.save(output)
+        journal.close(remove=True)        # every record is in the log now
     return TuneSummary([results[i] for i in range(len(kernels))], tuning_log, time.perf_counter() - start,
                        sum(len(s.measured) for _, s in searches))
