@@ -79,6 +79,92 @@ def _tune_cpu(r: dict) -> str:
             f"the two run in alternating turns, {'same output' if r['same_output'] else 'OUTPUTS DIFFER'})")
 
 
+BOARDS = {"pynq": "PYNQ-Z1/Z2", "kv260": "KV260", "aup_zu3": "AUP-ZU3"}
+# how a DSE table names the config keys a point changes (the sweep labels' abbreviations)
+SHORT = {"LOG_UOP_BUFF_SIZE": "u", "LOG_INP_BUFF_SIZE": "i", "LOG_WGT_BUFF_SIZE": "w", "LOG_ACC_BUFF_SIZE": "a",
+         "bus_width_bits": "bus"}
+
+
+def _dse_config(point: dict, r: dict, clock: bool = True) -> str:
+    """BATCHxBLOCK and the keys the point changes from the sweep's base (the board's preset)."""
+    c, base = point["config"], r["base"]
+    shape = f"{1 << c['LOG_BATCH']}x{1 << c['LOG_BLOCK']}"
+    changed = [f"{SHORT.get(k, k)}{c[k]}" for k in c if k not in ("LOG_BATCH", "LOG_BLOCK", "clock_mhz")
+               and c[k] != base.get(k)]
+    at = f" at {c['clock_mhz']} MHz" if clock and c["clock_mhz"] != base["clock_mhz"] else ""
+    if not changed and c["LOG_BATCH"] == base["LOG_BATCH"] and c["LOG_BLOCK"] == base["LOG_BLOCK"]:
+        return f"{shape} (`{r['board']}`){at}"
+    return " ".join([shape, *changed]) + at
+
+
+def _dse_fit(point: dict, part: str) -> str:
+    from vdla.hw.parts import PARTS, RESOURCES
+    if point["fits_part"] is None:
+        return f"unknown ({point['status']})"
+    if point["fits_part"]:
+        moved = (point.get("part_memory") or {}).get("moved") or []
+        return f"yes, with {', '.join(moved)} in UltraRAM" if moved else "yes"
+    over = [f"{k.upper()} {point[k] or 0:,g} > {PARTS[part][k]:,}" for k in RESOURCES
+            if (point[k] or 0) > PARTS[part][k]]
+    return f"no: {', '.join(over)}" if over else "no: block RAM even with UltraRAM"
+
+
+def _dse_table(r: dict) -> str:
+    """One board's DSE: every point's ResNet-18 time, Yosys figures (the UltraRAM split where a fit
+    moves SRAMs) and verdict; the fastest fitting point in bold."""
+    part = r["part"]
+    fastest = (r.get("fastest_fitting") or {}).get("id")
+    lines = [f"| config | ResNet-18 ms | LUT | FF | DSP | BRAM36 | URAM | fits the {part} |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for p in r["points"]:
+        memory = p.get("part_memory") or {}
+        split = bool(memory.get("moved"))
+        bram = f"{p['bram36']:g}" + (f" ({memory['bram36']:g} split)" if split else "")
+        uram = f"{p['uram'] or 0}" + (f" ({memory['uram']} split)" if split else "")
+        bold = "**" if p["id"] == fastest else ""
+        ms = f"{p['ms']:.1f}" if p["ms"] is not None else "-"
+        figures = [f"{p[k]:,}" if p[k] is not None else "-" for k in ("lut", "ff", "dsp")]
+        lines.append(f"| {bold}{_dse_config(p, r)}{bold} | {bold}{ms}{bold} | {' | '.join(figures)} | "
+                     f"{bram} | {uram} | {_dse_fit(p, part)} |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _dse_fastest(r: dict) -> str:
+    f = r.get("fastest_fitting")
+    if f is None:
+        return f"on the {BOARDS[r['board']]} no point fits the {r['part']}"
+    return (f"on the {BOARDS[r['board']]} the {_dse_config(f, r)}: ResNet-18 in "
+            f"{f['resnet18_ms']:.1f} ms and MobileNetV2 in {f['mobilenetv2_ms']:.1f} ms at {f['clock_mhz']} MHz "
+            f"({f['clock_basis']} clock); its Yosys runs took {_synth_minutes(r):.0f} min on {r['host']}")
+
+
+def _synth_minutes(r: dict) -> float:
+    """Each distinct RTL's synthesis once (points that differ in clock share one)."""
+    runs = {json.dumps({k: v for k, v in p["config"].items() if k != "clock_mhz"}, sort_keys=True): p["synth_seconds"]
+            for p in r["points"] if p.get("synth_seconds")}
+    return sum(runs.values()) / 60
+
+
+def _dse_clock_table(r: dict) -> str:
+    """The pynq sweep: points that differ only in clock on one row (their RTL is one synthesis)."""
+    rows: dict = {}
+    for p in r["points"]:
+        key = json.dumps({k: v for k, v in p["config"].items() if k != "clock_mhz"}, sort_keys=True)
+        rows.setdefault(key, []).append(p)
+    lines = ["| config | cycles | ms | LUT | DSP | BRAM36 | smallest part |", "|---|---:|---:|---:|---:|---:|---|"]
+    for group in rows.values():
+        first = group[0]
+        clocks = " / ".join(str(p["config"]["clock_mhz"]) for p in group)
+        ms = " / ".join(f"{p['ms']:.0f}" for p in group)
+        lines.append(f"| {_dse_config(first, r, clock=False)}, {clocks} MHz | {first['cycles'] / 1e6:.1f} M | {ms} | "
+                     f"{first['lut']:,} | {first['dsp']} | {first['bram36']:g} | {first['smallest_part'] or 'none'} |")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _dse_front(r: dict) -> str:
+    return "; ".join(_dse_config(p, r) for p in r["pareto"])
+
+
 def _vta_compat(r: dict) -> str:
     return (f"the small CNN: {r['vta_compat_sqnr_db']:.1f} dB against the float model, {r['default_sqnr_db']:.1f} dB in "
             f"the default mode, {r['vta_compat_cycles']:,} against {r['default_cycles']:,} accelerator cycles; "
@@ -95,6 +181,8 @@ def _remote_tls(r: dict) -> str:
 
 # span name -> its rendering from the saved results of the benchmark the name starts with
 SPANS = {"remote_tls": _remote_tls, "vta_compat": _vta_compat,
+         "dse_kv260.table": _dse_table, "dse_kv260.fastest": _dse_fastest,
+         "dse_aup_zu3.table": _dse_table, "dse_aup_zu3.fastest": _dse_fastest,
          "timeline_vthreads.1vt": _timeline("1vt"), "timeline_vthreads.2vt": _timeline("2vt"),
          "tune_vdla": _tune_vdla, "tune_vdla.bound": _tune_vdla_bound,
          "tune_cpu_resnet18": _tune_cpu, "tune_cpu_mobilenetv2": _tune_cpu}

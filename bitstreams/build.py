@@ -23,19 +23,23 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FAMILIES = {"xc7z": "zynq", "xczu": "zynqmp"}
+# vdla.hw.parts' synthesis family of the manifest's part -> the PS the block design instantiates
+PS_FAMILIES = {"xc7": "zynq", "xcup": "zynqmp"}
 
 
 def prepare(board: str, out: Path) -> Path:
     from vdla.driver.board import load_manifest
+    from vdla.hw import parts
     from vdla.hw.board_wrapper import write_wrapper
     from vdla.hw.rtl import source_files
 
     manifest = load_manifest(board)
     config = manifest.hw_config()
-    family = next((f for prefix, f in FAMILIES.items() if manifest.part.startswith(prefix)), None)
-    if family is None:
-        raise SystemExit(f"board {board}: part {manifest.part} is not a Zynq-7000 or Zynq UltraScale+ part")
+    try:
+        family = PS_FAMILIES[parts.family(parts.part_of(manifest.part))]
+    except ValueError as exc:
+        raise SystemExit(f"board {board}: part {manifest.part} is not a Zynq-7000 or Zynq UltraScale+ part "
+                         f"vdla.hw.parts knows ({exc})") from None
     out.mkdir(parents=True, exist_ok=True)
     sources = [str(p) for p in source_files(config, out)] + [write_wrapper(config, out, manifest.coherent)]
     (out / "sources.txt").write_text("\n".join(sources) + "\n")
@@ -43,7 +47,8 @@ def prepare(board: str, out: Path) -> Path:
     (out / "vdla_id.xdc").write_text(f"set_property BITSTREAM.CONFIG.USERID 0x{config.hash32:08X} [current_design]\n")
     (out / "params.tcl").write_text("\n".join([
         f"set board {manifest.board}", f"set part {manifest.part}", f"set family {family}",
-        f"set clock_mhz {manifest.clock_mhz}", f"set control_base 0x{manifest.control_base:08X}", ""]))
+        f"set clock_mhz {manifest.clock_mhz}", f"set control_base 0x{manifest.control_base:08X}",
+        f"set dram_bits {config.bus_width_bits}", ""]))
     return out
 
 
@@ -64,7 +69,7 @@ NOT_BUILT = 3      # the exit status when the build folder was prepared but Viva
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("board", help="a board manifest in bitstreams/ (pynq, ultra96, zcu104)")
+    parser.add_argument("board", help="a board manifest in bitstreams/ (pynq, ultra96, zcu104, kv260, aup_zu3)")
     parser.add_argument("--out", type=Path, default=None,
                         help="build folder (default build/bitstreams/BOARD under the current folder)")
     parser.add_argument("--prepare-only", action="store_true", help="write the build folder, do not run Vivado")

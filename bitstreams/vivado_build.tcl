@@ -1,7 +1,7 @@
 # Builds a VDLA bitstream for one board with Vivado (batch mode).
 #   vivado -mode batch -source bitstreams/vivado_build.tcl -tclargs <build dir>
 # <build dir> is prepared by `python -m vdla.bitstreams.build <board>`: it holds params.tcl
-# (part, clock, control base, DRAM port: all from the board manifest and the hardware config),
+# (part, clock, control base, DRAM data width: all from the board manifest and the hardware config),
 # sources.txt (the generated package, the RTL and the board wrapper vdla_axi_top.v) and
 # vdla_id.xdc (the bitstream's USERID: the config hash's 32-bit ID).
 # Output: <build dir>/vdla_<board>.bit and .hwh (the files PYNQ loads).
@@ -33,10 +33,11 @@ if {$family eq "zynq"} {
   apply_bd_automation -rule xilinx.com:bd_rule:processing_system7 \
       -config {make_external "FIXED_IO, DDR" Master "Disable" Slave "Disable"} $ps
 } else {
-  # Zynq UltraScale+: HPM0_FPD for the registers, the coherent HPC0 (128 bit) for DRAM
+  # Zynq UltraScale+ (Ultra96, ZCU104, the KV260's xck26, AUP-ZU3): HPM0_FPD for the registers, the
+  # coherent HPC0 for DRAM at the config's bus width (32, 64 or 128 bits)
   set ps [create_bd_cell -type ip -vlnv xilinx.com:ip:zynq_ultra_ps_e ps]
   set_property -dict [list CONFIG.PSU__USE__M_AXI_GP0 {1} CONFIG.PSU__USE__M_AXI_GP1 {0} \
-      CONFIG.PSU__USE__S_AXI_GP0 {1} CONFIG.PSU__SAXIGP0__DATA_WIDTH {128} \
+      CONFIG.PSU__USE__S_AXI_GP0 {1} CONFIG.PSU__SAXIGP0__DATA_WIDTH $dram_bits \
       CONFIG.PSU__CRL_APB__PL0_REF_CTRL__FREQMHZ $clock_mhz] $ps
   set ps_master $ps/M_AXI_HPM0_FPD
   set ps_slave $ps/S_AXI_HPC0_FPD

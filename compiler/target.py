@@ -13,7 +13,8 @@ KNOWN = {
     "armv7a-linux-gnueabihf": ("cortex-a9", "+neon,+vfp3,+thumb2"),
     "aarch64-linux-gnu": ("cortex-a53", "+neon"),
 }
-BOARDS = {"armv7a-linux-gnueabihf": "PYNQ-Z1/Z2, Zynq-7000", "aarch64-linux-gnu": "Ultra96, ZCU104"}
+BOARDS = {"armv7a-linux-gnueabihf": "PYNQ-Z1/Z2, Zynq-7000",
+          "aarch64-linux-gnu": "Ultra96, ZCU104, KV260, AUP-ZU3"}
 # Targets named by a word; anything else must be an LLVM triple.
 NAMED = {"cpu": "this machine", "host": "this machine", "vdla": "the accelerator, the rest on the CPU",
          "cuda": f"an NVIDIA GPU: this machine's, else PTX for {gpu_limits.DEFAULT_ARCH}; cuda:sm_NN for another "

@@ -37,7 +37,7 @@ from .errors import ConfigError
 from .isa import INSN_BYTES, UOP_BYTES
 from .timing import Timing
 
-PRESETS = ("pynq", "ultra96", "zcu104")
+PRESETS = ("pynq", "ultra96", "zcu104", "kv260", "aup_zu3")
 DEFAULT_PRESET = "pynq"
 
 # key -> (allowed values or (lo, hi) inclusive, what it means); architectural keys first.
@@ -235,7 +235,8 @@ class HwConfigError(ConfigError, ValueError):
     its range (the message names the source and the key)."""
 
 def load_config(source: "str | os.PathLike | dict | HwConfig") -> HwConfig:
-    """A preset name (pynq, ultra96, zcu104), a path to a JSON file, a dict, or an HwConfig (as is).
+    """A preset name (pynq, ultra96, zcu104, kv260, aup_zu3), a path to a JSON file, a dict, or an
+    HwConfig (as is).
     For the API edges only (see the module docstring); None is refused, not read as a preset."""
     if source is None:
         raise TypeError(f"no hardware config given: pass a preset name ({', '.join(PRESETS)}), a path to a "

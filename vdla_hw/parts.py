@@ -1,18 +1,33 @@
 """FPGA parts a VDLA instance may be built for, and their resource limits (the vendors' data
-sheets: Zynq-7000 DS190, Zynq UltraScale+ DS891). The figures compared against them come from
-vdla.hw.synth, which maps to 7-series primitives for every part: for the UltraScale+ parts
-(DSP48E2, RAMB36E2) the counts are an estimate of the same order, and their UltraRAM (xczu7ev:
-96 blocks of 288 Kib) is not counted, so a fit there is judged on block RAM alone."""
+sheets: Zynq-7000 DS190; Zynq UltraScale+ DS891; the KV260's K26 SOM DS987, whose xck26 is the
+xczu5ev die: 117,120 LUTs, 234,240 flip-flops, 1,248 DSP48E2, 144 RAMB36, 64 URAM288).
+
+`family` says how vdla.hw.synth maps the RTL for a part: "xc7" parts with Yosys's 7-series
+flow (every figure of the pynq baseline), "xcup" parts with its UltraScale+ flow (DSP48E2,
+RAMB36E2/RAMB18E2, and where the part has UltraRAM, `-uram`: URAM288, 4K x 72 = 288 Kib each).
+So the block RAM / UltraRAM split a fit is judged on is Yosys's own mapping (memory_libmap picks
+the cheapest tiling of each memory; its URAM288 costs about four RAMB36, so roughly a memory goes
+to UltraRAM where a 4K x 72 slice of it would take more than four RAMB36), not Vivado's. fits()
+judges the figures as mapped; a config that overflows RAMB36 while UltraRAM is free may fit with
+another split (ram_style), which vdla.hw.uram_split models and the DSE's fit check counts.
+Figures without a "uram" count come from a mapping without UltraRAM (the 7-series flow) and use
+none."""
 from __future__ import annotations
 
-RESOURCES = ("lut", "ff", "dsp", "bram36")
+RESOURCES = ("lut", "ff", "dsp", "bram36", "uram")
 
-# part -> limits; `boards` says where a user meets the part
+# part -> limits; `family`: the synthesis flow for it; `boards`: where a user meets the part
 PARTS = {
-    "xc7z010": {"lut": 17600, "ff": 35200, "dsp": 80, "bram36": 60, "boards": "Zybo Z7-10"},
-    "xc7z020": {"lut": 53200, "ff": 106400, "dsp": 220, "bram36": 140, "boards": "PYNQ-Z1, PYNQ-Z2"},
-    "xczu3eg": {"lut": 70560, "ff": 141120, "dsp": 360, "bram36": 216, "boards": "Ultra96"},
-    "xczu7ev": {"lut": 230400, "ff": 460800, "dsp": 1728, "bram36": 312, "boards": "ZCU104"},
+    "xc7z010": {"lut": 17600, "ff": 35200, "dsp": 80, "bram36": 60, "uram": 0, "family": "xc7",
+                "boards": "Zybo Z7-10"},
+    "xc7z020": {"lut": 53200, "ff": 106400, "dsp": 220, "bram36": 140, "uram": 0, "family": "xc7",
+                "boards": "PYNQ-Z1, PYNQ-Z2"},
+    "xczu3eg": {"lut": 70560, "ff": 141120, "dsp": 360, "bram36": 216, "uram": 0, "family": "xcup",
+                "boards": "Ultra96, AUP-ZU3"},
+    "xck26": {"lut": 117120, "ff": 234240, "dsp": 1248, "bram36": 144, "uram": 64, "family": "xcup",
+              "boards": "Kria KV260 (K26 SOM)"},
+    "xczu7ev": {"lut": 230400, "ff": 460800, "dsp": 1728, "bram36": 312, "uram": 96, "family": "xcup",
+                "boards": "ZCU104"},
 }
 
 
@@ -37,18 +52,33 @@ def clock_label(clock_mhz: float) -> str:
 
 
 def limits(part: str) -> dict:
-    """{lut, ff, dsp, bram36} of a part; ValueError naming the known parts otherwise."""
+    """{lut, ff, dsp, bram36, uram} of a part; ValueError naming the known parts otherwise."""
     if part not in PARTS:
         raise ValueError(f"unknown FPGA part {part!r}; known parts: {', '.join(PARTS)}")
     return {k: PARTS[part][k] for k in RESOURCES}
 
 
+def family(part: str) -> str:
+    """The synthesis flow of a part: "xc7" or "xcup" (see the module docstring)."""
+    limits(part)
+    return PARTS[part]["family"]
+
+
+def part_of(device: str) -> str:
+    """The PARTS key a Vivado device string names ("xck26-sfvc784-2LV-c" -> "xck26")."""
+    found = [part for part in PARTS if device.lower().startswith(part)]
+    if not found:
+        raise ValueError(f"device {device!r} is none of the known parts: {', '.join(PARTS)}")
+    return max(found, key=len)
+
+
 def fits(figures: dict, part: str = "xc7z020") -> bool:
-    """Every resource at or under the part's limit (a figure missing from `figures` is an error)."""
-    missing = [k for k in RESOURCES if k not in figures]
+    """Every resource at or under the part's limit. A figure missing from `figures` is an error,
+    except "uram": figures of a mapping without UltraRAM use none."""
+    missing = [k for k in RESOURCES if k not in figures and k != "uram"]
     if missing:
         raise ValueError(f"resource figures lack {', '.join(missing)}; expected {', '.join(RESOURCES)}")
-    return all(figures[k] <= v for k, v in limits(part).items())
+    return all(figures.get(k, 0) <= v for k, v in limits(part).items())
 
 
 def fitting_parts(figures: dict) -> list[str]:

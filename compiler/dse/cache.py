@@ -10,6 +10,7 @@ key is vdla.hw.synth.input_digest (RTL sources, generated package, flow, Yosys v
 the synthesizer, so Python edits elsewhere keep the slow part cached."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
@@ -46,8 +47,12 @@ def arrays_digest(arrays: dict) -> str:
 
 
 def synthesizer_name(synthesizer) -> str:
+    """module.qualname; a functools.partial's name adds its keywords (yosys for a part: another flow)."""
     if synthesizer is None:
         return "none"
+    if isinstance(synthesizer, functools.partial):
+        keywords = ", ".join(f"{k}={v!r}" for k, v in sorted(synthesizer.keywords.items()))
+        return f"{synthesizer_name(synthesizer.func)}({keywords})"
     return f"{getattr(synthesizer, '__module__', '?')}.{getattr(synthesizer, '__qualname__', repr(synthesizer))}"
 
 

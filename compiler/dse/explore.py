@@ -2,19 +2,26 @@
 read the sweep -> look every point up in the cache -> evaluate the rest on the pool (local
 processes or Ray; one synthesis per distinct RTL), caching each point as it finishes (an
 interrupted run keeps them) -> Pareto front -> table (CSV, JSON) and plots (PNG) in the
-output folder, which one run at a time may write (dse.lock)."""
+output folder, which one run at a time may write (dse.lock). A sweep that names its board's
+FPGA part is synthesized with that part's flow (vdla.hw.synth.flow) and answers with its fastest
+point that fits the part (fastest.py)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import time
 from dataclasses import dataclass, field
 
-from vdla.hw.parts import PARTS, REFERENCE_CLOCK_MHZ, clock_basis
+from vdla.hw import load_config
+from vdla.hw.parts import PARTS, REFERENCE_CLOCK_MHZ, clock_basis, family
+from vdla.hw.synth import flow as synth_flow
 from vdla.hw.synth import synthesize as yosys_synthesize
+from vdla.hw.uram_split import fitting_parts, split
 
 from ..file_lock import exclusive
 from . import cache as cache_mod
+from .fastest import fastest_fitting
 from .pareto import pareto_front
 from .plots import write_pareto_plots
 from .progress import dse_progress
@@ -26,8 +33,9 @@ from .workers import InlinePool, WorkerFailure
 LOCK = "dse.lock"   # held by the run writing the folder
 
 # all minimized; macs_on_cpu because the cycles are the accelerator's only
-OBJECTIVES = ("ms", "macs_on_cpu", "lut", "ff", "dsp", "bram36")
-_SYNTH_FIELDS = ("synth_status", "synth_error", "lut", "ff", "dsp", "bram36", "fits", "synth_seconds", "synth_tool")
+OBJECTIVES = ("ms", "macs_on_cpu", "lut", "ff", "dsp", "bram36", "uram")
+_SYNTH_FIELDS = ("synth_status", "synth_error", "lut", "ff", "dsp", "bram36", "uram", "fits", "synth_seconds",
+                 "synth_tool")
 
 
 @dataclass
@@ -39,9 +47,25 @@ class DseResult:
     synthesized: int = 0         # syntheses run in this run
     seconds: float = 0.0
     notes: list = field(default_factory=list)
+    part: str | None = None      # the sweep's FPGA part, when it names one
+    fastest: str | None = None   # id of the fastest row that fits `part` (fastest.py); None: none fits
 
     def row(self, point_id: str) -> dict:
         return next(r for r in self.rows if r["id"] == point_id)
+
+    def fastest_line(self) -> str | None:
+        """The board's answer in one line (None when the sweep names no part)."""
+        if self.part is None:
+            return None
+        where = f"the {self.part} ({PARTS[self.part]['boards']})"
+        if self.fastest is None:
+            return f"no point fits {where}"
+        r = self.row(self.fastest)
+        memory = r.get("part_memory") or {"bram36": r["bram36"], "uram": r.get("uram") or 0, "moved": []}
+        moved = f" with {', '.join(memory['moved'])} moved to UltraRAM" if memory["moved"] else ""
+        return (f"fastest fitting {where}: {r['id']} {r['label']}: {r['ms']:.2f} ms "
+                f"({r['clock_basis']} clock), {r['lut']:,} LUT {r['ff']:,} FF {r['dsp']} DSP "
+                f"{memory['bram36']:g} BRAM36 {memory['uram']} URAM{moved}")
 
     def summary_lines(self) -> list[str]:
         """What a run tells its reader (vdla dse, benchmarks/dse.py): the notes, the counts and
@@ -49,6 +73,7 @@ class DseResult:
         return [*(f"note: {note}" for note in self.notes),
                 f"{len(self.rows)} point(s), {self.evaluated} evaluated now, {self.synthesized} synthesized, "
                 f"{self.seconds:.1f} s; Pareto front: {', '.join(self.pareto) or 'none'}",
+                *([self.fastest_line()] if self.part else []),
                 f"wrote {self.files['csv']}, {self.files['json']}, {self.files['png']}"]
 
 
@@ -63,10 +88,23 @@ def _model_bytes(model) -> tuple[bytes, str]:
     return model.SerializeToString(), model.graph.name or "model"
 
 
+def part_synthesizer(part: str):
+    """Yosys with the part's flow: the default synthesizer itself for a 7-series part (its cache
+    keys unchanged), bound to the part otherwise (a partial: it pickles, and names its part)."""
+    return yosys_synthesize if family(part) == "xc7" else functools.partial(yosys_synthesize, part=part)
+
+
+def _figures(row: dict) -> dict | None:
+    return {k: row[k] for k in ("lut", "ff", "dsp", "bram36", "uram")} if row.get("lut") is not None else None
+
+
 def _flatten_synthesis(row: dict, synthesis: dict | None) -> None:
     synthesis = synthesis or {"synth_status": "skipped"}
     for key in _SYNTH_FIELDS:
         row[key] = synthesis.get(key)
+    if _figures(row) is not None:       # judged now: a cached synthesis keeps its figures, not its verdicts
+        row["uram"] = row["uram"] or 0
+        row["fits"] = fitting_parts(_figures(row), load_config(row["config"]))
     fits = row["fits"]
     row["smallest_part"] = fits[0] if fits else None
     row["fits_xc7z020"] = None if fits is None else "xc7z020" in fits
@@ -189,6 +227,8 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
     started = time.perf_counter()
     quiet, log = log is None, log or (lambda *_: None)
     sweep = sweep if isinstance(sweep, Sweep) else load_sweep(sweep)
+    if sweep.part is not None and synthesizer is yosys_synthesize:
+        synthesizer = part_synthesizer(sweep.part)
     data, model_name = _model_bytes(model)
     calib, inputs = sample_inputs(onnx.load_from_string(data), calibration, seed, input_shapes)
     keys = {"model_sha": hashlib.sha256(data).hexdigest(), "code_sha": cache_mod.code_digest(),
@@ -216,6 +256,13 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
         # without synthesis the front trades latency against the MACs left to the CPU; with it, a
         # point lacking resources is on no front
         objectives = OBJECTIVES if synthesizer is not None else OBJECTIVES[:2]
+        if sweep.part is not None:
+            for row in rows:
+                figures = _figures(row)
+                placed = split(figures, sweep.part, load_config(row["config"])) if figures else None
+                row["fits_part"] = None if figures is None else placed is not None
+                row["part_memory"] = placed      # RAMB36 / URAM288 on the part, and the SRAMs moved to UltraRAM
+        fastest = fastest_fitting(rows, sweep.part) if sweep.part is not None else None
         front = pareto_front([r if r["status"] == "ok" else {} for r in rows], objectives)
         for k, row in enumerate(rows):
             row["pareto"] = k in front
@@ -233,7 +280,12 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
             notes.append(f"{', '.join(assumed)}: ms at assumed clocks ({', '.join(f'{c:g}' for c in clocks)} MHz): no "
                          f"timing analysis supports them; figures at {REFERENCE_CLOCK_MHZ:g} MHz are the reference "
                          "(vdla.hw.parts.clock_basis)")
-        if synthesizer is not None:
+        if synthesizer is not None and sweep.part is not None and family(sweep.part) != "xc7":
+            notes.append(f"resources: Yosys `{synth_flow(sweep.part)}`, the {sweep.part}'s flow, which fits and "
+                         "smallest_part judge against every part; BRAM36 and URAM as Yosys split them, and a fit may "
+                         "also move SRAMs Yosys left in block RAM to UltraRAM (part_memory; vdla.hw.uram_split); "
+                         "latency at each point's clock_mhz, which synthesis does not check (no timing analysis)")
+        elif synthesizer is not None:
             notes.append("resources: Yosys synth_xilinx with the 7-series mapping for every part "
                          "(vdla.hw.parts); latency at each point's clock_mhz, which synthesis does not check (no "
                          "timing analysis)")
@@ -244,8 +296,12 @@ def explore(model, sweep, out_dir, pool=None, calibration: dict | None = None, i
         write_json({"model": model_name, "model_sha256": keys["model_sha"], "sweep": sweep.name,
                     "base": sweep.base.to_dict(), "points": rows, "pareto": pareto_ids,
                     "pareto_objectives": list(objectives), "parts": PARTS, "evaluated": len(plan.todo),
-                    "synthesized": plan.synthesized, "seconds": round(elapsed, 1), "notes": notes},
+                    "synthesized": plan.synthesized, "seconds": round(elapsed, 1), "notes": notes,
+                    "part": sweep.part, "fastest_fitting": fastest["id"] if fastest else None},
                    files["json"])
-        write_pareto_plots(rows, files["png"], f"{model_name}: {len(rows)} configurations ({sweep.name})")
+        mapping = "7-series mapping" if sweep.part is None or family(sweep.part) == "xc7" else f"{sweep.part} mapping"
+        write_pareto_plots(rows, files["png"], f"{model_name}: {len(rows)} configurations ({sweep.name})",
+                           mapping=mapping, highlight=fastest["id"] if fastest else None)
         log(format_table(rows))
-        return DseResult(rows, pareto_ids, files, len(plan.todo), plan.synthesized, elapsed, notes)
+        return DseResult(rows, pareto_ids, files, len(plan.todo), plan.synthesized, elapsed, notes,
+                         sweep.part, fastest["id"] if fastest else None)

@@ -2,7 +2,10 @@
 marked by the smallest FPGA part it fits (vdla.hw.parts), each part's limit a dashed line,
 and the panel's Pareto front (latency vs that resource) drawn as a staircase. A point whose
 SRAMs hold no tiling of some layers (they run on the CPU) is drawn hollow and kept off the
-staircase: its latency leaves those layers out."""
+staircase: its latency leaves those layers out. Where a point uses UltraRAM a fourth panel shows
+it; a point that fits its board only with SRAMs moved to UltraRAM (part_memory, vdla.hw.uram_split)
+has an arrow from Yosys's block RAM / UltraRAM to that split's; a board's fastest fitting point
+(fastest.py) is ringed."""
 from __future__ import annotations
 
 import math
@@ -12,8 +15,9 @@ from vdla.hw.parts import PARTS
 from .pareto import pareto_front
 
 PANELS = (("lut", "LUT"), ("dsp", "DSP"), ("bram36", "BRAM36"))
+URAM_PANEL = ("uram", "URAM288")
 PART_STYLES = {"xc7z010": ("#1a9850", "o"), "xc7z020": ("#66bd63", "s"), "xczu3eg": ("#fdae61", "D"),
-               "xczu7ev": ("#f46d43", "^"), None: ("#a50026", "X")}
+               "xck26": ("#d6604d", "P"), "xczu7ev": ("#f46d43", "^"), None: ("#a50026", "X")}
 
 
 def label_positions(rows: list[dict], key: str) -> list[tuple[str, tuple, tuple]]:
@@ -31,15 +35,19 @@ def label_positions(rows: list[dict], key: str) -> list[tuple[str, tuple, tuple]
     return out
 
 
-def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
-    """Write the PNG; -> how many points it shows (those with latency and resources)."""
+def write_pareto_plots(rows: list[dict], path: str, title: str = "", mapping: str = "7-series mapping",
+                       highlight: str | None = None) -> int:
+    """Write the PNG; -> how many points it shows (those with latency and resources). mapping: the
+    synthesis flow the axes name; highlight: a row id to ring (a board's fastest fitting point)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     shown = [r for r in rows if r.get("ms") is not None and r.get("lut") is not None]
     whole = [r for r in shown if not r.get("untiled")]
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(5.2 * len(PANELS), 4.8), squeeze=False)
-    for ax, (key, name) in zip(axes[0], PANELS):
+    moved = [r for r in shown if (r.get("part_memory") or {}).get("moved")]
+    panels = PANELS + ((URAM_PANEL,) if any(r.get("uram") for r in shown) or moved else ())
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.8), squeeze=False)
+    for ax, (key, name) in zip(axes[0], panels):
         if not shown:
             ax.text(0.5, 0.5, "no point has both latency and resources", ha="center", va="center",
                     transform=ax.transAxes)
@@ -55,6 +63,16 @@ def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
                 ax.scatter([r[key] for r in group], [r["ms"] for r in group], facecolors="none", marker=marker,
                            s=42, edgecolors=colour, linewidths=1.0, zorder=3,
                            label="layers without a tiling on the CPU")
+        for r in moved if key in ("bram36", "uram") else ():
+            split = r["part_memory"][key]
+            ax.annotate("", xy=(split, r["ms"]), xytext=(r[key], r["ms"]), zorder=3,
+                        arrowprops={"arrowstyle": "->", "linestyle": ":", "color": "#2166ac"})
+            ax.scatter([split], [r["ms"]], s=42, facecolors="none", edgecolors="#2166ac", zorder=3,
+                       label="with SRAMs moved to UltraRAM")
+        ringed = [r for r in shown if r["id"] == highlight]
+        if ringed:
+            ax.scatter([ringed[0][key]], [ringed[0]["ms"]], s=170, facecolors="none", edgecolors="#2166ac",
+                       linewidths=1.6, zorder=4, label="fastest that fits the board's part")
         for label, point, offset in label_positions(shown, key):
             leader = {"arrowprops": {"arrowstyle": "-", "linewidth": 0.4, "color": "#777777"}} if offset[1] > 3 else {}
             ax.annotate(label, point, fontsize=6, xytext=offset, textcoords="offset points", **leader)
@@ -66,19 +84,21 @@ def write_pareto_plots(rows: list[dict], path: str, title: str = "") -> int:
                 xs += [r[key], r[key]]
                 ys += [ys[-1], r["ms"]]
             ax.plot(xs, ys, color="#4d4d4d", linewidth=1.0, zorder=2, label="Pareto front")
-        top = max(r[key] for r in shown)
+        top = max([r[key] for r in shown] + [r["part_memory"][key] for r in moved if key in ("bram36", "uram")])
         for part, limit in ((p, PARTS[p][key]) for p in PARTS):
-            if limit <= 1.6 * top:
+            if 0 < limit <= 1.6 * top:
                 ax.axvline(limit, color=PART_STYLES[part][0], linestyle="--", linewidth=0.9, zorder=1)
                 ax.text(limit, 1.0, f" {part}", rotation=90, fontsize=6, va="top", ha="right",
                         color=PART_STYLES[part][0], transform=ax.get_xaxis_transform())
-        ax.set_xlabel(f"{name} (Yosys, 7-series mapping)")
+        ax.set_xlabel(f"{name} (Yosys, {mapping})")
         ax.set_ylabel("latency, ms at each point's clock")
         ax.set_yscale("log")
         ax.grid(True, which="both", linewidth=0.3, alpha=0.6)
         ax.set_title(f"latency vs {name}", fontsize=10)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    legend = dict(zip(labels, handles))          # the hollow points of every part share one entry
+    legend = {}                                  # the hollow points of every part share one entry
+    for ax in axes[0]:
+        handles, labels = ax.get_legend_handles_labels()
+        legend.update({label: handle for label, handle in zip(labels, handles) if label not in legend})
     if legend:
         fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=len(legend), fontsize=8,
                    frameon=False)

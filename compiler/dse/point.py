@@ -53,9 +53,9 @@ def offload(artifact) -> dict:
 
 
 def synthesize(config, synthesizer, timeout: float) -> dict:
-    """{synth_status, lut, ff, dsp, bram36, ...} of one config (never raises for the RTL's reasons)."""
-    from vdla.hw.parts import fitting_parts
+    """{synth_status, lut, ff, dsp, bram36, uram, ...} of one config (never raises for the RTL's reasons)."""
     from vdla.hw.rtl_params import check_supported
+    from vdla.hw.uram_split import fitting_parts
     try:
         check_supported(config)
     except ValueError as exc:
@@ -66,7 +66,8 @@ def synthesize(config, synthesizer, timeout: float) -> dict:
     except Exception as exc:   # Yosys's own failure or a synthesizer's bug: the point keeps its cycles
         return {"synth_status": "failed", "synth_error": f"{type(exc).__name__}: {exc}"}
     keep = {k: figures[k] for k in ("lut", "ff", "dsp", "bram36")}
-    return {"synth_status": "ok", **keep, "fits": fitting_parts(keep),
+    keep["uram"] = figures.get("uram", 0)       # a synthesizer mapping to no UltraRAM may leave it out
+    return {"synth_status": "ok", **keep, "fits": fitting_parts(keep, config),
             "synth_seconds": round(time.perf_counter() - started, 1),
             "synth_tool": figures.get("tool", getattr(synthesizer, "__qualname__", str(synthesizer)))}
 

@@ -5,14 +5,17 @@ A sweep is one JSON object:
     {
       "base":   "pynq",                                  # preset, config file, or a config object
       "grid":   {"LOG_BLOCK": [3, 4, 5], "clock_mhz": [100, 200]},   # every combination
-      "points": [{"LOG_BLOCK": 4, "bus_width_bits": 128}]            # and these, one by one
+      "points": [{"LOG_BLOCK": 4, "bus_width_bits": 128}],           # and these, one by one
+      "part":   "xck26"                                  # optional: the FPGA part the points must fit
     }
 
 Each point is the base with some config keys replaced (the keys of vdla.hw's config JSON:
 LOG_BATCH, LOG_BLOCK, the LOG_*_BUFF_SIZE buffers, bus_width_bits, clock_mhz, and `timing`,
 an object merged into the base's timing parameters). The grid's points come first, in the
 order of its keys (the last key varies fastest), then the listed points; a point equal to
-an earlier one is dropped. Without grid and points the sweep is the base alone.
+an earlier one is dropped. Without grid and points the sweep is the base alone. `part` (a
+key of vdla.hw.parts.PARTS) is the board's part: the points are synthesized with its flow and
+judged against its limits (explore's fastest fitting point).
 
 Keys are checked when the sweep is read (an unknown key is an error that lists the known
 ones); values are checked per point, by vdla.hw's own validation, so one impossible
@@ -27,10 +30,11 @@ import os
 from dataclasses import dataclass, field
 
 from vdla.hw import DEFAULT_PRESET, HwConfig, load_config
+from vdla.hw.parts import PARTS
 
 from .errors import SweepError
 
-_SWEEP_KEYS = ("base", "grid", "points", "name")
+_SWEEP_KEYS = ("base", "grid", "points", "name", "part")
 # Every point is compiled and simulated: a sweep past this is a typo (a grid of 9 keys x 10
 # values is a billion points), refused before any point is built.
 MAX_POINTS = 10_000
@@ -64,6 +68,7 @@ class Sweep:
     base: HwConfig
     points: list = field(default_factory=list)
     dropped_duplicates: int = 0
+    part: str | None = None        # the FPGA part the points must fit (vdla.hw.parts), if the sweep names one
 
 
 def _base(value, where: str) -> HwConfig:
@@ -110,6 +115,9 @@ def parse_sweep(doc, where: str = "sweep") -> Sweep:
     if unknown:
         raise SweepError(f"{where}: unknown key {unknown[0]!r}; a sweep has {', '.join(_SWEEP_KEYS)}")
     base = _base(doc.get("base"), where)
+    part = doc.get("part")
+    if part is not None and (not isinstance(part, str) or part not in PARTS):
+        raise SweepError(f"{where} 'part': unknown FPGA part {part!r}; known parts: {', '.join(PARTS)}")
     base_doc = base.to_dict()
     known = [k for k in base_doc if k != "TARGET"]
     grid = doc.get("grid", {})
@@ -126,7 +134,7 @@ def parse_sweep(doc, where: str = "sweep") -> Sweep:
         _check_override(point, f"{where} 'points'[{k}]", known)
     combos = (dict(zip(grid, values)) for values in itertools.product(*grid.values())) if grid else iter(())
     overrides = itertools.chain(combos, (dict(p) for p in listed)) if grid or listed else [{}]
-    sweep = Sweep(str(doc.get("name") or "sweep"), base)
+    sweep = Sweep(str(doc.get("name") or "sweep"), base, part=part)
     seen = set()
     for change in overrides:
         full = _apply(base_doc, change)

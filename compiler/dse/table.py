@@ -9,8 +9,8 @@ from vdla.hw.parts import PARTS
 CONFIG_COLUMNS = ("LOG_BATCH", "LOG_BLOCK", "LOG_UOP_BUFF_SIZE", "LOG_INP_BUFF_SIZE", "LOG_WGT_BUFF_SIZE",
                   "LOG_ACC_BUFF_SIZE", "bus_width_bits", "clock_mhz")
 RESULT_COLUMNS = ("status", "cycles", "ms", "gemm_utilization", "launches", "macs_offloaded", "macs_on_cpu",
-                  "macs_untiled", "synth_status", "lut", "ff", "dsp", "bram36", "smallest_part", "pareto", "cached",
-                  "error")
+                  "macs_untiled", "synth_status", "lut", "ff", "dsp", "bram36", "uram", "smallest_part", "fits_part",
+                  "pareto", "cached", "error")
 
 
 def csv_row(row: dict) -> dict:
@@ -55,7 +55,7 @@ def _status(row: dict) -> str:
 def format_table(rows: list[dict]) -> str:
     """The table as text for the terminal, with each failed point's reason below it."""
     lines = [f"{'id':<5}{'config':<38}{'status':<18}{'cycles':>12}{'ms':>9}{'util':>6}{'LUT':>8}{'FF':>8}"
-             f"{'DSP':>6}{'BRAM':>7}  {'smallest part':<15}pareto"]
+             f"{'DSP':>6}{'BRAM':>7}{'URAM':>5}  {'smallest part':<15}pareto"]
     notes = []
     for r in rows:
         def num(key, fmt):
@@ -63,7 +63,8 @@ def format_table(rows: list[dict]) -> str:
         ms = num("ms", "{:.3f}") + ("~" if r.get("clock_basis") == "assumed" and r.get("ms") is not None else "")
         lines.append(f"{r['id']:<5}{r['label'][:37]:<38}{_status(r):<18}{num('cycles', '{:,}'):>12}"
                      f"{ms:>9}{num('gemm_utilization', '{:.0%}'):>6}{num('lut', '{:,}'):>8}"
-                     f"{num('ff', '{:,}'):>8}{num('dsp', '{:,}'):>6}{num('bram36', '{:g}'):>7}  "
+                     f"{num('ff', '{:,}'):>8}{num('dsp', '{:,}'):>6}{num('bram36', '{:g}'):>7}"
+                     f"{num('uram', '{:,}'):>5}  "
                      f"{(r.get('smallest_part') or '-'):<15}{'*' if r.get('pareto') else ''}")
         reason = r.get("error") or (r.get("synth_error") if r.get("synth_status") in ("failed", "unsupported")
                                     else None)

@@ -25,12 +25,24 @@ def _manifest(tmp_path, **changes):
 
 
 def test_manifests_match_their_configs():
-    for board in ("pynq", "ultra96", "zcu104"):
+    for board in ("pynq", "ultra96", "zcu104", "kv260", "aup_zu3"):
         m = load_manifest(board)
         c = load_config(m.config)
         assert m.clock_mhz == c.clock_mhz and m.board == board
         assert m.config_hash == c.hash and m.hash32 == c.hash32
     assert load_manifest("pynq").control_base == 0x43C00000
+
+
+def test_the_kv260_and_aup_zu3_manifests_name_their_parts_and_the_zynqmp_port():
+    """The K26 SOM's device is XCK26-SFVC784-2LV-C (DS987); the AUP-ZU3 carries an xczu3eg in the
+    SFVC784 package; both reach DRAM like the Ultra96, through the coherent HPC0 port."""
+    from vdla.hw.parts import part_of
+    kv260, aup_zu3, ultra96 = load_manifest("kv260"), load_manifest("aup_zu3"), load_manifest("ultra96")
+    assert kv260.part == "xck26-sfvc784-2LV-c" and part_of(kv260.part) == "xck26"
+    assert aup_zu3.part == "xczu3eg-sfvc784-2-e" and part_of(aup_zu3.part) == "xczu3eg"
+    for m in (kv260, aup_zu3):
+        assert (m.dram_port, m.coherent, m.control_base) == (ultra96.dram_port, True, ultra96.control_base)
+        assert m.bitstream == f"vdla_{m.board}.bit"
 
 
 def test_a_manifest_whose_config_changed_names_both_hashes_and_the_rebuild(tmp_path):
@@ -56,8 +68,8 @@ def test_unreadable_manifest_and_unknown_board(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(BoardError, match="cannot be read as JSON"):
         load_manifest(bad)
-    with pytest.raises(BoardError, match="known boards: pynq, ultra96, zcu104"):
-        load_manifest("kv260")
+    with pytest.raises(BoardError, match="known boards: aup_zu3, kv260, pynq, ultra96, zcu104"):
+        load_manifest("zcu102")
 
 
 def test_missing_bitstream_names_a_command_that_exists(tmp_path):

@@ -36,7 +36,7 @@ def wheel(tmp_path_factory):
 
 def test_the_wheel_ships_the_manifests_beside_the_driver(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for board in ("pynq", "ultra96", "zcu104"):
+    for board in ("pynq", "ultra96", "zcu104", "kv260", "aup_zu3"):
         assert f"vdla/bitstreams/{board}.json" in names
     assert {"vdla/bitstreams/build.py", "vdla/bitstreams/vivado_build.tcl", "vdla/driver/board.py"} <= names
 

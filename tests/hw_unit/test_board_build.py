@@ -33,6 +33,19 @@ def test_wrapper_and_rtl_lint_clean(board, tmp_path):
     assert params["family"] == ("zynq" if board == "pynq" else "zynqmp")
 
 
+@pytest.mark.parametrize("board, family", [("kv260", "zynqmp"), ("aup_zu3", "zynqmp"), ("pynq", "zynq")])
+def test_build_parameters_of_each_board(board, family, tmp_path):
+    """The PS a board's block design instantiates follows its part's family in vdla.hw.parts (the
+    K26's xck26 is a Zynq UltraScale+ though its name is not xczu...); the DRAM port's width is
+    the config's bus width."""
+    out = BUILD["prepare"](board, tmp_path)
+    params = dict(line.split(" ", 2)[1:] for line in (out / "params.tcl").read_text().splitlines() if line)
+    m = load_manifest(board)
+    assert (params["board"], params["part"], params["family"]) == (board, m.part, family)
+    assert int(params["dram_bits"]) == m.hw_config().bus_width_bits
+    assert "$dram_bits" in (MANIFEST_DIR / "vivado_build.tcl").read_text()
+
+
 def test_wrapper_ports_follow_config_and_coherence():
     c = load_config("zcu104")
     text = wrapper_text(c, coherent=True)

