@@ -9,9 +9,10 @@ changed. Prints the table and the fastest point that fits the board's part, with
 time (compiled and simulated for that config only). --json's last line is one JSON object:
 points (each: id, label, config, status, cycles, ms, lut, ff, dsp, bram36, uram, fits_xc7z020,
 fits_part, part_memory: the RAMB36 / URAM288 split it fits the part with, smallest_part,
-synth_seconds: its Yosys run's, cached or not), base (the sweep's base config), pareto (the points on the front of latency, LUT, FF, DSP, BRAM36 and URAM), png (the
-Pareto plots), evaluated, synthesized, wall_s, board, part, fastest_fitting (the point with
-clock_mhz, clock_basis, resnet18_ms and mobilenetv2_ms; null when none fits).
+synth_seconds: its Yosys run's, cached or not), base (the sweep's base config), pareto (the
+points on the front of latency, LUT, FF, DSP, BRAM36 and URAM), png (the Pareto plots),
+evaluated, synthesized, wall_s, board, part, fastest_fitting (the point with clock_mhz,
+clock_basis, resnet18_ms and mobilenetv2_ms; null when none fits).
 
     python benchmarks/dse.py [--board pynq|kv260|aup_zu3] [--out DIR] [--workers N | --ray ADDRESS]
                              [--json] [--results FILE]

@@ -77,8 +77,9 @@ def main(argv=None) -> int:
     figures["worker_peak_over_upload"] = round((peak["worker"] - before["worker"]) * 1024 / upload, 2)
     print(f"upload {figures['upload_mib']} MiB (inputs at this machine's limit, {default} MiB); the outputs as large")
     for who in ("server", "worker"):
-        print(f"  {who:<7} {figures[f'{who}_before_mib']:>7.1f} MiB before, peak {figures[f'{who}_peak_mib']:>7.1f} MiB: "
-              f"{figures[f'{who}_peak_over_upload']:.2f}x the upload above its start")
+        print(f"  {who:<7} {figures[f'{who}_before_mib']:>7.1f} MiB before, "
+              f"peak {figures[f'{who}_peak_mib']:>7.1f} MiB: {figures[f'{who}_peak_over_upload']:.2f}x the upload "
+              "above its start")
     if args.json:
         print(json.dumps(figures))
     return 0
