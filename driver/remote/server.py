@@ -227,9 +227,9 @@ class RemoteServer:
                 verify(artifact, self.trust_policy, source="the uploaded artifact", keep_params=False)
             except ArtifactError as exc:
                 raise ArtifactRefused(f"the server refused the artifact: {exc}") from None
-            reply, result = self.worker.run(request.to_wire(), [artifact, memoryview(payload)[request.artifact_bytes:]],
-                                            self.timeout_s)
-            del artifact, payload
+            parts = [artifact, memoryview(payload)[request.artifact_bytes:]]
+            del artifact, payload         # the list holds the upload now, and the worker handle empties it once
+            reply, result = self.worker.run(request.to_wire(), parts, self.timeout_s)    # sent: freed before the result
             with stream.within(self._transfer_s(memoryview(result).nbytes)):
                 channel.send(reply, [result])
             log.info("%s: ran %d-byte artifact on %s in %s", peer, request.artifact_bytes, self.device,

@@ -50,13 +50,16 @@ class WorkerProcess:
 
     def run(self, header: dict, parts: list, timeout_s: float) -> tuple[dict, bytearray]:
         """The worker's result for one run request; RemoteTimeout (the worker killed) past
-        `timeout_s`, RemoteRunError when the worker dies, the worker's own error otherwise."""
+        `timeout_s`, RemoteRunError when the worker dies, the worker's own error otherwise.
+        `parts` is emptied once sent, so that a caller holding the upload only through it has
+        it freed while the worker runs, before the result arrives."""
         if self.pid is None:
             self.start()
         channel = self.channel
 
         def exchange():
             channel.send(header, parts)
+            parts.clear()
             return channel.recv("result", _REPLY_HEADER_BYTES, self.limits.output_bytes)
         return self._exchange(exchange, timeout_s, "running")
 

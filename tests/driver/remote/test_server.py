@@ -539,6 +539,39 @@ def test_an_upload_is_checked_and_parsed_in_place_not_copied():
     assert views == 1              # a view exactly where its bytes fall on the boundary
 
 
+def test_the_worker_handle_lets_go_of_the_upload_once_it_is_sent(model):
+    """The server hands the upload to the worker in a list that the handle empties once sent, so
+    the upload is freed while the worker runs, before the result arrives (serve_memory.py: the
+    server's peak went from 2.0x to 1.0x the upload)."""
+    import weakref
+    from vdla.driver.remote.arrays import pack
+    from vdla.driver.remote.run_request import RunRequest
+    from vdla.driver.remote.worker_process import WorkerProcess
+    class Upload(bytearray):       # a bytearray a weak reference can follow
+        pass
+    specs, inputs = pack(model["x"])
+    upload = Upload(bytes(model["data"]) + b"".join(bytes(memoryview(p).cast("B")) for p in inputs))
+    gone = weakref.ref(upload)
+    seen_during_run = []
+    worker = WorkerProcess("sim", Limits())
+    try:
+        request = RunRequest(len(model["data"]), specs).to_wire()
+        parts = [memoryview(upload)[:len(model["data"])], memoryview(upload)[len(model["data"]):]]
+        del upload
+        worker.start()
+        recv = worker.channel.recv
+
+        def recv_noting(*args, **kw):        # what is alive when the result is awaited
+            seen_during_run.append(gone() is not None)
+            return recv(*args, **kw)
+        worker.channel.recv = recv_noting
+        reply, result = worker.run(request, parts, 60.0)
+        assert reply["type"] == "result" and parts == []
+    finally:
+        worker.close()
+    assert seen_during_run == [False]        # freed before the worker's answer was read
+
+
 def test_the_default_limits_fit_the_machine_the_server_runs_on():
     """A run holds its upload twice and its outputs once: a 512 MiB board's defaults keep that
     under half its memory, a large host keeps the fixed ones."""
