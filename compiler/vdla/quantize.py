@@ -17,7 +17,7 @@ import numpy as np
 
 from ..graph.ir import Graph
 from .moves import quantize_move
-from .quantizer import Quantizer
+from .quantizer import KeepOnCpu, Quantizer
 from .registry import op_for_source
 from .requant import ShiftRange, Unquantizable
 
@@ -35,19 +35,22 @@ def quantize_vdla(graph: Graph, place: dict, stats: dict, config, vta_compat: bo
             continue
         if info.get("packed"):
             info.update(packed=False, reason=f"{node.op} of codes with different zero points: in fp32 on the CPU")
+        op = op_for_source(node.op) if info["device"] == "vdla" else None
+        if op is not None:
+            act = q.fused_activation(node) if op.fuses_activation else None
+            try:
+                op.quantize(q, node, act)
+                continue
+            except ShiftRange as why:
+                raise Unquantizable(node.name, str(why)) from None
+            except KeepOnCpu as why:
+                info.update(device="cpu", reason=str(why))
         if info["device"] != "vdla":
             node.inputs = [q.cpu_input(n) if n else n for n in node.inputs]
             q.nodes.append(node)
             q.materialized.update(n for n in node.outputs if n)
             continue
-        op = op_for_source(node.op)
-        if op is not None:
-            act = q.fused_activation(node) if op.fuses_activation else None
-            try:
-                op.quantize(q, node, act)
-            except ShiftRange as why:
-                raise Unquantizable(node.name, str(why)) from None
-        elif node.op in ("Relu", "Clip"):
+        if node.op in ("Relu", "Clip"):
             q.identity(node)
         else:
             q.reshape(node)

@@ -18,6 +18,11 @@ from .requant import (TINY, accumulator_peak, channel_peak, channel_scale, padde
 from .table import activation_table, clip_as_table, clip_table, input_grid
 
 
+class KeepOnCpu(Exception):
+    """Raised by an op's quantize before it emits anything: the node runs on the CPU after all,
+    for the reason given (quantize.py places it there)."""
+
+
 class Quantizer:
     """The int8 graph being built: the nodes so far, and each float tensor's packed int8
     twin with its scale and zero point. The op records' quantize functions call it."""
@@ -89,6 +94,25 @@ class Quantizer:
                 self.place[n.name] = {"device": "cpu", "reason": why, "macs": 0}
             return []
         return chain
+
+    def lost_qdq_grid(self, inputs, outputs) -> str | None:
+        """Why the accelerator would hold one of these tensors on another grid than its QDQ
+        model's own (the zero point of the model's pair), or None: an input as it is packed or
+        would be quantized at the edge, an output as out_scale would write it."""
+        for t in [*inputs, *outputs]:
+            pair = self.stats.get(t, {}).get("qdq")
+            if pair is None:
+                continue
+            zp = pair["zero_point"] - (128 if pair["dtype"] == "uint8" else 0)
+            if t in inputs and t in self.packed:
+                held = self.zp.get(self.packed[t][0], 0)
+            else:
+                skewed = self.asymmetric(t, boundary=t in inputs)
+                held = skewed[1] if skewed is not None else 0
+            if held != zp:
+                return (f"{t} would be held on zero point {held} where the model's grid has {zp} (an average "
+                        "pool's input, or a padded convolution's that only the accelerator's edge can pad)")
+        return None
 
     def packed_input(self, tensor) -> tuple[str, float]:
         if tensor not in self.packed:

@@ -17,6 +17,7 @@ from vdla.driver.host_ops.vdla import mul as semantics
 from ...topi import vdla as V
 from ...topi.vdla.mul import MulLayer, compile_mul, default_mul_knobs, mul_tiling_problem
 from ..op import KernelSpec, VdlaOp
+from ..quantizer import KeepOnCpu
 from ..requant import fixed_point
 
 FACTOR_BITS = 15          # |a - za| * |b - zb| <= 255 * 255, times the factor, inside int32
@@ -54,6 +55,9 @@ def problem(graph, node, ctx) -> str | None:
 
 def quantize(q, node, act):
     x, gate = _operands(q.g, node)
+    lost = q.lost_qdq_grid([x, gate], node.outputs[:1])
+    if lost is not None:       # the CPU's Mul between the model's pairs is what the model says
+        raise KeepOnCpu(f"Mul of a QDQ model on the CPU: {lost}")
     aq, s_a = q.packed_input(x)
     bq, s_b = q.packed_input(gate)
     y = node.outputs[0]
