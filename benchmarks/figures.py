@@ -58,7 +58,8 @@ def _tune_vdla(r: dict) -> str:
     rows = r["layers"]
     best = max(rows, key=lambda x: x["default_cycles"] / x["tuned_cycles"])
     gain = 1 - r["tuned_cycles"] / r["default_cycles"]
-    return (f"{r['trials_per_layer']} trials each: {r['default_cycles'] / 1e6:.2f} M -> {r['tuned_cycles'] / 1e6:.2f} M "
+    return (f"{r['trials_per_layer']} trials each: {r['default_cycles'] / 1e6:.2f} M -> "
+            f"{r['tuned_cycles'] / 1e6:.2f} M "
             f"accelerator cycles ({gain:.1%} fewer; up to {1 - best['tuned_cycles'] / best['default_cycles']:.0%} on "
             f"{best['layer'].split(' (')[0]}) in {r['tune_wall_s']:.0f} s on {r['host']}")
 
@@ -166,8 +167,9 @@ def _dse_front(r: dict) -> str:
 
 
 def _vta_compat(r: dict) -> str:
-    return (f"the small CNN: {r['vta_compat_sqnr_db']:.1f} dB against the float model, {r['default_sqnr_db']:.1f} dB in "
-            f"the default mode, {r['vta_compat_cycles']:,} against {r['default_cycles']:,} accelerator cycles; "
+    return (f"the small CNN: {r['vta_compat_sqnr_db']:.1f} dB against the float model, "
+            f"{r['default_sqnr_db']:.1f} dB in the default mode, {r['vta_compat_cycles']:,} against "
+            f"{r['default_cycles']:,} accelerator cycles; "
             f"`vdla disasm --check vta` finds {r['vta_compat_vta_problems']} and {r['default_vta_problems']} "
             "instructions VTA would compute otherwise: `benchmarks/vta_compat.py`")
 
@@ -181,6 +183,7 @@ def _remote_tls(r: dict) -> str:
 
 # span name -> its rendering from the saved results of the benchmark the name starts with
 SPANS = {"remote_tls": _remote_tls, "vta_compat": _vta_compat,
+         "dse_resnet18.table": _dse_clock_table, "dse_resnet18.front": _dse_front,
          "dse_kv260.table": _dse_table, "dse_kv260.fastest": _dse_fastest,
          "dse_aup_zu3.table": _dse_table, "dse_aup_zu3.fastest": _dse_fastest,
          "timeline_vthreads.1vt": _timeline("1vt"), "timeline_vthreads.2vt": _timeline("2vt"),
