@@ -12,6 +12,7 @@ recursion limit, which only a file can hold."""
 from __future__ import annotations
 
 import copy
+import os
 import json
 import math
 
@@ -86,3 +87,24 @@ def write(path, doc) -> None:
 
 
 NESTED = ["[" * 100_000, '{"a":' * 100_000, "[" * 5000 + "]" * 5000]
+
+
+def check_reader(read, path, valid, error: type, seed: int, count: int = 300) -> None:
+    """`read(path)` on every document of documents(valid) and on NESTED: it returns, or raises
+    `error` naming the file; any other exception fails the caller's test."""
+    name = os.path.basename(os.fspath(path))
+    for k, doc in enumerate(documents(valid, seed=seed, count=count)):
+        write(path, doc)
+        try:
+            read(path)
+        except error as exc:
+            assert name in str(exc), (k, doc, exc)
+    for text in NESTED:
+        with open(path, "w") as f:
+            f.write(text)
+        try:
+            read(path)
+        except error as exc:
+            assert name in str(exc), (text[:20], exc)
+        else:
+            raise AssertionError(f"{text[:20]}...: read without an error")
