@@ -19,8 +19,9 @@ from .table import activation_table, clip_as_table, clip_table, input_grid
 
 
 class KeepOnCpu(Exception):
+    # (never escapes: quantize.py catches it and places the node on the CPU)
     """Raised by an op's quantize before it emits anything: the node runs on the CPU after all,
-    for the reason given (quantize.py places it there)."""
+    for the reason given."""
 
 
 class Quantizer:

@@ -12,8 +12,9 @@ PACKAGES = ("vdla_hw", "simulator", "driver", "compiler")
 BUILTIN_EXCEPTIONS = {name for name, value in vars(builtins).items()
                       if isinstance(value, type) and issubclass(value, BaseException)}
 # control flow that its module catches, never an error a caller sees (each says so where it is defined;
-# quantize.py turns a ShiftRange into an Unquantizable that names the node)
-PRIVATE = {"NotLowerable", "_CannotVectorize", "ShiftRange"}
+# quantize.py turns a ShiftRange into an Unquantizable that names the node, and a KeepOnCpu into the
+# node's placement on the CPU)
+PRIVATE = {"NotLowerable", "_CannotVectorize", "ShiftRange", "KeepOnCpu"}
 
 
 def _classes() -> dict[str, list[tuple[str, list[str]]]]:
