@@ -13,7 +13,7 @@ from vdla.driver.host_ops.vdla.boundary import DEQUANTIZE, QUANTIZE
 
 from ..graph.ir import Graph, Node, TensorType
 from ..topi.vdla import pack_bias
-from .requant import (TINY, accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step,
+from .requant import (TINY, qdq_grid, accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step,
                       requant_multiply, requant_residual, requant_shift, tensor_step, weight_step)
 from .table import activation_table, clip_as_table, clip_table, input_grid
 
@@ -104,7 +104,7 @@ class Quantizer:
             pair = self.stats.get(t, {}).get("qdq")
             if pair is None:
                 continue
-            zp = pair["zero_point"] - (128 if pair["dtype"] == "uint8" else 0)
+            zp = qdq_grid(pair)[1]
             if t in inputs and t in self.packed:
                 held = self.zp.get(self.packed[t][0], 0)
             else:
@@ -205,7 +205,7 @@ class Quantizer:
             return None
         pair = info.get("qdq")
         if pair is not None:         # a QDQ model's own grid, whatever its skew: the model says so
-            step, zp = pair["scale"], pair["zero_point"] - (128 if pair["dtype"] == "uint8" else 0)
+            step, zp = qdq_grid(pair)
         else:
             r = max(float(info["range"]), TINY)
             lo, hi = min(max(float(info["lo"]), -r), 0.0), max(min(float(info["hi"]), r), 0.0)   # zero has a code

@@ -21,6 +21,12 @@ from ..topi.vdla import Epilogue
 TINY = 1e-30
 
 
+def qdq_grid(pair: dict) -> tuple[float, int]:
+    """(step, zero point on the accelerator's signed codes) of a QDQ model's quantization pair
+    (a range's "qdq"): a uint8 grid's zero point moves down by 128."""
+    return float(pair["scale"]), int(pair["zero_point"]) - (128 if pair["dtype"] == "uint8" else 0)
+
+
 def tensor_step(stats, tensor) -> float:
     """One quantization step for the whole tensor: its calibrated range / 127."""
     return max(float(stats[tensor]["range"]), TINY) / 127.0

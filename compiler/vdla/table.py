@@ -15,7 +15,7 @@ import numpy as np
 from vdla.driver import host_ops
 from vdla.hw.alu_ops import TABLE_ENTRIES, TABLE_MAX, TABLE_MIN
 
-from .requant import tensor_step
+from .requant import qdq_grid, tensor_step
 
 # elementwise ops whose result at each element depends on that element alone (with scalar
 # constants): a chain of them maps each code on its own
@@ -76,7 +76,7 @@ def input_grid(stats, tensor) -> tuple[float, int]:
     MobileNetV3-small 29.92 -> 29.02 dB, EfficientNet-B0 22.39 -> 21.76.)"""
     pair = stats.get(tensor, {}).get("qdq")
     if pair is not None:
-        return float(pair["scale"]), int(pair["zero_point"]) - (128 if pair["dtype"] == "uint8" else 0)
+        return qdq_grid(pair)
     return tensor_step(stats, tensor), 0
 
 

@@ -24,7 +24,7 @@ from vdla.driver.remote.limits import Limits
 from vdla.driver.remote.protocol import MAGIC, PREFIX, Channel, SocketStream
 
 from e2e.model_builders import vdla_cnn   # tests/ is on sys.path
-from hostile_clients import served_while_attacked
+import hostile_clients as hostile
 
 IO_TIMEOUT_S = 60.0
 
@@ -391,28 +391,16 @@ def test_hostile_clients_in_every_phase_at_once_do_not_keep_a_key_holder_out(mod
     """Silent, trickling, garbage and wrong-key clients reconnect as fast as they are cut, from
     more connections than the server allows; a key holder is still served, each run promptly."""
     stop = threading.Event()
-
-    def silent(port):
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            while not stop.is_set() and sock.recv(4096):
-                pass
-
-    def trickling(port):
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            _trickle(sock, PREFIX.pack(MAGIC, 100, 0) + b"x" * 100, 5)
-
-    def garbage(port):
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            sock.sendall(b"[" * 4000 + b"GET / HTTP/1.1\r\n\r\n")
-            while not stop.is_set() and sock.recv(4096):
-                pass
+    silent = hostile.silent(stop)
+    trickling = hostile.trickling(stop, PREFIX.pack(MAGIC, 100, 0) + b"x" * 100)
+    garbage = hostile.silent(stop, b"[" * 4000 + b"GET / HTTP/1.1\r\n\r\n")
 
     def wrong_key(port):
         runner_ = RemoteRunner("127.0.0.1", port, model["other_key"], io_timeout_s=5)
         runner_.run(model["data"], model["x"])
 
     with start(model, max_connections=3, handshake_timeout_s=2.0, idle_timeout_s=2.0) as srv:
-        served_while_attacked(srv.port, (silent, silent, trickling, trickling, garbage, wrong_key),
+        hostile.served_while_attacked(srv.port, (silent, silent, trickling, trickling, garbage, wrong_key),
                               lambda: assert_serves(srv, model), stop)
 
 

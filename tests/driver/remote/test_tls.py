@@ -20,7 +20,7 @@ from vdla.driver.remote import AuthenticationError, RemoteConnectionError, Remot
 from vdla.driver.remote import tls
 from vdla.driver.remote.handshake import AUTH_ED25519, Credentials
 
-from hostile_clients import served_while_attacked   # tests/ is on sys.path
+import hostile_clients as hostile   # tests/ is on sys.path
 
 IO_TIMEOUT_S = 30.0
 MARK = 1.2345678      # the input's every element: its float32 bytes must not be on the wire
@@ -134,7 +134,7 @@ def test_a_relay_that_ends_tls_on_its_own_key_cannot_pass_the_clients_proof_on(s
 
 def test_a_client_that_trickles_its_tls_hello_is_cut_and_others_are_served(server, model):
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=IO_TIMEOUT_S)
-    hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(32)     # a ClientHello's start
+    hello = hostile.CLIENT_HELLO_START + bytes(32)
     started, cut = time.monotonic(), False
     try:
         for byte in hello:
@@ -189,26 +189,9 @@ def test_hostile_clients_in_every_phase_at_once_do_not_keep_a_tls_client_out(mod
     they are cut, from more connections than the server allows; the listed host is still served,
     each run promptly."""
     stop = threading.Event()
-    hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(89)
-
-    def silent(port):
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            while not stop.is_set() and sock.recv(4096):
-                pass
-
-    def trickling(port):
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            for byte in hello:
-                if stop.is_set():
-                    return
-                sock.sendall(bytes([byte]))
-                time.sleep(0.1)
-
-    def garbage(port):
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            sock.sendall(b"[" * 4000 + b"GET / HTTP/1.1\r\n\r\n")
-            while not stop.is_set() and sock.recv(4096):
-                pass
+    silent = hostile.silent(stop)
+    trickling = hostile.trickling(stop, hostile.CLIENT_HELLO_START + bytes(89))
+    garbage = hostile.silent(stop, b"[" * 4000 + b"GET / HTTP/1.1\r\n\r\n")
 
     def silent_inside_tls(port):
         with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
@@ -221,5 +204,5 @@ def test_hostile_clients_in_every_phase_at_once_do_not_keep_a_tls_client_out(mod
 
     with RemoteServer("127.0.0.1", 0, key_file=key(model, "board"), client_keys=[key(model, "host", True)],
                       max_connections=3, handshake_timeout_s=2.0, idle_timeout_s=2.0) as srv:
-        served_while_attacked(srv.port, (silent, trickling, trickling, garbage, silent_inside_tls, wrong_key),
+        hostile.served_while_attacked(srv.port, (silent, trickling, trickling, garbage, silent_inside_tls, wrong_key),
                               lambda: assert_serves(srv, model), stop)
