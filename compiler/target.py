@@ -104,8 +104,11 @@ class Target:
         self.arch = arch
         if arch.startswith(("x86_64", "amd64")):
             self.vector_bits = 512 if "+avx512f" in self.features else 256 if "+avx2" in self.features else 128
+            self.vector_registers = 32 if "+avx512f" in self.features else 16
         else:
             self.vector_bits = 128
+            # AArch64's 32 NEON registers; 32-bit ARM's 16 quad registers
+            self.vector_registers = 32 if arch.startswith(("aarch64", "arm64")) else 16
 
     @staticmethod
     def host(threads: int | None = None) -> "Target":

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import tags
-from .cpu_knobs import default_knobs, knobs_problem, vector_factor
+from .cpu_knobs import RegisterFile, default_knobs, knobs_problem, vector_factor
 
 
 @dataclass
@@ -264,9 +264,9 @@ def find_anchor(s, outputs) -> Anchor | None:
         return Anchor("matmul", out, matmuls[0], {"rows": rows, "columns": columns})
     if tags.WINOGRAD_GEMM in by_tag:
         m = by_tag[tags.WINOGRAD_GEMM]
-        _, blocks, tiles_h, _, _, tiles_w, _ = m.op.shape
+        _, blocks, tiles_h, _, _, tiles_w, block = m.op.shape
         return Anchor("conv2d_nchwc_winograd", out, m,
-                      {"tiles_h": tiles_h, "tiles_w": tiles_w, "out_blocks": blocks},
+                      {"tiles_h": tiles_h, "tiles_w": tiles_w, "out_blocks": blocks, "block": block},
                       {"input": by_tag[tags.WINOGRAD_INPUT]})
     convs = [st for st in s.stages if st.op.tag in _CONV_KINDS and st.reduce_axis]
     if len(convs) != 1:
@@ -276,7 +276,8 @@ def find_anchor(s, outputs) -> Anchor | None:
         return None
     kind = _CONV_KINDS[conv.op.tag]
     shape = conv.op.shape
-    dims = {"out_channels": shape[1]} if kind == "conv2d_nchw" else {"out_w": shape[3], "out_blocks": shape[1]}
+    dims = {"out_channels": shape[1]} if kind == "conv2d_nchw" else \
+        {"out_w": shape[3], "out_blocks": shape[1], "block": shape[4]}
     return Anchor(kind, out, conv, dims)
 
 
@@ -298,7 +299,7 @@ def try_schedule_anchor(s, outputs, target, knobs=None):
                              f"(outputs {[t.op.name for t in outputs]})")
         return set()
     if knobs is None:
-        knobs = default_knobs(a.kind, a.dims)
+        knobs = default_knobs(a.kind, a.dims, RegisterFile.of(target))
     else:
         problem = knobs_problem(a.kind, a.dims, knobs)
         if problem is not None:

@@ -14,9 +14,14 @@ Kinds and what their knobs shape:
 - matmul (MatmulKnobs): the register tile of a (batched) float matmul, `row_tile` rows times
   `vectors` vectors of output columns.
 
-`dims` describe the anchor as conv_schedules.find_anchor reads it: out_w and out_blocks
-(the output row width and output-channel blocks of a blocked conv), tiles_h, tiles_w and
-out_blocks (Winograd), out_channels (NCHW conv), columns (dense), rows and columns (matmul: of
+The defaults come from the target's register file (RegisterFile: vector registers, lanes):
+the register tile of the direct, depthwise and Winograd convolutions is the one with the
+fewest loads per FMA that fits the registers (register_tile), so an AVX-512 host gets 4 x 4 or
+7 x 2 tiles, a 256-bit AVX2 one 2 x 2 or 4 x 1, a 32-bit ARM 2 x 1.
+
+`dims` describe the anchor as conv_schedules.find_anchor reads it: out_w, out_blocks and block
+(the output row width, output-channel blocks and lanes per block of a blocked conv), tiles_h,
+tiles_w, out_blocks and block (Winograd), out_channels (NCHW conv), columns (dense), rows and columns (matmul: of
 one matrix of the batch)."""
 from __future__ import annotations
 
@@ -24,6 +29,11 @@ from dataclasses import dataclass
 
 MAX_REG_TILE = 14
 MIN_ACCUMULATORS = 8    # FMA latency (4) x FMA ports (2) on the hosts we tune for
+# A row tile that leaves a tail: its tail tile runs its own, shorter code. On a Zen 5 a 7-pixel row
+# ran 1.2x faster as one 7 x 2 tile than as 4 x 4 and 3 x 4, whose loads per FMA are 0.83x.
+TAIL_COST = 1.25
+# output-channel blocks a register tile may hold (the defaults pick among them, the tuner searches them)
+OC_BLOCKS = (1, 2, 4)
 # Winograd: images of at most this many output tiles get the whole-image schedule (measured
 # vs the direct conv: 7x7 outputs, 16 tiles, 1.27x with it, 0.92x without; 14x14, 49 tiles,
 # 2.04x without, 1.85x with).
@@ -42,6 +52,22 @@ def _positive(knobs, *names):
         v = getattr(knobs, name)
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{type(knobs).__name__}.{name} must be a positive integer, got {v!r}")
+
+
+@dataclass(frozen=True)
+class RegisterFile:
+    """What a register tile has to fit in: the target's vector registers and 32-bit lanes per register."""
+    vectors: int
+    lanes: int
+
+    @staticmethod
+    def of(target) -> "RegisterFile":
+        """The target's (compiler.target.Target); BASELINE_REGISTERS without one."""
+        return BASELINE_REGISTERS if target is None else RegisterFile(target.vector_registers, target.vector_lanes(32))
+
+
+# x86-64's SSE2 and 32-bit ARM's NEON: what every target vdla builds for has at least
+BASELINE_REGISTERS = RegisterFile(16, 4)
 
 
 @dataclass(frozen=True)
@@ -107,16 +133,6 @@ KNOBS = {"conv2d_nchwc": DirectConvKnobs, "conv2d_nchwc_int8": DirectConvKnobs,
          "conv2d_nchw": NchwConvKnobs, "dense": DenseKnobs, "matmul": MatmulKnobs}
 
 
-def row_tile(width: int, limit: int = MAX_REG_TILE) -> int:
-    """Output pixels per register tile: the largest divisor of the width up to `limit` (no
-    tail) unless that is small, then `limit` with a tail tile (partition_loops keeps the
-    bounds checks out of the full tiles)."""
-    for t in range(min(width, limit), 0, -1):
-        if width % t == 0:
-            return t if t >= limit // 2 else min(width, limit)
-    return min(width, limit)
-
-
 def divisor_up_to(n: int, limit: int) -> int:
     for t in range(min(n, limit), 0, -1):
         if n % t == 0:
@@ -135,21 +151,55 @@ def vector_factor(extent: int, lanes: int) -> int | None:
     return None
 
 
-def default_knobs(kind: str, dims: dict):
-    """The schedule vdla compiles without a tuning record."""
-    if kind == "conv2d_nchwc":
-        return DirectConvKnobs(row_tile(dims["out_w"]))
-    if kind == "conv2d_nchwc_int8":
+def tile_registers(row_tile: int, oc_blocks: int, vectors_per_block: int, depthwise: bool = False) -> int:
+    """Vector registers a conv micro-kernel's register tile keeps live: its accumulators, a step's
+    weight vectors, and its broadcast inputs (one, folded into the FMA, when a single block uses
+    each; all `row_tile` of them when several blocks share each). A depthwise step loads an input
+    and a weight vector per block instead (nothing is broadcast).
+    Measured on a Zen 5 (AVX-512): 12 x 2 and 14 x 2 tiles (24 and 28 accumulators) run 1.5x
+    slower than 10 x 2 or 5 x 4, which this count keeps within 32 registers, and with 256-bit
+    vectors (16 registers, two per 16-channel block) the old 14 x 1 ran 1.5-2x slower than 5 x 1."""
+    accumulators = row_tile * oc_blocks * vectors_per_block
+    if depthwise:
+        return accumulators + 2 * vectors_per_block
+    return accumulators + oc_blocks * vectors_per_block + (row_tile if oc_blocks > 1 else 1)
+
+
+def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, tails: bool = True,
+                  oc_blocks=OC_BLOCKS, depthwise: bool = False) -> tuple[int, int]:
+    """(row_tile, oc_blocks) of a default register tile over rows of `width` outputs and `blocks`
+    output-channel blocks of `block` lanes: among the tiles whose registers fit the target's and
+    that hold at least MIN_ACCUMULATORS accumulators, the one with the fewest loads per FMA over
+    a row (a weight vector per tile and block, an input per pixel), a tile with a tail counted
+    TAIL_COST times dearer; `tails` False: only tiles that divide the row."""
+    per = max(1, -(-block // registers.lanes))
+    fits = [(t, b) for b in oc_blocks if blocks % b == 0 for t in range(1, min(width, MAX_REG_TILE) + 1)
+            if tile_registers(t, b, per, depthwise) <= registers.vectors
+            and (tails or width % t == 0)]
+    pool = [c for c in fits if c[0] * c[1] * per >= MIN_ACCUMULATORS] or fits or [(1, 1)]
+
+    def cost(tile):
+        t, b = tile
+        loads_per_fma = (-(-width // t) * b * per + width) / (width * b * per)
+        # equal costs: the larger tail, then more blocks (fewer tiles stream each weight), then the longer row
+        return loads_per_fma * (TAIL_COST if width % t else 1.0), -(width % t), -b, -t
+    return min(pool, key=cost)
+
+
+def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGISTERS):
+    """The schedule vdla compiles without a tuning record, for a target with `registers`
+    (RegisterFile.of(target))."""
+    if kind in ("conv2d_nchwc", "conv2d_nchwc_int8"):
         # the int8 dot product is tensorized over whole tiles (no tail): a divisor of the row,
         # however small, beats the host step a tail would leave (a 17-pixel row: 1-pixel tiles)
-        return DirectConvKnobs(divisor_up_to(dims["out_w"], MAX_REG_TILE))
+        return DirectConvKnobs(*register_tile(dims["out_w"], dims["out_blocks"], dims["block"], registers,
+                                              tails=kind == "conv2d_nchwc"))
     if kind == "depthwise_conv2d_nchwc":
-        return DepthwiseConvKnobs(row_tile(dims["out_w"]), 1, DW_INLINE_PAD)
+        tile, _ = register_tile(dims["out_w"], dims["out_blocks"], dims["block"], registers, oc_blocks=(1,),
+                                depthwise=True)
+        return DepthwiseConvKnobs(tile, 1, DW_INLINE_PAD)
     if kind == "conv2d_nchwc_winograd":
-        tile = row_tile(dims["tiles_w"])
-        # A row of few tiles gives few independent accumulators: take two output-channel blocks
-        # per register tile then, so the FMA pipeline has enough chains in flight.
-        blocks = 2 if tile < MIN_ACCUMULATORS and dims["out_blocks"] % 2 == 0 else 1
+        tile, blocks = register_tile(dims["tiles_w"], dims["out_blocks"], dims["block"], registers)
         return WinogradKnobs(dims["tiles_h"] * dims["tiles_w"] <= WINOGRAD_WHOLE_IMAGE_TILES, tile, blocks)
     if kind == "conv2d_nchw":
         return NchwConvKnobs(divisor_up_to(dims["out_channels"], NCHW_OC_TILE))

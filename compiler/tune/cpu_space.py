@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from ..topi.cpu_knobs import (MAX_ACCUMULATORS, MIN_ACCUMULATORS, DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs,
+from ..topi.cpu_knobs import (MAX_ACCUMULATORS, MIN_ACCUMULATORS, OC_BLOCKS, DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs,
                               MatmulKnobs, NchwConvKnobs, WinogradKnobs, knobs_problem)
 from .errors import TuningError
 
-OC_BLOCKS = (1, 2, 4)
 MAX_NCHW_OC_TILE = 16
 MAX_DENSE_COLUMNS = 8
 MATMUL_VECTORS = (1, 2, 3)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..topi.cpu_knobs import default_knobs
+from ..topi.cpu_knobs import RegisterFile, default_knobs
 from .cpu_measure import HostTimer, probe_inputs, zeroed
 from .cpu_search import CpuKernelSearch, run_cpu_searches
 from .cpu_signature import cpu_signature, describe, signature_key
@@ -146,7 +146,7 @@ def tune_cpu_kernels(kernels: list[CpuKernel], target, trials: int = 32, jobs: i
     searches = []
     for i in todo:
         k = kernels[i]
-        space = CpuKnobSpace(k.kind, k.dims, default_knobs(k.kind, k.dims))
+        space = CpuKnobSpace(k.kind, k.dims, default_knobs(k.kind, k.dims, RegisterFile.of(target)))
         searches.append((i, CpuKernelSearch(k, space, trials, target, seed)))
     if log:
         log(f"{len(kernels)} distinct CPU kernels with schedule knobs, {len(kernels) - len(searches)} already in "

@@ -9,8 +9,9 @@ import pytest
 from vdla.compiler import te, topi
 from vdla.compiler.schedule.lower import lower_schedule
 from vdla.compiler.target import Target
-from vdla.compiler.topi.cpu_knobs import (DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs, MatmulKnobs,
-                                          WinogradKnobs, default_knobs, knobs_problem)
+from vdla.compiler.topi.cpu_knobs import (MIN_ACCUMULATORS, DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs,
+                                          MatmulKnobs, RegisterFile, WinogradKnobs, default_knobs, knobs_problem,
+                                          register_tile, tile_registers)
 from vdla.compiler.topi.schedule_cpu import cpu_anchor
 from vdla.compiler.tune.cpu_measure import CompileJob, compile_job, probe_inputs, same_output, target_parts, zeroed
 from vdla.compiler.tune.cpu_space import CpuKnobSpace
@@ -63,14 +64,15 @@ def test_the_small_model_has_a_kernel_of_every_kind():
 def test_default_knobs_schedule_as_no_knobs_do(name, tensors, outputs, host):
     kind, dims = cpu_anchor(outputs)
     plain = lower_schedule(topi.schedule_for(outputs, host), tensors, "k")
-    explicit = lower_schedule(topi.schedule_for(outputs, host, default_knobs(kind, dims)), tensors, "k")
+    explicit = lower_schedule(topi.schedule_for(outputs, host, default_knobs(kind, dims, RegisterFile.of(host))),
+                              tensors, "k")
     assert repr(plain) == repr(explicit)
 
 
 @pytest.mark.parametrize("name, tensors, outputs", GROUPS, ids=[g[0].split(" ")[0] for g in GROUPS])
 def test_every_knob_setting_computes_what_the_default_does(name, tensors, outputs, host):
     kind, dims = cpu_anchor(outputs)
-    space = CpuKnobSpace(kind, dims, default_knobs(kind, dims))
+    space = CpuKnobSpace(kind, dims, default_knobs(kind, dims, RegisterFile.of(host)))
     inputs = probe_inputs(tensors[:len(tensors) - len(outputs)], 1)
     results = []
     for knobs in space.points:
@@ -89,8 +91,9 @@ def test_the_knob_space_schedules_every_kernel_of_the_models(build, host):
     kernels = cpu_model_kernels(build(image=64))
     assert len(kernels) >= 10
     for k in kernels:
-        space = CpuKnobSpace(k.kind, k.dims, default_knobs(k.kind, k.dims))
-        assert space.points[0] == default_knobs(k.kind, k.dims) and len(set(space.points)) == len(space)
+        default = default_knobs(k.kind, k.dims, RegisterFile.of(host))
+        space = CpuKnobSpace(k.kind, k.dims, default)
+        assert space.points[0] == default and len(set(space.points)) == len(space)
         for knobs in space.points:
             assert knobs_problem(k.kind, k.dims, knobs) is None, (k.name, knobs)
             topi.schedule_for(k.outputs, host, knobs)
@@ -139,3 +142,46 @@ def test_knobs_for_a_group_without_a_tunable_anchor_are_refused(host):
 def test_vector_factor_is_the_widest_halving_of_the_lanes_down_to_4(extent, lanes, factor):
     from vdla.compiler.topi.cpu_knobs import vector_factor
     assert vector_factor(extent, lanes) == factor
+
+
+# AVX-512 (32 registers of 16 floats), AVX2 (16 of 8), AArch64 NEON (32 of 4), 32-bit NEON (16 of 4)
+REGISTER_FILES = [RegisterFile(32, 16), RegisterFile(16, 8), RegisterFile(32, 4), RegisterFile(16, 4)]
+
+
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda r: f"{r.vectors}x{r.lanes}")
+@pytest.mark.parametrize("width", [1, 3, 4, 7, 14, 17, 28, 56, 112])
+@pytest.mark.parametrize("blocks", [1, 3, 4, 32])
+def test_default_tiles_fit_the_registers_and_keep_the_pipeline_busy(registers, width, blocks):
+    per = 16 // registers.lanes
+    for tails in (True, False):
+        t, b = register_tile(width, blocks, 16, registers, tails=tails)
+        assert blocks % b == 0 and 1 <= t <= width
+        assert tile_registers(t, b, per) <= registers.vectors, (t, b)
+        assert tails or width % t == 0
+        # where some tile of enough accumulators fits, the default is one of them
+        some = any(tile_registers(u, c, per) <= registers.vectors and u * c * per >= MIN_ACCUMULATORS
+                   and (tails or width % u == 0)
+                   for c in (1, 2, 4) if blocks % c == 0 for u in range(1, min(width, 14) + 1))
+        assert not some or t * b * per >= MIN_ACCUMULATORS, (t, b)
+
+
+def test_the_default_tile_follows_the_register_file():
+    """A ResNet layer with 7-pixel rows: AVX-512 shares each input between two blocks (the
+    fastest of the tiles measured on a Zen 5), AVX2's 16 registers cannot hold the old 14 x 1
+    (28 of them for 16-channel blocks) and take a 4-pixel tile with a tail, 32-bit NEON 2 x 1."""
+    assert register_tile(7, 32, 16, RegisterFile(32, 16)) == (7, 2)
+    assert register_tile(7, 32, 16, RegisterFile(16, 8)) == (4, 1)
+    assert register_tile(7, 32, 16, RegisterFile(16, 4)) == (2, 1)
+
+
+def test_a_depthwise_tile_holds_an_input_and_a_weight_per_block_besides_its_accumulators():
+    assert tile_registers(14, 1, 1, depthwise=True) == 16
+    t, b = register_tile(56, 4, 16, RegisterFile(16, 8), oc_blocks=(1,), depthwise=True)
+    assert b == 1 and tile_registers(t, 1, 2, depthwise=True) <= 16 and t * 2 >= MIN_ACCUMULATORS
+
+
+def test_a_target_names_its_vector_registers():
+    assert Target("x86_64-unknown-linux-gnu", "znver5", "+avx2,+avx512f").vector_registers == 32
+    assert Target("x86_64-unknown-linux-gnu", "znver3", "+avx2,-avx512f").vector_registers == 16
+    assert Target("aarch64-linux-gnu").vector_registers == 32
+    assert Target("armv7a-linux-gnueabihf").vector_registers == 16

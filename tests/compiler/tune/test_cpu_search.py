@@ -10,7 +10,7 @@ from vdla.compiler.tune.cpu_search import MARGIN, CpuKernelSearch
 from vdla.compiler.tune.cpu_space import CpuKnobSpace
 from vdla.compiler.tune import load_tuning
 from vdla.compiler.tune.cpu_tune_model import cpu_model_kernels, tune_cpu_kernels
-from vdla.compiler.topi.cpu_knobs import default_knobs
+from vdla.compiler.topi.cpu_knobs import RegisterFile, default_knobs
 
 from cpu_models import cpu_knob_model
 
@@ -44,10 +44,11 @@ def host():
 
 
 @pytest.fixture(scope="module")
-def strided():
+def strided(host):
     """The strided direct conv of the small model, and its first four settings (default first)."""
     kernel = next(k for k in cpu_model_kernels(cpu_knob_model()) if k.nodes == ["strided"])
-    points = CpuKnobSpace(kernel.kind, kernel.dims, default_knobs(kernel.kind, kernel.dims)).points[:4]
+    default = default_knobs(kernel.kind, kernel.dims, RegisterFile.of(host))
+    points = CpuKnobSpace(kernel.kind, kernel.dims, default).points[:4]
     return kernel, points
 
 

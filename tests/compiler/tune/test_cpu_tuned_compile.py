@@ -8,7 +8,7 @@ import pytest
 
 from vdla.compiler.compile_model import compile_model
 from vdla.compiler.target import Target
-from vdla.compiler.topi.cpu_knobs import DirectConvKnobs, default_knobs
+from vdla.compiler.topi.cpu_knobs import DirectConvKnobs, RegisterFile, default_knobs
 from vdla.compiler.tune import TuningFileError
 from vdla.compiler.tune.cpu_records import CpuTuningRecord
 from vdla.compiler.tune.cpu_signature import host_hash, host_name
@@ -24,7 +24,7 @@ def _log(kernels, target, pick) -> TuningLog:
     """A record per kernel with knobs `pick(space points)` (its timings made up: never worse)."""
     records = []
     for k in kernels:
-        default = default_knobs(k.kind, k.dims)
+        default = default_knobs(k.kind, k.dims, RegisterFile.of(target))
         knobs = pick(CpuKnobSpace(k.kind, k.dims, default).points)
         records.append(CpuTuningRecord(k.kind, k.signature, host_hash(target), host_name(target), target.threads,
                                        knobs, 1.0, default, 1.0, 1))
