@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..schedule import create_schedule
 from ..te.tensor import ComputeOp
 from . import tags
-from .cpu_knobs import vector_factor
+from .cpu_knobs import RegisterFile, register_tile, vector_factor
 
 
 def _lanes(target, dtype):
@@ -85,6 +85,40 @@ def _schedule_softmax_rows(s, outputs, target):
     return set(stages.values())
 
 
+def _schedule_window_pool(s, outputs, target):
+    """A pooling window over a blocked (NCHWc) tensor, scheduled as the depthwise convolution is:
+    a register tile of output pixels of one block accumulates across the window's taps, rows of
+    blocks in parallel. (The generic nest keeps each pixel's running max or sum in memory,
+    addressed through divisions of one fused loop: 4x slower on ResNet-18's 3x3 MaxPool.)"""
+    out = s[outputs[0]] if len(outputs) == 1 else None
+    pools = [st for st in s.stages if st.op.tag == tags.POOL and st.reduce_axis]
+    if out is None or len(pools) != 1 or len(pools[0].reduce_axis) != 2:
+        return set()
+    pool = pools[0]
+    shape = tuple(pool.op.shape)
+    if len(shape) != 5 or tuple(out.op.shape) != shape or shape[3] < 2 \
+            or any(st.reduce_axis and st is not pool for st in s.stages):
+        return set()
+    if out is pool:
+        acc = s[s.cache_write(outputs[0], "local")]
+    else:
+        acc = pool
+        acc.set_scope("local")
+    n, co, oh, ow, ci = out.axis
+    tile, _ = register_tile(ow.extent, co.extent, ci.extent, RegisterFile.of(target), oc_blocks=(1,), depthwise=True)
+    owo, owi = out.split(ow, tile)
+    out.reorder(n, co, oh, owo, owi, ci)
+    out.parallel(out.fuse(n, co, oh))
+    out.vectorize(ci)
+    acc.compute_at(out, owo)
+    an, aco, aoh, aow, aci = acc.axis
+    ry, rx = acc.reduce_axis
+    acc.reorder(an, aco, aoh, ry, rx, aow, aci)
+    acc.unroll(aow)
+    acc.vectorize(aci)
+    return {out, acc}
+
+
 def _inlined_schedule(outputs):
     s = create_schedule(outputs)
     computes = [st for st in s.stages if isinstance(st.op, ComputeOp)]
@@ -104,6 +138,8 @@ def schedule_for(outputs, target=None, knobs=None):
     handled = try_schedule_anchor(s, outputs, target, knobs)
     if not handled:
         handled = _schedule_softmax_rows(s, outputs, target)
+    if not handled:
+        handled = _schedule_window_pool(s, outputs, target)
     for st in computes:
         if st.attach == "inline" or st in handled:
             continue

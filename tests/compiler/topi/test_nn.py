@@ -107,13 +107,16 @@ def test_conv2d_int8(rng, compile_run):
     np.testing.assert_array_equal(out, ref.astype(np.int64))
 
 
-@pytest.mark.parametrize("kind,k,s,pads,ceil,cip", [
+POOL_CASES = [
     ("max", 3, 2, [1, 1, 1, 1], False, False),
     ("max", 2, 2, [0, 0, 0, 0], True, False),
     ("avg", 3, 2, [1, 1, 1, 1], False, False),
     ("avg", 3, 2, [1, 0, 1, 1], False, True),
     ("avg", 3, 2, [0, 0, 0, 0], True, False),
-])
+]
+
+
+@pytest.mark.parametrize("kind,k,s,pads,ceil,cip", POOL_CASES)
 def test_pool(kind, k, s, pads, ceil, cip, rng, compile_run):
     x = te.placeholder((1, 3, 11, 10), "float32", "x")
     if kind == "max":
@@ -201,6 +204,24 @@ def test_softmax(shape, axis, lanes, rng, compile_run):
     e = np.exp(xa - xa.max(axis, keepdims=True))
     np.testing.assert_allclose(compile_run(topi.softmax(x, axis, lanes), [x], [xa]), e / e.sum(axis, keepdims=True),
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind,k,s,pads,ceil,cip", POOL_CASES)
+@pytest.mark.parametrize("h,w", [(11, 10), (9, 37)])   # rows of 5 and 19 outputs: tiles with and without a tail
+def test_pool_nchwc(kind, k, s, pads, ceil, cip, h, w, rng, compile_run):
+    """The blocked pools (their own register-tiled schedule) against onnxruntime on NCHW."""
+    x = te.placeholder((1, 2, h, w, 16), "float32", "x")
+    xa = rng.standard_normal((1, 32, h, w)).astype("float32")
+    packed = np.ascontiguousarray(xa.reshape(1, 2, 16, h, w).transpose(0, 1, 3, 4, 2))
+    if kind == "max":
+        y, ref_attrs = topi.max_pool2d(x, k, s, pads, ceil_mode=ceil, layout="NCHWc"), {}
+    else:
+        y = topi.avg_pool2d(x, k, s, pads, count_include_pad=cip, ceil_mode=ceil, layout="NCHWc")
+        ref_attrs = {"count_include_pad": int(cip)}
+    ref = ort_run("MaxPool" if kind == "max" else "AveragePool", [xa], kernel_shape=[k, k], strides=[s, s],
+                  pads=pads, ceil_mode=int(ceil), **ref_attrs)
+    got = compile_run(y, [x], [packed])
+    np.testing.assert_allclose(got.transpose(0, 1, 4, 2, 3).reshape(ref.shape), ref, rtol=1e-5, atol=1e-6)
 
 
 def test_batch_norm(rng, compile_run):
