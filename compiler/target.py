@@ -15,6 +15,9 @@ KNOWN = {
 }
 BOARDS = {"armv7a-linux-gnueabihf": "PYNQ-Z1/Z2, Zynq-7000",
           "aarch64-linux-gnu": "Ultra96, ZCU104, KV260, AUP-ZU3"}
+# The cores of those boards' processors (the Zynq-7000's dual Cortex-A9, the Zynq UltraScale+'s
+# quad Cortex-A53): the threads a kernel compiled for the triple uses unless told otherwise.
+BOARD_CORES = {"armv7a-linux-gnueabihf": 2, "aarch64-linux-gnu": 4}
 # Targets named by a word; anything else must be an LLVM triple.
 NAMED = {"cpu": "this machine", "host": "this machine", "vdla": "the accelerator, the rest on the CPU",
          "cuda": f"an NVIDIA GPU: this machine's, else PTX for {gpu_limits.DEFAULT_ARCH}; cuda:sm_NN for another "
@@ -86,7 +89,8 @@ def check_target(target: str) -> str:
 class Target:
     """Where kernels run. `threads` is the number of threads parallel loops use by default
     (the loader may change it at run time); 1 makes parallel loops serial in the generated
-    code, which then needs no pthread symbols."""
+    code, which then needs no pthread symbols. Unset: a board triple's cores (BOARD_CORES),
+    else 1."""
 
     def __init__(self, triple: str, cpu: str | None = None, features: str | None = None,
                  threads: int | None = None):
@@ -97,7 +101,7 @@ class Target:
         default_cpu, default_feat = KNOWN.get(board, ("", ""))
         self.cpu = cpu if cpu is not None else default_cpu
         self.features = features if features is not None else default_feat
-        self.threads = int(threads) if threads is not None else 1
+        self.threads = int(threads) if threads is not None else BOARD_CORES.get(board, 1)
         if self.threads < 1:
             raise ValueError(f"Target {triple}: threads must be >= 1, got {threads}")
         arch = triple.split("-")[0]

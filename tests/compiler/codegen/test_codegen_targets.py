@@ -23,7 +23,7 @@ def conv_group(c=2, hw=10, blk=8):
 ])
 def test_cross_target_conv_object(triple, machine, elf_class):
     x, w, y = conv_group()
-    target = Target(triple)
+    target = Target(triple, threads=1)
     kern = build(topi.schedule_for([y], target), [x, w, y], target, "conv")
     assert kern.target == triple
     assert elf_machine(kern.object_code) == machine
@@ -31,6 +31,15 @@ def test_cross_target_conv_object(triple, machine, elf_class):
     assert kernel_abi.PARALLEL_FOR not in kern.llvm_ir    # threads=1: no runtime symbols needed
     assert kern.arg_specs == [((1, 2, 10, 10, 8), "float32"), ((2, 2, 3, 3, 8, 8), "float32"),
                               ((1, 2, 10, 10, 8), "float32")]
+
+
+@pytest.mark.parametrize("triple,cores", [("armv7a-linux-gnueabihf", 2), ("aarch64-linux-gnu", 4),
+                                          ("x86_64-unknown-linux-gnu", 1)])
+def test_a_board_triple_uses_the_boards_cores_unless_told(triple, cores):
+    """The Zynq-7000's two Cortex-A9 cores, the Zynq UltraScale+'s four Cortex-A53; any other
+    triple one thread."""
+    assert Target(triple).threads == cores
+    assert Target(triple, threads=1).threads == 1
 
 
 def test_host_object_is_x86_64_and_uses_threads():
