@@ -6,8 +6,9 @@ activations into (packing is done once per network, so it is not timed here); on
 runs its own Conv on NCHW (it reorders internally, and that is part of its time). Both
 results are checked against each other before timing. "ours" is the kernel the graph
 compiler picks for the shape: Winograd F(2x2, 3x3) for the 3x3 stride-1 ResNet layers (its
-weights transformed at compile time, not timed), whose rows also give the direct NCHW16c
-convolution's time as direct_ms.
+weights transformed at compile time, not timed; F(4x4, 3x3) where the layout pass picks it,
+winograd_tile in the JSON), whose rows also give the direct NCHW16c convolution's time as
+direct_ms.
 
 The int8 section (skip with --no-int8) runs the ResNet shapes as uint8 x int8 convolutions
 requantized to uint8: ours (conv2d_nchwc_int8 + requantize in one kernel, AVX-512 VNNI where
@@ -26,7 +27,7 @@ import math
 import numpy as np
 
 from interleave import interleaved_median_ms
-from vdla.compiler.graph.passes.layout import winograd_fits
+from vdla.compiler.graph.passes.layout import winograd_fits, winograd_tile
 from vdla.driver.host_ops.winograd import transform_weight
 from ort_peer import ort_session
 
@@ -72,12 +73,13 @@ def our_kernel(c, h, w, oc, k, stride, pad, depthwise, threads):
     return lib, y.shape
 
 
-def our_winograd_kernel(c, h, w, oc, pad, threads):
+def our_winograd_kernel(c, h, w, oc, pad, threads, tile):
     from vdla.compiler import build, te, topi
     from vdla.compiler.target import Target
     target = Target.host(threads=threads)
     x = te.placeholder((1, c // BLOCK, h, w, BLOCK), "float32", "x")
-    u = te.placeholder((4, 4, oc // BLOCK, c // BLOCK, BLOCK, BLOCK), "float32", "u")
+    alpha = tile + 2
+    u = te.placeholder((alpha, alpha, oc // BLOCK, c // BLOCK, BLOCK, BLOCK), "float32", "u")
     y = topi.conv2d_nchwc_winograd(x, u, pads=pad)
     return build(topi.schedule_for([y], target), [x, u, y], target, "winograd").load()
 
@@ -177,9 +179,11 @@ def main(argv=None):
             sess = ort_conv_session(c, oc, k, stride, pad, dw, threads, wa)
             ref = sess.run(None, {"x": xa})[0]
             runs = {"direct": lambda: lib.run("conv", [xp, wp, ya])}
+            tile = None
             if not dw and winograd_fits({"strides": [stride] * 2, "dilations": [1, 1]}, wa.shape, BLOCK, BLOCK):
-                wlib = our_winograd_kernel(c, h, w, oc, pad, threads)
-                up = transform_weight(wa, BLOCK, BLOCK)
+                tile = winograd_tile(1, c, oc, yshape[2], yshape[3])
+                wlib = our_winograd_kernel(c, h, w, oc, pad, threads, tile)
+                up = transform_weight(wa, BLOCK, BLOCK, tile)
                 runs["winograd"] = lambda: wlib.run("winograd", [xp, up, ya])
             for kernel, fn in runs.items():
                 ya[...] = np.nan
@@ -197,6 +201,7 @@ def main(argv=None):
                          "ours_gflops": round(flops / ours / 1e6, 2)})
             if chosen != "direct":
                 rows[-1]["direct_ms"] = round(times[1], 4)
+                rows[-1]["winograd_tile"] = tile
             r = rows[-1]
             direct = f"  direct {r['direct_ms']:8.3f} ms" if "direct_ms" in r else ""
             print(f"{name:28s} threads={threads}  ours {ours:8.3f} ms ({chosen}){direct}  ort {ort:8.3f} ms  "

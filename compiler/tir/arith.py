@@ -341,6 +341,13 @@ def simplify(e, ranges=None):
             else:
                 ranges[n.var] = saved
             return out
+        if isinstance(n, E.Select):
+            # a condition that folds (an unrolled index's select chain, a Winograd transform row)
+            # leaves one branch: simplify only that one
+            cond = rec(n.cond)
+            if isinstance(cond, E.Const):
+                return rec(n.t if cond.value else n.f)
+            return simplify_node(E.Select(cond, rec(n.t), rec(n.f)), ranges)
         n2 = map_children(n, rec)
         if isinstance(n2, E.Expr):
             return simplify_node(n2, ranges)

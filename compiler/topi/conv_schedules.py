@@ -189,9 +189,14 @@ def _schedule_winograd(s, a: Anchor, knobs, target):
     (few tiles, many channels; knobs.whole_image): V and M for the whole image, the GEMM
     looping over tiles inside each (output block, e, u), so each transformed-weight slice is
     read once rather than once per row. Either way the GEMM keeps a register tile of tiles x
-    ob accumulators (the direct convolution's micro-kernel, reducing over input channels)."""
+    ob accumulators (the direct convolution's micro-kernel, reducing over input channels).
+    Each transform runs one axis at a time, the half-transformed tile in registers (a local
+    buffer per tile: B^T d for V, M A for the output)."""
     out, m, v = a.out, a.anchor, a.stages["input"]
-    for t in v.op.input_tensors:             # the padded input, once, at the root
+    half_in = s[next(t for t in v.op.input_tensors if t.op.tag == tags.WINOGRAD_HALF)]
+    half_out = next(st for st in s.stages if st.op.tag == tags.WINOGRAD_HALF and m.op in
+                    [t.op for t in st.op.input_tensors])
+    for t in half_in.op.input_tensors:       # the padded input, once, at the root
         st = s[t]
         if st.op.tag == tags.INJECTIVE and not st.is_placeholder:
             st.compute_root()
@@ -199,15 +204,23 @@ def _schedule_winograd(s, a: Anchor, knobs, target):
     acc = s[s.cache_write(m_tensor, "local")]
     whole = knobs.whole_image
 
+    tile = m.op.shape[3] - 2        # F(tile x tile, 3x3): its patch edge less the filter's
     n, oco, oh, ow, oci = out.axis
-    oho, ohi = out.split(oh, 2)
-    owo, owi = out.split(ow, 2)
+    oho, ohi = out.split(oh, tile)
+    owo, owi = out.split(ow, tile)
     out.reorder(n, oho, oco, owo, ohi, owi, oci)
     rows = out.fuse(n, oho)
     out.parallel(rows)
     out.unroll(ohi)
     out.unroll(owi)
     out.vectorize(oci)
+    half_out.set_scope("local")
+    half_out.compute_at(out, owo)
+    hn, ho, hty, he, hx, htx, hoc = half_out.axis
+    half_out.reorder(hn, ho, hty, htx, he, hx, hoc)
+    half_out.unroll(he)
+    half_out.unroll(hx)
+    half_out.vectorize(hoc)
 
     vn, vc, vty, ve, vu, vtx, vci = v.axis
     v.reorder(vn, vc, vty, vtx, ve, vu, vci)
@@ -219,6 +232,13 @@ def _schedule_winograd(s, a: Anchor, knobs, target):
     v.unroll(ve)
     v.unroll(vu)
     v.vectorize(vci)
+    half_in.set_scope("local")
+    half_in.compute_at(v, vtx)
+    hn, hc, hty, hr, hu, htx, hci = half_in.axis
+    half_in.reorder(hn, hc, hty, htx, hr, hu, hci)
+    half_in.unroll(hr)
+    half_in.unroll(hu)
+    half_in.vectorize(hci)
 
     mn, mo, mty, me, mu, mtx, moc = m.axis
     moo, moi = m.split(mo, knobs.oc_blocks)
@@ -238,7 +258,7 @@ def _schedule_winograd(s, a: Anchor, knobs, target):
     acc.unroll(ao)
     acc.unroll(atx)
     acc.vectorize(aoc)
-    return {out, v, m, acc}
+    return {out, v, m, acc, half_in, half_out}
 
 
 _CONV_KINDS = {tags.CONV2D_NCHWC: "conv2d_nchwc", tags.DEPTHWISE_NCHWC: "depthwise_conv2d_nchwc",

@@ -9,6 +9,7 @@ DEPTHWISE_NCHWC = "depthwise_conv2d_nchwc"
 WINOGRAD_INPUT = "winograd_input"     # the three stages of conv2d_nchwc_winograd
 WINOGRAD_GEMM = "winograd_gemm"
 WINOGRAD_OUTPUT = "winograd_output"
+WINOGRAD_HALF = "winograd_half"       # a transform along one axis of the tile (the other follows)
 DENSE = "dense"
 DENSE_PARTIAL = "dense_partial"   # the vector-lane stage of a row-factored dense
 MATMUL = "matmul"

@@ -13,7 +13,7 @@ may exist in both layouts.
 from __future__ import annotations
 
 from vdla.driver.host_ops.layout import pack_weight
-from vdla.driver.host_ops.winograd import transform_weight
+from vdla.driver.host_ops.winograd import TRANSFORMS, transform_weight
 
 from ..ir import Graph, Node, TensorType
 
@@ -30,6 +30,29 @@ def winograd_fits(attrs: dict, weight_shape: tuple, cb: int, ob: int) -> bool:
     return ((kh, kw) == (3, 3) and tuple(attrs["strides"]) == (1, 1)
             and tuple(attrs["dilations"]) == (1, 1) and min(cb, ob) >= 8
             and min(c, m) >= WINOGRAD_MIN_CHANNELS)
+
+
+# What a Winograd kernel costs per multiply of its GEMM, its transforms included, by output tile
+# (ResNet-18's 3x3 layers on a Zen 5, 2 threads: F(4x4) did 28.9 M multiplies in 0.207 ms where
+# F(2x2) did 51.4 M in 0.316 ms, at 56x56 with 64 channels; 0.189 and 0.296 ms at 28x28 with 128).
+WINOGRAD_MAC_COST = {2: 1.0, 4: 1.15}
+# Multiplies a byte of transformed filter is worth when it streams from memory (the same host:
+# about 150 G multiplies a second against 25 GB/s): inside a whole network the filters of deep
+# layers do not stay in cache, and F(4x4)'s are 2.25x F(2x2)'s.
+MACS_PER_FILTER_BYTE = 6
+
+
+def winograd_tile(n: int, c: int, m: int, oh: int, ow: int) -> int:
+    """The output tile of the Winograd transform (TRANSFORMS) a conv of n images, c -> m
+    channels and an oh x ow output runs by: the one of least cost, its GEMM's multiplies (tiles
+    round the output up) against its transformed filter's bytes. F(4x4) wins ResNet-18's 56x56
+    and 28x28 layers, F(2x2) its 14x14 and 7x7 ones (a 7x7 layer with 512 channels reads 16.8 MB
+    of F(2x2) filter)."""
+    def cost(tile):
+        t = TRANSFORMS[tile]
+        macs = n * t.alpha ** 2 * t.tiles(oh) * t.tiles(ow) * c * m
+        return max(macs * WINOGRAD_MAC_COST[tile], MACS_PER_FILTER_BYTE * t.alpha ** 2 * c * m * 4)
+    return min(sorted(TRANSFORMS), key=cost)
 
 
 def _block(channels: int) -> int:
@@ -87,7 +110,8 @@ class _Packer:
         y = node.outputs[0]
         conv_out = g.add_tensor(f"{y}@c{ob}", packed_t)
         if not depthwise and winograd_fits(a, g.types[w].shape, cb, ob):
-            u = g.add_constant(f"{w}@winograd{ob}", transform_weight(g.constants[w], cb, ob))
+            tile = winograd_tile(out_t.shape[0], c, m, *out_t.shape[2:])
+            u = g.add_constant(f"{w}@winograd{tile}x{ob}", transform_weight(g.constants[w], cb, ob, tile))
             self.nodes.append(Node("ConvWinogradNCHWc", node.name, [xp, u], [conv_out],
                                    {"pads": a["pads"]}))
         else:

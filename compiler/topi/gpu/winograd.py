@@ -44,7 +44,7 @@ def conv2d_nchw_winograd(data, u, bias=None, pads=0):
         raise ValueError(f"conv2d_nchw_winograd: data must be NCHW, got {list(data.shape)}")
     blocked = te.compute(tuple(data.shape) + (1,), lambda n, c, y, x, _: data(n, c, y, x),
                          name="nchw1", tag=tags.INJECTIVE)
-    out = conv2d_nchwc_winograd(blocked, u, pads)
+    out = conv2d_nchwc_winograd(blocked, u, pads, separable=False)
     shape = tuple(out.shape[:4])
     if bias is None:
         return te.compute(shape, lambda n, o, y, x: out(n, o, y, x, 0), name="nchw", tag=tags.INJECTIVE)

@@ -148,3 +148,14 @@ def test_partition_removes_tail_guards_from_the_main_loop(rng):
     out = np.zeros_like(xa)
     build(s, [x, y], name="f").load().run("f", [xa, out])
     np.testing.assert_array_equal(out, xa * 2)
+
+
+def test_a_select_whose_condition_folds_simplifies_only_the_taken_branch():
+    i = E.Var("i", "int32")
+    taken = E.Add(i, E.Const(0, "int32"))
+    # the other branch divides by zero: folding it would raise, so it must not be visited
+    untaken = E.FloorDiv(E.Const(1, "int32"), E.Const(0, "int32"))
+    e = E.Select(E.LT(E.Const(1, "int32"), E.Const(2, "int32")), taken, untaken)
+    assert arith.structural_equal(arith.simplify(e), i)
+    kept = E.Select(E.LT(i, E.Const(2, "int32")), taken, E.Mul(i, E.Const(2, "int32")))
+    assert isinstance(arith.simplify(kept), E.Select)

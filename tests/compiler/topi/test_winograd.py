@@ -1,4 +1,5 @@
-"""Winograd F(2x2, 3x3) convolution (kernel and numpy semantics) against onnxruntime's Conv."""
+"""Winograd F(2x2, 3x3) and F(4x4, 3x3) convolutions (kernel and numpy semantics) against
+onnxruntime's Conv."""
 import numpy as np
 import onnxruntime
 import pytest
@@ -28,15 +29,16 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("tile", [2, 4])
 @pytest.mark.parametrize("n,c,h,w,oc,pads,block", CASES)
-def test_winograd_kernel_and_semantics_match_onnxruntime(n, c, h, w, oc, pads, block, rng,
+def test_winograd_kernel_and_semantics_match_onnxruntime(n, c, h, w, oc, pads, block, tile, rng,
                                                          compile_run):
     xa = rng.standard_normal((n, c, h, w)).astype("float32")
     wa = (rng.standard_normal((oc, c, 3, 3)) * 0.2).astype("float32")
     ba = rng.standard_normal(oc).astype("float32")
     ref = ort_conv(xa, wa, ba, pads)
     tol = dict(rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
-    xp, u = pack(xa, block), transform_weight(wa, block, block)
+    xp, u = pack(xa, block), transform_weight(wa, block, block, tile)
     x = te.placeholder(xp.shape, "float32", "x")
     ut = te.placeholder(u.shape, "float32", "u")
     bt = te.placeholder((1, oc // block, 1, 1, block), "float32", "b")
@@ -47,13 +49,14 @@ def test_winograd_kernel_and_semantics_match_onnxruntime(n, c, h, w, oc, pads, b
     np.testing.assert_allclose(unpack(semantics), ref, **tol)
 
 
-@pytest.mark.parametrize("h,w", [(8, 8), (16, 20)])    # whole-image and per-row schedules
-def test_winograd_kernel_as_the_group_output(h, w, rng, compile_run):
+@pytest.mark.parametrize("tile", [2, 4])
+@pytest.mark.parametrize("h,w", [(8, 8), (16, 20), (40, 44)])    # whole-image and per-row schedules
+def test_winograd_kernel_as_the_group_output(h, w, tile, rng, compile_run):
     """No epilogue: the output transform itself is the scheduled output stage."""
     xa = rng.standard_normal((1, 32, h, w)).astype("float32")
     wa = (rng.standard_normal((16, 32, 3, 3)) * 0.2).astype("float32")
     ref = ort_conv(xa, wa, np.zeros(16, "float32"), (1, 1, 1, 1))
-    xp, u = pack(xa, 16), transform_weight(wa, 16, 16)
+    xp, u = pack(xa, 16), transform_weight(wa, 16, 16, tile)
     x, ut = te.placeholder(xp.shape, "float32", "x"), te.placeholder(u.shape, "float32", "u")
     got = compile_run(topi.conv2d_nchwc_winograd(x, ut, pads=1), [x, ut], [xp, u])
     np.testing.assert_allclose(unpack(got), ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
@@ -65,8 +68,12 @@ def test_transform_and_operator_reject_what_they_cannot_do(rng):
     with pytest.raises(ValueError, match="not multiples of the blocks"):
         transform_weight(np.zeros((24, 16, 3, 3), "float32"), 16, 16)
     x = te.placeholder((1, 2, 8, 8, 16), "float32", "x")
-    with pytest.raises(ValueError, match=r"expected \[4, 4, OC/ob, 2, 16, ob\]"):
+    with pytest.raises(ValueError, match=r"expected \[alpha, alpha, OC/ob, 2, 16, ob\] with alpha 4 or 6"):
         topi.conv2d_nchwc_winograd(x, te.placeholder((4, 4, 1, 1, 16, 16), "float32", "u"))
+    with pytest.raises(ValueError, match=r"with alpha 4 or 6"):
+        topi.conv2d_nchwc_winograd(x, te.placeholder((5, 5, 1, 2, 16, 16), "float32", "u"))
+    with pytest.raises(ValueError, match=r"no F\(3x3, 3x3\) transform; tiles \[2, 4\]"):
+        transform_weight(np.zeros((16, 16, 3, 3), "float32"), 16, 16, 3)
     with pytest.raises(TypeError, match="float32 only"):
         topi.conv2d_nchwc_winograd(te.placeholder((1, 2, 8, 8, 16), "int8", "q"),
                                    te.placeholder((4, 4, 1, 2, 16, 16), "int8", "v"))

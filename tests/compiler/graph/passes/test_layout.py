@@ -64,3 +64,13 @@ def test_layout_runs_wide_3x3_stride_1_convs_as_winograd(rng):
     x = rng.standard_normal((1, 32, 20, 18)).astype(np.float32)
     want = run_reference(import_onnx(m), {"x": x})["y"]
     np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-4, atol=1e-4)
+
+
+def test_winograd_tile_by_multiplies_against_filter_bytes():
+    """ResNet-18's 3x3 layers: F(4x4) where it saves multiplies and its filter is small (56x56
+    with 64 channels, 28x28 with 128), F(2x2) where F(4x4)'s 2.25x larger filter would stream
+    from memory (14x14 with 256 channels, 7x7 with 512: 38 MB)."""
+    from vdla.compiler.graph.passes.layout import winograd_tile
+    assert [winograd_tile(1, c, c, s, s) for c, s in ((64, 56), (128, 28), (256, 14), (512, 7))] == [4, 4, 2, 2]
+    # a 6x6 output: F(4x4) computes 8x8 of it (1.8x the outputs), F(2x2) none wasted
+    assert winograd_tile(1, 32, 32, 6, 6) == 2

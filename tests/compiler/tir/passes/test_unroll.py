@@ -29,3 +29,26 @@ def test_short_loops_unroll_and_long_ones_stay_serial(n, rng):
     out = np.zeros(n, np.float32)
     build(s, [x, y], name="f").load().run("f", [xa, out])
     np.testing.assert_allclose(out, xa * 2 + 1, rtol=1e-6)
+
+
+def test_a_select_chain_over_the_unrolled_index_keeps_one_branch_per_copy(rng):
+    """y[i] = a different combination of x per i (as a Winograd transform row): each unrolled
+    copy holds only its own branch, and the results are numpy's."""
+    x = te.placeholder((4,), "float32", "x")
+    rows = [x[0] + x[1], x[1] - x[2], x[2] * 3.0, x[3] - x[0]]
+
+    def chain(i):
+        expr = rows[-1]
+        for k in range(len(rows) - 2, -1, -1):
+            expr = te.if_then_else(i.equal(k), rows[k], expr)
+        return expr
+    y = te.compute((4,), chain, "y")
+    s = create_schedule(y)
+    s[y].unroll(s[y].op.axis[0])
+    func = lower(s, [x, y], "f", check=True)
+    text = repr(func)
+    assert "select" not in text and text.count("y[") == 4
+    xa = rng.standard_normal(4).astype(np.float32)
+    out = np.zeros(4, np.float32)
+    build(s, [x, y], name="f").load().run("f", [xa, out])
+    np.testing.assert_allclose(out, [xa[0] + xa[1], xa[1] - xa[2], xa[2] * 3, xa[3] - xa[0]], rtol=1e-6)
