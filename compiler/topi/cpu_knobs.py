@@ -42,9 +42,13 @@ DW_INLINE_PAD = True
 NCHW_OC_TILE = 8
 # a register tile of more accumulators than this spills on every host vdla targets
 MAX_ACCUMULATORS = 2 * MAX_REG_TILE
-# matmul: 8 rows x 1 vector measured as fast as 4-6 x 2-3 on a Zen 4 (ViT-Tiny's GEMMs and
-# attention, 2 threads: ~55 GMAC/s) and is the tile with the smallest column tail
+# matmul: 8 rows x 1 vector, a record's row tile when it names none
 MATMUL_ROW_TILE = 8
+# The default matmul tile holds one or two column vectors and keeps a quarter of the registers
+# free (the column tail's masks, the operands' addresses): ViT-Tiny's attention on a Zen 5 ran
+# 7 x 2 (23 registers) in 0.042 ms where 7 x 3 (31) took 0.108 and the old 8 x 1 0.053; its
+# linear layers (one 16-column vector per packed block) 14 x 1 in 0.152 ms against 0.164.
+MATMUL_VECTORS = (1, 2)
 
 
 def _positive(knobs, *names):
@@ -166,14 +170,16 @@ def tile_registers(row_tile: int, oc_blocks: int, vectors_per_block: int, depthw
 
 
 def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, tails: bool = True,
-                  oc_blocks=OC_BLOCKS, depthwise: bool = False) -> tuple[int, int]:
+                  oc_blocks=OC_BLOCKS, depthwise: bool = False, whole_blocks: bool = True) -> tuple[int, int]:
     """(row_tile, oc_blocks) of a default register tile over rows of `width` outputs and `blocks`
     output-channel blocks of `block` lanes: among the tiles whose registers fit the target's and
     that hold at least MIN_ACCUMULATORS accumulators, the one with the fewest loads per FMA over
     a row (a weight vector per tile and block, an input per pixel), a tile with a tail counted
-    TAIL_COST times dearer; `tails` False: only tiles that divide the row."""
+    TAIL_COST times dearer; `tails` False: only tiles that divide the row; `whole_blocks` False:
+    the tile's blocks need not divide `blocks` (a matmul's last column tile is partitioned off)."""
     per = max(1, -(-block // registers.lanes))
-    fits = [(t, b) for b in oc_blocks if blocks % b == 0 for t in range(1, min(width, MAX_REG_TILE) + 1)
+    fits = [(t, b) for b in oc_blocks if (blocks % b == 0 if whole_blocks else b <= blocks)
+            for t in range(1, min(width, MAX_REG_TILE) + 1)
             if tile_registers(t, b, per, depthwise) <= registers.vectors
             and (tails or width % t == 0)]
     pool = [c for c in fits if c[0] * c[1] * per >= MIN_ACCUMULATORS] or fits or [(1, 1)]
@@ -206,7 +212,10 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
     if kind == "dense":
         return DenseKnobs(1)
     if kind == "matmul":
-        return MatmulKnobs(min(MATMUL_ROW_TILE, dims["rows"]), 1)
+        budget = RegisterFile(registers.vectors * 3 // 4, registers.lanes)
+        vectors = -(-dims["columns"] // registers.lanes)
+        return MatmulKnobs(*register_tile(dims["rows"], vectors, registers.lanes, budget, oc_blocks=MATMUL_VECTORS,
+                                          whole_blocks=False))
     raise ValueError(f"no CPU schedule knobs for {kind!r} kernels; kinds with knobs: {', '.join(KNOBS)}")
 
 

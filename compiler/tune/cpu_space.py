@@ -16,7 +16,7 @@ from .errors import TuningError
 
 MAX_NCHW_OC_TILE = 16
 MAX_DENSE_COLUMNS = 8
-MATMUL_VECTORS = (1, 2, 3)
+MATMUL_TUNED_VECTORS = (1, 2, 3)
 # The fastest register tiles of ResNet-18's convolutions on a Zen 5 hold 8 to 24 accumulators
 # (benchmarks/tune_cpu.py): twice the FMA pipeline's chains, with registers left for operands.
 GOOD_ACCUMULATORS = 2 * MIN_ACCUMULATORS
@@ -47,7 +47,7 @@ def _candidates(kind: str, dims: dict) -> list:
         n = dims["columns"]
         return [DenseKnobs(c) for c in range(1, min(n, MAX_DENSE_COLUMNS) + 1) if n % c == 0]
     if kind == "matmul":
-        return [MatmulKnobs(t, v) for v in MATMUL_VECTORS
+        return [MatmulKnobs(t, v) for v in MATMUL_TUNED_VECTORS
                 for t in range(1, min(dims["rows"], MAX_ACCUMULATORS // v) + 1)]
     raise TuningError(f"{kind} kernels have no CPU schedule knobs")
 

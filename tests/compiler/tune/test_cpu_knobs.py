@@ -185,3 +185,20 @@ def test_a_target_names_its_vector_registers():
     assert Target("x86_64-unknown-linux-gnu", "znver3", "+avx2,-avx512f").vector_registers == 16
     assert Target("aarch64-linux-gnu").vector_registers == 32
     assert Target("armv7a-linux-gnueabihf").vector_registers == 16
+
+
+@pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda r: f"{r.vectors}x{r.lanes}")
+@pytest.mark.parametrize("rows, columns", [(197, 16), (197, 197), (197, 64), (5, 37), (1, 8), (64, 3)])
+def test_the_default_matmul_tile_keeps_a_quarter_of_the_registers_free(registers, rows, columns):
+    knobs = default_knobs("matmul", {"rows": rows, "columns": columns}, registers)
+    assert knobs_problem("matmul", {"rows": rows, "columns": columns}, knobs) is None
+    assert knobs.vectors in (1, 2) and knobs.vectors <= -(-columns // registers.lanes)
+    assert tile_registers(knobs.row_tile, knobs.vectors, 1) <= registers.vectors * 3 // 4
+
+
+def test_attention_takes_two_column_vectors_and_a_linear_layer_long_rows():
+    """ViT-Tiny on AVX-512: q k^T over 197 keys 7 x 2, a linear layer's 16-column blocks 14 x 1
+    (the fastest of the tiles measured on a Zen 5)."""
+    avx512 = RegisterFile(32, 16)
+    assert default_knobs("matmul", {"rows": 197, "columns": 197}, avx512) == MatmulKnobs(7, 2)
+    assert default_knobs("matmul", {"rows": 197, "columns": 16}, avx512) == MatmulKnobs(14, 1)
