@@ -92,6 +92,10 @@ def _matmul(node: Node, ins, graph):
     return [topi.matmul(ins[0], ins[1])]
 
 
+def _matmul_panels(node: Node, ins, graph):
+    return [topi.matmul_panels(ins[0], ins[1])]
+
+
 def _layout(node: Node) -> str:
     return "NCHWc" if node.op.endswith("NCHWc") else "NCHW"
 
@@ -283,7 +287,7 @@ RULES = {
     "ConvNCHWc": _conv_nchwc, "ConvWinogradNCHWc": _conv_winograd_nchwc,
     "LayoutPack": lambda n, ins, g: [topi.nchw_to_nchwc(ins[0], n.attrs["block"])],
     "LayoutUnpack": lambda n, ins, g: [topi.nchwc_to_nchw(ins[0])],
-    "Conv": _conv, "Gemm": _gemm, "BatchNormalization": _batch_norm, "MatMul": _matmul,
+    "Conv": _conv, "Gemm": _gemm, "BatchNormalization": _batch_norm, "MatMul": _matmul, "MatMulPanels": _matmul_panels,
     "MaxPool": _pool, "AveragePool": _pool,
     "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,
     "MaxPoolNCHWc": _pool, "AveragePoolNCHWc": _pool,

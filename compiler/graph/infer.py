@@ -211,6 +211,12 @@ def _rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
         return [_gemm_shape(node, x, ins[1], arg(2))]
     if op == "MatMul":
         return [TensorType(_matmul_shape(node, x.shape, ins[1].shape), x.dtype)]
+    if op == "MatMulPanels":       # x [rows, K], weight [N / P, K, P] -> [rows, N]
+        w = ins[1].shape
+        if len(x.shape) != 2 or len(w) != 3 or x.shape[1] != w[1]:
+            raise InvalidModelError(f"{node.describe()}: {list(x.shape)} @ panels {list(w)}: expected [rows, K] and "
+                             "[N / P, K, P]")
+        return [TensorType((x.shape[0], w[0] * w[2]), x.dtype)]
     if op == "QLinearMatMul":
         return [TensorType(_matmul_shape(node, x.shape, ins[3].shape), ins[7].dtype)]
     if op == "Softmax":
@@ -245,7 +251,7 @@ def _internal_rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
         sizes = [pool_output_size(x.shape[2 + i], w6[2 + i], a["strides"][i], a["pads"][i],
                                   a["pads"][2 + i], a["dilations"][i]) for i in range(2)]
         return [TensorType((x.shape[0], w6[0], *sizes, w6[-1]), x.dtype)]
-    if op == "ConvWinogradNCHWc":   # weight [4, 4, O/ob, I/cb, cb, ob]: a 3x3 filter, stride 1
+    if op == "ConvWinogradNCHWc":   # weight [alpha, alpha, O/ob, I/cb, cb, ob]: a 3x3 filter, stride 1
         u, p = ins[1].shape, node.attrs["pads"]
         sizes = [x.shape[2 + i] + p[i] + p[2 + i] - 2 for i in range(2)]
         return [TensorType((x.shape[0], u[2], *sizes, u[-1]), x.dtype)]

@@ -65,6 +65,17 @@ def matmul(a, b, out_dtype=None):
     return te.compute(tuple(batch) + (m, n), f, name="matmul", tag=tags.MATMUL)
 
 
+def matmul_panels(a, w):
+    """a [rows, K] @ w stored as [N / P, K, P] panels (each P-column slice of the weight
+    contiguous) -> [rows, N]: the matmul schedule's column vectors read whole panel rows."""
+    (m, k), (panels, k2, width) = a.shape, w.shape
+    if k != k2:
+        raise ValueError(f"matmul_panels: {list(a.shape)} @ panels {list(w.shape)}: inner dimensions differ")
+    r = te.reduce_axis((0, k), "k")
+    return te.compute((m, panels * width), lambda i, j: te.sum(a(i, r.var) * w(j // width, r.var, j % width), axis=r),
+                      name="matmul", tag=tags.MATMUL)
+
+
 def _spatial(x, layout):
     """(H, W) and a function (batch/channel indices, y, x) -> full index, for a layout."""
     if layout == "NCHW":

@@ -167,6 +167,13 @@ def _matmul(inputs, attrs):
     return [np.matmul(inputs[0], inputs[1])]
 
 
+def _matmul_panels(inputs, attrs):
+    """x [rows, K] @ w, w stored as [N / P, K, P] panels of P columns -> [rows, N]."""
+    x, w = inputs
+    panels, k, width = w.shape
+    return [np.matmul(x, w.transpose(1, 0, 2).reshape(k, panels * width))]
+
+
 def _batch_norm(inputs, attrs):
     x, scale, bias, mean, var = inputs[:5]
     shape = (1, -1) + (1,) * (x.ndim - 2)
@@ -332,6 +339,7 @@ OPS = {
     "ConvTranspose": _conv_transpose,
     "Gemm": _gemm,
     "MatMul": _matmul,
+    "MatMulPanels": _matmul_panels,
     "BatchNormalization": _batch_norm,
     "MaxPool": _max_pool,
     "AveragePool": _avg_pool,

@@ -9,9 +9,9 @@ micro-kernel: a few rows times a vector of columns, broadcast-FMAs over K).
   residual) run on [rows, N], and the chain's result is viewed back under its own name. A
   batched kernel would tile each M separately (a ViT's [N, 1, D] activation: rows of one).
 - The weight is stored as [N / PANEL, K, PANEL] panels, each read contiguously, where the
-  columns make whole panels: the MatMul is then the batched [rows, K] @ [N / PANEL, K, PANEL]
-  -> [N / PANEL, rows, PANEL], its chain takes only constants (reordered the same way), and a
-  Transpose puts the rows back together (a residual is added after it).
+  columns make whole panels: the MatMul becomes MatMulPanels, [rows, K] @ panels -> [rows, N]
+  (its kernel's column vectors read panel rows), and its chain, a residual included, runs on
+  [rows, N] as the plain form's does.
 - Gemm with a constant weight (canonicalize_gemm's [N, K], transB=1) and at least MIN_ROWS
   rows becomes MatMul by the weight transposed at compile time, plus the bias Add. A Gemm of
   fewer rows (a classifier's one) keeps dense's dot-product schedule, which reads the
@@ -73,19 +73,6 @@ def _row_operand(graph: Graph, name: str, shape: tuple, rows: int, views: list, 
     return view
 
 
-def _panel_operand(graph: Graph, name: str, n: int) -> str | None:
-    """`name` as an operand of the chain's [N / PANEL, rows, PANEL] form: a scalar, or a
-    constant of the N columns (reordered to [N / PANEL, 1, PANEL]); None for anything else."""
-    value = graph.constants.get(name)
-    if value is None:
-        return None
-    if value.size == 1:
-        return name
-    if value.ndim and value.shape[-1] == n and math.prod(value.shape[:-1]) == 1:
-        return graph.add_constant(f"{name}@panels", value.reshape(n // PANEL, 1, PANEL))
-    return None
-
-
 def _next_op(graph: Graph, consumers: dict, tail: str) -> Node | None:
     """The elementwise op fusion would add to the chain ending in `tail`: its only reader."""
     users = consumers.get(tail, [])
@@ -109,11 +96,9 @@ def _flatten(graph: Graph, node: Node, consumers: dict, defined: set, done: set)
     if len(xt.shape) == 2 and not panels:
         return None
     shape = graph.types[node.outputs[0]].shape
-    inner = (n // PANEL, rows, PANEL) if panels else (rows, n)
 
     def as_inner(name: str) -> str:
-        stem = f"{name}@{'panels' if panels else 'rows'}"
-        return graph.add_tensor(stem, TensorType(inner, graph.types[name].dtype))
+        return graph.add_tensor(f"{name}@rows", TensorType((rows, n), graph.types[name].dtype))
 
     out = []
     if len(xt.shape) > 2:
@@ -126,11 +111,11 @@ def _flatten(graph: Graph, node: Node, consumers: dict, defined: set, done: set)
             weight.reshape(k, n // PANEL, PANEL).transpose(1, 0, 2)))
     tail = node.outputs[0]
     tail2 = as_inner(tail)
-    chain = [Node("MatMul", node.name, [x, w], [tail2])]
+    chain = [Node("MatMulPanels" if panels else "MatMul", node.name, [x, w], [tail2])]
     while (nxt := _next_op(graph, consumers, tail)) is not None:
         views: list[Node] = []
-        operands = [tail2 if name == tail else "" if not name else _panel_operand(graph, name, n) if panels
-                    else _row_operand(graph, name, shape, rows, views, defined) for name in nxt.inputs]
+        operands = [tail2 if name == tail else "" if not name else
+                    _row_operand(graph, name, shape, rows, views, defined) for name in nxt.inputs]
         if any(o is None for o in operands):
             break
         done.add(id(nxt))
@@ -139,11 +124,6 @@ def _flatten(graph: Graph, node: Node, consumers: dict, defined: set, done: set)
         tail2 = as_inner(tail)
         chain.append(Node(nxt.op, nxt.name, operands, [tail2], dict(nxt.attrs)))
     out.extend(chain)
-    if panels:     # [N / PANEL, rows, PANEL] -> [rows, N / PANEL, PANEL]: the rows' layout
-        rowwise = graph.add_tensor(f"{tail}@unpanel",
-                                   TensorType((rows, n // PANEL, PANEL), graph.types[tail].dtype))
-        out.append(Node("Transpose", f"{tail}.unpanel", [tail2], [rowwise], {"perm": [1, 0, 2]}))
-        tail2 = rowwise
     out.append(Node("Reshape", f"{tail}.unrows", [tail2], [tail], {"shape": list(shape)}))
     return out
 

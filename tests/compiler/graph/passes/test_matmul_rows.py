@@ -101,12 +101,12 @@ def test_layout_false_leaves_matmuls_alone(rng):
 
 @pytest.mark.parametrize("shape", [(2, 3, 20), (6, 20)], ids=["tokens", "rows"])
 def test_a_weight_of_whole_panels_is_read_in_panels(shape, rng):
-    """48 columns: the weight becomes [3, K, 16] panels, the bias [3, 1, 16], the product
-    [3, rows, 16]; a Transpose puts the rows back together, and the residual (a runtime
-    tensor) is added after it."""
+    """48 columns: the weight becomes [3, K, 16] panels and the MatMul MatMulPanels, whose
+    product is the plain [rows, 48]: its chain, the residual (a runtime tensor) included, fuses
+    with it as the plain form's does, and no Transpose puts rows back together."""
     m, feeds = _linear_block(rng, shape, 48, (48,))
     g = _check(m, feeds)
-    fused = next(n for n in g.nodes if n.attrs.get("pattern") == "MatMul+Add")
-    assert g.types[fused.outputs[0]].shape == (3, 6, 16)
+    fused = next(n for n in g.nodes if n.attrs.get("pattern") == "MatMulPanels+Add+Add+Relu")
+    assert g.types[fused.outputs[0]].shape == (6, 48)
     assert g.types[fused.body[0].inputs[1]].shape == (3, 20, 16)
-    assert patterns(g)[-3:] == ["Transpose", "Reshape", "Add+Relu"]
+    assert "Transpose" not in patterns(g)
