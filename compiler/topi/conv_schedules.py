@@ -183,6 +183,18 @@ def _schedule_matmul(s, a: Anchor, knobs, target):
     return {out, acc}
 
 
+def _half_transform_at(half, parent, axis):
+    """A transform's first half ([n, block, tile row, i, j, tile column, lane]) in registers,
+    one tile at a time inside `parent`'s loop `axis`: its i x j values unrolled, lanes a vector."""
+    half.set_scope("local")
+    half.compute_at(parent, axis)
+    n, block, ty, i, j, tx, lane = half.axis
+    half.reorder(n, block, ty, tx, i, j, lane)
+    half.unroll(i)
+    half.unroll(j)
+    half.vectorize(lane)
+
+
 def _schedule_winograd(s, a: Anchor, knobs, target):
     """conv2d_nchwc_winograd. Large images: per row of output tiles (the parallel loop) the
     input transform V and the GEMM M of that row only, so both stay in cache. Small images
@@ -214,13 +226,7 @@ def _schedule_winograd(s, a: Anchor, knobs, target):
     out.unroll(ohi)
     out.unroll(owi)
     out.vectorize(oci)
-    half_out.set_scope("local")
-    half_out.compute_at(out, owo)
-    hn, ho, hty, he, hx, htx, hoc = half_out.axis
-    half_out.reorder(hn, ho, hty, htx, he, hx, hoc)
-    half_out.unroll(he)
-    half_out.unroll(hx)
-    half_out.vectorize(hoc)
+    _half_transform_at(half_out, out, owo)
 
     vn, vc, vty, ve, vu, vtx, vci = v.axis
     v.reorder(vn, vc, vty, vtx, ve, vu, vci)
@@ -232,13 +238,7 @@ def _schedule_winograd(s, a: Anchor, knobs, target):
     v.unroll(ve)
     v.unroll(vu)
     v.vectorize(vci)
-    half_in.set_scope("local")
-    half_in.compute_at(v, vtx)
-    hn, hc, hty, hr, hu, htx, hci = half_in.axis
-    half_in.reorder(hn, hc, hty, htx, hr, hu, hci)
-    half_in.unroll(hr)
-    half_in.unroll(hu)
-    half_in.vectorize(hci)
+    _half_transform_at(half_in, v, vtx)
 
     mn, mo, mty, me, mu, mtx, moc = m.axis
     moo, moi = m.split(mo, knobs.oc_blocks)
