@@ -4,10 +4,11 @@ transformers (tests/e2e/transformer_builders.py): ViT-Tiny (batch 1, 224x224, 12
 the BERT-style encoder at the builder's default small config (batch 1, 32 tokens, hidden 128,
 2 layers, 2 heads; inputs input_ids and attention_mask from bert_feeds, half the tokens padded).
 
-    python benchmarks/e2e_cpu.py [--repeat N] [--json] [--contended]
+    python benchmarks/e2e_cpu.py [--repeat N] [--json] [--contended] [--results FILE]
 
 With --json the last line is one JSON object (ratios are ours / onnxruntime at 2 threads:
-resnet18_, mobilenetv2_, vit_tiny_ and bert_ratio_vs_ort).
+resnet18_, mobilenetv2_, vit_tiny_ and bert_ratio_vs_ort). --results FILE also saves it with
+this host (README's span: benchmarks/results/e2e_cpu.json).
 
 --contended also measures all four contestants (ours and onnxruntime, 1 and 2 threads) while
 another process spins on one core (a child started and stopped here, pinned to the last CPU
@@ -33,6 +34,7 @@ import numpy as np
 
 from interleave import interleaved_median_ms
 from ort_peer import ort_session
+from results_file import save
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MIN_TIME_S = 0.5
@@ -152,6 +154,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--contended", action="store_true",
                         help="also measure while another process spins on one core")
+    parser.add_argument("--results", metavar="FILE", help="also save the figures there, with this host")
     args = parser.parse_args(argv)
     builders = _builders()
     transformers = _transformer_builders()
@@ -176,6 +179,8 @@ def main(argv=None) -> int:
         summary.update(print_contended([r for r in rows if "contended" in r]))
     if args.json or args.contended:
         print(json.dumps(summary))
+    if args.results:
+        save(args.results, summary)
     return 0
 
 

@@ -181,8 +181,18 @@ def _remote_tls(r: dict) -> str:
             "(`benchmarks/remote_tls.py`)")
 
 
+def _e2e_cpu(r: dict) -> str:
+    rows = {row["model"]: row for row in r["rows"]}
+    parts = [f"{label} {r[f'{key}_ratio_vs_ort']:.2f}x ({rows[key]['vdla_ms_2t']:.2f} against "
+             f"{rows[key]['ort_ms_2t']:.2f} ms)" for key, label in
+             (("resnet18", "ResNet-18"), ("mobilenetv2", "MobileNetV2"), ("vit_tiny", "ViT-Tiny"),
+              ("bert", "the BERT-style encoder"))]
+    return (", ".join(parts[:-1]) + f" and {parts[-1]} onnxruntime's time with 2 threads on {r['host']} "
+            "(`benchmarks/e2e_cpu.py`)")
+
+
 # span name -> its rendering from the saved results of the benchmark the name starts with
-SPANS = {"remote_tls": _remote_tls, "vta_compat": _vta_compat,
+SPANS = {"remote_tls": _remote_tls, "vta_compat": _vta_compat, "e2e_cpu": _e2e_cpu,
          "dse_resnet18.table": _dse_clock_table, "dse_resnet18.front": _dse_front,
          "dse_kv260.table": _dse_table, "dse_kv260.fastest": _dse_fastest,
          "dse_aup_zu3.table": _dse_table, "dse_aup_zu3.fastest": _dse_fastest,
