@@ -1,0 +1,52 @@
+"""qlinear_matmul_as_conv (vdla.compiler.graph.passes.quantized_matmul): QLinearMatMul by a
+constant int8 weight runs as the int8 blocked 1x1 convolution (kernels, no host step), equal to
+onnxruntime's QLinearMatMul; what the convolution cannot take stays a QLinearMatMul."""
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from vdla.compiler.compile_model import compile_model
+from vdla.driver.executor import Executor
+
+from ..onnx_graphs import const, onnx_model, onnxruntime_outputs, tensor
+
+
+def _qlinear_matmul(rng, a_shape, n, out_dtype=TensorProto.UINT8, w_scale_shape=(), a_zero=3, w_zero=0):
+    k = a_shape[-1]
+    out_np = np.uint8 if out_dtype == TensorProto.UINT8 else np.int8
+    inits = [const("w", rng.integers(-128, 128, (k, n)).astype(np.int8)),
+             const("as", np.float32(0.02)), const("az", np.uint8(a_zero)),
+             const("ws", rng.uniform(0.005, 0.02, w_scale_shape).astype(np.float32)),
+             const("wz", np.full(w_scale_shape, w_zero, np.int8)),
+             const("ys", np.float32(0.6)), const("yz", out_np(5))]
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "w", "ws", "wz", "ys", "yz"], ["y"])
+    out_shape = (*a_shape[:-1], n)
+    model = onnx_model([node], [tensor("a", a_shape, TensorProto.UINT8)], [tensor("y", out_shape, out_dtype)], inits)
+    return model, {"a": rng.integers(0, 256, a_shape).astype(np.uint8)}
+
+
+@pytest.mark.parametrize("a_shape, n, out_dtype, w_scale_shape", [
+    ((197, 192), 64, TensorProto.UINT8, ()),            # ViT's tokens: a prime row count
+    ((2, 24, 32), 48, TensorProto.UINT8, (48,)),         # batched rows, per-column weight scales
+    ((16, 8), 16, TensorProto.UINT8, ()),
+], ids=["tokens", "batched_per_column", "small"])
+def test_a_qlinear_matmul_runs_as_the_int8_conv_and_equals_onnxruntime(a_shape, n, out_dtype, w_scale_shape, rng):
+    model, feeds = _qlinear_matmul(rng, a_shape, n, out_dtype, w_scale_shape)
+    artifact = compile_model(model)
+    steps = artifact.plan.steps
+    assert "host" not in [s.kind for s in steps]
+    assert any("QConvNCHWcInt8" in s.op for s in steps)
+    got = Executor(artifact).run(feeds)["y"]
+    want = onnxruntime_outputs(model, feeds)[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    # the requantization rounds in float32 like onnxruntime's; a tie may round the other way
+    assert np.abs(got.astype(np.int32) - want.astype(np.int32)).max() <= 1
+
+
+@pytest.mark.parametrize("n, w_zero", [(40, 0), (32, 1)], ids=["columns_not_blocks", "weight_zero_point"])
+def test_what_the_conv_cannot_take_stays_a_qlinear_matmul(n, w_zero, rng):
+    model, feeds = _qlinear_matmul(rng, (8, 16), n, w_zero=w_zero)
+    artifact = compile_model(model)
+    assert [s.op for s in artifact.plan.steps] == ["QLinearMatMul"]
+    got = Executor(artifact).run(feeds)["y"]
+    assert np.abs(got.astype(np.int32) - onnxruntime_outputs(model, feeds)[0].astype(np.int32)).max() <= 1
