@@ -228,6 +228,10 @@ def _qconv_int8(node: Node, ins, graph):
     return [topi.conv2d_nchwc_int8(x, ins[1], strides=a["strides"], pads=0, dilations=a["dilations"])]
 
 
+def _qmatmul_int8(node: Node, ins, graph):
+    return [topi.matmul_int8_panels(ins[0], ins[1])]
+
+
 def _requantize_channels(node: Node, ins, graph):
     """saturate(round((acc + correction) * multiplier) + zero_point), in float32."""
     acc, correction, multiplier = ins[:3]
@@ -282,7 +286,7 @@ def _where(node: Node, ins, graph):
 
 RULES = {
     "Resize": lambda n, ins, g: [resize_nchw(ins[0], n.attrs)],
-    "QConvNCHWcInt8": _qconv_int8, "RequantizeChannels": _requantize_channels,
+    "QConvNCHWcInt8": _qconv_int8, "QMatMulInt8": _qmatmul_int8, "RequantizeChannels": _requantize_channels,
     "QuantizeLinear": _quantize, "DequantizeLinear": _dequantize,
     "ConvNCHWc": _conv_nchwc, "ConvWinogradNCHWc": _conv_winograd_nchwc,
     "LayoutPack": lambda n, ins, g: [topi.nchw_to_nchwc(ins[0], n.attrs["block"])],

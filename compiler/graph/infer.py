@@ -268,6 +268,12 @@ def _internal_rule(graph: Graph, node: Node, ins: list) -> list[TensorType]:
         sizes = [pool_output_size(x.shape[2 + i], w7[2 + i], a["strides"][i], a["pads"][i],
                                   a["pads"][2 + i], a["dilations"][i]) for i in range(2)]
         return [TensorType((x.shape[0], w7[0], *sizes, w7[5]), "int32")]
+    if op == "QMatMulInt8":         # uint8 [rows, K] x int8 [N/16, K/4, 16, 4] -> int32 [rows, N/16, 16]
+        w4 = ins[1].shape
+        if len(x.shape) != 2 or len(w4) != 4 or x.shape[1] != w4[1] * w4[3]:
+            raise InvalidModelError(f"{node.describe()}: {list(x.shape)} @ int8 panels {list(w4)}: expected "
+                                    "[rows, K] and [N/16, K/4, 16, 4]")
+        return [TensorType((x.shape[0], w4[0], w4[2]), "int32")]
     if op == "RequantizeChannels":
         return [TensorType(x.shape, node.attrs["dtype"])]
     if op == "Fused" or op in vdla_ops.SEMANTICS:   # typed when made (vdla.compiler.vdla.quantize)

@@ -18,7 +18,7 @@ PIPELINE = (
     ("transposes_as_views", passes.transposes_as_views),  # moving only size-1 axes: a Reshape
     ("flatten_matmul_rows", passes.flatten_matmul_rows),  # a linear layer: one GEMM, weight in panels
     ("pack_conv_layout", passes.pack_conv_layout),     # NCHWc: a channel block per vector
-    ("qlinear_matmul_as_conv", passes.qlinear_matmul_as_conv),  # by a constant weight: a 1x1 QLinearConv
+    ("pack_quantized_matmul", passes.pack_quantized_matmul),  # QLinearMatMul -> uint8 x int8 panels
     ("pack_quantized_conv", passes.pack_quantized_conv),  # QLinearConv -> uint8 x int8 NCHWc
     ("eliminate_dead_code_after_layout", passes.eliminate_dead_code),
     ("fuse_operators", passes.fuse_operators),
@@ -26,7 +26,7 @@ PIPELINE = (
 )
 
 # the passes that put tensors and weights in the CPU kernels' forms (layout=False: not these)
-_CPU_LAYOUT = ("transposes_as_views", "flatten_matmul_rows", "pack_conv_layout", "qlinear_matmul_as_conv",
+_CPU_LAYOUT = ("transposes_as_views", "flatten_matmul_rows", "pack_conv_layout", "pack_quantized_matmul",
                "pack_quantized_conv")
 
 

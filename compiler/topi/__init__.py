@@ -11,7 +11,7 @@ from .transform import (pad, reshape, flatten, transpose, concat, strided_slice,
                         nchw_to_nchwc, nchwc_to_nchw, squeeze, expand_dims, take)
 from .conv import (conv2d_nchw, conv2d_nchwc, depthwise_conv2d_nchwc, pack_weight_nchwc,
                    pack_depthwise_weight_nchwc, conv2d_int8,
-                   conv2d_nchwc_int8, pack_weight_nchwc_int8)
+                   conv2d_nchwc_int8, pack_weight_nchwc_int8, matmul_int8_panels)
 from .nn import (dense, matmul, matmul_panels, max_pool2d, avg_pool2d, global_avg_pool2d, global_max_pool2d,
                  softmax, batch_norm_inference)
 from .winograd import conv2d_nchwc_winograd

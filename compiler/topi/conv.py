@@ -164,6 +164,24 @@ def conv2d_nchwc_int8(data, weight, strides=1, pads=0, dilations=1):
                       attrs={"strides": (sh, sw)})
 
 
+def matmul_int8_panels(data, weight):
+    """uint8 [rows, K] x int8 [N/16, K/4, 16, 4] (four consecutive k innermost) -> int32
+    [rows, N/16, 16]: the int8 blocked convolution's dot products with rows for pixels (a 1x1
+    convolution of an NHWC image), written in the rows' own layout."""
+    rows, k = data.shape
+    nb, kq, lanes, four = weight.shape
+    if data.dtype != "uint8" or weight.dtype != "int8":
+        raise TypeError(f"matmul_int8_panels: expected uint8 data and int8 weights, got {data.dtype}, {weight.dtype}")
+    if (kq * four, lanes, four) != (k, 16, 4):
+        raise ValueError(f"matmul_int8_panels: weight {list(weight.shape)} does not match data {list(data.shape)}; "
+                         f"expected [N/16, {k // 4}, 16, 4]")
+    kqo = te.reduce_axis((0, kq), "kq")
+    k4 = te.reduce_axis((0, 4), "k4")
+    return te.compute((rows, nb, 16), lambda m, o, oi: te.sum(
+        te.cast("int32", data(m, kqo.var * 4 + k4.var)) * te.cast("int32", weight(o, kqo.var, oi, k4.var)),
+        axis=[kqo, k4]), name="matmul_int8_panels", tag=tags.MATMUL_INT8)
+
+
 def pack_weight_nchwc_int8(weight, cb):
     """[OC, C, KH, KW] int8 -> [OC/16, C/cb, KH, KW, cb/4, 16, 4] (for conv2d_nchwc_int8)."""
     oc, c, kh, kw = weight.shape

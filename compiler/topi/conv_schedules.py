@@ -84,6 +84,41 @@ def _schedule_blocked_conv(s, a: Anchor, knobs, target):
     return {out, acc}
 
 
+def _local_accumulator(s, a: Anchor):
+    """The anchor's accumulators in registers: a local copy when the anchor is the group's
+    output, else the anchor itself (its epilogue is the output)."""
+    if a.out is a.anchor:
+        return s[s.cache_write(s.outputs[0], "local")]
+    a.anchor.set_scope("local")
+    return a.anchor
+
+
+def _schedule_matmul_int8(s, a: Anchor, knobs, target):
+    """uint8 x int8 panels: the int8 convolution's micro-kernel with rows for pixels, a register
+    tile of row_tile rows x oc_blocks 16-column blocks, one vpdpbusd per row, block and 4 k
+    (VNNI; else a vector of 16 lanes); parallel over column groups and row tiles."""
+    out, acc = a.out, _local_accumulator(s, a)
+    m, o, lane = out.axis
+    mo, mi = out.split(m, knobs.row_tile)
+    oo, oi = out.split(o, knobs.oc_blocks)
+    out.reorder(oo, mo, oi, mi, lane)
+    tile = out.fuse(oo, mo)
+    out.parallel(tile)
+    out.vectorize(lane)
+    acc.compute_at(out, tile)
+    am, ao, alane = acc.axis
+    kq, k4 = acc.reduce_axis
+    acc.reorder(kq, ao, am, alane, k4)
+    acc.unroll(ao)
+    acc.unroll(am)
+    from ..intrin.cpu import has_vnni, int8_dot_16x4
+    if has_vnni(target):
+        acc.tensorize(alane, int8_dot_16x4())
+    else:
+        acc.vectorize(alane)
+    return {out, acc}
+
+
 def _vector_width(extent, lanes):
     """A vector width for the output-width loop: the whole row if it fits in one vector,
     else the widest power of two up to `lanes` dividing it (None: leave it scalar)."""
@@ -157,12 +192,7 @@ def _schedule_matmul(s, a: Anchor, knobs, target):
     row_tile rows x `vectors` column vectors of accumulators, each step one broadcast of
     x[row, k] and one vector load of w[k, columns] per vector. Parallel over the batch and
     row tiles; a column tail (197 attention keys) is the partitioned last tile."""
-    mm, out = a.anchor, a.out
-    if out is mm:
-        acc = s[s.cache_write(s.outputs[0], "local")]
-    else:
-        acc = mm
-        acc.set_scope("local")
+    out, acc = a.out, _local_accumulator(s, a)
     lanes = target.vector_lanes(32) if target is not None else 4
     while lanes > 4 and lanes > a.dims["columns"]:
         lanes //= 2
@@ -288,6 +318,11 @@ def find_anchor(s, outputs) -> Anchor | None:
         return Anchor("conv2d_nchwc_winograd", out, m,
                       {"tiles_h": tiles_h, "tiles_w": tiles_w, "out_blocks": blocks, "block": block},
                       {"input": by_tag[tags.WINOGRAD_INPUT]})
+    int8_matmuls = [st for st in s.stages if st.op.tag == tags.MATMUL_INT8 and st.reduce_axis]
+    if len(int8_matmuls) == 1 and tuple(out.op.shape) == tuple(int8_matmuls[0].op.shape) \
+            and (out is int8_matmuls[0] or int8_matmuls[0].attach == "root"):
+        rows, blocks, block = int8_matmuls[0].op.shape
+        return Anchor("matmul_int8", out, int8_matmuls[0], {"out_w": rows, "out_blocks": blocks, "block": block})
     convs = [st for st in s.stages if st.op.tag in _CONV_KINDS and st.reduce_axis]
     if len(convs) != 1:
         return None
@@ -304,7 +339,7 @@ def find_anchor(s, outputs) -> Anchor | None:
 _SCHEDULES = {"conv2d_nchwc": _schedule_blocked_conv, "conv2d_nchwc_int8": _schedule_blocked_conv,
               "depthwise_conv2d_nchwc": _schedule_blocked_conv, "conv2d_nchw": _schedule_nchw_conv,
               "conv2d_nchwc_winograd": _schedule_winograd, "dense": _schedule_dense,
-              "matmul": _schedule_matmul}
+              "matmul": _schedule_matmul, "matmul_int8": _schedule_matmul_int8}
 
 
 def try_schedule_anchor(s, outputs, target, knobs=None):

@@ -5,6 +5,7 @@ a kernel (the schedule refuses knobs that do not, naming the knob and what fits)
 Kinds and what their knobs shape:
 - conv2d_nchwc, conv2d_nchwc_int8 (DirectConvKnobs): the register tile of the direct
   convolution, `row_tile` output pixels of one row times `oc_blocks` output-channel blocks;
+- matmul_int8 (DirectConvKnobs): the same tile of the uint8 x int8 matmul, rows for pixels;
 - depthwise_conv2d_nchwc (DepthwiseConvKnobs): the same tile, and whether the padded input
   is read through masked loads (`inline_pad`) instead of a padded copy;
 - conv2d_nchwc_winograd (WinogradKnobs): the whole-image or per-row-of-tiles structure and
@@ -132,7 +133,7 @@ class MatmulKnobs:
         _positive(self, "row_tile", "vectors")
 
 
-KNOBS = {"conv2d_nchwc": DirectConvKnobs, "conv2d_nchwc_int8": DirectConvKnobs,
+KNOBS = {"conv2d_nchwc": DirectConvKnobs, "conv2d_nchwc_int8": DirectConvKnobs, "matmul_int8": DirectConvKnobs,
          "depthwise_conv2d_nchwc": DepthwiseConvKnobs, "conv2d_nchwc_winograd": WinogradKnobs,
          "conv2d_nchw": NchwConvKnobs, "dense": DenseKnobs, "matmul": MatmulKnobs}
 
@@ -195,7 +196,7 @@ def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, 
 def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGISTERS):
     """The schedule vdla compiles without a tuning record, for a target with `registers`
     (RegisterFile.of(target))."""
-    if kind in ("conv2d_nchwc", "conv2d_nchwc_int8"):
+    if kind in ("conv2d_nchwc", "conv2d_nchwc_int8", "matmul_int8"):
         # the int8 dot product is tensorized over whole tiles (no tail): a divisor of the row,
         # however small, beats the host step a tail would leave (a 17-pixel row: 1-pixel tiles)
         return DirectConvKnobs(*register_tile(dims["out_w"], dims["out_blocks"], dims["block"], registers,
@@ -232,7 +233,7 @@ def knobs_problem(kind: str, dims: dict, knobs) -> str | None:
         return f"row_tile {knobs.row_tile} exceeds the {dims[width]} {unit} of a {whole}"
     if isinstance(knobs, MatmulKnobs) and knobs.row_tile * knobs.vectors > MAX_ACCUMULATORS:
         return f"a {knobs.row_tile} x {knobs.vectors} register tile holds more than {MAX_ACCUMULATORS} accumulators"
-    if kind == "conv2d_nchwc_int8" and dims["out_w"] % knobs.row_tile:
+    if kind in ("conv2d_nchwc_int8", "matmul_int8") and dims["out_w"] % knobs.row_tile:
         # the int8 dot-product instruction is tensorized over whole tiles: a tail needs bounds checks
         return (f"row_tile {knobs.row_tile} does not divide the {dims['out_w']} pixels of a row (int8 tiles have no "
                 "tail)")

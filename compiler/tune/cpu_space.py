@@ -32,7 +32,7 @@ def _tiles(width: int, blocks_total: int):
 
 
 def _candidates(kind: str, dims: dict) -> list:
-    if kind in ("conv2d_nchwc", "conv2d_nchwc_int8"):
+    if kind in ("conv2d_nchwc", "conv2d_nchwc_int8", "matmul_int8"):
         return [DirectConvKnobs(t, b) for t, b in _tiles(dims["out_w"], dims["out_blocks"])]
     if kind == "depthwise_conv2d_nchwc":
         return [DepthwiseConvKnobs(t, b, pad) for pad in (True, False)

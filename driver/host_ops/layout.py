@@ -74,6 +74,21 @@ def _qconv_nchwc_int8(inputs, attrs):
     return [pack(acc.astype(np.int32), w7.shape[5])]
 
 
+def pack_matmul_weight_int8(w: np.ndarray) -> np.ndarray:
+    """[K, N] int8 -> [N/16, K/4, 16, 4]: for each 16 columns, four consecutive k innermost (the
+    vpdpbusd operand, as pack_weight_int8's)."""
+    k, n = w.shape
+    return np.ascontiguousarray(w.reshape(k // 4, 4, n // 16, 16).transpose(2, 0, 3, 1))
+
+
+def _qmatmul_int8(inputs, attrs):
+    """int32 accumulators [rows, N/16, 16] of uint8 [rows, K] x int8 panels [N/16, K/4, 16, 4]."""
+    a, w4 = inputs[0], inputs[1]
+    nb, kq, lanes, four = w4.shape
+    weight = w4.transpose(1, 3, 0, 2).reshape(kq * four, nb * lanes).astype(np.int64)
+    return [(a.astype(np.int64) @ weight).astype(np.int32).reshape(a.shape[0], nb, lanes)]
+
+
 def _requantize_channels(inputs, attrs):
     """saturate(round((acc + correction) * multiplier) + zero_point), in float32 like the kernel."""
     acc, correction, multiplier = inputs[:3]
@@ -96,5 +111,6 @@ POOLS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
 OPS.update({f"{base}NCHWc": _packed_pool(base) for base in POOLS})
 OPS.update({
     "QConvNCHWcInt8": _qconv_nchwc_int8,
+    "QMatMulInt8": _qmatmul_int8,
     "RequantizeChannels": _requantize_channels,
 })

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..ir import Graph, Node
 
-ANCHORS = {"Conv", "ConvNCHWc", "ConvWinogradNCHWc", "QConvNCHWcInt8", "ConvTranspose", "Gemm", "MatMul", "MatMulPanels", "MaxPool", "AveragePool",
+ANCHORS = {"Conv", "ConvNCHWc", "ConvWinogradNCHWc", "QConvNCHWcInt8", "QMatMulInt8", "ConvTranspose", "Gemm", "MatMul", "MatMulPanels", "MaxPool", "AveragePool",
            "GlobalAveragePool", "GlobalMaxPool", "Softmax", "ReduceMean", "QLinearConv",
            "QLinearMatMul", "MaxPoolNCHWc", "AveragePoolNCHWc", "GlobalAveragePoolNCHWc",
            "GlobalMaxPoolNCHWc"}

@@ -1,15 +1,18 @@
-"""Pass: QLinearMatMul by a constant int8 weight -> the 1x1 QLinearConv it equals, so that
-pack_quantized_conv gives it the int8 blocked convolution (AVX-512 VNNI where the host has it)
-instead of a numpy host step (ViT-Tiny's 197x192 @ 192x768 layer: 36 ms against onnxruntime's
-0.28).
+"""Pass: QLinearMatMul by a constant int8 weight -> the uint8 x int8 matmul kernel (the int8
+convolution's VNNI micro-kernel with rows for pixels) plus a per-column requantize, instead of
+a numpy host step (ViT-Tiny's 197x192 @ 192x768 layer: 36 ms against onnxruntime's 0.05).
 
-An activation [..., M, K] is a [rows, K] matrix; transposed and seen as [1, K, 1, rows] it is an
-NCHW image of K channels and rows pixels, and [K, N] weights are N 1x1 filters. The result
-[1, N, 1, rows] is transposed back. The int8 convolution tiles a row by a divisor of its length
-(its dot products have no tail), so a row count without a divisor of at least MIN_TILE (ViT's
-197 tokens) is padded to a multiple of PAD_TO, the extra outputs sliced off. The conditions are pack_quantized_conv's: uint8 activations,
-int8 weights of zero point 0, per-tensor activation scales, channel counts it can block (N a
-multiple of 16, K of 4).
+With uint8 activations, int8 weights of zero point 0 and per-tensor activation scales,
+
+    y = saturate(round(sum((a - az) * w) * as * ws[n] / ys) + yz)
+      = saturate(round((sum(a * w) - az * sum(w[:, n])) * multiplier[n]) + yz),
+
+a uint8 x int8 dot product (vpdpbusd's operand types) and a per-column constant. The activation
+[..., M, K] is read as [rows, K] (an aliasing Reshape); the weight is packed at compile time to
+[N/16, K/4, 16, 4]; the result [rows, N/16, 16] is [rows, N] in memory. The kernel's dot
+products take whole row tiles, so a row count without a divisor of MIN_TILE..2*MIN_TILE (ViT's
+197 tokens) is padded to a multiple of PAD_TO, the extra rows sliced off. N must be a multiple
+of 16 and K of 4; anything else stays a QLinearMatMul.
 """
 from __future__ import annotations
 
@@ -17,66 +20,69 @@ import math
 
 import numpy as np
 
+from vdla.driver.host_ops.layout import pack_matmul_weight_int8
+
 from ..ir import Graph, Node, TensorType
 
 MIN_TILE, PAD_TO = 7, 8
-CONV_ATTRS = {"auto_pad": "NOTSET", "group": 1, "kernel_shape": [1, 1], "strides": [1, 1], "pads": [0, 0, 0, 0],
-              "dilations": [1, 1]}
 
 
-def _scalar_constant(graph: Graph, name: str) -> bool:
-    return bool(name) and name in graph.constants and graph.constants[name].size == 1
+def _scalar(graph: Graph, name: str):
+    if not name or name not in graph.constants or graph.constants[name].size != 1:
+        return None
+    return graph.constants[name].reshape(()).item()
 
 
-def _as_conv(graph: Graph, node: Node) -> list[Node] | None:
+def _rewrite(graph: Graph, node: Node) -> list[Node] | None:
     a, a_scale, a_zero, w, w_scale, w_zero, y_scale, y_zero = node.inputs
     at, yt = graph.types[a], graph.types[node.outputs[0]]
     weight = graph.constants.get(w)
+    scalars = [_scalar(graph, n) for n in (a_scale, a_zero, y_scale, y_zero)]
     if weight is None or weight.ndim != 2 or weight.dtype != np.int8 or at.dtype != "uint8" or len(at.shape) < 2 \
-            or yt.dtype not in ("uint8", "int8") or w_scale not in graph.constants \
-            or not all(_scalar_constant(graph, n) for n in (a_scale, a_zero, y_scale, y_zero)) \
+            or yt.dtype not in ("uint8", "int8") or w_scale not in graph.constants or None in scalars \
             or (w_zero and (w_zero not in graph.constants or graph.constants[w_zero].any())):
         return None
     k, n = weight.shape
     if n % 16 or k % 4 or graph.constants[w_scale].size not in (1, n):
         return None
+    a_scale_v, a_zero_v, y_scale_v, y_zero_v = scalars
     rows = math.prod(at.shape[:-1])
     tiled = any(rows % t == 0 for t in range(MIN_TILE, min(rows, 2 * MIN_TILE) + 1))
-    width = rows if tiled else -(-rows // PAD_TO) * PAD_TO
+    padded_rows = rows if tiled else -(-rows // PAD_TO) * PAD_TO
     name, y = node.name, node.outputs[0]
 
     def tensor(stem, shape, dtype):
         return graph.add_tensor(f"{y}@{stem}", TensorType(shape, dtype))
-    flat, by_channel = tensor("rows_in", (rows, k), "uint8"), tensor("image_in_t", (k, rows), "uint8")
-    image = tensor("image_in", (1, k, 1, width), "uint8")
-    out_image, out_t = tensor("image", (1, n, 1, width), yt.dtype), tensor("image_t", (n, width), yt.dtype)
-    out_rows = tensor("rows", (rows, n), yt.dtype)
-    filters = graph.add_constant(f"{w}@filters", np.ascontiguousarray(weight.T).reshape(n, k, 1, 1))
-    scales = graph.add_constant(f"{w_scale}@filters", graph.constants[w_scale].reshape(-1))
-    nodes = [Node("Reshape", f"{name}.rows", [a], [flat], {"shape": [rows, k]}),
-             Node("Transpose", f"{name}.channels", [flat], [by_channel], {"perm": [1, 0]})]
-    if width != rows:
-        padded = tensor("image_in_padded", (k, width), "uint8")
-        nodes.append(Node("Pad", f"{name}.pad", [by_channel], [padded],
-                          {"mode": "constant", "pads": [0, 0, 0, width - rows], "constant_value": 0}))
-        by_channel = padded
+    w_scales = np.broadcast_to(graph.constants[w_scale].astype(np.float64).reshape(-1), (n,))
+    correction = -int(a_zero_v) * weight.astype(np.int64).sum(axis=0)
+    multiplier = (np.float64(a_scale_v) * w_scales / np.float64(y_scale_v)).astype(np.float32)
+    flat = tensor("rows_in", (rows, k), "uint8")
+    nodes = [Node("Reshape", f"{name}.rows", [a], [flat], {"shape": [rows, k]})]
+    if padded_rows != rows:
+        padded = tensor("rows_in_padded", (padded_rows, k), "uint8")
+        nodes.append(Node("Pad", f"{name}.pad", [flat], [padded],
+                          {"mode": "constant", "pads": [0, 0, padded_rows - rows, 0], "constant_value": 0}))
+        flat = padded
+    acc = tensor("acc", (padded_rows, n // 16, 16), "int32")
+    out = tensor("blocks", (padded_rows, n // 16, 16), yt.dtype)
     nodes += [
-        Node("Reshape", f"{name}.image", [by_channel], [image], {"shape": [1, k, 1, width]}),
-        Node("QLinearConv", name, [image, a_scale, a_zero, filters, scales, w_zero, y_scale, y_zero], [out_image],
-             dict(CONV_ATTRS)),
-        Node("Reshape", f"{name}.unimage", [out_image], [out_t], {"shape": [n, width]})]
-    if width != rows:
-        cropped = tensor("image_t_cropped", (n, rows), yt.dtype)
-        nodes.append(Node("Slice", f"{name}.crop", [out_t], [cropped], {"starts": [0], "ends": [rows], "axes": [1]}))
-        out_t = cropped
-    return nodes + [Node("Transpose", f"{name}.unchannels", [out_t], [out_rows], {"perm": [1, 0]}),
-                    Node("Reshape", f"{name}.unrows", [out_rows], [y], {"shape": list(yt.shape)})]
+        Node("QMatMulInt8", name, [flat, graph.add_constant(f"{w}@int8panels", pack_matmul_weight_int8(weight))],
+             [acc]),
+        Node("RequantizeChannels", f"{name}.requantize",
+             [acc, graph.add_constant(f"{y}@corr", correction.astype(np.int32).reshape(1, n // 16, 16)),
+              graph.add_constant(f"{y}@mult", multiplier.reshape(1, n // 16, 16))], [out],
+             {"zero_point": int(y_zero_v), "dtype": yt.dtype})]
+    if padded_rows != rows:
+        cropped = tensor("blocks_cropped", (rows, n // 16, 16), yt.dtype)
+        nodes.append(Node("Slice", f"{name}.crop", [out], [cropped], {"starts": [0], "ends": [rows], "axes": [0]}))
+        out = cropped
+    return nodes + [Node("Reshape", f"{name}.unrows", [out], [y], {"shape": list(yt.shape)})]
 
 
-def qlinear_matmul_as_conv(graph: Graph) -> Graph:
+def pack_quantized_matmul(graph: Graph) -> Graph:
     nodes = []
     for node in graph.nodes:
-        replacement = _as_conv(graph, node) if node.op == "QLinearMatMul" else None
+        replacement = _rewrite(graph, node) if node.op == "QLinearMatMul" else None
         nodes.extend(replacement or [node])
     graph.nodes = nodes
     return graph

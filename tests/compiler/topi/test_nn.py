@@ -317,3 +317,27 @@ def test_a_window_larger_than_the_padded_input_is_refused_in_every_layout(conv, 
     x, w = te.placeholder(*data, "x"), te.placeholder(*weight, "w")
     with pytest.raises(ValueError, match=rf"{conv.__name__}: a 3x3 window over .* gives a 0x0 output"):
         conv(x, w)
+
+
+@pytest.mark.parametrize("features", ["host", "-avx512vnni"], ids=["vnni_where_the_host_has_it", "no_vnni"])
+def test_int8_panel_matmul_equals_numpy(features, rng):
+    """uint8 rows x int8 panels [N/16, K/4, 16, 4] -> int32 [rows, N/16, 16]: the packed weight's
+    product in numpy (host_ops' semantics too), with vpdpbusd and without."""
+    from vdla.compiler import build
+    from vdla.compiler.target import Target
+    from vdla.driver.host_ops.layout import OPS as LAYOUT_OPS
+    from vdla.driver.host_ops.layout import pack_matmul_weight_int8
+    host = Target.host(threads=2)
+    target = host if features == "host" else Target(host.triple, host.cpu, host.features.replace(
+        "+avx512vnni", "-avx512vnni").replace("+avxvnni", "-avxvnni"), 2)
+    a = te.placeholder((14, 24), "uint8", "a")
+    w = te.placeholder((2, 6, 16, 4), "int8", "w")
+    y = topi.matmul_int8_panels(a, w)
+    aa = rng.integers(0, 256, (14, 24)).astype(np.uint8)
+    wk = rng.integers(-128, 128, (24, 32)).astype(np.int8)
+    wp = pack_matmul_weight_int8(wk)
+    want = (aa.astype(np.int64) @ wk.astype(np.int64)).reshape(14, 2, 16)
+    out = np.zeros((14, 2, 16), np.int32)
+    build(topi.schedule_for([y], target), [a, w, y], target, "k").load().run("k", [aa, wp, out])
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(LAYOUT_OPS["QMatMulInt8"]([aa, wp], {})[0], want)

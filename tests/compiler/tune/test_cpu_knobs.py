@@ -36,6 +36,16 @@ def _int8_group():
     return [x, w, y], [y]
 
 
+def _int8_matmul_group():
+    """uint8 rows x int8 panels with a per-column requantize (QLinearMatMul's kernel)."""
+    a = te.placeholder((21, 32), "uint8", "a")
+    w = te.placeholder((3, 8, 16, 4), "int8", "w")
+    m = te.placeholder((1, 3, 16), "float32", "m")
+    acc = topi.matmul_int8_panels(a, w)
+    y = topi.cast(topi.clip(topi.round(topi.multiply(topi.cast(acc, "float32"), m)), 0.0, 255.0), "uint8")
+    return [a, w, m, y], [y]
+
+
 def _matmul_group():
     """A batched float matmul with a bias (attention's q k^T, a transformer's linear layer):
     row and column tails for every register tile."""
@@ -48,7 +58,8 @@ def _matmul_group():
 
 def _groups():
     groups = [(k.name, k.tensors, k.outputs) for k in cpu_model_kernels(cpu_knob_model())]
-    return groups + [("int8 conv", *_int8_group()), ("matmul", *_matmul_group())]
+    return groups + [("int8 conv", *_int8_group()), ("int8_matmul", *_int8_matmul_group()),
+                     ("matmul", *_matmul_group())]
 
 
 GROUPS = _groups()
@@ -57,7 +68,7 @@ GROUPS = _groups()
 def test_the_small_model_has_a_kernel_of_every_kind():
     kinds = {cpu_anchor(outputs)[0] for _, _, outputs in GROUPS}
     assert kinds == {"conv2d_nchwc", "conv2d_nchwc_int8", "depthwise_conv2d_nchwc", "conv2d_nchwc_winograd",
-                     "conv2d_nchw", "dense", "matmul"}
+                     "conv2d_nchw", "dense", "matmul", "matmul_int8"}
 
 
 @pytest.mark.parametrize("name, tensors, outputs", GROUPS, ids=[g[0].split(" ")[0] for g in GROUPS])

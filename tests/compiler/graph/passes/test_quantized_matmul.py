@@ -1,6 +1,7 @@
-"""qlinear_matmul_as_conv (vdla.compiler.graph.passes.quantized_matmul): QLinearMatMul by a
-constant int8 weight runs as the int8 blocked 1x1 convolution (kernels, no host step), equal to
-onnxruntime's QLinearMatMul; what the convolution cannot take stays a QLinearMatMul."""
+"""pack_quantized_matmul (vdla.compiler.graph.passes.quantized_matmul): QLinearMatMul by a
+constant int8 weight runs as the uint8 x int8 panel matmul kernel and a per-column requantize
+(kernels, no host step), equal to onnxruntime's QLinearMatMul; what the kernel cannot take
+stays a QLinearMatMul."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -30,12 +31,13 @@ def _qlinear_matmul(rng, a_shape, n, out_dtype=TensorProto.UINT8, w_scale_shape=
     ((2, 24, 32), 48, TensorProto.UINT8, (48,)),         # batched rows, per-column weight scales
     ((16, 8), 16, TensorProto.UINT8, ()),
 ], ids=["tokens", "batched_per_column", "small"])
-def test_a_qlinear_matmul_runs_as_the_int8_conv_and_equals_onnxruntime(a_shape, n, out_dtype, w_scale_shape, rng):
+def test_a_qlinear_matmul_runs_as_the_int8_kernel_and_equals_onnxruntime(a_shape, n, out_dtype, w_scale_shape, rng):
     model, feeds = _qlinear_matmul(rng, a_shape, n, out_dtype, w_scale_shape)
     artifact = compile_model(model)
     steps = artifact.plan.steps
     assert "host" not in [s.kind for s in steps]
-    assert any("QConvNCHWcInt8" in s.op for s in steps)
+    assert any(s.op == "QMatMulInt8+RequantizeChannels" for s in steps)
+    assert ("Pad" in [s.op for s in steps]) == (a_shape == (197, 192))   # 197 rows: no whole row tiles
     got = Executor(artifact).run(feeds)["y"]
     want = onnxruntime_outputs(model, feeds)[0]
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -44,7 +46,7 @@ def test_a_qlinear_matmul_runs_as_the_int8_conv_and_equals_onnxruntime(a_shape, 
 
 
 @pytest.mark.parametrize("n, w_zero", [(40, 0), (32, 1)], ids=["columns_not_blocks", "weight_zero_point"])
-def test_what_the_conv_cannot_take_stays_a_qlinear_matmul(n, w_zero, rng):
+def test_what_the_kernel_cannot_take_stays_a_qlinear_matmul(n, w_zero, rng):
     model, feeds = _qlinear_matmul(rng, (8, 16), n, w_zero=w_zero)
     artifact = compile_model(model)
     assert [s.op for s in artifact.plan.steps] == ["QLinearMatMul"]
