@@ -12,7 +12,10 @@ direct_ms.
 
 The int8 section (skip with --no-int8) runs the ResNet shapes as uint8 x int8 convolutions
 requantized to uint8: ours (conv2d_nchwc_int8 + requantize in one kernel, AVX-512 VNNI where
-the host has it) against onnxruntime's QLinearConv; its geomean is reported separately.
+the host has it) against onnxruntime's QLinearConv; its geomean is reported separately. So are
+ViT-Tiny's and BERT's linear layers as QLinearMatMul (uint8 activations x int8 weights, compiled
+by vdla as a one-node model: the int8 panel matmul and its requantize) against onnxruntime's
+(int8_matmul_cases, int8_matmul_geomean_ratio_vs_ort_qlinearmatmul).
 
 Usage: python benchmarks/ops_cpu.py [--json] [--repeat N] [--quick] [--no-int8]
 With --json the last line is one JSON object: per case ours_ms, ort_ms, ratio, and
@@ -112,6 +115,47 @@ def our_int8_kernel(c, h, w, oc, threads):
     y = topi.requantize(topi.conv2d_nchwc_int8(x, wt, strides=1, pads=1), X_SCALE * W_SCALE, Y_SCALE, Y_ZP, "uint8")
     s = topi.schedule_for([y], target)
     return build(s, [x, wt, y], target, "qconv").load(), y.shape
+
+
+# rows, K, N: ViT-Tiny's qkv and mlp layers (197 tokens), BERT-base's mlp (128 tokens)
+MATMUL_CASES = [("vit_qkv_197x192x576", 197, 192, 576), ("vit_fc1_197x192x768", 197, 192, 768),
+                ("vit_fc2_197x768x192", 197, 768, 192), ("bert_fc1_128x768x3072", 128, 768, 3072)]
+
+
+def qlinear_matmul_model(rows, k, n, wa):
+    from onnx import TensorProto, helper, numpy_helper
+    inits = [numpy_helper.from_array(wa, "w"), numpy_helper.from_array(np.array(X_SCALE, "float32"), "as"),
+             numpy_helper.from_array(np.array(3, "uint8"), "az"),
+             numpy_helper.from_array(np.array(W_SCALE, "float32"), "ws"),
+             numpy_helper.from_array(np.array(0, "int8"), "wz"),
+             numpy_helper.from_array(np.array(Y_SCALE * 4, "float32"), "ys"),
+             numpy_helper.from_array(np.array(Y_ZP, "uint8"), "yz")]
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "w", "ws", "wz", "ys", "yz"], ["y"])
+    g = helper.make_graph([node], "qmm", [helper.make_tensor_value_info("a", TensorProto.UINT8, [rows, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], initializer=inits)
+    return helper.make_model(g, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def int8_matmul_rows(threads_list, repeat, rng):
+    from vdla.compiler.compile_model import compile_model
+    from vdla.driver.executor import Executor
+    rows_out = []
+    for name, rows, k, n in MATMUL_CASES:
+        model = qlinear_matmul_model(rows, k, n, rng.integers(-128, 128, (k, n)).astype("int8"))
+        feeds = {"a": rng.integers(0, 256, (rows, k)).astype("uint8")}
+        artifact = compile_model(model)
+        for threads in threads_list:
+            ex, sess = Executor(artifact, threads=threads), ort_session(model, threads)
+            diff = int(np.abs(ex.run(feeds)["y"].astype(np.int32) - sess.run(None, feeds)[0].astype(np.int32)).max())
+            if diff > 1:
+                raise SystemExit(f"int8 {name}: our result differs from onnxruntime QLinearMatMul by {diff}")
+            ours, ort = interleaved_median_ms([lambda: ex.run(feeds), lambda: sess.run(None, feeds)], repeat,
+                                              min_time=0.4)
+            rows_out.append({"case": name, "threads": threads, "ours_ms": round(ours, 4), "ort_ms": round(ort, 4),
+                             "ratio": round(ours / ort, 4)})
+            print(f"{name:28s} threads={threads}  ours {ours:8.3f} ms  ort(QLinearMatMul) {ort:8.3f} ms  "
+                  f"ratio {ours / ort:.3f}", flush=True)
+    return rows_out
 
 
 def int8_rows(cases, threads_list, repeat, rng):
@@ -221,9 +265,13 @@ def main(argv=None):
         qrows = int8_rows(cases, args.threads, args.repeat, rng)
         summary["int8_cases"] = qrows
         summary["int8_geomean_ratio_vs_ort_qlinearconv"] = geo(qrows)
+        mrows = int8_matmul_rows(args.threads, args.repeat, rng)
+        summary["int8_matmul_cases"] = mrows
+        summary["int8_matmul_geomean_ratio_vs_ort_qlinearmatmul"] = geo(mrows)
     print(f"geomean ratio (ours/ort): {summary['geomean_ratio_vs_ort']}  by threads "
           f"{summary['geomean_ratio_vs_ort_by_threads']}"
-          + (f"  int8 vs QLinearConv {summary.get('int8_geomean_ratio_vs_ort_qlinearconv')}" if not args.no_int8 else ""))
+          + (f"  int8 vs QLinearConv {summary.get('int8_geomean_ratio_vs_ort_qlinearconv')}, vs QLinearMatMul "
+             f"{summary.get('int8_matmul_geomean_ratio_vs_ort_qlinearmatmul')}" if not args.no_int8 else ""))
     if args.json:
         print(json.dumps(summary))
     return 0
