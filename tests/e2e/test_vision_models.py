@@ -54,10 +54,14 @@ def _compile_and_run(name: str, kernels: bool, rng):
     return artifact, got, want
 
 
+# the compiler's forms of an ONNX op: Winograd's conv, a linear layer whose weight is in panels
+ONNX_OP = {"ConvWinograd": "Conv", "MatMulPanels": "MatMul"}
+
+
 def _ops(step: dict) -> set[str]:
     """The ONNX ops of a (possibly fused) step: "ConvNCHWc+Add+Relu" -> {Conv, Add, Relu}."""
     ops = {op.removesuffix("NCHWc") for op in step.op.split("+")}
-    return {"Conv" if op == "ConvWinograd" else op for op in ops}
+    return {ONNX_OP.get(op, op) for op in ops}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
