@@ -90,15 +90,18 @@ def our_winograd_kernel(c, h, w, oc, pad, threads, tile):
 X_SCALE, W_SCALE, Y_SCALE, Y_ZP = 0.02, 0.01, 0.5, 7
 
 
+def qlinear_inits(wa, x_zero=0, y_scale=Y_SCALE):
+    """The constant inputs of a one-node QLinearConv / QLinearMatMul: xs, xz, w, ws, wz, ys, yz."""
+    from onnx import numpy_helper
+    values = {"xs": np.array(X_SCALE, "float32"), "xz": np.array(x_zero, "uint8"), "w": wa,
+              "ws": np.array(W_SCALE, "float32"), "wz": np.array(0, "int8"),
+              "ys": np.array(y_scale, "float32"), "yz": np.array(Y_ZP, "uint8")}
+    return [numpy_helper.from_array(v, k) for k, v in values.items()]
+
+
 def ort_qlinear_session(threads, wa):
-    from onnx import TensorProto, helper, numpy_helper
-    inits = [numpy_helper.from_array(wa, "w"),
-             numpy_helper.from_array(np.array(X_SCALE, "float32"), "xs"),
-             numpy_helper.from_array(np.array(0, "uint8"), "xz"),
-             numpy_helper.from_array(np.array(W_SCALE, "float32"), "ws"),
-             numpy_helper.from_array(np.array(0, "int8"), "wz"),
-             numpy_helper.from_array(np.array(Y_SCALE, "float32"), "ys"),
-             numpy_helper.from_array(np.array(Y_ZP, "uint8"), "yz")]
+    from onnx import TensorProto, helper
+    inits = qlinear_inits(wa)
     node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], pads=[1] * 4)
     g = helper.make_graph([node], "qconv", [helper.make_tensor_value_info("x", TensorProto.UINT8, None)],
                           [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], initializer=inits)
@@ -123,15 +126,10 @@ MATMUL_CASES = [("vit_qkv_197x192x576", 197, 192, 576), ("vit_fc1_197x192x768", 
 
 
 def qlinear_matmul_model(rows, k, n, wa):
-    from onnx import TensorProto, helper, numpy_helper
-    inits = [numpy_helper.from_array(wa, "w"), numpy_helper.from_array(np.array(X_SCALE, "float32"), "as"),
-             numpy_helper.from_array(np.array(3, "uint8"), "az"),
-             numpy_helper.from_array(np.array(W_SCALE, "float32"), "ws"),
-             numpy_helper.from_array(np.array(0, "int8"), "wz"),
-             numpy_helper.from_array(np.array(Y_SCALE * 4, "float32"), "ys"),
-             numpy_helper.from_array(np.array(Y_ZP, "uint8"), "yz")]
-    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "w", "ws", "wz", "ys", "yz"], ["y"])
-    g = helper.make_graph([node], "qmm", [helper.make_tensor_value_info("a", TensorProto.UINT8, [rows, k])],
+    from onnx import TensorProto, helper
+    inits = qlinear_inits(wa, x_zero=3, y_scale=Y_SCALE * 4)
+    node = helper.make_node("QLinearMatMul", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"])
+    g = helper.make_graph([node], "qmm", [helper.make_tensor_value_info("x", TensorProto.UINT8, [rows, k])],
                           [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], initializer=inits)
     return helper.make_model(g, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
 
@@ -142,7 +140,7 @@ def int8_matmul_rows(threads_list, repeat, rng):
     rows_out = []
     for name, rows, k, n in MATMUL_CASES:
         model = qlinear_matmul_model(rows, k, n, rng.integers(-128, 128, (k, n)).astype("int8"))
-        feeds = {"a": rng.integers(0, 256, (rows, k)).astype("uint8")}
+        feeds = {"x": rng.integers(0, 256, (rows, k)).astype("uint8")}
         artifact = compile_model(model)
         for threads in threads_list:
             ex, sess = Executor(artifact, threads=threads), ort_session(model, threads)

@@ -53,9 +53,6 @@ F4 = WinogradTransform(
              dtype=np.float64))
 TRANSFORMS = {t.tile: t for t in (F2, F4)}
 
-# F(2x2, 3x3), the one transform of the GPU kernels
-TILE, ALPHA, BT, G, AT = F2.tile, F2.alpha, F2.bt, F2.g, F2.at
-
 
 def transform_of(u_shape) -> WinogradTransform:
     """The transform a transformed filter of `u_shape` ([alpha, alpha, ...]) was made for."""
@@ -81,15 +78,6 @@ def transform_weight(weight: np.ndarray, cb: int, ob: int, tile: int = 2) -> np.
     u = np.einsum("ek,oikl,ul->euoi", t.g, weight.astype(np.float64), t.g)
     u = u.reshape(t.alpha, t.alpha, oc // ob, ob, c // cb, cb).transpose(0, 1, 2, 4, 5, 3)
     return np.ascontiguousarray(u.astype(weight.dtype))
-
-
-def tiles(out_size: int) -> int:
-    """F(2x2, 3x3) tiles of a row of `out_size` outputs."""
-    return F2.tiles(out_size)
-
-
-def padded_size(n_tiles: int) -> int:
-    return F2.padded_size(n_tiles)
 
 
 def conv_winograd_nchwc(x: np.ndarray, u: np.ndarray, pads) -> np.ndarray:

@@ -20,10 +20,27 @@ from vdla.driver.host_ops.layout import pack_weight_int8
 from ..ir import Graph, Node, TensorType
 
 
-def _scalar(graph: Graph, name: str):
+def scalar_constant(graph: Graph, name: str):
+    """The value of a one-element constant input, else None."""
     if not name or name not in graph.constants or graph.constants[name].size != 1:
         return None
     return graph.constants[name].reshape(()).item()
+
+
+def zero_or_absent(graph: Graph, name: str) -> bool:
+    """A weight zero point the uint8 x int8 kernels take: none, or constant zeros."""
+    return not name or (name in graph.constants and not graph.constants[name].any())
+
+
+def requantize_constants(x_scale, x_zero, w_scale, y_scale, weight_sums, bias=None):
+    """RequantizeChannels' per-output-channel operands for uint8 x int8 products: the int32
+    correction (bias - xz * the channel's weight sum, which makes sum(x * w) the sum of
+    (x - xz) * w) and the float32 multiplier xs * ws / ys."""
+    count = len(weight_sums)
+    w_scale = np.broadcast_to(np.asarray(w_scale, np.float64).reshape(-1), (count,))
+    b = np.zeros(count, np.int64) if bias is None else bias.astype(np.int64)
+    correction = (b - int(x_zero) * weight_sums).astype(np.int32)
+    return correction, (np.float64(x_scale) * w_scale / np.float64(y_scale)).astype(np.float32)
 
 
 class _Rewriter:
@@ -35,11 +52,11 @@ class _Rewriter:
         ins = list(node.inputs) + [""] * (9 - len(node.inputs))
         x, xs, xz, w, ws, wz, ys, yz, bias = ins
         xt, yt = g.types[x], g.types[node.outputs[0]]
-        scalars = [_scalar(g, n) for n in (xs, xz, ys, yz)]
+        scalars = [scalar_constant(g, n) for n in (xs, xz, ys, yz)]
         if (len(xt.shape) != 4 or xt.dtype != "uint8" or yt.dtype not in ("uint8", "int8")
                 or a.get("group", 1) != 1 or w not in g.constants or ws not in g.constants
                 or any(v is None for v in scalars) or (bias and bias not in g.constants)
-                or (wz and (wz not in g.constants or g.constants[wz].any()))):
+                or not zero_or_absent(g, wz)):
             return None
         weight = g.constants[w]
         oc, c = weight.shape[:2]
@@ -47,10 +64,9 @@ class _Rewriter:
         if weight.dtype != np.int8 or cb is None or oc % 16:
             return None
         x_scale, x_zero, y_scale, y_zero = scalars
-        w_scale = np.broadcast_to(g.constants[ws].astype(np.float64).reshape(-1), (oc,))
-        b = g.constants[bias].astype(np.int64) if bias else np.zeros(oc, np.int64)
-        correction = b - int(x_zero) * weight.astype(np.int64).reshape(oc, -1).sum(axis=1)
-        multiplier = (np.float64(x_scale) * w_scale / np.float64(y_scale)).astype(np.float32)
+        correction, multiplier = requantize_constants(x_scale, x_zero, g.constants[ws], y_scale,
+                                                      weight.astype(np.int64).reshape(oc, -1).sum(axis=1),
+                                                      g.constants[bias] if bias else None)
         shape5 = (1, oc // 16, 1, 1, 16)
         n, _, h, wd = xt.shape
         y = node.outputs[0]
@@ -65,7 +81,7 @@ class _Rewriter:
                  {"strides": a["strides"], "pads": a["pads"], "dilations": a["dilations"],
                   "pad_value": int(x_zero)}),
             Node("RequantizeChannels", f"{node.name}.requantize",
-                 [acc, g.add_constant(f"{y}@corr", correction.astype(np.int32).reshape(shape5)),
+                 [acc, g.add_constant(f"{y}@corr", correction.reshape(shape5)),
                   g.add_constant(f"{y}@mult", multiplier.reshape(shape5))], [packed_y],
                  {"zero_point": int(y_zero), "dtype": yt.dtype}),
             Node("LayoutUnpack", f"unpack:{y}", [packed_y], [y]),

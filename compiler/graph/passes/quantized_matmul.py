@@ -23,24 +23,19 @@ import numpy as np
 from vdla.driver.host_ops.layout import pack_matmul_weight_int8
 
 from ..ir import Graph, Node, TensorType
+from .quantized_conv import requantize_constants, scalar_constant, zero_or_absent
 
 MIN_TILE, PAD_TO = 7, 8
-
-
-def _scalar(graph: Graph, name: str):
-    if not name or name not in graph.constants or graph.constants[name].size != 1:
-        return None
-    return graph.constants[name].reshape(()).item()
 
 
 def _rewrite(graph: Graph, node: Node) -> list[Node] | None:
     a, a_scale, a_zero, w, w_scale, w_zero, y_scale, y_zero = node.inputs
     at, yt = graph.types[a], graph.types[node.outputs[0]]
     weight = graph.constants.get(w)
-    scalars = [_scalar(graph, n) for n in (a_scale, a_zero, y_scale, y_zero)]
+    scalars = [scalar_constant(graph, n) for n in (a_scale, a_zero, y_scale, y_zero)]
     if weight is None or weight.ndim != 2 or weight.dtype != np.int8 or at.dtype != "uint8" or len(at.shape) < 2 \
             or yt.dtype not in ("uint8", "int8") or w_scale not in graph.constants or None in scalars \
-            or (w_zero and (w_zero not in graph.constants or graph.constants[w_zero].any())):
+            or not zero_or_absent(graph, w_zero):
         return None
     k, n = weight.shape
     if n % 16 or k % 4 or graph.constants[w_scale].size not in (1, n):
@@ -53,9 +48,8 @@ def _rewrite(graph: Graph, node: Node) -> list[Node] | None:
 
     def tensor(stem, shape, dtype):
         return graph.add_tensor(f"{y}@{stem}", TensorType(shape, dtype))
-    w_scales = np.broadcast_to(graph.constants[w_scale].astype(np.float64).reshape(-1), (n,))
-    correction = -int(a_zero_v) * weight.astype(np.int64).sum(axis=0)
-    multiplier = (np.float64(a_scale_v) * w_scales / np.float64(y_scale_v)).astype(np.float32)
+    correction, multiplier = requantize_constants(a_scale_v, a_zero_v, graph.constants[w_scale], y_scale_v,
+                                                  weight.astype(np.int64).sum(axis=0))
     flat = tensor("rows_in", (rows, k), "uint8")
     nodes = [Node("Reshape", f"{name}.rows", [a], [flat], {"shape": [rows, k]})]
     if padded_rows != rows:
@@ -69,7 +63,7 @@ def _rewrite(graph: Graph, node: Node) -> list[Node] | None:
         Node("QMatMulInt8", name, [flat, graph.add_constant(f"{w}@int8panels", pack_matmul_weight_int8(weight))],
              [acc]),
         Node("RequantizeChannels", f"{name}.requantize",
-             [acc, graph.add_constant(f"{y}@corr", correction.astype(np.int32).reshape(1, n // 16, 16)),
+             [acc, graph.add_constant(f"{y}@corr", correction.reshape(1, n // 16, 16)),
               graph.add_constant(f"{y}@mult", multiplier.reshape(1, n // 16, 16))], [out],
              {"zero_point": int(y_zero_v), "dtype": yt.dtype})]
     if padded_rows != rows:

@@ -14,7 +14,7 @@ blocks 1). Whether it pays is `winograd_pays`: a FLOP count against a launch cos
 """
 from __future__ import annotations
 
-from vdla.driver.host_ops.winograd import ALPHA, TILE, tiles
+from vdla.driver.host_ops.winograd import F2
 
 from ... import te
 from .. import tags
@@ -56,9 +56,9 @@ def conv_flops(n, c, oc, oh, ow) -> tuple[float, float]:
     """(direct, Winograd) floating-point operations of a 3x3 stride-1 conv: Winograd's GEMM over
     the 16 transformed positions plus its transforms' additions (32 per input tile and channel,
     24 per output tile and channel)."""
-    t = n * tiles(oh) * tiles(ow)
+    t = n * F2.tiles(oh) * F2.tiles(ow)
     direct = 2.0 * n * oc * c * 9 * oh * ow
-    winograd = 2.0 * ALPHA * ALPHA * oc * c * t + 32.0 * c * t + 24.0 * oc * t
+    winograd = 2.0 * F2.alpha * F2.alpha * oc * c * t + 32.0 * c * t + 24.0 * oc * t
     return direct, winograd
 
 
@@ -131,8 +131,8 @@ def _schedule_output_transform(s, out, m_tensor):
     """A thread per 2x2 output tile: its 16 M values read once into registers, then the four
     pixels with the epilogue."""
     n, o, y, x = out.axis
-    yo, yi = out.split(y, TILE)
-    xo, xi = out.split(x, TILE)
+    yo, yi = out.split(y, F2.tile)
+    xo, xi = out.split(x, F2.tile)
     out.reorder(n, o, yo, xo, yi, xi)
     _, thread = bind_flat(out, [n, o, yo, xo])
     out.unroll(yi)
