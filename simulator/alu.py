@@ -11,6 +11,9 @@ Three engines, all exact, chosen by what the instruction can observe of its own 
   steps run in order (alu_in_order: stretches without such a dependence, one numpy update
   each; repeated bodies as matrix powers or pass by pass with cycle detection).
 
+SETQ writes the requantizer's registers (vdla.hw.requantizer), not the accumulator: the last
+step naming each register decides it.
+
 LUT ignores its operand, so like an immediate only the count of updates per entry matters:
 n lookups are one lookup in the table composed with itself n - 1 times (entries are int8,
 so after the first lookup the saturation is the identity).
@@ -23,6 +26,7 @@ import numpy as np
 
 from vdla.hw.alu_ops import table_index
 from vdla.hw.isa import AluOp
+from vdla.hw.requantizer import REGISTERS
 
 from .alu_algebra import ALGEBRAS
 from .errors import StreamError
@@ -36,6 +40,8 @@ SMALL_BODY_STEPS = 1 << 16   # bodies checked one by one for reading their own w
 def execute_alu(insn, index: int, state) -> int:
     """Apply one ALU instruction; returns the micro-ops it executed."""
     cfg = state.config
+    if insn.alu_opcode == AluOp.SETQ:
+        return _set_requantizer(insn, index, state)
     nest = LoopNest.of(insn, state, index, ("dst",) if insn.use_imm else ("dst", "src"))
     check_range(nest, "dst", cfg.acc_depth, "ALU destination", index)
     if not insn.use_imm:
@@ -50,7 +56,7 @@ def execute_alu(insn, index: int, state) -> int:
             raise StreamError(f"ALU LUT: config {cfg.name} has no lookup table (its {cfg.batch * cfg.block} lanes "
                               "are more than the table's entries)", index)
         _lookups(writes[touched], touched, state)
-        state.out[touched] = state.acc[touched].astype(np.int8)
+        state.write_back(insn, touched)
         return nest.steps
     algebra = ALGEBRAS[insn.alu_opcode]
     if insn.use_imm:
@@ -59,7 +65,29 @@ def execute_alu(insn, index: int, state) -> int:
         _constant_operands(algebra, nest, touched, state)
     else:
         _in_order(algebra, nest, touched, state)
-    state.out[touched] = state.acc[touched].astype(np.int8)
+    state.write_back(insn, touched)
+    return nest.steps
+
+
+def _set_requantizer(insn, index: int, state) -> int:
+    """SETQ: in step order, requantizer register d <- the operand (ACC[s], or the immediate in
+    every lane); neither ACC nor OUT is written, so only the last step naming a register counts."""
+    nest = LoopNest.of(insn, state, index, ("dst",) if insn.use_imm else ("dst", "src"))
+    check_range(nest, "dst", len(REGISTERS), f"ALU SETQ register ({', '.join(REGISTERS)})", index)
+    if not insn.use_imm:
+        check_range(nest, "src", state.config.acc_depth, "ALU source", index)
+    if nest.steps == 0:
+        return 0
+    folded, _, _ = nest.folded()      # a repeated loop repeats the same steps: the last ones
+    state.meter.spend(folded.steps * ALU_STEP)
+    last = {}
+    for first, stop in folded.chunks(bytes_per_step=64):
+        dst = folded.indices("dst", first, stop)
+        src = dst if insn.use_imm else folded.indices("src", first, stop)
+        for reg in np.unique(dst).tolist():
+            last[reg] = int(src[np.flatnonzero(dst == reg)[-1]])
+    for reg, src in last.items():
+        state.requant[reg] = insn.imm if insn.use_imm else state.acc[src]
     return nest.steps
 
 

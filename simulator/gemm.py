@@ -24,7 +24,7 @@ def execute_gemm(insn, index: int, state) -> int:
         if nest.steps:
             touched = np.flatnonzero(nest.counts("dst", cfg.acc_depth))
             state.acc[touched] = 0
-            state.out[touched] = 0
+            state.write_back(insn, touched)
         return 0
     check_range(nest, "src", cfg.inp_depth, "GEMM input", index)
     check_range(nest, "wgt", cfg.wgt_depth, "GEMM weight", index)
@@ -48,7 +48,7 @@ def execute_gemm(insn, index: int, state) -> int:
     acc = state.acc[touched].reshape(touched.size, lanes).astype(np.int64)
     new = ((acc + total) & _MASK).astype(np.uint32).view(np.int32)
     state.acc[touched] = new.reshape(touched.size, cfg.batch, cfg.block)
-    state.out[touched] = state.acc[touched].astype(np.int8)
+    state.write_back(insn, touched)
     return nest.steps
 
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from vdla.hw import require_config
 from vdla.hw.alu_ops import IMM_MAX, IMM_MIN, SHR_MAX, SHR_MIN
+from vdla.hw.requantizer import REGISTERS
 from vdla.hw.isa import (FLAG_QUEUE, INSN_BYTES, TOKEN_QUEUES, UOP_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn,
                          MemInsn, MemType, Module, Opcode, Uop)
 
@@ -344,14 +345,20 @@ class _Generator:
         reset = self.rng.random() < (0.2 if gemm else 0.1)
         op = AluOp(int(self.rng.integers(0, len(AluOp))))
         use_imm = (not gemm) and self.rng.random() < 0.5
+        setq = not gemm and op == AluOp.SETQ
+        # the requantizer on OUT's write-back, with whatever its registers hold
+        requant = self.rng.random() < 0.3
         for _ in range(_TRIES):
-            reuse = self.kernels and self.rng.random() < 0.4
+            reuse = self.kernels and not setq and self.rng.random() < 0.4
             if reuse:
                 begin, end = self.kernels[int(self.rng.integers(len(self.kernels)))]
                 uops = [self.uop_sram[k] for k in range(begin, end)]
             else:
                 uops = self._random_uops(gemm, clock)
             f = self._loop_fields(gemm)
+            if setq:      # destinations are the requantizer's registers
+                uops = [Uop(int(self.rng.integers(0, len(REGISTERS))), u.src, 0) for u in uops]
+                f.update(dst_factor_out=0, dst_factor_in=0)
             dst, src, wgt = self._flatten(uops, f, gemm)
             if dst.max() >= cfg.acc_depth:
                 continue
@@ -360,9 +367,9 @@ class _Generator:
                 continue
             if not gemm and not use_imm and src.max() >= cfg.acc_depth:
                 continue
-            if not self._hazard_free(dst, src, tensor_alu=not gemm and not use_imm):
+            if not setq and not self._hazard_free(dst, src, tensor_alu=not gemm and not use_imm):
                 continue
-            if not self.out.can_write(np.unique(dst), clock):
+            if not setq and not self.out.can_write(np.unique(dst), clock):
                 continue
             if reads_inp and not (self.inp.can_read(np.unique(src), clock)
                                   and self.wgt.can_read(np.unique(wgt), clock)):
@@ -379,11 +386,12 @@ class _Generator:
                 pops = []
                 end = begin + len(uops)
             seq = self.seq[COMPUTE] + 1
-            self.out.write(np.unique(dst), seq)
+            if not setq:
+                self.out.write(np.unique(dst), seq)
             if reads_inp:
                 self.inp.read(np.unique(src), seq)
                 self.wgt.read(np.unique(wgt), seq)
-            common = dict(reset=reset, uop_begin=begin, uop_end=end, **{k: v for k, v in f.items()
+            common = dict(reset=reset, requant=requant, uop_begin=begin, uop_end=end, **{k: v for k, v in f.items()
                                                                        if not k.startswith("wgt")})
             if gemm:
                 insn = GemmInsn(wgt_factor_out=f["wgt_factor_out"], wgt_factor_in=f["wgt_factor_in"], **common)

@@ -27,6 +27,10 @@ Choices where SPEC.md is silent or loose (also stated in the closing note of iss
 - The accumulator hazard rule checks writes only (as SPEC words it): two non-reset
   micro-ops writing the same ACC entry fewer than `timing.acc_raw_min_distance` steps apart
   in the flattened loop order. A GEMM reset writes without reading, so it is exempt.
+- The requantizer (a VDLA extension): ALU SETQ sets register d (0 bias, 1 multiplier,
+  2 control) of every lane to the operand and writes neither ACC nor OUT, skipping the hazard
+  rule (it writes no accumulator); the requant bit of GEMM/ALU makes each of its writes set
+  OUT to the requantized value (_requantize) instead of the low 8 bits.
 - ALU ignores the reset bit and always computes (VTA's rule, issue 11); only GEMM resets.
 - Every load and store instruction must happen-before FINISH through tokens (checked with
   vector clocks carried by the tokens, so the verdict does not depend on timing); a token
@@ -87,6 +91,23 @@ def _low8(value: int) -> int:
     return ((value + 128) & 0xFF) - 128
 
 
+def _signed(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def _requantize(x: int, bias: int, mul: int, ctrl: int) -> int:
+    """The OUT write-back requantizer on one lane, on Python ints: (x + bias) times the
+    multiplier's low 18 bits (signed), plus half of 2^shift, shifted right by the shift in
+    CTRL[5:0] (a floor), plus the zero point CTRL[15:8], clipped to CTRL[23:16]..CTRL[31:24]."""
+    shift = ctrl & 63
+    value = (x + bias) * _signed(mul, 18)
+    if shift:
+        value = (value + (1 << (shift - 1))) >> shift
+    lo, hi = _signed(ctrl >> 16, 8), _signed(ctrl >> 24, 8)
+    return min(max(value + _signed(ctrl >> 8, 8), lo), hi)
+
+
 def _alu_op(op: int, a: int, b: int) -> int:
     """One lane of the tensor ALU on Python ints (a is an int32 value, b an int32 or imm)."""
     if op == 0:  # MIN
@@ -121,6 +142,7 @@ class ReferenceMachine:
         self.out = np.zeros((cfg.acc_depth, *lanes), dtype=np.int64)
         self.uop = [(0, 0, 0)] * cfg.uop_depth
         self.table = np.zeros((256 // (self.batch * self.block), self.batch, self.block), dtype=np.int64)
+        self.requant = np.zeros((3, self.batch, self.block), dtype=np.int64)   # bias, mul, ctrl per lane
         self.writer = np.full(dram.size, -1, dtype=np.int64)
         nlanes = self.batch * self.block
         # DRAM bytes of one element, per memory type (SPEC §1, ACC_8BIT from §3)
@@ -212,9 +234,14 @@ class ReferenceMachine:
                            w + i * wgt_out + j * wgt_in)
                     step += 1
 
-    def _write_acc(self, a: int, value: np.ndarray) -> None:
+    def _write_acc(self, a: int, value: np.ndarray, requant: bool = False) -> None:
         self.acc[a] = value
-        self.out[a] = [[_low8(int(v)) for v in row] for row in value]
+        if requant:
+            bias, mul, ctrl = self.requant
+            self.out[a] = [[_requantize(int(v), int(bias[b, k]), int(mul[b, k]), int(ctrl[b, k]))
+                            for k, v in enumerate(row)] for b, row in enumerate(value)]
+        else:
+            self.out[a] = [[_low8(int(v)) for v in row] for row in value]
 
     def _check_hazard(self, last_write: dict, a: int, step: int, index: int, what: str) -> None:
         gap = self.config.timing.acc_raw_min_distance
@@ -230,7 +257,7 @@ class ReferenceMachine:
         for step, a, x, w in self._loop(insn, index):
             self._sram_index(a, cfg.acc_depth, index, "GEMM accumulator (micro-op dst)")
             if insn.reset:
-                self._write_acc(a, np.zeros_like(self.acc[a]))
+                self._write_acc(a, np.zeros_like(self.acc[a]), insn.requant)
                 continue
             self._sram_index(x, cfg.inp_depth, index, "GEMM input (micro-op src)")
             self._sram_index(w, cfg.wgt_depth, index, "GEMM weight (micro-op wgt)")
@@ -239,12 +266,19 @@ class ReferenceMachine:
             for b in range(self.batch):
                 for o in range(self.block):
                     total[b, o] += int(np.dot(self.inp[x][b], self.wgt[w][o]))
-            self._write_acc(a, np.array([[_wrap32(int(v)) for v in row] for row in total], dtype=np.int64))
+            self._write_acc(a, np.array([[_wrap32(int(v)) for v in row] for row in total], dtype=np.int64),
+                            insn.requant)
 
     def alu(self, insn: AluInsn, index: int) -> None:
         cfg = self.config
         last_write: dict[int, int] = {}
         for step, d, s, _ in self._loop(insn, index):   # insn.reset is ignored on ALU
+            if insn.alu_opcode == 6:    # SETQ: requantizer register d (bias, mul, ctrl) <- the operand
+                self._sram_index(d, 3, index, "ALU SETQ register (micro-op dst)")
+                if not insn.use_imm:
+                    self._sram_index(s, cfg.acc_depth, index, "ALU source (micro-op src)")
+                self.requant[d] = np.full_like(self.acc[0], insn.imm) if insn.use_imm else self.acc[s].copy()
+                continue
             self._sram_index(d, cfg.acc_depth, index, "ALU destination (micro-op dst)")
             if not insn.use_imm:
                 self._sram_index(s, cfg.acc_depth, index, "ALU source (micro-op src)")
@@ -254,11 +288,11 @@ class ReferenceMachine:
             if insn.alu_opcode == 5:    # LUT: the operand is read above and not used
                 entries = self.table.ravel()
                 self._write_acc(d, np.array([[entries[min(max(int(v), -128), 127) + 128] for v in row]
-                                             for row in lhs], dtype=np.int64))
+                                             for row in lhs], dtype=np.int64), insn.requant)
                 continue
             result = np.array([[_alu_op(int(insn.alu_opcode), int(p), int(q)) for p, q in zip(pr, qr)]
                                for pr, qr in zip(lhs, rhs)], dtype=np.int64)
-            self._write_acc(d, result)
+            self._write_acc(d, result, insn.requant)
 
     # ---- dispatch --------------------------------------------------------------------
     def execute(self, insn, index: int) -> None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from vdla.hw.requantizer import BIAS, CTRL, MUL, REGISTERS, requantize
+
 from .work_limit import DEFAULT_LIMIT, UNLIMITED
 
 
@@ -19,7 +21,18 @@ class OnChipState:
         # the ALU's lookup table, as LOAD LUT addresses it (element, batch, lane); the
         # hardware's per-lane copies all hold the same entries, so one copy is kept
         self.lut = np.zeros((config.lut_depth, b, n), dtype=np.int8)
+        # the requantizer's registers (vdla.hw.requantizer.REGISTERS), per lane, as SETQ loads them
+        self.requant = np.zeros((len(REGISTERS), b, n), dtype=np.int32)
         # micro-ops are kept decoded: one index array per field
         self.uop_dst = np.zeros(config.uop_depth, dtype=np.int64)
         self.uop_src = np.zeros(config.uop_depth, dtype=np.int64)
         self.uop_wgt = np.zeros(config.uop_depth, dtype=np.int64)
+
+    def write_back(self, insn, entries: np.ndarray) -> None:
+        """OUT of accumulator entries an instruction wrote: the low 8 bits, or with its requant
+        bit what the requantizer makes of them."""
+        if insn.requant:
+            r = self.requant
+            self.out[entries] = requantize(self.acc[entries], r[BIAS], r[MUL], r[CTRL])
+        else:
+            self.out[entries] = self.acc[entries].astype(np.int8)

@@ -87,6 +87,11 @@ def field_findings(insns) -> list[VtaFinding]:
     """The findings that each instruction's fields show on their own (no DRAM needed)."""
     out = []
     for i, insn in enumerate(insns):
+        if isinstance(insn, (AluInsn, GemmInsn)) and insn.requant:
+            kind = "GEMM" if isinstance(insn, GemmInsn) else f"ALU {insn.alu_opcode.name}"
+            out.append(VtaFinding(i, "requant", f"{kind} with the requant bit: VTA has no requantizer on OUT's "
+                                                "write-back and writes the accumulators' low 8 bits (requantize "
+                                                "with ALU passes)"))
         if isinstance(insn, AluInsn):
             out += _alu_fields(i, insn)
         elif isinstance(insn, MemInsn) and insn.opcode == Opcode.LOAD:
@@ -280,6 +285,11 @@ def _compute(i: int, insn, state: _Written) -> list[VtaFinding]:
     if insn.uop_begin == insn.uop_end:
         return out
     fields = state.uop_fields[:, insn.uop_begin:insn.uop_end]
+    if isinstance(insn, AluInsn) and insn.alu_opcode == AluOp.SETQ:    # writes registers only
+        if not insn.use_imm:
+            src = _touched(i, kind, fields[1], insn, "src", "accumulator", cfg.acc_depth)
+            out += _reads(i, kind, "ACC", state.acc, src, operand="source ")
+        return out
     dst = _touched(i, kind, fields[0], insn, "dst", "accumulator", cfg.acc_depth)
     if isinstance(insn, GemmInsn) and insn.reset:
         state.acc[dst] = True

@@ -75,6 +75,11 @@ _EXACT = {
 }
 
 
+# The opcodes that compute on accumulator lanes: all but SETQ, which loads the requantizer's
+# registers (vdla.hw.requantizer) and writes no accumulator.
+LANE_OPS = tuple(op for op in AluOp if op != AluOp.SETQ)
+
+
 def table_index(x) -> np.ndarray:
     """The table entry LUT reads for accumulator values x: x saturated to int8, offset to 0..255."""
     return np.clip(np.asarray(x, dtype=np.int64), TABLE_MIN, TABLE_MAX) - TABLE_MIN
@@ -102,6 +107,8 @@ def lane_op(op: AluOp, x, operand, table=None) -> np.ndarray:
     except ValueError:
         raise ValueError(f"ALU opcode {op!r} does not exist; valid: "
                          f"{', '.join(f'{o.name} {int(o)}' for o in AluOp)}") from None
+    if op == AluOp.SETQ:
+        raise ValueError("ALU SETQ loads the requantizer's registers (vdla.hw.requantizer); it is no lane operation")
     if op == AluOp.LUT:
         if table is None:
             raise ValueError("ALU LUT reads the lookup table: pass table=")

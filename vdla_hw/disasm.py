@@ -3,7 +3,8 @@
 Token flags are shown as the queue they act on: `-l2c` pops from load->compute, `+c2s`
 pushes to compute->store (SPEC §4), so a reader can follow the dependence protocol. The
 reset bit is shown on both opcodes that carry it: `GEMM reset` zeroes, while an ALU with
-the bit set says `reset(ignored)`, since ALU always computes (vdla.hw.isa).
+the bit set says `reset(ignored)`, since ALU always computes (vdla.hw.isa). An instruction
+whose OUT writes go through the requantizer (vdla.hw.requantizer) ends with `out=requant`.
 """
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ def format_insn(insn: Insn) -> str:
             factors = (f"dst=({insn.dst_factor_out},{insn.dst_factor_in}) "
                        f"src=({insn.src_factor_out},{insn.src_factor_in})")
         ignored = " reset(ignored)" if isinstance(insn, AluInsn) and insn.reset else ""
+        requant = " out=requant" if insn.requant else ""
         return (f"{name} uop=[{insn.uop_begin},{insn.uop_end}) "
-                f"iter={insn.iter_out}x{insn.iter_in} {factors}{ignored}" + _tokens(insn))
+                f"iter={insn.iter_out}x{insn.iter_in} {factors}{ignored}{requant}" + _tokens(insn))
     if isinstance(insn, FinishInsn):
         return "FINISH" + _tokens(insn)
     raise TypeError(f"not an instruction: {insn!r}")

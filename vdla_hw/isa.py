@@ -69,6 +69,7 @@ class AluOp(IntEnum):
     SHR = 3
     MUL = 4
     LUT = 5     # x -> the lookup table's entry for x saturated to int8: a VDLA extension
+    SETQ = 6    # the requantizer's register d <- ACC[s]: a VDLA extension (vdla.hw.alu_ops)
 
 
 class Module(IntEnum):
@@ -161,6 +162,10 @@ class UopLoopInsn(Insn):
     uop_end: int = 1
     iter_out: int = 1
     iter_in: int = 1
+    # OUT write-back through the requantizer (vdla.hw.requantizer) instead of the low bits: a
+    # VDLA extension in the bit after iter_in (bit 63 for the default config, which VTA's
+    # encoding leaves zero)
+    requant: bool = False
     dst_factor_out: int = 0
     dst_factor_in: int = 0
     src_factor_out: int = 0
@@ -240,7 +245,7 @@ def _log2(n: int) -> int:
     return n.bit_length() - 1
 
 
-_BOOL_FIELDS = DEP_FLAGS + ("reset", "use_imm")
+_BOOL_FIELDS = DEP_FLAGS + ("reset", "use_imm", "requant")
 
 
 def _enum_field(enum, name: str, fields: dict, opcode: Opcode):
@@ -283,7 +288,7 @@ class Isa:
             ("y_size", 16), ("x_size", 16), ("x_stride", 16),
             ("y_pad_0", 4), ("y_pad_1", 4), ("x_pad_0", 4), ("x_pad_1", 4)], INSN_BITS, "LOAD/STORE")
         loop = [("reset", 1), ("uop_begin", log_uop), ("uop_end", log_uop + 1),
-                ("iter_out", 14), ("iter_in", 14),
+                ("iter_out", 14), ("iter_in", 14), ("requant", 1),
                 ("dst_factor_out", log_acc), ("dst_factor_in", log_acc)]
         self.gemm = _pack(_HEADER + loop + [
             ("src_factor_out", log_inp), ("src_factor_in", log_inp),

@@ -7,6 +7,8 @@ sources for restatements). It holds:
 
 * sizes: element lanes and bytes, SRAM depths, bus geometry, instruction and micro-op width,
   the ALU lookup table's entry width and depth in LOAD LUT elements;
+* the requantizer on OUT's write-back (vdla.hw.requantizer): its registers' indices, the
+  multiplier's width and CTRL's fields;
 * the timing parameters (vdla.hw.timing);
 * the ISA (vdla.hw.isa): opcodes, memory types and ALU opcodes as enums, every field's
   position and width as localparams, and each instruction format as a packed struct
@@ -24,7 +26,7 @@ from __future__ import annotations
 import os
 from enum import IntEnum
 
-from . import regmap
+from . import regmap, requantizer
 from .alu_ops import SHIFT_BITS, TABLE_BITS, TABLE_ENTRIES
 from .isa import INSN_BITS, UOP_BITS, AluOp, MemType, Opcode
 from .timing import dram_elem_bytes
@@ -138,6 +140,10 @@ def check_supported(config) -> None:
         problems.append("DRAM latencies must be >= 1 cycle")
     if -(-t.fetch_burst_insns * insn_bytes // bus) > AXI_MAX_BEATS:
         problems.append(f"a fetch burst must fit one AXI burst ({AXI_MAX_BEATS} beats)")
+    clip = {name: width for name, _, width, _ in requantizer.CTRL_FIELDS if name != "shift"}
+    if any(width != config.out_bits for width in clip.values()):
+        problems.append(f"the requantizer's zero point and clip bounds ({clip}) must be OUT lanes "
+                        f"({config.out_bits} bits): its result is one")
     if problems:
         raise ValueError(f"the RTL does not support config {config.name} ({config.target}): "
                          + "; ".join(problems))
@@ -190,7 +196,29 @@ def _timing(config) -> dict[str, int]:
             "GEMM_PIPELINE_DEPTH": t.gemm_pipeline_depth, "ALU_SETUP_CYCLES": t.alu_setup_cycles,
             "ALU_PIPELINE_DEPTH": t.alu_pipeline_depth, "ALU_TENSOR_CYCLES_PER_UOP": t.alu_tensor_cycles_per_uop,
             "ALU_IMM_CYCLES_PER_UOP": t.alu_imm_cycles_per_uop, "NOP_CYCLES": t.nop_cycles,
-            "FINISH_CYCLES": t.finish_cycles}
+            "FINISH_CYCLES": t.finish_cycles, "REQUANT_PIPELINE_DEPTH": t.requant_pipeline_depth}
+
+
+# The CTRL fields vdla_requant.sv implements, as (name, signed): the right shift (unsigned), and
+# the zero point and the clip bounds (signed). Their positions and widths come from the statement.
+_REQUANT_CTRL = (("shift", False), ("zero", True), ("lo", True), ("hi", True))
+
+
+def _requant() -> dict[str, int]:
+    """The requantizer (vdla.hw.requantizer): register indices (SETQ's destination), the
+    multiplier's width, CTRL's fields."""
+    fields = tuple((name, signed) for name, _, _, signed in requantizer.CTRL_FIELDS)
+    if fields != _REQUANT_CTRL:
+        raise ValueError(f"vdla.hw.requantizer.CTRL_FIELDS {fields} are not the fields the RTL implements "
+                         f"{_REQUANT_CTRL}: change vdla_requant.sv with them")
+    p = {"REQUANT_REGS": len(requantizer.REGISTERS),
+         "REQUANT_INDEX_BITS": max(1, (len(requantizer.REGISTERS) - 1).bit_length())}
+    p.update({f"REQUANT_{name.upper()}": index for index, name in enumerate(requantizer.REGISTERS)})
+    p["REQUANT_MUL_BITS"] = requantizer.MUL_BITS
+    for name, lsb, width, _ in requantizer.CTRL_FIELDS:
+        p[f"REQUANT_{name.upper()}_LSB"] = lsb
+        p[f"REQUANT_{name.upper()}_W"] = width
+    return p
 
 
 def _axi() -> dict[str, int]:
@@ -213,7 +241,7 @@ def _registers() -> dict[str, int]:
 def localparams(config) -> dict[str, int]:
     """The package's integer localparams by name: what a width in the bundle tables means for
     `config`, for generators that write plain Verilog (vdla.hw.board_wrapper)."""
-    return {**_sizes(config), **_timing(config), **_axi(), **_registers()}
+    return {**_sizes(config), **_timing(config), **_requant(), **_axi(), **_registers()}
 
 
 def _error_bits() -> dict[str, int]:
@@ -320,7 +348,7 @@ def package_text(config) -> str:
              "// The package states every fact of the config; no module uses all of them.",
              "/* verilator lint_off UNUSEDPARAM */",
              f"package {PACKAGE_NAME};"]
-    for group in (_sizes(config), _timing(config), _axi(), _registers()):
+    for group in (_sizes(config), _timing(config), _requant(), _axi(), _registers()):
         lines += [f"  localparam int {k} = {v};" for k, v in group.items()]
     lines += [f"  localparam logic [AXI_RESP_BITS-1:0] AXI_RESP_OKAY = {AXI_RESP_BITS}'d{AXI_RESP_OKAY};",
               f"  localparam logic [AXI_BURST_BITS-1:0] AXI_BURST_INCR = {AXI_BURST_BITS}'d{AXI_BURST_INCR};",

@@ -44,6 +44,8 @@ LIMITS = {
     "gemm_pipeline_depth": (0, 64, "pipeline stages of the GEMM core after issue"),
     "alu_setup_cycles": (0, 64, "cycles the ALU spends decoding its loop fields"),
     "alu_pipeline_depth": (0, 64, "pipeline stages of the tensor ALU after issue"),
+    "requant_pipeline_depth": (1, 16, "stages of the requantizer on OUT's write-back path (a 33 x 18 "
+                               "multiply, the rounding shift, the clip)"),
     "alu_tensor_cycles_per_uop": (1, 16, "cycles per ALU micro-op with a tensor operand"),
     "alu_imm_cycles_per_uop": (1, 16, "cycles per ALU micro-op with an immediate"),
     "nop_cycles": (1, 64, "cycles a dependence-only LOAD/STORE occupies its module"),
@@ -67,6 +69,7 @@ class Timing:
     gemm_pipeline_depth: int = 4
     alu_setup_cycles: int = 2
     alu_pipeline_depth: int = 3
+    requant_pipeline_depth: int = 2
     alu_tensor_cycles_per_uop: int = 2
     alu_imm_cycles_per_uop: int = 1
     nop_cycles: int = 1
@@ -132,7 +135,9 @@ def duration(insn, config) -> int:
     STORE : dma_setup + per row (ceil(row bytes / bus bytes) + write-response latency).
     GEMM  : setup + one micro-op per cycle over the whole loop nest + pipeline drain.
     ALU   : setup + 1 (immediate) or 2 (tensor operand: two accumulator reads) cycles per
-            micro-op + pipeline drain.
+            micro-op + pipeline drain (SETQ reads a tensor operand).
+    GEMM/ALU with the requant bit: also the requantizer's stages, which its last OUT write
+            passes before the instruction ends.
     x_size = 0 LOAD/STORE (dependence-only NOP): nop_cycles. FINISH: finish_cycles.
     """
     from .isa import AluInsn, GemmInsn, MemInsn, MemType, Opcode
@@ -155,9 +160,13 @@ def duration(insn, config) -> int:
                 + insn.y_size * (t.dram_read_latency + _ceil_div(row_bytes, bus)))
     if isinstance(insn, GemmInsn):
         n = insn.iter_out * insn.iter_in * max(insn.uop_end - insn.uop_begin, 0)
-        return t.gemm_setup_cycles + n + t.gemm_pipeline_depth
+        return t.gemm_setup_cycles + n + t.gemm_pipeline_depth + _requant_drain(insn, t)
     if isinstance(insn, AluInsn):
         n = insn.iter_out * insn.iter_in * max(insn.uop_end - insn.uop_begin, 0)
         per = t.alu_imm_cycles_per_uop if insn.use_imm else t.alu_tensor_cycles_per_uop
-        return t.alu_setup_cycles + n * per + t.alu_pipeline_depth
+        return t.alu_setup_cycles + n * per + t.alu_pipeline_depth + _requant_drain(insn, t)
     return t.finish_cycles
+
+
+def _requant_drain(insn, t: Timing) -> int:
+    return t.requant_pipeline_depth if insn.requant else 0

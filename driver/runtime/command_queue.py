@@ -154,7 +154,7 @@ class CommandQueue:
                                       dram_base=buf.addr // self.config.uop_elem_bytes,
                                       y_size=1, x_size=n, x_stride=n))
         outer, inner = kernel.padded_loops()
-        common = dict(reset=kernel.reset, uop_begin=begin, uop_end=begin + n,
+        common = dict(reset=kernel.reset, requant=kernel.requant, uop_begin=begin, uop_end=begin + n,
                       iter_out=outer.extent, iter_in=inner.extent,
                       dst_factor_out=outer.dst, dst_factor_in=inner.dst,
                       src_factor_out=outer.src, src_factor_in=inner.src)

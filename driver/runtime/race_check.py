@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vdla.hw import AluInsn, GemmInsn, MemInsn, MemType, Module, Opcode, format_insn
+from vdla.hw import AluInsn, AluOp, GemmInsn, MemInsn, MemType, Module, Opcode, format_insn
 
 from .errors import DependenceError
 
@@ -100,6 +100,11 @@ def footprints(insns, uop_fields) -> list[tuple[int, str, int, int, bool]]:
         elif isinstance(insn, (GemmInsn, AluInsn)) and insn.uop_end > insn.uop_begin:
             fields = np.array([uops.get(k, (0, 0, 0)) for k in range(insn.uop_begin, insn.uop_end)],
                               dtype=np.int64)
+            if isinstance(insn, AluInsn) and insn.alu_opcode == AluOp.SETQ:
+                # writes the requantizer's registers (compute's own, in order): reads its source only
+                if not insn.use_imm:
+                    out.append((i, "acc", *_box(fields[:, 1], insn, "src"), False))
+                continue
             dst = _box(fields[:, 0], insn, "dst")
             out += [(i, "acc", *dst, True), (i, "out", *dst, True)]
             if isinstance(insn, GemmInsn) and insn.reset:

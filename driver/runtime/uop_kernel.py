@@ -15,6 +15,7 @@ import numpy as np
 
 from vdla.hw import AluOp, Uop
 from vdla.hw.alu_ops import immediate_error
+from vdla.hw.requantizer import REGISTERS
 
 from .errors import KernelError
 
@@ -43,24 +44,34 @@ class UopKernel:
     use_imm: bool = False
     imm: int = 0
     name: str = field(default="", compare=False)
+    # OUT written through the requantizer (vdla.hw.requantizer) instead of the low 8 bits
+    requant: bool = False
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
-    def gemm(cls, uops, loops=(), reset: bool = False, name: str = "") -> "UopKernel":
-        """GEMM kernel (reset=True: zero the destination accumulators instead of multiply-add)."""
-        return cls(KernelMode.GEMM, _uops(uops), tuple(loops), reset, name=name)
+    def gemm(cls, uops, loops=(), reset: bool = False, name: str = "", requant: bool = False) -> "UopKernel":
+        """GEMM kernel (reset=True: zero the destination accumulators instead of multiply-add;
+        requant=True: OUT through the requantizer)."""
+        return cls(KernelMode.GEMM, _uops(uops), tuple(loops), reset, name=name, requant=requant)
 
     @classmethod
-    def alu(cls, op: AluOp, uops, loops=(), imm: int | None = None, name: str = "") -> "UopKernel":
-        """ALU kernel: ACC[dst] = op(ACC[dst], imm if given else ACC[src])."""
+    def alu(cls, op: AluOp, uops, loops=(), imm: int | None = None, name: str = "",
+            requant: bool = False) -> "UopKernel":
+        """ALU kernel: ACC[dst] = op(ACC[dst], imm if given else ACC[src]); SETQ: requantizer
+        register dst <- the operand (vdla.hw.requantizer)."""
         return cls(KernelMode.ALU, _uops(uops), tuple(loops), False, AluOp(op),
-                   imm is not None, int(imm or 0), name=name)
+                   imm is not None, int(imm or 0), name=name, requant=requant)
+
+    @property
+    def sets_requantizer(self) -> bool:
+        """An ALU SETQ: its destinations are the requantizer's registers, not accumulators."""
+        return self.alu_op == AluOp.SETQ
 
     # ---- identity: equal kernels are interchangeable --------------------------------------
     @cached_property
     def signature(self) -> tuple:
         return (self.mode, self.reset, self.alu_op, self.use_imm, self.imm, self.loops,
-                tuple((u.dst, u.src, u.wgt) for u in self.uops))
+                tuple((u.dst, u.src, u.wgt) for u in self.uops), self.requant)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, UopKernel) and self.signature == other.signature
@@ -129,7 +140,7 @@ class UopKernel:
         except ValueError as exc:
             raise KernelError(f"{what}: {exc}") from None
         self._check_ranges(config, what)
-        if not self.reset:
+        if not self.reset and not self.sets_requantizer:
             self._check_hazard(config.timing.acc_raw_min_distance, what)
 
     def _check_ranges(self, config, what: str) -> None:
@@ -138,7 +149,8 @@ class UopKernel:
             if not self.reset:
                 checks += [("src", config.inp_depth, "input"), ("wgt", config.wgt_depth, "weight")]
         else:
-            checks = [("dst", config.acc_depth, "accumulator")]
+            checks = [("dst", len(REGISTERS), "requantizer register") if self.sets_requantizer
+                      else ("dst", config.acc_depth, "accumulator")]
             if not self.use_imm:
                 checks.append(("src", config.acc_depth, "accumulator"))
         outer, inner = self.padded_loops()
@@ -146,8 +158,8 @@ class UopKernel:
             top = (max(getattr(u, name) for u in self.uops)
                    + (outer.extent - 1) * getattr(outer, name) + (inner.extent - 1) * getattr(inner, name))
             if top >= depth:
-                raise KernelError(f"{what}: micro-op {name} index reaches {top}, beyond the {sram} SRAM "
-                                  f"depth {depth}")
+                raise KernelError(f"{what}: micro-op {name} index reaches {top}, beyond the {sram} "
+                                  f"{'file size' if sram.endswith('register') else 'SRAM depth'} {depth}")
 
     def _check_hazard(self, min_distance: int, what: str) -> None:
         """The accumulator is read-modify-written without forwarding: the same entry may not be

@@ -9,6 +9,8 @@ import numpy as np
 
 from vdla.hw.alu_ops import IMM_MAX, SHR_MAX, SHR_MIN, lane_op
 from vdla.hw.isa import INSN_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop
+from vdla.hw.requantizer import (BIAS, CTRL, MUL, MUL_BITS, MUL_MAX, MUL_MIN, ctrl_field, multiplier, pack_ctrl,
+                                 requantize)
 
 from .harness import Case
 
@@ -327,3 +329,127 @@ def lookup_table(config, rng):
     once = looked_up(values.astype(np.int64))
     expected = np.concatenate([low_bytes(once), low_bytes(once), low_bytes(looked_up(once))])
     return img.case("lookup table: padded LOAD LUT, ALU LUT immediate and tensor", insns), {out: expected.reshape(-1)}
+
+
+# Per-lane requantizer settings of the directed program, cycled over the lanes: (shift, zero
+# point, lo, hi, MUL word, BIAS). Shifts 0 (no rounding), 1 and 3 (ties either way), up to 63;
+# the multiplier's extremes and MUL words whose bits above the multiplier are set (ignored);
+# biases that carry x + b past 32 bits; clips narrow, full, and with lo > hi (the result is hi).
+def _mul_word(high: int, low: int) -> int:
+    """A MUL word of `low` (a MUL_BITS-bit signed multiplier) under junk bits `high`, as int32."""
+    word = (high << MUL_BITS) | (low & ((1 << MUL_BITS) - 1))
+    return int(np.array(word & 0xFFFFFFFF, dtype=np.uint32).view(np.int32))
+
+
+REQUANT_LANES = [
+    (0, 0, -128, 127, 1, 0),
+    (1, 0, -128, 127, 1, 0),
+    (1, -7, -100, 90, -1, 3),
+    (3, 5, -128, 127, 3, -17),
+    (8, 10, -128, 127, -7, -1000),
+    (16, 0, -128, 127, MUL_MAX, 2**31 - 1),
+    (20, -128, -128, 127, MUL_MIN, -2**31),
+    (31, 3, -128, 127, MUL_MIN, 0),
+    (12, 127, 0, 127, 4096, 0),
+    (48, 0, -128, 127, MUL_MIN, -2**31),
+    (49, -1, -128, 127, MUL_MAX, 2**31 - 1),
+    (63, 4, -128, 127, MUL_MAX, 2**31 - 1),
+    (0, 0, 20, -20, 1, 0),
+    (2, 0, -5, 5, 1, 0),
+    (5, 0, -128, 127, _mul_word(0x1555, 3), 0),
+    (50, 0, -128, 127, _mul_word(0x2AAA, MUL_MIN), 2**31 - 1),
+]
+
+
+def requantizer(config, rng, rows: int = 8):
+    """The requantizer on OUT's write-back (vdla.hw.requantizer). SETQ loads BIAS and MUL from
+    accumulator rows (one setting per lane) and CTRL twice in one instruction (a decoy row,
+    then the real one: the later step wins); a GEMM, a reset GEMM, an ALU ADD with an immediate
+    and an ALU MIN with a tensor operand then write OUT through it. An ALU without the bit
+    writes the low bytes again; SETQ with immediates (and the requant bit, which only lengthens
+    it) sets BIAS and MUL in every lane for a last ALU pass. The accumulators include +-2^31 and
+    small odd values, so that rounding ties of both signs, both clip bounds, the 33-bit x + b
+    and the large shifts are met (checked below); numpy (vdla.hw.requantizer.requantize,
+    vdla.hw.alu_ops.lane_op) gives the expected bytes."""
+    n, lanes = config.batch * config.block, (config.batch, config.block)
+    img = Image(config)
+    table = np.array([REQUANT_LANES[k % len(REQUANT_LANES)] for k in range(n)], dtype=np.int64)
+    shift, zero, lo, hi, mul, bias = table.T
+    ctrl = pack_ctrl(shift, zero, lo, hi).reshape(lanes)
+    decoy = pack_ctrl((shift + 7) % 64, -zero // 2, lo // 2, hi // 2).reshape(lanes)
+    bias1, mul1 = bias.astype(np.int32).reshape(lanes), mul.astype(np.int32).reshape(lanes)
+
+    def acc_values(k):
+        """k accumulator rows: the int32 extremes, small values of both signs, then random ones."""
+        v = rng.integers(-2**31, 2**31, (k, *lanes), dtype=np.int64)
+        v[0], v[1] = 2**31 - 1, -2**31
+        v[2] = rng.integers(-9, 10, lanes)
+        v[3] = rng.integers(-2**12, 2**12, lanes)
+        v[4] = -v[2] - 1
+        return v.astype(np.int32)
+    # ACC rows: P parameters (bias, mul, decoy ctrl, ctrl), G GEMM, Z reset GEMM, A ADD, T MIN
+    # and O its operand, A2 the last pass
+    P, G = 0, 4
+    Z = G + rows
+    A = Z + 1
+    T, O = A + rows, A + 2 * rows
+    A2 = O + rows
+    total = A2 + rows
+    params = np.stack([bias1, mul1, decoy, ctrl])
+    init = acc_values(rows)
+    init[5:] = rng.integers(-2**20, 2**20, (rows - 5, *lanes))        # GEMM sums that carry into OUT
+    a, t, o, a2 = acc_values(rows), acc_values(rows), acc_values(rows), acc_values(rows)
+    z = rng.integers(-2**31, 2**31, (1, *lanes), dtype=np.int64).astype(np.int32)
+    acc = np.concatenate([params, init, z, a, t, o, a2])
+    inp = rng.integers(-128, 128, (rows, *lanes), dtype=np.int8)
+    inp[0] = 127
+    inp[1] = -128
+    wgt = rng.integers(-128, 128, (1, config.block, config.block), dtype=np.int8)
+    a_inp, a_wgt = img.place(inp, config.inp_elem_bytes), img.place(wgt, config.wgt_elem_bytes)
+    a_acc = img.place(acc, config.acc_elem_bytes)
+    uops = _uops(img, [Uop(BIAS, P, 0), Uop(MUL, P + 1, 0), Uop(CTRL, P + 2, 0), Uop(G, 0, 0), Uop(Z, 0, 0),
+                       Uop(A, 0, 0), Uop(T, O, 0), Uop(O, 0, 0), Uop(MUL, 0, 0), Uop(BIAS, 0, 0), Uop(A2, 0, 0)])
+    stored = total - G
+    out = img.reserve(stored * config.out_elem_bytes, config.out_elem_bytes)
+    rows_loop = dict(iter_out=rows, iter_in=1, dst_factor_out=1)
+    setq = dict(alu_opcode=AluOp.SETQ)
+    add_imm = -1234
+    bias2, mul2 = 12345, -3
+    insns = [
+        _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, 1, rows, rows),
+        _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, 1, 1, push_next=True),
+        _load(MemType.UOP, 0, uops, 1, 11, 11),
+        _load(MemType.ACC, 0, a_acc // config.acc_elem_bytes, 1, total, total),
+        AluInsn(**setq, uop_begin=0, uop_end=2),                                  # BIAS, MUL <- rows P, P + 1
+        AluInsn(**setq, uop_begin=2, uop_end=3, iter_out=2, src_factor_out=1),  # CTRL <- row P + 2, then P + 3
+        GemmInsn(pop_prev=True, requant=True, uop_begin=3, uop_end=4, src_factor_out=1, **rows_loop),
+        GemmInsn(reset=True, requant=True, uop_begin=4, uop_end=5),
+        AluInsn(alu_opcode=AluOp.ADD, use_imm=True, imm=add_imm, requant=True, uop_begin=5, uop_end=6, **rows_loop),
+        AluInsn(alu_opcode=AluOp.MIN, requant=True, uop_begin=6, uop_end=7, src_factor_out=1, **rows_loop),
+        AluInsn(alu_opcode=AluOp.ADD, use_imm=True, imm=0, uop_begin=7, uop_end=8, **rows_loop),   # low bytes
+        AluInsn(**setq, use_imm=True, imm=mul2, requant=True, uop_begin=8, uop_end=9),
+        AluInsn(**setq, use_imm=True, imm=bias2, uop_begin=9, uop_end=10),
+        AluInsn(alu_opcode=AluOp.ADD, use_imm=True, imm=0, requant=True, uop_begin=10, uop_end=11, push_next=True,
+                **rows_loop),
+        _store(G, out // config.out_elem_bytes, 1, stored, stored, pop_prev=True, push_prev=True),
+        FinishInsn(pop_next=True),
+    ]
+    gemm = lane_op(AluOp.ADD, init, np.einsum("rbi,oi->rbo", inp.astype(np.int64), wgt[0].astype(np.int64)))
+    inputs = [gemm, np.zeros((1, *lanes), dtype=np.int32), lane_op(AluOp.ADD, a, add_imm), lane_op(AluOp.MIN, t, o)]
+    expected = [requantize(x, bias1, mul1, ctrl).view(np.uint8) for x in inputs]
+    expected += [low_bytes(o), requantize(a2, bias2, mul2, ctrl).view(np.uint8)]
+
+    # the program meets what it is for: ties of both signs, both clip bounds, x + b beyond int32
+    xs = np.concatenate(inputs).astype(np.int64)
+    s = ctrl_field(ctrl, "shift")
+    scaled = (xs + bias1) * multiplier(mul1)
+    tie = (s > 0) & (scaled & ((1 << s) - 1) == np.left_shift(1, np.maximum(s - 1, 0)))
+    assert (tie & (scaled > 0)).any() and (tie & (scaled < 0)).any(), "no rounding tie of each sign"
+    got = requantize(xs, bias1, mul1, ctrl).astype(np.int64)
+    unclipped = ((scaled + np.where(s > 0, np.left_shift(1, np.maximum(s - 1, 0)), 0)) >> s) + ctrl_field(ctrl, "zero")
+    assert ((got == ctrl_field(ctrl, "lo")) & (unclipped < got)).any(), "nothing clipped at lo"
+    assert ((got == ctrl_field(ctrl, "hi")) & (unclipped > got)).any(), "nothing clipped at hi"
+    assert (np.abs(xs + bias1) >= 2**31).any(), "x + b never leaves int32"
+    assert ((s >= 48) & (got != ctrl_field(ctrl, "zero")) & (got == unclipped)).any(), "large shifts round to 0"
+    return (img.case("requantizer: SETQ from ACC and immediates, GEMM and ALU with requant", insns),
+            {out: np.concatenate(expected).reshape(-1)})

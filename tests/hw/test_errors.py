@@ -6,6 +6,7 @@ import pytest
 from vdla.driver.devices.rtl_bench import run_jobs
 from vdla.hw import load_config, regmap
 from vdla.hw.isa import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode
+from vdla.hw.requantizer import REGISTERS
 from vdla.simulator import Simulator, SimulatorError
 
 from .programs import Image
@@ -32,6 +33,10 @@ def _streams(config):
                        FinishInsn()], regmap.ERR_SRAM_RANGE),
         "lut_operand": ([AluInsn(alu_opcode=AluOp.LUT, uop_begin=0, uop_end=1, iter_out=3,
                                  src_factor_out=config.acc_depth - 1), FinishInsn()], regmap.ERR_SRAM_RANGE),
+        # SETQ's destination names a requantizer register: an index past the last is out of
+        # range even though the accumulator has that entry (here in the loop's second step)
+        "setq_register": ([AluInsn(alu_opcode=AluOp.SETQ, use_imm=True, imm=1, uop_begin=0, uop_end=1, iter_out=2,
+                                   dst_factor_out=len(REGISTERS)), FinishInsn()], regmap.ERR_SRAM_RANGE),
         "gemm_index": ([GemmInsn(uop_begin=0, uop_end=1, iter_out=3, dst_factor_out=config.acc_depth - 1),
                         FinishInsn()], regmap.ERR_SRAM_RANGE),
         "uop_range": ([GemmInsn(uop_begin=0, uop_end=config.uop_depth + 1), FinishInsn()], regmap.ERR_SRAM_RANGE),
@@ -57,7 +62,7 @@ def records(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["sram_range", "dram_range", "store_not_out", "lut_range", "lut_operand",
-                                  "gemm_index", "uop_range", "uop_reversed", "token_left"])
+                                  "setq_register", "gemm_index", "uop_range", "uop_reversed", "token_left"])
 def test_rtl_flags_what_the_simulator_rejects(records, name):
     config = load_config("pynq")
     insns, cause = _streams(config)[name]

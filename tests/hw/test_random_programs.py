@@ -18,7 +18,7 @@ SMALL = {"LOG_BATCH": 1, "LOG_BLOCK": 3, "LOG_UOP_BUFF_SIZE": 12, "LOG_INP_BUFF_
 RETIMED = {"timing": dict(dram_read_latency=7, dram_write_latency=3, fetch_burst_insns=5, cmd_queue_depth=3,
                           token_delay=2, dma_setup_cycles=3, gemm_setup_cycles=3, gemm_pipeline_depth=6,
                           alu_setup_cycles=4, alu_pipeline_depth=2, alu_tensor_cycles_per_uop=3,
-                          alu_imm_cycles_per_uop=2, nop_cycles=2, finish_cycles=3)}
+                          alu_imm_cycles_per_uop=2, nop_cycles=2, finish_cycles=3, requant_pipeline_depth=5)}
 # Other widths and depths throughout, and a bus no preset has: 32 bits (4 beats an
 # instruction, 1 micro-op a beat), BATCH 2 x BLOCK 4 (8-byte input elements), SRAM depths
 # that move every GEMM/ALU factor field (dst_factor_in starts the upper word). The RTL is
@@ -26,7 +26,8 @@ RETIMED = {"timing": dict(dram_read_latency=7, dram_write_latency=3, fetch_burst
 NARROW = {"LOG_BATCH": 1, "LOG_BLOCK": 2, "LOG_UOP_BUFF_SIZE": 10, "LOG_INP_BUFF_SIZE": 11,
           "LOG_WGT_BUFF_SIZE": 12, "LOG_ACC_BUFF_SIZE": 13, "bus_width_bits": 32,
           "timing": dict(dram_read_latency=5, fetch_burst_insns=3, cmd_queue_depth=4, token_delay=3,
-                         gemm_pipeline_depth=5, alu_tensor_cycles_per_uop=4, alu_imm_cycles_per_uop=3)}
+                         gemm_pipeline_depth=5, alu_tensor_cycles_per_uop=4, alu_imm_cycles_per_uop=3,
+                         requant_pipeline_depth=1)}
 CONFIGS = {"pynq": "pynq", "small": SMALL, "ultra96": "ultra96", "retimed": RETIMED, "narrow": NARROW}
 CHUNK = 50
 # 4 x 50 seeds on the default config, 50 on a BATCH 2 / BLOCK 8 / small-SRAM instance, 50 on

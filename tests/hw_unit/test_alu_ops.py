@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from vdla.hw import PRESETS, AluInsn, AluOp, load_config
-from vdla.hw.alu_ops import (IMM_MAX, IMM_MIN, LANE_MAX, LANE_MIN, SHIFT_BITS, SHR_MAX, SHR_MIN,
+from vdla.hw.alu_ops import (LANE_OPS, IMM_MAX, IMM_MIN, LANE_MAX, LANE_MIN, SHIFT_BITS, SHR_MAX, SHR_MIN,
                              TABLE_ENTRIES, TABLE_MAX, TABLE_MIN, immediate_error, lane_op, shift_amount,
                              table_lookup, wrap)
 from vdla.hw.isa import IMM_BITS, INSN_BITS, INSN_BYTES
@@ -17,7 +17,7 @@ EDGES = [LANE_MIN, LANE_MIN + 1, -65536, -33, -32, -1, 0, 1, 31, 32, 63, 64, 655
 
 
 # The reference model states the two-operand ops one lane at a time; LUT reads the table instead
-BINARY = [op for op in AluOp if op != AluOp.LUT]
+BINARY = [op for op in LANE_OPS if op != AluOp.LUT]
 
 
 def reference(op: AluOp, x: np.ndarray, b: np.ndarray) -> np.ndarray:

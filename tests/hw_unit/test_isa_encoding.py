@@ -195,6 +195,6 @@ def test_gemm_and_alu_records_keep_their_field_order():
     # positional construction and dataclasses.fields() follow the encoding's order
     import dataclasses
     header = ["pop_prev", "pop_next", "push_prev", "push_next", "reset", "uop_begin", "uop_end",
-              "iter_out", "iter_in", "dst_factor_out", "dst_factor_in", "src_factor_out", "src_factor_in"]
+              "iter_out", "iter_in", "requant", "dst_factor_out", "dst_factor_in", "src_factor_out", "src_factor_in"]
     assert [f.name for f in dataclasses.fields(GemmInsn)] == header + ["wgt_factor_out", "wgt_factor_in"]
     assert [f.name for f in dataclasses.fields(AluInsn)] == header + ["alu_opcode", "use_imm", "imm"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Uop, load_config
-from vdla.hw.alu_ops import SHR_MAX, SHR_MIN, lane_op, shift_amount, wrap
+from vdla.hw.alu_ops import LANE_OPS, SHR_MAX, SHR_MIN, lane_op, shift_amount, wrap
 from vdla.simulator.semantics import execute
 from vdla.simulator.state import OnChipState
 
@@ -76,7 +76,7 @@ def test_alu_immediate_two_uops_16383_by_1000(op, imm, rng):
     np.testing.assert_array_equal(state.out[:2], np.array(expect, dtype=np.int64).astype(np.int8))
 
 
-@pytest.mark.parametrize("op", list(AluOp))
+@pytest.mark.parametrize("op", LANE_OPS)
 def test_alu_at_max_iterations_and_every_micro_op(op, rng):
     """8192 micro-ops over 512 destinations (each written 16 times a pass), sources in the
     other half of the accumulator, 16383 x 16383 passes: 2^40 micro-op steps."""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from vdla.hw import load_config
-from vdla.hw.alu_ops import IMM_MAX, IMM_MIN, SHIFT_BITS, SHR_MAX, SHR_MIN, lane_op
+from vdla.hw.alu_ops import LANE_OPS, IMM_MAX, IMM_MIN, SHIFT_BITS, SHR_MAX, SHR_MIN, lane_op
 from vdla.hw.isa import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop
 from vdla.simulator.reference import (ReferenceDeadlock, ReferenceHazardError, ReferenceMemoryError,
                                       ReferenceStreamError, ReferenceTokenError, reference_run)
@@ -148,7 +148,7 @@ def acc_program(values: np.ndarray, alu_insns, n_out: int):
 
 # LUT reads the table, not the operand: the random programs (test_random_programs_agree...) load
 # tables and run it against the reference model
-@pytest.mark.parametrize("op", [op for op in AluOp if op != AluOp.LUT])
+@pytest.mark.parametrize("op", [op for op in LANE_OPS if op != AluOp.LUT])
 def test_alu_tensor_operand(rng, op):
     values = rng.integers(-2**31, 2**31, (4, N), dtype=np.int64)
     if op == AluOp.SHR:  # shift amounts of both signs and both ends across the lanes, random high bits

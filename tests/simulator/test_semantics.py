@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop, load_config
-from vdla.hw.alu_ops import lane_op
+from vdla.hw.alu_ops import LANE_OPS, lane_op
 from vdla.simulator.semantics import execute
 from vdla.simulator.state import OnChipState
 
@@ -81,7 +81,7 @@ def test_gemm_reset_zeroes_acc_and_out():
     assert not state.acc[:4].any() and not state.out[:4].any()
 
 
-@pytest.mark.parametrize("op", list(AluOp))
+@pytest.mark.parametrize("op", LANE_OPS)
 @pytest.mark.parametrize("use_imm", [True, False])
 def test_alu_every_opcode(op, use_imm, rng):
     state, _ = fresh()

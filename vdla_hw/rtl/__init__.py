@@ -17,7 +17,7 @@ TOP = "vdla_top"
 SOURCES = ("vdla_sram.sv", "vdla_burst_len.sv", "vdla_cmd_fifo.sv", "vdla_token_queue.sv", "vdla_perf.sv",
            "vdla_issue.sv", "vdla_uop_loop.sv",
            "vdla_dma_rd.sv", "vdla_dma_wr.sv", "vdla_fetch.sv", "vdla_load.sv", "vdla_store.sv",
-           "vdla_gemm.sv", "vdla_lut.sv", "vdla_alu_lane.sv", "vdla_alu.sv", "vdla_compute.sv", "vdla_ctrl.sv", "vdla_top.sv")
+           "vdla_gemm.sv", "vdla_lut.sv", "vdla_alu_lane.sv", "vdla_alu.sv", "vdla_requant.sv", "vdla_compute.sv", "vdla_ctrl.sv", "vdla_top.sv")
 
 
 def source_files(config, gen_dir: str | os.PathLike) -> list[Path]:

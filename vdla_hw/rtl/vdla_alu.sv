@@ -12,6 +12,12 @@
 // LUT looks each lane's operand a up in that lane's copy of the lookup table (vdla_lut, an
 // asynchronous read), so it writes in the same stage as the other ops; LOAD LUT writes every
 // copy through the lut_* port (the compute module's DMA).
+// SETQ (vdla.hw.requantizer) writes requantizer register d <- the operand b in every lane
+// (rq_we / rq_idx / rq_wdata, in the stage where the other ops write ACC) and neither ACC nor
+// OUT; its destination index must be below REQUANT_REGS (else err_range, as for an ACC index
+// past the SRAM). With the instruction's requant bit (latched at start, `requant`) the
+// compute module writes OUT through the requantizer, REQUANT_PIPELINE_DEPTH cycles after the
+// ACC write, and the drain is that much longer (for SETQ too: the timing reads only the bit).
 // The reset bit of the instruction (alu_insn_t.reset) is ignored: an ALU instruction always
 // computes, as in VTA (vdla_hw/isa.py). Only GEMM zeroes its destinations.
 // Yosys does not parse an import in the module header, so the (generated) package is
@@ -30,6 +36,7 @@ module vdla_alu (
   output logic                     busy,
   output logic                     last,
   output logic                     err_range,
+  output logic                     requant,     // the instruction's requant bit
   output logic                     uop_count,
   output logic                     uop_re,
   output logic [LOG_UOP_DEPTH-1:0] uop_raddr,
@@ -43,6 +50,9 @@ module vdla_alu (
   output logic [LOG_ACC_DEPTH-1:0] acc_waddr,
   output logic [ACC_ELEM_BITS-1:0] acc_wdata,
   output logic [OUT_ELEM_BITS-1:0] out_wdata,
+  output logic                     rq_we,       // SETQ: requantizer register rq_idx <- rq_wdata (per lane)
+  output logic [REQUANT_INDEX_BITS-1:0] rq_idx,
+  output logic [ACC_ELEM_BITS-1:0] rq_wdata,
   input  logic                     lut_clear,   // simulation only (see README)
   input  logic                     lut_we,      // LOAD LUT, as vdla_lut takes it
   input  logic                     lut_pad,
@@ -63,16 +73,17 @@ module vdla_alu (
     use_imm <= insn.use_imm;
     op <= insn.alu_opcode;
     imm <= ACC_BITS'($signed(insn.imm));
+    requant <= insn.requant;
   end
   vdla_uop_loop #(.STREAMS(2), .SETUP_CYCLES(ALU_SETUP_CYCLES), .DRAIN_CYCLES(ALU_PIPELINE_DEPTH),
-                  .MAX_CYCLES_PER_UOP(MAX_CYCLES_PER_UOP)) u_loop (
+                  .MAX_CYCLES_PER_UOP(MAX_CYCLES_PER_UOP), .EXTRA_DRAIN_CYCLES(REQUANT_PIPELINE_DEPTH)) u_loop (
     .clk, .rst, .start,
     .uop_begin(32'(insn.uop_begin)), .uop_end(32'(insn.uop_end)),
     .iter_out(32'(insn.iter_out)), .iter_in(32'(insn.iter_in)),
     .factor_out({32'(insn.src_factor_out), 32'(insn.dst_factor_out)}),
     .factor_in({32'(insn.src_factor_in), 32'(insn.dst_factor_in)}),
     .cycles_per_uop(insn.use_imm ? 32'(ALU_IMM_CYCLES_PER_UOP) : 32'(ALU_TENSOR_CYCLES_PER_UOP)),
-    .busy, .last, .issue, .uop_addr(uop_raddr), .offset, .err_range(bad_range));
+    .extra_drain(insn.requant), .busy, .last, .issue, .uop_addr(uop_raddr), .offset, .err_range(bad_range));
   assign uop_re = issue;
   assign uop_count = issue;
 
@@ -86,7 +97,9 @@ module vdla_alu (
 
   assign d1 = 32'(uop_rdata.dst) + off1[IX_DST];
   assign s1 = 32'(uop_rdata.src) + off1[IX_SRC];
-  assign bad1 = d1 >= 32'(ACC_DEPTH) || (!use_imm && s1 >= 32'(ACC_DEPTH));
+  logic setq;
+  assign setq = op == ALU_SETQ;
+  assign bad1 = d1 >= (setq ? 32'(REQUANT_REGS) : 32'(ACC_DEPTH)) || (!use_imm && s1 >= 32'(ACC_DEPTH));
   assign err_range = (v1 && bad1) || bad_range;
 
   logic tensor2;
@@ -99,15 +112,17 @@ module vdla_alu (
     if (tensor2) held3 <= acc_rdata;
   end
 
-  // one read port: stage 1 reads ACC[d], stage 2 (tensor) reads ACC[s]
-  assign acc_re = v1 || tensor2;
+  // one read port: stage 1 reads ACC[d] (not SETQ: d names a register), stage 2 (tensor) reads ACC[s]
+  assign acc_re = (v1 && !setq) || tensor2;
   assign acc_raddr = tensor2 ? s2 : d1[LOG_ACC_DEPTH-1:0];
 
   // immediate micro-ops write from stage 2, tensor micro-ops from stage 3
   logic write2;
   assign write2 = v2 && use_imm;
-  assign acc_we = write2 || v3;
+  assign acc_we = (write2 || v3) && !setq;
   assign acc_waddr = v3 ? d3 : d2;
+  assign rq_we = (write2 || v3) && setq;
+  assign rq_idx = REQUANT_INDEX_BITS'(acc_waddr);
   generate
     for (genvar l = 0; l < LANES; l++) begin : g_lane
       logic [ACC_BITS-1:0] a, b, y;
@@ -118,6 +133,7 @@ module vdla_alu (
                       .beat(lut_beat), .wdata(lut_wdata), .x(a), .entry);
       vdla_alu_lane u_lane (.op, .a, .b, .entry, .y);
       assign acc_wdata[l*ACC_BITS +: ACC_BITS] = y;
+      assign rq_wdata[l*ACC_BITS +: ACC_BITS] = b;
       assign out_wdata[l*OUT_BITS +: OUT_BITS] = y[OUT_BITS-1:0];
     end
   endgenerate

@@ -1,7 +1,9 @@
 // The compute module: executes LOAD UOP/ACC/ACC_8BIT/LUT, GEMM, ALU and FINISH in order,
 // popping l2c/s2c before and pushing c2l/c2s after. Owns the micro-op and accumulator SRAM
 // writes and those of the ALU's lookup table (kept inside the ALU); GEMM and ALU write OUT
-// as well.
+// as well: the low bits of each ACC write, or with the instruction's requant bit its
+// requantized value REQUANT_PIPELINE_DEPTH cycles later (vdla_requant, one per lane, whose
+// registers ALU SETQ loads).
 // Yosys does not parse an import in the module header, so the (generated) package is
 // imported at file scope.
 /* verilator lint_off IMPORTSTAR */
@@ -13,7 +15,7 @@ module vdla_compute (
   input  logic                     rst,
   input  logic                     running,
   input  logic                     clear_stats,
-  input  logic                     sim_clear,     // simulation only: zero the lookup table
+  input  logic                     sim_clear,     // simulation only: zero the lookup table and the requantizer
   input  logic                     q_valid,
   input  vdla_pkg::insn_t          q_insn,
   output logic                     q_pop,
@@ -153,21 +155,27 @@ module vdla_compute (
 
   // ---- GEMM and ALU ----------------------------------------------------------------------
   logic g_uop_re, a_uop_re, g_acc_re, a_acc_re, g_acc_we, a_acc_we, g_err, a_err, g_cnt, a_cnt;
+  logic g_rq, a_rq, rq_we;
+  logic [REQUANT_INDEX_BITS-1:0] rq_idx;
+  logic [ACC_ELEM_BITS-1:0] rq_wdata;
   logic [LOG_UOP_DEPTH-1:0] g_uop_raddr, a_uop_raddr;
   logic [LOG_ACC_DEPTH-1:0] g_acc_raddr, a_acc_raddr, g_acc_waddr, a_acc_waddr;
   logic [ACC_ELEM_BITS-1:0] g_acc_wdata, a_acc_wdata;
   logic [OUT_ELEM_BITS-1:0] g_out_wdata, a_out_wdata;
   vdla_gemm u_gemm (
     .clk, .rst, .start(accept && is_gemm), .insn(q_insn.gemm), .busy(gemm_busy), .last(gemm_last),
-    .err_range(g_err), .uop_count(g_cnt), .uop_re(g_uop_re), .uop_raddr(g_uop_raddr), .uop_rdata,
+    .err_range(g_err), .requant(g_rq), .uop_count(g_cnt),
+    .uop_re(g_uop_re), .uop_raddr(g_uop_raddr), .uop_rdata,
     .inp_re, .inp_raddr, .inp_rdata, .wgt_re, .wgt_raddr, .wgt_rdata,
     .acc_re(g_acc_re), .acc_raddr(g_acc_raddr), .acc_rdata,
     .acc_we(g_acc_we), .acc_waddr(g_acc_waddr), .acc_wdata(g_acc_wdata), .out_wdata(g_out_wdata));
   vdla_alu u_alu (
     .clk, .rst, .start(accept && is_alu), .insn(q_insn.alu), .busy(alu_busy), .last(alu_last),
-    .err_range(a_err), .uop_count(a_cnt), .uop_re(a_uop_re), .uop_raddr(a_uop_raddr), .uop_rdata,
+    .err_range(a_err), .requant(a_rq), .uop_count(a_cnt),
+    .uop_re(a_uop_re), .uop_raddr(a_uop_raddr), .uop_rdata,
     .acc_re(a_acc_re), .acc_raddr(a_acc_raddr), .acc_rdata,
     .acc_we(a_acc_we), .acc_waddr(a_acc_waddr), .acc_wdata(a_acc_wdata), .out_wdata(a_out_wdata),
+    .rq_we, .rq_idx, .rq_wdata,
     .lut_clear(sim_clear), .lut_we(lut_dma && dma_lut_ok), .lut_pad(wr_pad), .lut_pad_min(dma_insn.pad_min),
     .lut_elem(wr_elem[LUT_ADDR_BITS-1:0]), .lut_beat(wr_beat), .lut_wdata(wr_data));
 
@@ -175,6 +183,30 @@ module vdla_compute (
   assign uop_raddr = g_uop_re ? g_uop_raddr : a_uop_raddr;
   assign acc_re = g_acc_re || a_acc_re;
   assign acc_raddr = g_acc_re ? g_acc_raddr : a_acc_raddr;
+
+  // ---- the requantizer: ACC writes of an instruction with the requant bit enter it, their
+  // OUT writes leave it REQUANT_PIPELINE_DEPTH cycles later (the instruction's drain covers
+  // them, so they never meet a direct OUT write)
+  logic rq_in;
+  logic [REQUANT_PIPELINE_DEPTH-1:0] rq_v;
+  logic [REQUANT_PIPELINE_DEPTH-1:0][LOG_ACC_DEPTH-1:0] rq_addr;
+  logic [OUT_ELEM_BITS-1:0] rq_out;
+  assign rq_in = !acc_dma && (g_acc_we ? g_rq : a_acc_we && a_rq);
+  always_ff @(posedge clk) begin
+    rq_v[0] <= !rst && rq_in;
+    rq_addr[0] <= acc_waddr;
+    for (int k = 1; k < REQUANT_PIPELINE_DEPTH; k++) begin
+      rq_v[k] <= !rst && rq_v[k-1];
+      rq_addr[k] <= rq_addr[k-1];
+    end
+  end
+  generate
+    for (genvar l = 0; l < BATCH * BLOCK; l++) begin : g_requant
+      vdla_requant u_requant (
+        .clk, .rst, .clear(sim_clear), .we(rq_we), .idx(rq_idx), .wdata(rq_wdata[l*ACC_BITS +: ACC_BITS]),
+        .x(acc_wdata[l*ACC_BITS +: ACC_BITS]), .y(rq_out[l*OUT_BITS +: OUT_BITS]));
+    end
+  endgenerate
 
   always_comb begin
     acc_we = 1'b0;
@@ -200,14 +232,19 @@ module vdla_compute (
     end else if (g_acc_we) begin
       acc_we = 1'b1;
       acc_waddr = g_acc_waddr;
-      out_we = 1'b1;
+      out_we = !g_rq;
     end else if (a_acc_we) begin
       acc_we = 1'b1;
       acc_waddr = a_acc_waddr;
       acc_wdata = a_acc_wdata;
-      out_we = 1'b1;
+      out_we = !a_rq;
       out_waddr = a_acc_waddr;
       out_wdata = a_out_wdata;
+    end
+    if (rq_v[REQUANT_PIPELINE_DEPTH-1]) begin
+      out_we = 1'b1;
+      out_waddr = rq_addr[REQUANT_PIPELINE_DEPTH-1];
+      out_wdata = rq_out;
     end
   end
 

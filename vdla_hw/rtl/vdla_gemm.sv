@@ -7,6 +7,9 @@
 //   c+3 reduce over BLOCK_IN; read ACC[a]
 //   c+4 ACC[a] += sum, OUT[a] = its low OUT_BITS; write at the end of c+4
 // so micro-op k+2 (reads ACC in c+5) sees k's write: acc_raw_min_distance = 2, no forwarding.
+// With the instruction's requant bit (latched at start, `requant`) the compute module writes
+// OUT through the requantizer, REQUANT_PIPELINE_DEPTH cycles after the ACC write, and the
+// drain is that much longer.
 // Yosys does not parse an import in the module header, so the (generated) package is
 // imported at file scope.
 /* verilator lint_off IMPORTSTAR */
@@ -23,6 +26,7 @@ module vdla_gemm (
   output logic                     busy,
   output logic                     last,
   output logic                     err_range,
+  output logic                     requant,     // the instruction's requant bit
   output logic                     uop_count,   // a non-reset micro-op issued this cycle
   output logic                     uop_re,
   output logic [LOG_UOP_DEPTH-1:0] uop_raddr,
@@ -46,14 +50,19 @@ module vdla_gemm (
   localparam int IX_DST = 0, IX_SRC = 1, IX_WGT = 2;   // the loop's index streams
   logic reset_mode, issue;
   logic [2:0][31:0] offset;
-  always_ff @(posedge clk) if (start) reset_mode <= insn.reset;
-  vdla_uop_loop #(.STREAMS(3), .SETUP_CYCLES(GEMM_SETUP_CYCLES), .DRAIN_CYCLES(GEMM_PIPELINE_DEPTH)) u_loop (
+  always_ff @(posedge clk) if (start) begin
+    reset_mode <= insn.reset;
+    requant <= insn.requant;
+  end
+  vdla_uop_loop #(.STREAMS(3), .SETUP_CYCLES(GEMM_SETUP_CYCLES), .DRAIN_CYCLES(GEMM_PIPELINE_DEPTH),
+                  .EXTRA_DRAIN_CYCLES(REQUANT_PIPELINE_DEPTH)) u_loop (
     .clk, .rst, .start,
     .uop_begin(32'(insn.uop_begin)), .uop_end(32'(insn.uop_end)),
     .iter_out(32'(insn.iter_out)), .iter_in(32'(insn.iter_in)),
     .factor_out({32'(insn.wgt_factor_out), 32'(insn.src_factor_out), 32'(insn.dst_factor_out)}),
     .factor_in({32'(insn.wgt_factor_in), 32'(insn.src_factor_in), 32'(insn.dst_factor_in)}),
-    .cycles_per_uop(32'd1), .busy, .last, .issue, .uop_addr(uop_raddr), .offset, .err_range(bad_range));
+    .cycles_per_uop(32'd1), .extra_drain(insn.requant),
+    .busy, .last, .issue, .uop_addr(uop_raddr), .offset, .err_range(bad_range));
   assign uop_re = issue;
   assign uop_count = issue && !reset_mode;
 
@@ -131,7 +140,8 @@ module vdla_gemm (
   assign acc_re = v3 && !r3;
   assign acc_raddr = a3;
 
-  // stage 4: accumulate and write
+  // stage 4: accumulate and write (OUT the low bits; with requant the compute module writes
+  // OUT from acc_wdata through the requantizer instead)
   assign acc_we = v4;
   assign acc_waddr = a4;
   always_comb begin

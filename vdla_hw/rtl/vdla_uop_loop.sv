@@ -1,8 +1,10 @@
 // The micro-op loop nest of GEMM and ALU (SPEC §3), shared by both:
 //   for i < iter_out, j < iter_in, u in [uop_begin, uop_end)
 // SETUP_CYCLES from the start (accept) cycle to the first issue, one micro-op issued every
-// `cycles_per_uop` cycles, then DRAIN_CYCLES for the owner's pipeline; an empty nest goes
-// straight from setup to the drain. Index stream s (dst, src, wgt, ...) gets the offset
+// `cycles_per_uop` cycles, then DRAIN_CYCLES for the owner's pipeline, EXTRA_DRAIN_CYCLES more
+// when `extra_drain` is set (an instruction with the requant bit: the requantizer's stages,
+// which its last OUT write passes before it ends); an empty nest goes straight from setup to
+// the drain. Index stream s (dst, src, wgt, ...) gets the offset
 // i * factor_out[s] + j * factor_in[s] of the micro-op being issued. Every input is
 // sampled in the start cycle. err_range: the head's micro-op range runs past the micro-op
 // SRAM or is reversed (an error, as in the simulator).
@@ -16,7 +18,8 @@ module vdla_uop_loop #(
   parameter int STREAMS = 1,
   parameter int SETUP_CYCLES = 2,          // >= 2
   parameter int DRAIN_CYCLES = 1,          // >= 1
-  parameter int MAX_CYCLES_PER_UOP = 1
+  parameter int MAX_CYCLES_PER_UOP = 1,
+  parameter int EXTRA_DRAIN_CYCLES = 0
 ) (
   input  logic                     clk,
   input  logic                     rst,
@@ -28,6 +31,7 @@ module vdla_uop_loop #(
   input  logic [STREAMS-1:0][31:0] factor_out,
   input  logic [STREAMS-1:0][31:0] factor_in,
   input  logic [31:0]              cycles_per_uop,   // 1 .. MAX_CYCLES_PER_UOP
+  input  logic                     extra_drain,      // drain EXTRA_DRAIN_CYCLES more
   output logic                     busy,
   output logic                     last,
   output logic                     issue,            // read micro-op uop_addr this cycle
@@ -35,11 +39,12 @@ module vdla_uop_loop #(
   output logic [STREAMS-1:0][31:0] offset,
   output logic                     err_range
 );
-  localparam int LONGEST = SETUP_CYCLES > DRAIN_CYCLES ? SETUP_CYCLES : DRAIN_CYCLES;
+  localparam int LONG_DRAIN = DRAIN_CYCLES + EXTRA_DRAIN_CYCLES;
+  localparam int LONGEST = SETUP_CYCLES > LONG_DRAIN ? SETUP_CYCLES : LONG_DRAIN;
   localparam int CW = $clog2(LONGEST + 1);
   typedef enum logic [1:0] {S_IDLE, S_SETUP, S_ISSUE, S_DRAIN} state_t;
   state_t state;
-  logic [CW-1:0] cnt;
+  logic [CW-1:0] cnt, drain_last;
   logic [31:0] first, stop, n_out, n_in, i, j, u;
   logic [STREAMS-1:0][31:0] f_out, f_in, off_i;
   logic empty, u_last, j_last, i_last, slot_first, slot_last;
@@ -85,6 +90,7 @@ module vdla_uop_loop #(
         f_out <= factor_out;
         f_in <= factor_in;
         cnt <= CW'(SETUP_CYCLES - 2);
+        drain_last <= extra_drain ? CW'(LONG_DRAIN - 1) : CW'(DRAIN_CYCLES - 1);
         state <= S_SETUP;
       end
       unique case (state)
@@ -95,7 +101,7 @@ module vdla_uop_loop #(
             off_i <= '0; offset <= '0;
             if (empty) begin
               state <= S_DRAIN;
-              cnt <= CW'(DRAIN_CYCLES - 1);
+              cnt <= drain_last;
             end else state <= S_ISSUE;
           end
         end
@@ -114,7 +120,7 @@ module vdla_uop_loop #(
               end
               if (i_last) begin
                 state <= S_DRAIN;
-                cnt <= CW'(DRAIN_CYCLES - 1);
+                cnt <= drain_last;
               end
             end
           end

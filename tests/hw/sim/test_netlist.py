@@ -2,7 +2,7 @@
 mapping, with the DSP48E1, block and LUT RAM primitives it maps to) runs programs as the RTL
 does: random programs against the simulator (data, cycles, counters), directed ones against
 numpy too (the GEMM's packed multipliers in DSPs at the operands' extremes, every ALU op, the
-lookup table in LUT RAM, DMA bursts split at 4 KiB pages). On the small config; one Yosys run
+lookup table in LUT RAM, the requantizer's multiplier in DSPs, DMA bursts split at 4 KiB pages). On the small config; one Yosys run
 and one Verilator build (cached like the RTL's), then a simulator process per program. More programs and other configs:
 `python benchmarks/rtl_vs_sim.py --netlist`.
 
@@ -20,7 +20,8 @@ from ..test_random_programs import SMALL, random_cases
 
 pytestmark = pytest.mark.slow
 
-DIRECTED = [programs.gemm_extreme_operands, programs.alu_ops, programs.lookup_table, programs.page_crossing]
+DIRECTED = [programs.gemm_extreme_operands, programs.alu_ops, programs.lookup_table, programs.requantizer,
+            programs.page_crossing]
 
 
 @pytest.fixture(scope="module")
