@@ -8,6 +8,8 @@ gemm(config): acc[b, o] += sum_i acc_t(inp[b, i]) * acc_t(wgt[o, i]), operands i
 accelerator's on-chip buffers (scopes vdla.inp, vdla.wgt, vdla.acc), each tile contiguous
 (the on-chip buffers hold whole elements).
 alu(op, config, imm) / alu_shr(shift, config): one accumulator element, lane-wise.
+alu_requant(config, shift): an accumulator element written back to OUT through
+the requantizer, whose registers (scope vdla.req) setq(config) loads from accumulators.
 alu_lut(config): one accumulator element through the lookup table (scope vdla.lut, loaded by
 LOAD LUT): each lane saturated to int8 reads its entry (`lookup`, the table read as a gather,
 which tensorize takes whole: intrinsic `gathers`). The lane
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from vdla.hw.alu_ops import LANE_BITS, SHR_MAX, TABLE_MAX, TABLE_MIN, immediate_error
 from vdla.hw.isa import AluOp
+from vdla.hw.requantizer import BIAS, CTRL, CTRL_FIELDS, MUL, MUL_BITS, REGISTERS, SHIFT_MAX
 
 from .. import te
 from ..tir import expr as E
@@ -26,6 +29,8 @@ from ..tir import stmt as S
 from .declaration import declare_intrin
 
 SCOPE_INP, SCOPE_WGT, SCOPE_ACC, SCOPE_LUT = "vdla.inp", "vdla.wgt", "vdla.acc", "vdla.lut"
+# the requantizer's registers (vdla.hw.requantizer), per lane, as a (registers, BATCH, BLOCK) buffer
+SCOPE_REQ = "vdla.req"
 
 
 def _dtypes(config):
@@ -125,6 +130,72 @@ def alu_lut(config):
                           scopes={"src": (SCOPE_ACC,), "dst": (SCOPE_ACC,), "table": (SCOPE_LUT,)},
                           strides={"src": (block_out, 1), "dst": (block_out, 1)}, gathers={"table"},
                           doc="VDLA ALU LUT: an accumulator tile through the lookup table")
+
+
+def requantize(x, bias, mul, ctrl, shift: int):
+    """What the requantizer writes to OUT for the int32 value x (vdla.hw.requantizer) as a
+    loop-IR expression (int32): bias, mul and ctrl are its registers' lanes; the shift that
+    CTRL holds is stated as the constant `shift` (the loop IR has no shift by a variable), the
+    zero point and the clip are read from CTRL. Exact in int64: (x + b) * m has 51 bits."""
+    def i64(v):
+        return te.cast("int64", v)
+
+    def c(v):
+        return E.Const(v, "int64")
+
+    def field(name):
+        _, lsb, width, signed = next(f for f in CTRL_FIELDS if f[0] == name)
+        v = E.FloorDiv(i64(ctrl), c(1 << lsb))
+        if not signed:
+            return E.FloorMod(v, c(1 << width))
+        return E.FloorMod(v + c(1 << (width - 1)), c(1 << width)) - c(1 << (width - 1))
+
+    half = 1 << (MUL_BITS - 1)
+    m = E.FloorMod(i64(mul) + c(half), c(1 << MUL_BITS)) - c(half)
+    t = (i64(x) + i64(bias)) * m
+    if shift:
+        t = E.FloorDiv(t + c(1 << (shift - 1)), c(1 << shift))
+    y = E.Min(E.Max(t + field("zero"), field("lo")), field("hi"))
+    return te.cast("int32", y)
+
+
+def alu_requant(config, shift: int):
+    """An accumulator element written back through the requantizer: OUT = requantize(src)
+    with the registers of scope vdla.req (loaded by SETQ; `setq`) whose CTRL holds `shift`
+    (a stage matches only the same shift). The ALU adds 0 to the accumulator (one cycle per
+    micro-op); the value the stage means is in OUT, which the STORE reads."""
+    if not 0 <= shift <= min(SHIFT_MAX, 62):
+        raise ValueError(f"requantizer shift {shift} outside 0..{min(SHIFT_MAX, 62)}")
+    batch, block_out, acc_t = config.batch, config.block, _dtypes(config)[2]
+    src = te.placeholder((batch, block_out), acc_t, "src")
+    # (one channel block's registers: the stage reads its block's, which SETQ put there)
+    req = te.placeholder((1, len(REGISTERS), batch, block_out), acc_t, "req")
+    dst = te.compute((batch, block_out), lambda b, o: requantize(src[b, o], req[0, BIAS, b, o], req[0, MUL, b, o],
+                                                                 req[0, CTRL, b, o], shift), name="dst")
+
+    def emit(ins, out, accumulate):
+        (acc,) = [r for r in ins if r.operand == "src"]
+        return S.IntrinsicStmt("vdla.alu", [_view(acc), _view(out)], {"op": "add", "imm": 0, "requant": True})
+    return declare_intrin(f"vdla_alu_requant_s{shift}", dst, emit,
+                          scopes={"src": (SCOPE_ACC,), "dst": (SCOPE_ACC,), "req": (SCOPE_REQ,)},
+                          strides={"src": (block_out, 1), "dst": (block_out, 1)},
+                          doc="VDLA ALU pass whose OUT writes go through the requantizer")
+
+
+def setq(config):
+    """ALU SETQ: one requantizer register (every lane) <- an accumulator element; the stage
+    that copies a (registers, BATCH, BLOCK) tile from vdla.acc into vdla.req is tensorized
+    with it at its lane axes."""
+    batch, block_out, acc_t = config.batch, config.block, _dtypes(config)[2]
+    src = te.placeholder((batch, block_out), acc_t, "src")
+    dst = te.compute((batch, block_out), lambda b, o: src[b, o], name="dst")
+
+    def emit(ins, out, accumulate):
+        # the tensor-operand form: the destination (the register) in place, the source the operand
+        return S.IntrinsicStmt("vdla.alu", [_view(out), _view(ins[0]), _view(out)], {"op": "setq", "imm": None})
+    return declare_intrin("vdla_alu_setq", dst, emit, scopes={"src": (SCOPE_ACC,), "dst": (SCOPE_REQ,)},
+                          strides={"src": (block_out, 1), "dst": (block_out, 1)},
+                          doc="VDLA ALU SETQ: a requantizer register from an accumulator element")
 
 
 def _declare_alu(name, dst, op, imm, block_out):

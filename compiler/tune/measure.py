@@ -11,7 +11,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from vdla.driver.runtime.layout import pack_qparams
 from vdla.hw.alu_ops import TABLE_MAX, TABLE_MIN
+from vdla.hw.requantizer import MUL_MAX
 
 from ..vdla.registry import op_named
 
@@ -64,7 +66,8 @@ def measure(trial: Trial) -> Measurement:
 
 
 def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
-    """The kernel's inputs in buffer order (x, w, [bias], [scale], [rscale], [residual], [table]), drawn so that
+    """The kernel's inputs in buffer order (x, w, [bias], [scale], [rscale], [residual], [table]; x, w, qparams
+    on the requantizer), drawn so that
     its epilogue's requantization (x acc * scale * mul / 2^(pre_shift + shift)) spreads the
     outputs over int8 instead of saturating them."""
     rng = np.random.default_rng(seed)
@@ -76,6 +79,20 @@ def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
     x_shape, w_shape, out_shape, vec, taps = op.tuning.probe_shapes(config, lay)
     # acc = a sum of `taps` products of uniform ints in [-a, a]: std ~ a^2 / 3 * sqrt(taps)
     target = _OUTPUT_STD * 2.0 ** (ep.pre_shift + ep.shift) / abs(ep.mul or 1)
+    if ep.requantizer:          # its multiplier is the scale: below 2^(MUL_BITS - 1)
+        amp = 16
+        acc_std = amp * amp / 3 * np.sqrt(taps) * abs(ep.mul or 1)
+        mult = np.clip(target / acc_std * rng.uniform(0.75, 1.25, vec[0] * vec[2]), 1, MUL_MAX).astype(np.int32)
+        bound = max(int(acc_std), 1)
+        bias = rng.integers(-bound, bound + 1, vec[0] * vec[2], dtype=np.int32)
+        inputs = [rng.integers(-amp, amp + 1, x_shape, dtype=np.int8),
+                  rng.integers(-amp, amp + 1, w_shape, dtype=np.int8),
+                  pack_qparams(bias, mult, ep.shift, ep.zero, ep.lo, ep.hi, B, L)]
+        if ep.residual_scale:   # the residual (std ~19) at about half the accumulator's spread
+            inputs.append(np.full(vec, max(1, int(acc_std / 2 / 19)), np.int32))
+        if ep.residual:
+            inputs.append(rng.integers(-32, 33, out_shape, dtype=np.int8))
+        return inputs
     if ep.scale:
         amp = 16
         acc_std = amp * amp / 3 * np.sqrt(taps)

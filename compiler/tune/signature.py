@@ -9,6 +9,8 @@ import hashlib
 import json
 from dataclasses import asdict
 
+from vdla.hw.requantizer import REGISTERS
+
 from ..vdla.registry import op_for_record, op_named
 
 # what a record's hardware key leaves out: the clock (cycles are counted in clock periods, so
@@ -26,7 +28,7 @@ def tuning_hash(config) -> str:
 
 def epilogue_kind(ep, vta_compat: bool = False) -> list[str]:
     """The ALU stages `ep` compiles to, by name (bias, preshr, scale, mul, rscale, round, shr,
-    shr.1, residual, max, min, lut): epilogues of one kind differ only in their immediates. Read from
+    shr.1, residual, max, min, lut; requant for OUT's requantizer): epilogues of one kind differ only in their immediates. Read from
     the epilogue's own construction (apply_epilogue), so the kind follows the compiler."""
     from .. import te
     from ..topi.vdla.epilogue import apply_epilogue
@@ -34,7 +36,8 @@ def epilogue_kind(ep, vta_compat: bool = False) -> list[str]:
     run_ep, step = (vta_epilogue(ep, "epilogue"), SHIFT_STEP) if vta_compat else (ep, None)
     shape, vec = (1,) * 6, (1, 1, 1)
     acc = te.placeholder(shape, "int32", "acc")
-    stages, _, _ = apply_epilogue(acc, run_ep, shape, te.placeholder(vec, "int32", "bias"),
+    per_channel = (1, len(REGISTERS), 1, 1) if run_ep.requantizer else vec     # (the requantizer's qparams)
+    stages, _, _ = apply_epilogue(acc, run_ep, shape, te.placeholder(per_channel, "int32", "bias"),
                                   te.placeholder(shape, "int8", "residual"), name="y",
                                   scale=te.placeholder(vec, "int32", "scale"), shift_step=step,
                                   rscale=te.placeholder(vec, "int32", "rscale"),

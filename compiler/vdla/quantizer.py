@@ -10,11 +10,13 @@ from typing import Callable
 import numpy as np
 
 from vdla.driver.host_ops.vdla.boundary import DEQUANTIZE, QUANTIZE
+from vdla.driver.runtime.layout import pack_qparams
 
 from ..graph.ir import Graph, Node, TensorType
 from ..topi.vdla import pack_bias
-from .requant import (TINY, qdq_grid, accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step,
-                      requant_multiply, requant_residual, requant_shift, tensor_step, weight_step)
+from .requant import (TINY, ShiftRange, accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step, qdq_grid,
+                      requant_multiply, requant_residual, requant_shift, requant_writeback,
+                      requant_writeback_residual, tensor_step, weight_step)
 from .table import activation_table, clip_as_table, clip_table, input_grid
 
 
@@ -360,22 +362,34 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
     if residual is not None:           # the other operand, scaled to the output's grid
         rq, s_r = q.packed_input(next(t for t in residual.inputs if t != node.outputs[0]))
         s_r = np.broadcast_to(np.asarray(s_r, np.float64).reshape(-1)[:w.shape[0]], s_y.shape)
-        ep, bias_q, mult, rmult = requant_residual(s_w / s_y, b / s_w + zp_term, acc_peak, act, s_y, z_y,
-                                                   s_r / s_y, q.zp.get(rq, 0))
+        args = (s_w / s_y, b / s_w + zp_term, acc_peak, act, s_y, z_y, s_r / s_y, q.zp.get(rq, 0))
+        try:
+            if q.vta_compat:
+                raise ShiftRange("VTA mode")
+            ep, bias_q, mult, rmult = requant_writeback_residual(*args)
+        except ShiftRange:          # VTA mode, or a residual too fine for the headroom: the ALU chain
+            ep, bias_q, mult, rmult = requant_residual(*args)
         tail = [q.const(f"{node.name}.rmult", pack_bias(rmult, cfg.batch, L)), rq]
     elif chain:
         ep, bias_q, mult = q.requant(s_w, s_acc, b / s_w + zp_term, acc_peak, None, z_mid)
         ep = replace(ep, lo=None, hi=None, table=True)
         table = activation_table(g, chain, node.outputs[0], (s_mid, z_mid), (float(s_y[0]), z_y), q.stats)
         tail = [q.const(f"{node.name}.table", table.reshape(cfg.lut_depth, cfg.batch, L))]
+    elif not q.vta_compat:
+        ep, bias_q, mult = requant_writeback(s_w / s_y, b / s_w + zp_term, act, s_y, z_y)
     else:
         ep, bias_q, mult = q.requant(s_w, s_y, b / s_w + zp_term, acc_peak, act, z_y)
     out_shape = form.out_shape(layer, cfg)
-    if not chain and clip_as_table(cfg, ep, out_shape, q.vta_compat):
+    if not chain and not ep.requantizer and clip_as_table(cfg, ep, out_shape, q.vta_compat):
         tail = tail + [q.const(f"{node.name}.clip", clip_table(ep).reshape(cfg.lut_depth, cfg.batch, L))]
         ep = replace(ep, lo=None, hi=None, table=True)
-    inputs = [xq, q.const(f"{node.name}.wq", form.pack_weight(node, w_q, L)),
-              q.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L))]
+    inputs = [xq, q.const(f"{node.name}.wq", form.pack_weight(node, w_q, L))]
+    if ep.requantizer:
+        inputs.append(q.const(f"{node.name}.qparams", pack_qparams(bias_q, mult, ep.shift, ep.zero, ep.lo, ep.hi,
+                                                                   cfg.batch, L)))
+        mult = None
+    else:
+        inputs.append(q.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)))
     if mult is not None:
         inputs.append(q.const(f"{node.name}.mult", pack_bias(mult, cfg.batch, L)))
     out = q.output(y, out_shape, s_y_padded, z_y)

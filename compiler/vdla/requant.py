@@ -1,18 +1,25 @@
 """The int8 arithmetic of quantization for the accelerator: scales from calibrated ranges,
-fixed-point multipliers, weight steps, and the requantization epilogues (per-channel
-multiply and shifts; VTA mode's power-of-two shift), with the rounding folded into the bias."""
+fixed-point multipliers, weight steps, and the requantization epilogues: OUT's write-back
+requantizer where nothing else joins the output; per-channel multiply and shifts on the ALU,
+with the rounding folded into the bias, where a residual or a table does; VTA mode's
+power-of-two shift."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from vdla.hw.alu_ops import SHR_MAX
+from vdla.hw.alu_ops import IMM_MAX, SHR_MAX
+from vdla.hw.requantizer import MUL_BITS
 from vdla.hw.errors import CompileError
 
 from ..codegen.vdla import VtaCompatError
 from ..topi.vdla import Epilogue
+from ..topi.vdla.epilogue import REQUANT_SHIFT_MAX
 
+
+# The largest power of two an ALU MUL immediate holds (the accumulator's headroom multiplier).
+MUL_IMM_SHIFT = IMM_MAX.bit_length() - 1
 
 # A scale is never zero (an all-zero tensor); the floor is far below any real signal: scales
 # are relative, and a network whose activations shrink to 1e-11 (random weights through
@@ -109,6 +116,47 @@ def requant_multiply(m, bias_real, acc_peak, act, s_y, z_y=0):
     lo, hi = _clip(act, s_y, z_y)
     ep = Epilogue(bias=True, pre_shift=p, scale=True, shift=shift, lo=lo, hi=hi)
     return ep, bias_q, mult.astype(np.int32)
+
+
+def requant_writeback(m, bias_real, act, s_y, z_y=0):
+    """Per-channel requantization by OUT's write-back requantizer (vdla.hw.requantizer):
+    (acc + bias) * M[o] rounded >> S, + z, clip; M below 2^(MUL_BITS - 1), no pre-shift, so the
+    accumulator keeps all its bits; the rounding and the zero point are the unit's own. ->
+    (epilogue, int32 bias, multipliers)."""
+    top = float(np.max(np.abs(bias_real))) if np.size(bias_real) else 0.0
+    if top >= 1 << 31:
+        raise ShiftRange(f"its bias reaches {top:.3g} weight steps, beyond the int32 accumulator and the "
+                         "requantizer's bias register (a bias that dwarfs the weights' products)")
+    shift, mult = fixed_point(m, MUL_BITS - 1, REQUANT_SHIFT_MAX)
+    bias_q = np.rint(bias_real).astype(np.int32)
+    lo, hi = _clip(act, s_y, z_y)
+    return Epilogue(requantizer=True, shift=shift, zero=int(z_y), lo=lo, hi=hi), bias_q, np.maximum(mult, 0)
+
+
+def requant_writeback_residual(m, bias_real, acc_peak, act, s_y, z_y, ratio, z_r):
+    """requant_writeback with a residual Add fused in: the residual's codes r on their own grid
+    join the accumulator in its units, (r - z_r) * ratio[o] / m[o] of them, as an ALU MUL by a
+    per-channel factor and an ADD; the accumulator is first multiplied by 2^k (one ALU MUL by
+    an immediate), as large as int32 allows, so that the factor keeps its fraction. The sum is
+    rounded once, by the requantizer. -> (epilogue, bias, multipliers, the residual's factors).
+    Raises ShiftRange where the factor would keep fewer than 8 bits (requant_residual then)."""
+    m = np.maximum(np.asarray(m, np.float64), TINY)
+    unit = np.asarray(ratio, np.float64) / m                 # accumulator units per residual step
+    bias_real = np.asarray(bias_real, np.float64)
+    head = float(acc_peak) + float(np.abs(bias_real).max(initial=0.0)) + 256.0 * float(unit.max())
+    k = int(min(MUL_IMM_SHIFT, max(0, math.floor(math.log2((1 << 30) / max(head, 1.0))))))
+    rmult = np.rint(unit * 2.0 ** k)
+    if float(rmult.min(initial=1 << 8)) < 1 << 8:
+        raise ShiftRange(f"its residual's step is {float(unit.min()):.3g} accumulator units, which the headroom "
+                         f"of int32 ({head:.3g} at the peak) leaves fewer than 8 bits")
+    bias_q = np.rint(bias_real * 2.0 ** k) - z_r * rmult
+    if float(np.abs(bias_q).max(initial=0.0)) >= 1 << 31:
+        raise ShiftRange(f"its bias reaches {float(np.abs(bias_q).max()):.3g} scaled weight steps, beyond int32")
+    shift, mult = fixed_point(m / 2.0 ** k, MUL_BITS - 1, REQUANT_SHIFT_MAX)
+    lo, hi = _clip(act, s_y, z_y)
+    ep = Epilogue(requantizer=True, mul=(1 << k) if k else None, residual=True, residual_scale=True, shift=shift,
+                  zero=int(z_y), lo=lo, hi=hi)
+    return ep, bias_q.astype(np.int32), np.maximum(mult, 0), rmult.astype(np.int32)
 
 
 def requant_residual(m, bias_real, acc_peak, act, s_y, z_y, ratio, z_r):

@@ -58,7 +58,7 @@ def test_the_default_mode_of_the_same_model_is_flagged(model_and_data):
     model, calib, _ = model_and_data
     art = compile_model(model, target="vdla", hw_config=CFG, calibration=calib)
     kinds = set().union(*map(set, _findings(art).values()))
-    assert {"alu_mul", "pad_min", "acc_8bit", "shr_range"} <= kinds
+    assert {"alu_mul", "alu_setq", "requant", "pad_min", "acc_8bit"} <= kinds
 
 
 def _conv_then_padded_max_pool():

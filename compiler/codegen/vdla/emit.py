@@ -122,7 +122,7 @@ class _Emitter:
         buf = s.buffer
         if buf.scope not in SCOPE_MEM:
             raise VdlaLoweringError(f"kernel {self.func.name}: buffer {buf.name} in scope {buf.scope}; VDLA kernels "
-                                    "allocate only vdla.inp, vdla.wgt and vdla.acc")
+                                    f"allocate only {', '.join(SCOPE_MEM)}")
         elems = buffer_elems(self.config, buf)
         var, n = self.replicas.get(buf, (None, 1))
         base = self.top[buf.scope]
@@ -249,7 +249,7 @@ class _Emitter:
         if nest.mode == "gemm":
             kernel = UopKernel.gemm(uops, levels, reset=nest.reset, name=nest.name)
         else:
-            kernel = UopKernel.alu(nest.alu_op, uops, levels, imm=nest.imm, name=nest.name)
+            kernel = UopKernel.alu(nest.alu_op, uops, levels, imm=nest.imm, name=nest.name, requant=nest.requant)
         try:
             kernel.validate(self.config)
         except KernelError as exc:
@@ -264,7 +264,7 @@ class _Emitter:
             lo = int(uop_vals.min()) 
             hi = int(uop_vals.max()) + (outer.extent - 1) * getattr(outer, which) + (inner.extent - 1) * getattr(inner, which)
             return lo, hi + 1
-        acc = ("acc", *span("dst", dst))
+        acc = (SCOPE_MEM[nest.dst[0].scope], *span("dst", dst))    # SETQ: the requantizer's registers
         writes, reads = [acc], []
         if nest.mode == "gemm" and not nest.reset:
             reads = [("inp", *span("src", src)), ("wgt", *span("wgt", wgt))]

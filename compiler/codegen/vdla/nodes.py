@@ -10,22 +10,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vdla.hw import AluOp, MemType
+from vdla.hw.requantizer import REGISTERS
 
 from ...tir import stmt as S
 from .affine import Affine
 
-SCOPE_MEM = {"vdla.inp": "inp", "vdla.wgt": "wgt", "vdla.acc": "acc", "vdla.lut": "lut"}
+# (vdla.req: the requantizer's registers, which ALU SETQ addresses like a three-entry SRAM)
+SCOPE_MEM = {"vdla.inp": "inp", "vdla.wgt": "wgt", "vdla.acc": "acc", "vdla.lut": "lut", "vdla.req": "req"}
 
 
 def scope_lanes(config, scope: str) -> int:
     """Scalars per SRAM element of a scope (vdla.hw's element shapes)."""
     return {"vdla.inp": config.batch * config.block, "vdla.wgt": config.block * config.block,
-            "vdla.acc": config.batch * config.block, "vdla.lut": config.batch * config.block}[scope]
+            "vdla.acc": config.batch * config.block, "vdla.lut": config.batch * config.block,
+            "vdla.req": config.batch * config.block}[scope]
 
 
 def sram_depth(config, scope: str) -> int:
     return {"vdla.inp": config.inp_depth, "vdla.wgt": config.wgt_depth, "vdla.acc": config.acc_depth,
-            "vdla.lut": config.lut_depth}[scope]
+            "vdla.lut": config.lut_depth, "vdla.req": len(REGISTERS)}[scope]
 
 
 @dataclass
@@ -59,6 +62,7 @@ class UopNest:
     n_hw: int = 0                  # loops[n_inst : n_inst + n_hw] are the instruction's loop levels
     n_inst: int = 0                # loops[:n_inst] repeat the instruction; the rest are micro-ops
     name: str = ""
+    requant: bool = False          # OUT written through the requantizer
 
     def operands(self):
         return [(k, getattr(self, k)) for k in ("dst", "src", "wgt") if getattr(self, k) is not None]
@@ -67,6 +71,8 @@ class UopNest:
         what = "reset" if self.reset else self.mode if self.mode == "gemm" else f"alu.{self.alu_op.name}"
         if self.imm is not None:
             what += f"(imm={self.imm})"
+        if self.requant:
+            what += " out=requant"
         ops = ", ".join(f"{k}={b.name}[{a!r}]" for k, (b, a) in self.operands())
         loops = [(v.name, e) for v, e in self.loops]
         return (f"{what} {ops} inst={loops[:self.n_inst]} hw={loops[self.n_inst:self.n_inst + self.n_hw]} "

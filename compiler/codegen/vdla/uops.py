@@ -148,7 +148,7 @@ def _nest_of(config, loops, intr) -> UopNest:
     if op == "shr" and imm is None:
         raise VdlaLoweringError(f"{name}: a shift by a tensor operand is not offered; shift by an immediate")
     return UopNest("alu", loops, _operand(config, dst, name, loops), src, alu_op=AluOp[op.upper()], imm=imm,
-                   name=name)
+                   name=name, requant=bool(intr.attrs.get("requant")))
 
 
 def _intrinsic(nest: UopNest):
@@ -200,7 +200,7 @@ def plan_loops(nest: UopNest, config) -> UopNest:
         inst = outer[:len(outer) - len(hw)]
     out = UopNest(nest.mode, inst + hw + uop_loops, **{k: (b, ops[k]) for k, (b, _) in nest.operands()},
                   reset=nest.reset, alu_op=nest.alu_op, imm=nest.imm, n_hw=len(hw), n_inst=len(inst),
-                  name=nest.name)
+                  name=nest.name, requant=nest.requant)
     return out
 
 

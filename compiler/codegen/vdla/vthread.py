@@ -67,6 +67,10 @@ def _push(stmt, var, n):
         if not stmt.buffer.scope.startswith("vdla."):
             raise VdlaLoweringError(f"buffer {stmt.buffer.name} in scope {stmt.buffer.scope} inside a virtual "
                                     "thread; VDLA kernels allocate only accelerator scopes")
+        if stmt.buffer.scope == "vdla.req":
+            # one register file: each thread sets it and uses it inside one run of compute
+            # statements, which stays together, so the threads take turns instead of copies
+            return S.Allocate(stmt.buffer, _push(stmt.body, var, n))
         return S.AttrStmt("vdla.replicate", stmt.buffer, (var, n),
                           S.Allocate(stmt.buffer, _push(stmt.body, var, n)))
     if isinstance(stmt, S.AttrStmt):

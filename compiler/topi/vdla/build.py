@@ -1,12 +1,16 @@
 """One call from a layer description to a compiled VDLA kernel: placeholders in the SPEC §7
 layouts, the operator and its epilogue, the schedule (given knobs or the default), and
-build_vdla. The program's buffers are, in order: x, w, [bias], [scale], [rscale], [residual], [table], y.
+build_vdla. The program's buffers are, in order: x, w, [bias], [scale], [rscale], [residual], [table], y;
+an epilogue on the requantizer has x, w, qparams (per channel block its bias, multiplier and
+CTRL rows, vdla.hw.requantizer), y.
 vta_compat=True compiles streams that VTA computes the same (vta_mode: shifts in VTA's
 range; no MUL, residual or pad_min, refused with the layer named)."""
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
+
+from vdla.hw.requantizer import REGISTERS
 
 from ... import te
 from ...build import build_vdla
@@ -69,7 +73,7 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     strides = (layer.stride, layer.stride)
     op = depthwise_conv2d if layer.depthwise else conv2d
     acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=pad_value)
-    bias = te.placeholder((layer.o, B, L), "int32", "bias") if ep.bias else None
+    bias = _per_channel(ep, layer.o, B, L)
     scale = te.placeholder((layer.o, B, L), "int32", "scale") if ep.scale else None
     rscale = te.placeholder((layer.o, B, L), "int32", "rscale") if ep.residual_scale else None
     out_shape = (layer.n, layer.o, oh, ow, B, L)
@@ -86,6 +90,13 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     return prog, knobs
 
 
+def _per_channel(ep: Epilogue, blocks: int, B: int, L: int):
+    """The bias placeholder, or with the requantizer its qparams (blocks, 3, B, L)."""
+    if ep.requantizer:
+        return te.placeholder((blocks, len(REGISTERS), B, L), "int32", "qparams")
+    return te.placeholder((blocks, B, L), "int32", "bias") if ep.bias else None
+
+
 def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: DenseKnobs | None = None,
                   name: str = "dense", vta_compat: bool = False):
     ep = ep or Epilogue()
@@ -100,7 +111,7 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     x = te.placeholder((layer.m, layer.k, B, L), "int8", "x")
     w = te.placeholder((layer.n, layer.k, L, L), "int8", "w")
     acc = dense(x, w, name="dense")
-    bias = te.placeholder((layer.n, B, L), "int32", "bias") if ep.bias else None
+    bias = _per_channel(ep, layer.n, B, L)
     scale = te.placeholder((layer.n, B, L), "int32", "scale") if ep.scale else None
     rscale = te.placeholder((layer.n, B, L), "int32", "rscale") if ep.residual_scale else None
     out_shape = (layer.m, layer.n, B, L)

@@ -20,9 +20,13 @@ from dataclasses import dataclass
 
 from vdla.hw.alu_ops import SHR_MAX, immediate_error
 from vdla.hw.isa import AluOp
+from vdla.hw.requantizer import BIAS, CTRL, MUL, SHIFT_MAX
+
+# the longest shift the requantizer's declaration states (its int64 rounding constant)
+REQUANT_SHIFT_MAX = min(SHIFT_MAX, 62)
 
 from ... import te
-from ...intrin.vdla import MAX_SHIFT, lookup
+from ...intrin.vdla import MAX_SHIFT, lookup, requantize
 from ...tir import expr as E
 from ..transform import pad
 
@@ -40,8 +44,28 @@ class Epilogue:
     lo: int | None = -128       # clip below (0: ReLU)
     hi: int | None = 127        # clip above
     table: bool = False         # then the lookup table (lut_depth, B, L) int8 (ALU LUT)
+    # OUT's write-back requantizer instead of the chain (vdla.hw.requantizer): per channel a
+    # bias and a multiplier (the kernel's `qparams` (O/L, 3, B, L): bias, multiplier, CTRL),
+    # then >> shift with rounding, + zero, the clip lo..hi. Before it only `mul` (a power of
+    # two that makes room for a residual's fraction) and a scaled residual may come
+    requantizer: bool = False
+    zero: int = 0               # (requantizer) the output's zero point, added after the shift
 
     def __post_init__(self):
+        if self.requantizer:
+            others = [k for k in ("bias", "pre_shift", "scale", "round", "table") if getattr(self, k)]
+            if others or (self.residual and not self.residual_scale):
+                raise ValueError(f"an epilogue on the requantizer has no separate "
+                                 f"{', '.join(others) or 'unscaled residual'}")
+            if self.mul is not None and (problem := immediate_error(AluOp.MUL, self.mul)):
+                raise ValueError(f"epilogue mul: {problem}")
+            if not 0 <= self.shift <= REQUANT_SHIFT_MAX:
+                raise ValueError(f"requantizer shift {self.shift} outside 0..{REQUANT_SHIFT_MAX}")
+            for name in ("zero", "lo", "hi"):
+                v = getattr(self, name)
+                if v is None or not -128 <= v <= 127:
+                    raise ValueError(f"requantizer {name}={v} is not an int8 value")
+            return
         for name in ("shift", "pre_shift"):
             if not 0 <= getattr(self, name) <= SHR_MAX:
                 raise ValueError(f"epilogue {name} {getattr(self, name)} outside 0..{SHR_MAX} (the ALU's right shifts)")
@@ -67,7 +91,11 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
                    shift_step: int | None = None, rscale=None, table=None):
     """-> (ALU stages in order, residual load stage or None, int8 output of out_shape).
     shift_step: the largest shift one SHR may take (VTA's ALU honours 15; the declarations
-    state at most MAX_SHIFT); longer shifts become several SHRs, which floor exactly like one."""
+    state at most MAX_SHIFT); longer shifts become several SHRs, which floor exactly like one.
+    With ep.requantizer, `bias` is the (O/L, 3, B, L) qparams and the one stage is the pass
+    through the requantizer (its name ends with ".requant")."""
+    if ep.requantizer:
+        return _through_requantizer(acc, ep, out_shape, bias, residual, rscale, name)
     stages = []
     t = acc
     shape = acc.shape
@@ -124,6 +152,29 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         stages.append(t)
     out = te.compute(out_shape, lambda *i, t=t: te.cast("int8", t(*i)), name=name)
     return stages, res32, out
+
+
+def _through_requantizer(acc, ep: Epilogue, out_shape, qparams, residual, rscale, name):
+    """acc [* mul] [+ residual * rscale], then the pass through OUT's requantizer."""
+    stages, res32, t, shape = [], None, acc, acc.shape
+    if ep.mul is not None:
+        t = _alu(shape, lambda *i, t=t: t(*i) * E.Const(ep.mul, "int32"), f"{name}.mul", "mul", ep.mul)
+        stages.append(t)
+    if ep.residual:
+        res = residual
+        if tuple(res.shape) != tuple(shape):
+            res = pad(res, [0] * len(shape), [a - b for a, b in zip(shape, res.shape)], 0, name=f"{name}.res.pad")
+        res32 = te.compute(shape, lambda *i, res=res: te.cast("int32", res(*i)), name=f"{name}.res")
+        scaled = _alu(shape, lambda *i, m=rscale: res32(*i) * m[i[1], i[-2], i[-1]], f"{name}.rscale", "mul", None)
+        t = _alu(shape, lambda *i, t=t: t(*i) + scaled(*i), f"{name}.residual", "add", None)
+        stages += [scaled, t]
+
+    def through(*i, t=t, q=qparams):
+        return requantize(t(*i), q[i[1], BIAS, i[-2], i[-1]], q[i[1], MUL, i[-2], i[-1]], q[i[1], CTRL, i[-2], i[-1]],
+                          ep.shift)
+    t = te.compute(shape, through, name=f"{name}.requant", attrs={"vdla.requant": ep})
+    out = te.compute(out_shape, lambda *i: te.cast("int8", t(*i)), name=name)
+    return stages + [t], res32, out
 
 
 def _shr(shape, t, amount: int, name: str):

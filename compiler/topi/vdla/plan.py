@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vdla.hw.errors import CompileError
+from vdla.hw.requantizer import REGISTERS
 
 from .epilogue import Epilogue
 from .ops import conv_out_hw
@@ -113,7 +114,7 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     need = {"input": (in_blocks * rows * cols * t, config.inp_depth),
             "weight": (k.tile_oc * (1 if layer.depthwise else chunk) * layer.kh * layer.kw * wslots, config.wgt_depth),
             "accumulator": (k.tile_oc * k.tile_h * k.tile_w * t * (2 if ep.residual else 1)
-                            + k.tile_oc * (1 if shared else t) * (ep.bias + ep.scale + ep.residual_scale),
+                            + k.tile_oc * (1 if shared else t) * channel_operands(ep),
                             config.acc_depth)}
     for name, (used, depth) in need.items():
         if used > depth:
@@ -153,6 +154,12 @@ def conv_steps(layer: ConvLayer, k: ConvKnobs) -> int:
 
 def dense_steps(layer: DenseLayer, k: DenseKnobs) -> int:
     return (layer.m // k.tile_m) * (layer.n // k.tile_n) * (layer.k // (k.k_chunk or layer.k))
+
+
+def channel_operands(ep: Epilogue) -> int:
+    """Accumulator elements an epilogue's per-channel operands take per output-channel block:
+    bias, multiplier and residual factor, or the requantizer's three registers."""
+    return (len(REGISTERS) if ep.requantizer else int(ep.bias) + int(ep.scale)) + int(ep.residual_scale)
 
 
 def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> float:
@@ -261,7 +268,7 @@ def dense_knob_problem(config, layer: DenseLayer, k: DenseKnobs, ep: Epilogue | 
                 "(timing.acc_raw_min_distance); use a larger tile")
     vt = k.vthreads
     need = {"input": (k.tile_m * kc * vt, config.inp_depth), "weight": (k.tile_n * kc * vt, config.wgt_depth),
-            "accumulator": (k.tile_m * k.tile_n * vt * 2 + k.tile_n * vt * (2 + bool(ep and ep.residual_scale)),
+            "accumulator": (k.tile_m * k.tile_n * vt * 2 + k.tile_n * vt * max(2, channel_operands(ep or Epilogue())),
                             config.acc_depth),
             "micro-op": (k.tile_m * k.tile_n, config.uop_depth // 4)}
     for name, (used, depth) in need.items():

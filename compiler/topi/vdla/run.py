@@ -7,6 +7,7 @@ import numpy as np
 
 from vdla.driver.runtime import run_program
 from vdla.driver.runtime.layout import (pack_activation, pack_conv_weight, pack_matrix_lhs, pack_matrix_rhs,
+                                        pack_qparams,
                                         unpack_activation, unpack_matrix)
 
 from .build import compile_conv2d, compile_dense
@@ -46,11 +47,14 @@ def pack_table(table, config):
 
 def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual, rscale=None, table=None,
                        config=None) -> list:
-    """The epilogue's buffers in kernel order: [bias], [scale], [rscale], [residual], [table]."""
+    """The epilogue's buffers in kernel order: [bias], [scale], [rscale], [residual], [table];
+    on the requantizer its qparams (bias and the multipliers `scale` with ep's constants)."""
     out = []
+    if ep.requantizer:
+        out.append(pack_qparams(bias, scale, ep.shift, ep.zero, ep.lo, ep.hi, batch, block))
     if ep.bias:
         out.append(pack_bias(bias, batch, block))
-    if ep.scale:
+    if ep.scale and not ep.requantizer:
         out.append(pack_bias(scale, batch, block))
     if ep.residual_scale:
         out.append(pack_bias(rscale, batch, block))

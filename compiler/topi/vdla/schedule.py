@@ -57,6 +57,9 @@ def _gemm_intrin(config):
 
 
 def _alu_intrin(config, stage):
+    ep = stage.op.attrs.get("vdla.requant")
+    if ep is not None:
+        return intrin.alu_requant(config, ep.shift)
     op, imm = stage.op.attrs["vdla.alu"]
     if op == "lut":
         return intrin.alu_lut(config)
@@ -93,6 +96,18 @@ def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, 
         s[res32].compute_at(*acc_attach)
         for t in res32.op.input_tensors:
             _source(s, t)
+    requant = next((st for st in stages if "vdla.requant" in st.op.attrs), None)
+    if requant is not None:
+        # the requantizer's bias, multiplier and CTRL per channel block: loaded into the
+        # accumulators once per output-channel tile, into the registers (SETQ) per block
+        qacc = s.cache_read(bias_src, intrin.SCOPE_ACC, [s[requant]])
+        s[qacc].compute_at(*bias_attach)
+        req = s.cache_read(qacc, intrin.SCOPE_REQ, [s[requant]])
+        axes = s[requant].op.axis          # the channel blocks outermost: one SETQ per block
+        s[requant].reorder(axes[1], *(a for k, a in enumerate(axes) if k != 1))
+        s[req].compute_at(s[requant], axes[1])
+        s[req].tensorize(s[req].op.axis[-2], intrin.setq(config))
+        bias_src = None
     for src, suffix in ((bias_src, ".bias"), (scale_src, ".scale"), (rscale_src, ".rscale")):
         if src is not None:            # per-channel operands: loaded once per output-channel tile
             reader = next(st for st in stages if st.op.name.endswith(suffix))

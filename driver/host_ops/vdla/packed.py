@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from vdla.hw.alu_ops import table_lookup
+from vdla.hw.requantizer import REGISTERS, requantize
 
 
 def wrap(x):
@@ -35,10 +36,18 @@ def channel_vector(v):
 
 def epilogue(acc, ep: dict, bias=None, scale=None, residual=None, rscale=None, table=None):
     """The ALU epilogue of vdla.compiler.topi.vdla.Epilogue on int32 accumulators with channels
-    on axis 1, ending with the lookup table (ALU LUT) if it has one; returns int8."""
+    on axis 1, ending with the lookup table (ALU LUT) if it has one, or what the requantizer
+    writes back (with `requantizer`, `bias` is the (O/L, 3, B, L) qparams); returns int8."""
     x = wrap(acc)
     shape = [1] * x.ndim
     shape[1] = -1
+    if ep.get("requantizer"):          # OUT's write-back requantizer: `bias` is the qparams
+        if ep.get("mul") is not None:
+            x = wrap(x * ep["mul"])
+        if ep.get("residual"):         # (scaled: the requantizer takes no other residual)
+            x = wrap(x + wrap(residual.astype(np.int64) * rscale.reshape(shape)))
+        regs = [channel_vector(bias[:, r]).reshape(shape) for r in range(len(REGISTERS))]
+        return requantize(x, *regs)
     if ep.get("bias"):
         x = wrap(x + bias.reshape(shape))
     if ep.get("pre_shift"):
@@ -73,7 +82,10 @@ def extras(inputs, ep):
     """(bias, scale, residual, rscale) from the operands after x and w (kernel order: bias,
     scale, rscale, residual)."""
     rest = list(inputs[2:len(inputs) - (1 if ep.get("table") else 0)])
-    bias = channel_vector(rest.pop(0)) if ep.get("bias") else None
+    if ep.get("requantizer"):          # the qparams (O/L, 3, B, L): the registers per channel block
+        bias = rest.pop(0)
+    else:
+        bias = channel_vector(rest.pop(0)) if ep.get("bias") else None
     scale = channel_vector(rest.pop(0)) if ep.get("scale") else None
     rscale = channel_vector(rest.pop(0)) if ep.get("residual_scale") else None
     residual = rest.pop(0) if ep.get("residual") else None

@@ -10,12 +10,14 @@ from vdla.compiler.intrin import vdla
 from vdla.compiler.schedule import create_schedule
 from vdla.hw import AluOp, load_config
 from vdla.hw.alu_ops import IMM_MAX, IMM_MIN, LANE_MAX, LANE_MIN, SHR_MAX, lane_op
+from vdla.hw.requantizer import BIAS, CTRL, MUL, pack_ctrl, requantize
 from vdla.compiler.topi.vdla import Epilogue, apply_epilogue
 from vdla.compiler import te
 
 CFG = load_config("pynq")
-# SHR is declared by immediate only (alu_shr), LUT with its table (alu_lut)
-TENSOR_OPS = [op for op in AluOp if op not in (AluOp.SHR, AluOp.LUT)]
+# SHR is declared by immediate only (alu_shr), LUT with its table (alu_lut); SETQ (setq) and the
+# requantizer's pass (alu_requant) have tests of their own
+TENSOR_OPS = [op for op in AluOp if op not in (AluOp.SHR, AluOp.LUT, AluOp.SETQ)]
 
 
 def lanes(rng, count: int) -> np.ndarray:
@@ -53,6 +55,29 @@ def test_lut_declaration_is_the_lane_operation(rng):
     operands = {"src": a, "table": np.broadcast_to(table, (len(a), *table.shape))}
     got = run_declaration(intrin, *(operands[t.name] for t in intrin.inputs))
     np.testing.assert_array_equal(got, lane_op(AluOp.LUT, a, 0, table=table.reshape(-1)))
+
+
+@pytest.mark.parametrize("shift", [0, 1, 17, 40, 62])
+def test_requant_declaration_is_the_requantizer(shift, rng):
+    """The pass through OUT's requantizer, declared with its shift, against vdla.hw's statement on
+    random accumulators, biases and multipliers (the multiplier's high bits ignored) and CTRL
+    words that hold that shift with random zero points and clips."""
+    a = lanes(rng, 16)
+    regs = rng.integers(LANE_MIN, LANE_MAX + 1, (16, 1, 3, CFG.batch, CFG.block), dtype=np.int64)
+    ctrl = rng.integers(-128, 128, (3, 16, CFG.batch, CFG.block))
+    lo, hi = np.minimum(ctrl[1], ctrl[2]), np.maximum(ctrl[1], ctrl[2])
+    regs[:, 0, CTRL] = pack_ctrl(shift, ctrl[0], lo, hi)
+    regs = regs.astype(np.int32)
+    intrin = vdla.alu_requant(CFG, shift)
+    operands = {"src": a, "req": regs}
+    got = run_declaration(intrin, *(operands[t.name] for t in intrin.inputs))
+    want = requantize(a, regs[:, 0, BIAS], regs[:, 0, MUL], regs[:, 0, CTRL])
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+
+
+def test_setq_declaration_copies_an_accumulator_element(rng):
+    a = lanes(rng, 4)
+    np.testing.assert_array_equal(run_declaration(vdla.setq(CFG), a), a)
 
 
 @pytest.mark.parametrize("op,imm", [(AluOp.MIN, -5), (AluOp.MAX, IMM_MIN), (AluOp.ADD, IMM_MAX),

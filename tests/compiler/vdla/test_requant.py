@@ -15,10 +15,11 @@ from vdla.hw import load_config
 from ..graph.onnx_graphs import const, onnx_model, tensor
 
 
-def test_a_conv_whose_requantization_the_alu_cannot_shift_goes_to_the_cpu(rng):
+def test_a_conv_whose_requantization_the_accelerator_cannot_hold_goes_to_the_cpu(rng):
     """A conv whose weights are ~1e-12 and whose bias is 2: its output is all bias, millions of
-    millions of weight steps, past the ALU's 31-bit shifts. quantize_vdla names it; the compile
-    places it on the CPU with that reason instead of failing, and the result stays right."""
+    millions of weight steps, past the int32 bias of the requantizer. quantize_vdla names it;
+    the compile places it on the CPU with that reason instead of failing, and the result stays
+    right."""
     from vdla.compiler.compile_model import compile_model
     from vdla.compiler.vdla.requant import Unquantizable
     from vdla.driver.executor import Executor
@@ -32,12 +33,12 @@ def test_a_conv_whose_requantization_the_alu_cannot_shift_goes_to_the_cpu(rng):
     place = place_nodes(g, config)
     samples = rng.standard_normal((4, 1, 16, 8, 8)).astype(np.float32)
     stats = calibrate(g, {"x": samples}, tensors_to_calibrate(g, place))
-    with pytest.raises(Unquantizable, match=r"node 'faint': its accumulator peaks at .* pre-shift of \d+; the ALU "
-                                            r"shifts by 0\.\.31"):
+    with pytest.raises(Unquantizable, match=r"node 'faint': its bias reaches .* weight steps, beyond the int32 "
+                                            r"accumulator"):
         quantize_vdla(g, place, stats, config)
     artifact = compile_model(m, target="vdla", calibration={"x": samples})
     placed = artifact.header["compile"]["placement"]["faint"]
-    assert placed["device"] == "cpu" and "pre-shift" in placed["reason"]
+    assert placed["device"] == "cpu" and "beyond the int32" in placed["reason"]
     np.testing.assert_allclose(Executor(artifact).run({"x": samples[0]})["y"], 2.0, rtol=1e-5)
 
 
