@@ -29,10 +29,21 @@ def depthwise_nchw(x, w, stride, pads):
 
 
 def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None, rscale=None, table=None):
-    """acc int32 (any layout with channels on channel_axis) -> the int8 the STORE writes."""
+    """acc int32 (any layout with channels on channel_axis) -> the int8 the STORE writes. On the
+    write-back requantizer (ep.requantizer): `bias` and the multipliers `scale` are its registers,
+    (acc [* mul] [+ residual * rscale] + bias) * scale, rounded half up >> shift, + zero, clipped."""
     x = wrap32(acc)
     shape = [1] * x.ndim
     shape[channel_axis] = -1
+    if ep.requantizer:
+        if ep.mul is not None:
+            x = wrap32(x * ep.mul)
+        if ep.residual:
+            x = wrap32(x + wrap32(residual.astype(np.int64) * rscale.astype(np.int64).reshape(shape)))
+        t = (x + bias.astype(np.int64).reshape(shape)) * scale.astype(np.int64).reshape(shape)
+        if ep.shift:
+            t = (t + (1 << (ep.shift - 1))) >> ep.shift
+        return np.clip(t + ep.zero, ep.lo, ep.hi).astype(np.int8)
     if ep.bias:
         x = wrap32(x + bias.reshape(shape))
     if ep.pre_shift:

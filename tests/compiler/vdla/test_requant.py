@@ -1,6 +1,6 @@
 """Requantization (vdla.compiler.vdla.requant) at its edges, on whole compiles: a conv whose
-requantization needs a shift past the ALU's goes to the CPU naming it, and a dead output
-channel keeps its bias."""
+bias the accelerator cannot hold goes to the CPU naming it, and a dead output channel keeps
+its bias; and the write-back requantizer's fixed point against real arithmetic."""
 import numpy as np
 import pytest
 from onnx import helper
@@ -82,3 +82,48 @@ def test_scales_are_relative_a_vanishing_signal_keeps_its_resolution(rng, level)
     got, want = Executor(artifact).run({"x": x})["y"], onnxruntime_outputs(m, {"x": x})[0]
     sqnr = 10 * np.log10(np.sum(want.astype(np.float64) ** 2) / np.sum((got - want).astype(np.float64) ** 2))
     assert sqnr > 25, sqnr
+
+
+def _through_requantizer(acc, ep, bias_q, mult):
+    from vdla.hw.requantizer import pack_ctrl, requantize
+    return requantize(acc, bias_q, mult, pack_ctrl(ep.shift, ep.zero, ep.lo, ep.hi)).astype(np.int64)
+
+
+def test_the_write_back_requantization_is_the_real_one_to_within_rounding(rng):
+    """requant_writeback's bias and 17-bit multipliers, through vdla.hw's requantizer, against
+    the real (acc + bias) * m rounded, plus the zero point, on accumulators up to 2^20: no
+    pre-shift, so a code differs only where the real value lies within a hundredth of a half
+    (the multipliers keep 17 bits of the largest channel's factor, 15 of the smallest here)."""
+    from vdla.compiler.vdla.requant import requant_writeback
+    m = rng.uniform(5e-5, 2e-4, 32)
+    bias_real = rng.uniform(-5e4, 5e4, 32)
+    acc = rng.integers(-(1 << 20), 1 << 20, (4000, 32))
+    ep, bias_q, mult = requant_writeback(m, bias_real, None, np.full(32, 0.05), -9)
+    assert ep.requantizer and mult.max() < 1 << 17 and mult.max() >= 1 << 16      # the multipliers' 17 bits
+    got = _through_requantizer(acc, ep, bias_q, mult)
+    real = (acc + bias_real) * m
+    want = np.clip(np.floor(real + 0.5) - 9, -128, 127)
+    assert np.abs(got - want).max() <= 1
+    near_half = np.abs(real - np.floor(real) - 0.5) < 1e-2
+    assert np.array_equal(got[~near_half], want[~near_half]) and (np.abs(want) < 120).mean() > 0.5
+
+
+def test_a_fused_residual_on_the_requantizer_keeps_its_fraction(rng):
+    """requant_writeback_residual: the residual's codes join in accumulator units times 2^k; the
+    result is the real conv part plus the residual part, rounded once."""
+    from vdla.compiler.vdla.requant import requant_writeback_residual
+    m = rng.uniform(1e-3, 3e-3, 16)
+    ratio = rng.uniform(0.3, 1.2, 16)
+    bias_real = rng.uniform(-3000, 3000, 16)
+    acc = rng.integers(-(1 << 15), 1 << 15, (3000, 16))
+    res = rng.integers(-128, 128, (3000, 16))
+    ep, bias_q, mult, rmult = requant_writeback_residual(m, bias_real, float(1 << 15), None, np.full(16, 0.05), 4,
+                                                         ratio, 7)
+    assert ep.mul and ep.residual_scale and rmult.min() >= 1 << 8
+    x = acc * ep.mul + res * rmult
+    got = _through_requantizer(x, ep, bias_q, mult)
+    real = (acc + bias_real) * m + (res - 7) * ratio
+    want = np.clip(np.floor(real + 0.5) + 4, -128, 127)
+    assert np.abs(got - want).max() <= 1
+    near_half = np.abs(real - np.floor(real) - 0.5) < 1e-2
+    assert np.array_equal(got[~near_half], want[~near_half])

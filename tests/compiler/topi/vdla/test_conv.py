@@ -106,6 +106,48 @@ def test_a_residual_on_another_grid_is_scaled_and_added_before_the_shift(rng):
     assert np.mean(y != alone) > 0.5 and len(np.unique(y)) > 50      # the residual moved most outputs
 
 
+@pytest.mark.parametrize("cfg,knobs", [
+    ("pynq", None), ("b2x8", None), ("b1x32", None),
+    ("pynq", ConvKnobs(tile_oc=2, tile_h=3, tile_w=9, ic_chunk=1, vthreads=2, vthread_axis="oc")),
+    ("pynq", ConvKnobs(tile_oc=1, tile_h=2, tile_w=9, ic_chunk=0, vthreads=2, vthread_axis="h"))],
+    ids=["pynq", "b2x8", "b1x32", "pynq-oc-threads", "pynq-h-threads"])
+def test_the_write_back_requantizer(cfg, knobs, rng):
+    """The epilogue on OUT's requantizer: per channel a bias and a 17-bit multiplier, one
+    rounding shift, a zero point and a clip, one SETQ per channel block and one ALU pass; across
+    virtual threads over channels and over rows (which take turns with the one register file)."""
+    config = CONFIGS[cfg]
+    o = 3 * config.block + 5
+    x, wt, bias = random_case(rng, config, 2 * config.block + 3, o, 8, 9, 3)
+    mult = rng.integers(1 << 12, 1 << 17, (o,), dtype=np.int32)
+    ep = Epilogue(requantizer=True, shift=26, zero=-7, lo=-100, hi=120)
+    dev = SimulatorDevice(config, dram_bytes=1 << 24)
+    y, _, prog = run_conv(dev, x, wt, 1, 1, ep, knobs, bias=bias, scale=mult, check_races=True)
+    np.testing.assert_array_equal(y, conv_reference(x, wt, 1, 1, ep, bias=bias, scale=mult))
+    assert len(np.unique(y)) > 100 and (y == -100).any() and (y == 120).any()   # rounding and both clips
+    alu = {k.alu_op.name for k in prog.kernels if k.alu_op is not None}
+    assert alu == {"SETQ", "ADD"} and all(k.requant for k in prog.kernels if k.alu_op is not None and
+                                          k.alu_op.name == "ADD")
+
+
+def test_the_write_back_requantizer_after_a_scaled_residual(rng):
+    """A residual fused into the conv on the requantizer: the accumulator times 2^k (headroom),
+    plus the residual times its per-channel factor, then the one rounding of the requantizer."""
+    config = CONFIGS["pynq"]
+    x, wt, bias = random_case(rng, config, 48, 40, 7, 9, 3)
+    mult = rng.integers(1 << 10, 1 << 14, (40,), dtype=np.int32)
+    rscale = rng.integers(1 << 9, 1 << 13, (40,), dtype=np.int32)
+    res = rng.integers(-128, 128, (1, 40, 7, 9), dtype=np.int8)
+    ep = Epilogue(requantizer=True, mul=8, residual=True, residual_scale=True, shift=29, zero=3, lo=-128, hi=127)
+    for knobs in (None, ConvKnobs(tile_oc=1, tile_h=4, tile_w=9, ic_chunk=0, vthreads=2, vthread_axis="h")):
+        dev = SimulatorDevice(config, dram_bytes=1 << 24)
+        y, _, _ = run_conv(dev, x, wt, 1, 1, ep, knobs, bias=bias, scale=mult, residual=res, rscale=rscale,
+                           check_races=True)
+        np.testing.assert_array_equal(y, conv_reference(x, wt, 1, 1, ep, bias=bias, scale=mult, residual=res,
+                                                        rscale=rscale))
+    alone = conv_reference(x, wt, 1, 1, replace(ep, residual=False, residual_scale=False), bias=bias, scale=mult)
+    assert np.mean(y != alone) > 0.5 and len(np.unique(y)) > 50      # the residual moved most outputs
+
+
 @pytest.mark.parametrize("knobs", [
     ConvKnobs(tile_oc=1, tile_h=3, tile_w=5, ic_chunk=1, vthreads=2, vthread_axis="oc"),   # chunked input channels
     ConvKnobs(tile_oc=2, tile_h=4, tile_w=7, ic_chunk=0, vthreads=2, vthread_axis="h"),
