@@ -3,18 +3,19 @@ average pooling, int8 in the SPEC §7 activation layout.
 
 The ALU has no reduction over a window, so the taps are a chain of elementwise stages on the
 output tile: the accumulators are reset, the first tap is added, every further tap is a MAX
-(or ADD) with a tensor operand, all in place. The input window is loaded into the
-accumulator SRAM with LOAD ACC_8BIT (sign-extended int8); for max pooling the DMA pads with
--128 (LOAD pad_min), which no input value loses to, so it is ONNX MaxPool exactly; sums pad
-with zeros.
+(or ADD) with a tensor operand, all in place. The input window reaches the accumulators
+through the GEMM core: LOAD INP (on the load module, overlapped with the other tile's work),
+then a reset and a GEMM by the weight block I per element, two compute cycles an element
+where LOAD ACC_8BIT took two and the DRAM latency of every row on the compute module; for
+max pooling the DMA pads with -128 (LOAD pad_min), which no input value loses to, so it is
+ONNX MaxPool exactly; sums pad with zeros.
 Average pooling is the window sum times `mul` >> `shift` (with rounding), the fixed-point
 form of 1/(KH*KW); it is exact for power-of-two windows (mul 1, shift log2).
 Each tap costs two ALU cycles per output element (two accumulator reads).
 
-VTA mode (vta_compat=True, see vta_mode): the window goes through INP and a GEMM with the
-weight block mul * I (buffers x, w, y), which also applies the averaging multiplier, since
-VTA has neither LOAD ACC_8BIT nor ALU MUL; padding reads zeros, so padded max pooling needs
-a non-negative input (pad_value=0).
+VTA mode (vta_compat=True, see vta_mode): the weight block is mul * I, which also applies
+the averaging multiplier, since VTA has no ALU MUL; padding reads zeros, so padded max
+pooling needs a non-negative input (pad_value=0).
 """
 from __future__ import annotations
 
@@ -109,7 +110,7 @@ def _problem(config, layer: PoolLayer, k: PoolKnobs, vta_compat: bool = False) -
     if need > config.acc_depth:
         return f"the tiles need {need} accumulator SRAM elements but there are {config.acc_depth}"
     window = k.tile_c * rows * cols * k.vthreads
-    if vta_compat and window > config.inp_depth:
+    if window > config.inp_depth:
         return f"the windows need {window} input SRAM elements but there are {config.inp_depth}"
     over_h = -(-layer.out_h // k.tile_h) * k.tile_h
     over_w = -(-layer.out_w // k.tile_w) * k.tile_w
@@ -152,8 +153,8 @@ def pool_tiling_problem(config, layer: PoolLayer, vta_compat: bool = False) -> s
 
 def compile_pool2d(config, layer: PoolLayer, ep: Epilogue | None = None, knobs: PoolKnobs | None = None,
                    name: str = "pool2d", vta_compat: bool = False):
-    """-> (KernelProgram, PoolKnobs); buffers x, y (VTA mode: x, w, y with w =
-    vta_mode.scaled_identity(L, window_factor(layer, ep)))."""
+    """-> (KernelProgram, PoolKnobs); buffers x, w, y with w = vta_mode.scaled_identity(L, 1)
+    (VTA mode: scaled_identity(L, window_factor(layer, ep)))."""
     if layer.mode not in ("max", "sum"):
         raise ValueError(f"{name}: pooling mode {layer.mode!r}; expected 'max' or 'sum'")
     ep = ep or Epilogue(lo=None, hi=None)
@@ -164,19 +165,18 @@ def compile_pool2d(config, layer: PoolLayer, ep: Epilogue | None = None, knobs: 
     B, L = config.batch, config.block
     x = activation(config, layer)
     out_hw = (-(-layer.out_h // knobs.tile_h) * knobs.tile_h, -(-layer.out_w // knobs.tile_w) * knobs.tile_w)
-    args, run_ep, pad_value, weight, shift_step = [x], ep, layer.padding, None, None
+    args, run_ep, pad_value, shift_step = [x], ep, layer.padding, None
+    weight = te.placeholder((L, L), "int8", "w")
+    args.append(weight)
     if vta_compat:
         window_factor(layer, ep, name)
         run_ep = vta_epilogue(replace(ep, mul=None), name)      # the factor rides on the weight block
         pad_value = zero_padding(name, f"{layer.mode} pooling", layer.pads, layer.padding)
-        weight = te.placeholder((L, L), "int8", "w")
-        args.append(weight)
         shift_step = SHIFT_STEP
     zero, xa, taps = pool_chain(x, layer, out_hw, pad_value, weight)
     stages, _, out = apply_epilogue(taps[-1], run_ep, (layer.n, layer.c, layer.out_h, layer.out_w, B, L), name="y",
                                     shift_step=shift_step)
-    gemm_stages = [xa] if vta_compat else []
-    s = schedule_tile_chain(config, out, [zero] if vta_compat else [xa, zero], [*taps, *stages], knobs, gemm_stages)
+    s = schedule_tile_chain(config, out, [zero], [*taps, *stages], knobs, [xa])
     prog = build_vdla(s, args + [out], config, name)
     prog.meta.update(kernel_meta(f"pool2d.{layer.mode}", knobs, layer, ep, vta_compat))
     return prog, knobs

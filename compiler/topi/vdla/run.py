@@ -125,9 +125,8 @@ def run_pool(device, x, kernel, stride=1, pad=0, mode="max", ep=None, knobs=None
     xp = pack_activation(x, B, L)
     layer = PoolLayer(xp.shape[0], xp.shape[1], h, w, kernel[0], kernel[1], stride, pads, mode, pad_value)
     prog, _ = compile_pool2d(config, layer, ep, knobs, vta_compat=vta_compat)
-    inputs = [xp]
-    if vta_compat:
-        inputs.append(scaled_identity(L, window_factor(layer, ep or Epilogue(lo=None, hi=None))))
+    factor = window_factor(layer, ep or Epilogue(lo=None, hi=None)) if vta_compat else 1
+    inputs = [xp, scaled_identity(L, factor)]
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     out_shape = (layer.n, layer.c, layer.out_h, layer.out_w, B, L)
     return unpack_activation(raw.view(np.int8).reshape(out_shape), n, c), result, prog

@@ -76,12 +76,11 @@ def quantize(q, node, act):
         if finer is not None:
             ep, s_x = finer
     inputs = [xq]
-    if q.vta_compat:
-        try:       # the window's factor as a weight block for the GEMM core
-            inputs.append(q.const(f"{node.name}.vta_window",
-                                  V.scaled_identity(q.config.block, window_factor(layer, ep, node.name)), True))
-        except VtaCompatError:
-            pass   # no int8 factor: the kernel does not compile, and the node goes to the CPU
+    try:       # the window's weight block for the GEMM core (VTA mode: times the averaging factor)
+        factor = window_factor(layer, ep, node.name) if q.vta_compat else 1
+        inputs.append(q.const(f"{node.name}.window", V.scaled_identity(q.config.block, factor), True))
+    except VtaCompatError:
+        pass   # no int8 factor: the kernel does not compile, and the node goes to the CPU
     # max and mean commute with the code shift: the output keeps the input's zero point
     out = q.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, q.config.batch, q.config.block),
                    s_x, q.zp.get(xq, 0))
