@@ -115,9 +115,10 @@ def test_a_fused_residual_on_the_requantizer_keeps_its_fraction(rng):
     m = rng.uniform(1e-3, 3e-3, 16)
     ratio = rng.uniform(0.3, 1.2, 16)
     bias_real = rng.uniform(-3000, 3000, 16)
-    acc = rng.integers(-(1 << 15), 1 << 15, (3000, 16))
+    peak = 40000
+    acc = rng.integers(-peak, peak, (3000, 16))
     res = rng.integers(-128, 128, (3000, 16))
-    ep, bias_q, mult, rmult = requant_writeback_residual(m, bias_real, float(1 << 15), None, np.full(16, 0.05), 4,
+    ep, bias_q, mult, rmult = requant_writeback_residual(m, bias_real, float(peak), None, np.full(16, 0.05), 4,
                                                          ratio, 7)
     assert ep.mul and ep.residual_scale and rmult.min() >= 1 << 8
     x = acc * ep.mul + res * rmult
