@@ -132,6 +132,11 @@ def alu_lut(config):
                           doc="VDLA ALU LUT: an accumulator tile through the lookup table")
 
 
+# The longest shift the requantizer's declaration states: its rounding constant 2^(shift-1)
+# and divisor 2^shift are int64 constants.
+REQUANT_SHIFT_MAX = min(SHIFT_MAX, 62)
+
+
 def requantize(x, bias, mul, ctrl, shift: int):
     """What the requantizer writes to OUT for the int32 value x (vdla.hw.requantizer) as a
     loop-IR expression (int32): bias, mul and ctrl are its registers' lanes; the shift that
@@ -164,8 +169,8 @@ def alu_requant(config, shift: int):
     with the registers of scope vdla.req (loaded by SETQ; `setq`) whose CTRL holds `shift`
     (a stage matches only the same shift). The ALU adds 0 to the accumulator (one cycle per
     micro-op); the value the stage means is in OUT, which the STORE reads."""
-    if not 0 <= shift <= min(SHIFT_MAX, 62):
-        raise ValueError(f"requantizer shift {shift} outside 0..{min(SHIFT_MAX, 62)}")
+    if not 0 <= shift <= REQUANT_SHIFT_MAX:
+        raise ValueError(f"requantizer shift {shift} outside 0..{REQUANT_SHIFT_MAX}")
     batch, block_out, acc_t = config.batch, config.block, _dtypes(config)[2]
     src = te.placeholder((batch, block_out), acc_t, "src")
     # (one channel block's registers: the stage reads its block's, which SETQ put there)

@@ -10,12 +10,12 @@ import math
 import numpy as np
 
 from vdla.hw.alu_ops import IMM_MAX, SHR_MAX
-from vdla.hw.requantizer import MUL_BITS
 from vdla.hw.errors import CompileError
+from vdla.hw.requantizer import MUL_BITS
 
 from ..codegen.vdla import VtaCompatError
+from ..intrin.vdla import REQUANT_SHIFT_MAX
 from ..topi.vdla import Epilogue
-from ..topi.vdla.epilogue import REQUANT_SHIFT_MAX
 
 
 # The largest power of two an ALU MUL immediate holds (the accumulator's headroom multiplier).

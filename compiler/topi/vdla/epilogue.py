@@ -1,7 +1,8 @@
 """ALU epilogues of a GEMM-shaped operator: bias add, requantization (multiply, rounding
 add, arithmetic shift right), residual add, clip/ReLU, then the int8 output the STORE
-writes. Each step is one elementwise stage on the accumulators, marked with the ALU
-operation that computes it (attrs "vdla.alu" = (op, immediate or None)).
+writes; or (`requantizer`) one pass whose OUT writes the write-back requantizer makes. Each
+step is one elementwise stage on the accumulators, marked with the ALU operation that computes
+it (attrs "vdla.alu" = (op, immediate or None)).
 
 Order: acc + bias -> >> pre_shift -> * scale[channel] -> * mul -> [+ residual * rscale[channel]]
 -> + 2^(shift-1) (round) -> >> shift -> [+ residual] -> max(lo) -> min(hi) -> [table] -> int8.
@@ -20,13 +21,10 @@ from dataclasses import dataclass
 
 from vdla.hw.alu_ops import SHR_MAX, immediate_error
 from vdla.hw.isa import AluOp
-from vdla.hw.requantizer import BIAS, CTRL, MUL, SHIFT_MAX
-
-# the longest shift the requantizer's declaration states (its int64 rounding constant)
-REQUANT_SHIFT_MAX = min(SHIFT_MAX, 62)
+from vdla.hw.requantizer import BIAS, CTRL, MUL
 
 from ... import te
-from ...intrin.vdla import MAX_SHIFT, lookup, requantize
+from ...intrin.vdla import MAX_SHIFT, REQUANT_SHIFT_MAX, lookup, requantize
 from ...tir import expr as E
 from ..transform import pad
 
