@@ -35,15 +35,6 @@ def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None, rsca
     x = wrap32(acc)
     shape = [1] * x.ndim
     shape[channel_axis] = -1
-    if ep.requantizer:
-        if ep.mul is not None:
-            x = wrap32(x * ep.mul)
-        if ep.residual:
-            x = wrap32(x + wrap32(residual.astype(np.int64) * rscale.astype(np.int64).reshape(shape)))
-        t = (x + bias.astype(np.int64).reshape(shape)) * scale.astype(np.int64).reshape(shape)
-        if ep.shift:
-            t = (t + (1 << (ep.shift - 1))) >> ep.shift
-        return np.clip(t + ep.zero, ep.lo, ep.hi).astype(np.int8)
     if ep.bias:
         x = wrap32(x + bias.reshape(shape))
     if ep.pre_shift:
@@ -55,6 +46,11 @@ def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None, rsca
     scaled = ep.residual and ep.residual_scale       # a residual on another grid: before the shift
     if scaled:
         x = wrap32(x + wrap32(residual.astype(np.int64) * rscale.astype(np.int64).reshape(shape)))
+    if ep.requantizer:
+        t = (x + bias.astype(np.int64).reshape(shape)) * scale.astype(np.int64).reshape(shape)
+        if ep.shift:
+            t = (t + (1 << (ep.shift - 1))) >> ep.shift
+        return np.clip(t + ep.zero, ep.lo, ep.hi).astype(np.int8)
     if ep.shift:
         if ep.round:
             x = wrap32(x + (1 << (ep.shift - 1)))

@@ -79,35 +79,28 @@ def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
     x_shape, w_shape, out_shape, vec, taps = op.tuning.probe_shapes(config, lay)
     # acc = a sum of `taps` products of uniform ints in [-a, a]: std ~ a^2 / 3 * sqrt(taps)
     target = _OUTPUT_STD * 2.0 ** (ep.pre_shift + ep.shift) / abs(ep.mul or 1)
-    if ep.requantizer:          # its multiplier is the scale: below 2^(MUL_BITS - 1)
-        amp = 16
-        acc_std = amp * amp / 3 * np.sqrt(taps) * abs(ep.mul or 1)
-        mult = np.clip(target / acc_std * rng.uniform(0.75, 1.25, vec[0] * vec[2]), 1, MUL_MAX).astype(np.int32)
-        bound = max(int(acc_std), 1)
-        bias = rng.integers(-bound, bound + 1, vec[0] * vec[2], dtype=np.int32)
-        inputs = [rng.integers(-amp, amp + 1, x_shape, dtype=np.int8),
-                  rng.integers(-amp, amp + 1, w_shape, dtype=np.int8),
-                  pack_qparams(bias, mult, ep.shift, ep.zero, ep.lo, ep.hi, B, L)]
-        if ep.residual_scale:   # the residual (std ~19) at about half the accumulator's spread
-            inputs.append(np.full(vec, max(1, int(acc_std / 2 / 19)), np.int32))
-        if ep.residual:
-            inputs.append(rng.integers(-32, 33, out_shape, dtype=np.int8))
-        return inputs
-    if ep.scale:
+    if ep.scale or ep.requantizer:      # (the requantizer's multiplier: below 2^(MUL_BITS - 1))
         amp = 16
         acc_std = amp * amp / 3 * np.sqrt(taps)
-        scale = np.clip(target / acc_std * rng.uniform(0.75, 1.25, vec), 1, 2 ** 30).astype(np.int32)
+        scale = np.clip(target / acc_std * rng.uniform(0.75, 1.25, vec), 1,
+                        MUL_MAX if ep.requantizer else 2 ** 30).astype(np.int32)
     else:
         amp = int(np.clip(np.sqrt(3 * target / np.sqrt(taps)), 1, 127))
         acc_std = amp * amp / 3 * np.sqrt(taps)
     inputs = [rng.integers(-amp, amp + 1, x_shape, dtype=np.int8), rng.integers(-amp, amp + 1, w_shape, dtype=np.int8)]
+    bound = max(int(acc_std), 1)
+    if ep.requantizer:          # its registers per channel (one batch row's lanes)
+        bias = rng.integers(-bound, bound + 1, vec, dtype=np.int32)
+        inputs.append(pack_qparams(bias[:, 0].reshape(-1), scale[:, 0].reshape(-1), ep.shift, ep.zero, ep.lo, ep.hi,
+                                   B, L))
     if ep.bias:
-        bound = max(int(acc_std), 1)
         inputs.append(rng.integers(-bound, bound + 1, vec, dtype=np.int32))
     if ep.scale:
         inputs.append(scale)
-    if ep.residual_scale:       # the residual (std ~19) scaled to about half the output's spread
-        inputs.append(np.full(vec, max(1, int(_OUTPUT_STD / 2 / 19 * 2.0 ** ep.shift)), np.int32))
+    if ep.residual_scale:       # the residual (std ~19) scaled to about half the output's spread, in the
+        # units it joins: the shift's fixed point, or the requantizer's accumulator (times mul)
+        unit = acc_std * abs(ep.mul or 1) if ep.requantizer else _OUTPUT_STD * 2.0 ** ep.shift
+        inputs.append(np.full(vec, max(1, int(unit / 2 / 19)), np.int32))
     if ep.residual:
         inputs.append(rng.integers(-32, 33, out_shape, dtype=np.int8))     # added after the shift, or scaled
     if ep.table:                # a permutation of the codes: every output code tells its input apart

@@ -14,9 +14,9 @@ from vdla.driver.runtime.layout import pack_qparams
 
 from ..graph.ir import Graph, Node, TensorType
 from ..topi.vdla import pack_bias
-from .requant import (TINY, ShiftRange, accumulator_peak, channel_peak, channel_scale, padded, power_of_two_step, qdq_grid,
-                      requant_multiply, requant_residual, requant_shift, requant_writeback,
-                      requant_writeback_residual, tensor_step, weight_step)
+from .requant import (TINY, ShiftRange, accumulator_peak, channel_peak, channel_scale, padded,
+                      power_of_two_step, qdq_grid, requant_multiply, requant_residual, requant_shift,
+                      requant_writeback, requant_writeback_residual, tensor_step, weight_step)
 from .table import activation_table, clip_as_table, clip_table, input_grid
 
 
@@ -363,12 +363,13 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
         rq, s_r = q.packed_input(next(t for t in residual.inputs if t != node.outputs[0]))
         s_r = np.broadcast_to(np.asarray(s_r, np.float64).reshape(-1)[:w.shape[0]], s_y.shape)
         args = (s_w / s_y, b / s_w + zp_term, acc_peak, act, s_y, z_y, s_r / s_y, q.zp.get(rq, 0))
-        try:
-            if q.vta_compat:
-                raise ShiftRange("VTA mode")
-            ep, bias_q, mult, rmult = requant_writeback_residual(*args)
-        except ShiftRange:          # VTA mode, or a residual too fine for the headroom: the ALU chain
-            ep, bias_q, mult, rmult = requant_residual(*args)
+        found = None
+        if not q.vta_compat:
+            try:
+                found = requant_writeback_residual(*args)
+            except ShiftRange:      # a residual too fine for int32's headroom: the ALU chain
+                pass
+        ep, bias_q, mult, rmult = found or requant_residual(*args)
         tail = [q.const(f"{node.name}.rmult", pack_bias(rmult, cfg.batch, L)), rq]
     elif chain:
         ep, bias_q, mult = q.requant(s_w, s_acc, b / s_w + zp_term, acc_peak, None, z_mid)

@@ -118,17 +118,22 @@ def requant_multiply(m, bias_real, acc_peak, act, s_y, z_y=0):
     return ep, bias_q, mult.astype(np.int32)
 
 
+def _register_bias(bias, units: str) -> np.ndarray:
+    """The requantizer's int32 BIAS of whole accumulator units, or ShiftRange naming its size."""
+    top = float(np.abs(bias).max(initial=0.0))
+    if top >= 1 << 31:
+        raise ShiftRange(f"its bias reaches {top:.3g} {units}, beyond the int32 accumulator and the requantizer's "
+                         "bias register (a bias that dwarfs the weights' products)")
+    return np.asarray(bias).astype(np.int32)
+
+
 def requant_writeback(m, bias_real, act, s_y, z_y=0):
     """Per-channel requantization by OUT's write-back requantizer (vdla.hw.requantizer):
     (acc + bias) * M[o] rounded >> S, + z, clip; M below 2^(MUL_BITS - 1), no pre-shift, so the
     accumulator keeps all its bits; the rounding and the zero point are the unit's own. ->
     (epilogue, int32 bias, multipliers)."""
-    top = float(np.max(np.abs(bias_real))) if np.size(bias_real) else 0.0
-    if top >= 1 << 31:
-        raise ShiftRange(f"its bias reaches {top:.3g} weight steps, beyond the int32 accumulator and the "
-                         "requantizer's bias register (a bias that dwarfs the weights' products)")
+    bias_q = _register_bias(np.rint(bias_real), "weight steps")
     shift, mult = fixed_point(m, MUL_BITS - 1, REQUANT_SHIFT_MAX)
-    bias_q = np.rint(bias_real).astype(np.int32)
     lo, hi = _clip(act, s_y, z_y)
     return Epilogue(requantizer=True, shift=shift, zero=int(z_y), lo=lo, hi=hi), bias_q, np.maximum(mult, 0)
 
@@ -149,14 +154,12 @@ def requant_writeback_residual(m, bias_real, acc_peak, act, s_y, z_y, ratio, z_r
     if float(rmult.min(initial=1 << 8)) < 1 << 8:
         raise ShiftRange(f"its residual's step is {float(unit.min()):.3g} accumulator units, which the headroom "
                          f"of int32 ({head:.3g} at the peak) leaves fewer than 8 bits")
-    bias_q = np.rint(bias_real * 2.0 ** k) - z_r * rmult
-    if float(np.abs(bias_q).max(initial=0.0)) >= 1 << 31:
-        raise ShiftRange(f"its bias reaches {float(np.abs(bias_q).max()):.3g} scaled weight steps, beyond int32")
+    bias_q = _register_bias(np.rint(bias_real * 2.0 ** k) - z_r * rmult, "scaled weight steps")
     shift, mult = fixed_point(m / 2.0 ** k, MUL_BITS - 1, REQUANT_SHIFT_MAX)
     lo, hi = _clip(act, s_y, z_y)
     ep = Epilogue(requantizer=True, mul=(1 << k) if k else None, residual=True, residual_scale=True, shift=shift,
                   zero=int(z_y), lo=lo, hi=hi)
-    return ep, bias_q.astype(np.int32), np.maximum(mult, 0), rmult.astype(np.int32)
+    return ep, bias_q, np.maximum(mult, 0), rmult.astype(np.int32)
 
 
 def requant_residual(m, bias_real, acc_peak, act, s_y, z_y, ratio, z_r):

@@ -11,6 +11,17 @@ from vdla.driver.runtime import run_program
 from .harness import STAT_KEYS
 
 
+def _rtl_equals_simulator(rtl, sim, prog, inputs):
+    """Run `prog` on both devices: the same output, cycles and counters; -> the output."""
+    out_rtl, r_rtl = run_program(rtl, prog, inputs)
+    out_sim, r_sim = run_program(sim, prog, inputs, check_races=True)
+    np.testing.assert_array_equal(out_rtl, out_sim)
+    assert r_rtl.cycles == r_sim.cycles
+    for key in STAT_KEYS:
+        assert r_rtl.stats[key] == r_sim.stats[key], key
+    return out_sim
+
+
 def test_compiled_conv_layer_with_epilogue_and_two_virtual_threads(rng):
     x = rng.integers(-128, 128, (1, 20, 9, 8), dtype=np.int8)
     w = rng.integers(-128, 128, (32, 20, 3, 3), dtype=np.int8)
@@ -21,12 +32,7 @@ def test_compiled_conv_layer_with_epilogue_and_two_virtual_threads(rng):
         prog, _ = compile_conv2d(sim.config, layer, ep, ConvKnobs(1, 3, 8, 1, 2, "oc"))
         inputs = [pack_activation(x, 1, 16), pack_conv_weight(w, 16),
                   np.ascontiguousarray(np.broadcast_to(bias.reshape(2, 1, 16), (2, 1, 16)))]
-        out_rtl, r_rtl = run_program(rtl, prog, inputs)
-        out_sim, r_sim = run_program(sim, prog, inputs, check_races=True)
-    np.testing.assert_array_equal(out_rtl, out_sim)
-    assert r_rtl.cycles == r_sim.cycles
-    for key in STAT_KEYS:
-        assert r_rtl.stats[key] == r_sim.stats[key], key
+        out_sim = _rtl_equals_simulator(rtl, sim, prog, inputs)
     y = unpack_activation(out_sim.view(np.int8).reshape(1, 2, 9, 8, 1, 16), 1, 32)
     xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
     win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
@@ -51,12 +57,7 @@ def test_compiled_conv_on_the_write_back_requantizer(rng):
         prog, _ = compile_conv2d(sim.config, layer, ep, ConvKnobs(2, 2, 8, 0, 2, "h"))
         inputs = [pack_activation(x, 1, 16), pack_conv_weight(w, 16),
                   pack_qparams(bias, mult, ep.shift, ep.zero, ep.lo, ep.hi, 1, 16)]
-        out_rtl, r_rtl = run_program(rtl, prog, inputs)
-        out_sim, r_sim = run_program(sim, prog, inputs, check_races=True)
-    np.testing.assert_array_equal(out_rtl, out_sim)
-    assert r_rtl.cycles == r_sim.cycles
-    for key in STAT_KEYS:
-        assert r_rtl.stats[key] == r_sim.stats[key], key
+        out_sim = _rtl_equals_simulator(rtl, sim, prog, inputs)
     y = unpack_activation(out_sim.view(np.int8).reshape(1, 2, 8, 8, 1, 16), 1, 32)
     xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
     win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))

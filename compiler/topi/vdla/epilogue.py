@@ -90,10 +90,8 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
     """-> (ALU stages in order, residual load stage or None, int8 output of out_shape).
     shift_step: the largest shift one SHR may take (VTA's ALU honours 15; the declarations
     state at most MAX_SHIFT); longer shifts become several SHRs, which floor exactly like one.
-    With ep.requantizer, `bias` is the (O/L, 3, B, L) qparams and the one stage is the pass
+    With ep.requantizer, `bias` is the (O/L, 3, B, L) qparams and the last stage is the pass
     through the requantizer (its name ends with ".requant")."""
-    if ep.requantizer:
-        return _through_requantizer(acc, ep, out_shape, bias, residual, rscale, name)
     stages = []
     t = acc
     shape = acc.shape
@@ -128,6 +126,8 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         scaled = _alu(shape, mul_rscale, f"{name}.rscale", "mul", None)
         t = _alu(shape, lambda *i, t=t: t(*i) + scaled(*i), f"{name}.residual", "add", None)
         stages += [scaled, t]
+    if ep.requantizer:              # (no bias, pre-shift or scale step before: Epilogue checks)
+        return _through_requantizer(stages, res32, t, ep, out_shape, bias, name)
     if ep.shift:
         if ep.round:
             r = 1 << (ep.shift - 1)
@@ -152,25 +152,12 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
     return stages, res32, out
 
 
-def _through_requantizer(acc, ep: Epilogue, out_shape, qparams, residual, rscale, name):
-    """acc [* mul] [+ residual * rscale], then the pass through OUT's requantizer."""
-    stages, res32, t, shape = [], None, acc, acc.shape
-    if ep.mul is not None:
-        t = _alu(shape, lambda *i, t=t: t(*i) * E.Const(ep.mul, "int32"), f"{name}.mul", "mul", ep.mul)
-        stages.append(t)
-    if ep.residual:
-        res = residual
-        if tuple(res.shape) != tuple(shape):
-            res = pad(res, [0] * len(shape), [a - b for a, b in zip(shape, res.shape)], 0, name=f"{name}.res.pad")
-        res32 = te.compute(shape, lambda *i, res=res: te.cast("int32", res(*i)), name=f"{name}.res")
-        scaled = _alu(shape, lambda *i, m=rscale: res32(*i) * m[i[1], i[-2], i[-1]], f"{name}.rscale", "mul", None)
-        t = _alu(shape, lambda *i, t=t: t(*i) + scaled(*i), f"{name}.residual", "add", None)
-        stages += [scaled, t]
-
+def _through_requantizer(stages, res32, t, ep: Epilogue, out_shape, qparams, name):
+    """The chain so far, then the pass through OUT's requantizer (registers from qparams)."""
     def through(*i, t=t, q=qparams):
         return requantize(t(*i), q[i[1], BIAS, i[-2], i[-1]], q[i[1], MUL, i[-2], i[-1]], q[i[1], CTRL, i[-2], i[-1]],
                           ep.shift)
-    t = te.compute(shape, through, name=f"{name}.requant", attrs={"vdla.requant": ep})
+    t = te.compute(t.shape, through, name=f"{name}.requant", attrs={"vdla.requant": ep})
     out = te.compute(out_shape, lambda *i: te.cast("int8", t(*i)), name=name)
     return stages + [t], res32, out
 

@@ -54,7 +54,7 @@ def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual, r
         out.append(pack_qparams(bias, scale, ep.shift, ep.zero, ep.lo, ep.hi, batch, block))
     if ep.bias:
         out.append(pack_bias(bias, batch, block))
-    if ep.scale and not ep.requantizer:
+    if ep.scale:
         out.append(pack_bias(scale, batch, block))
     if ep.residual_scale:
         out.append(pack_bias(rscale, batch, block))

@@ -41,13 +41,6 @@ def epilogue(acc, ep: dict, bias=None, scale=None, residual=None, rscale=None, t
     x = wrap(acc)
     shape = [1] * x.ndim
     shape[1] = -1
-    if ep.get("requantizer"):          # OUT's write-back requantizer: `bias` is the qparams
-        if ep.get("mul") is not None:
-            x = wrap(x * ep["mul"])
-        if ep.get("residual"):         # (scaled: the requantizer takes no other residual)
-            x = wrap(x + wrap(residual.astype(np.int64) * rscale.reshape(shape)))
-        regs = [channel_vector(bias[:, r]).reshape(shape) for r in range(len(REGISTERS))]
-        return requantize(x, *regs)
     if ep.get("bias"):
         x = wrap(x + bias.reshape(shape))
     if ep.get("pre_shift"):
@@ -58,6 +51,9 @@ def epilogue(acc, ep: dict, bias=None, scale=None, residual=None, rscale=None, t
         x = wrap(x * ep["mul"])
     if ep.get("residual_scale"):       # another grid's residual: scaled, added before the shift
         x = wrap(x + wrap(residual.astype(np.int64) * rscale.reshape(shape)))
+    if ep.get("requantizer"):          # OUT's write-back requantizer (no bias or scale step before)
+        regs = [channel_vector(bias[:, r]).reshape(shape) for r in range(len(REGISTERS))]
+        return requantize(x, *regs)
     if ep.get("shift"):
         if ep.get("round"):
             x = wrap(x + (1 << (ep["shift"] - 1)))
