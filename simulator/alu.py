@@ -14,6 +14,10 @@ Three engines, all exact, chosen by what the instruction can observe of its own 
 SETQ writes the requantizer's registers (vdla.hw.requantizer), not the accumulator: the last
 step naming each register decides it.
 
+FLUSH writes x + operand back to OUT and leaves the accumulator 0, so a step reads 0 from an
+entry an earlier step of the same instruction flushed: steps run in order of first writes
+(flush), a repeated loop twice at most (the third pass sees what the second saw).
+
 LUT ignores its operand, so like an immediate only the count of updates per entry matters:
 n lookups are one lookup in the table composed with itself n - 1 times (entries are int8,
 so after the first lookup the saturation is the identity).
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vdla.hw.alu_ops import table_index
+from vdla.hw.alu_ops import table_index, wrap
 from vdla.hw.isa import AluOp
 from vdla.hw.requantizer import REGISTERS
 
@@ -58,6 +62,9 @@ def execute_alu(insn, index: int, state) -> int:
         _lookups(writes[touched], touched, state)
         state.write_back(insn, touched)
         return nest.steps
+    if insn.alu_opcode == AluOp.FLUSH:
+        _flush(insn, nest, touched, state)
+        return nest.steps
     algebra = ALGEBRAS[insn.alu_opcode]
     if insn.use_imm:
         _immediate(algebra, insn.imm, writes[touched], touched, state)
@@ -89,6 +96,44 @@ def _set_requantizer(insn, index: int, state) -> int:
     for reg, src in last.items():
         state.requant[reg] = insn.imm if insn.use_imm else state.acc[src]
     return nest.steps
+
+
+def _flush(insn, nest: LoopNest, touched: np.ndarray, state) -> None:
+    """FLUSH in step order: each step writes back x + b, where x (and a tensor operand b) reads
+    0 from an entry some earlier step flushed, else the accumulator as the instruction found it;
+    the last step of an entry decides its OUT. Then the written entries hold 0."""
+    folded, outer_reps, inner_reps = nest.folded()
+    rows = folded.rows
+    order = np.tile(np.repeat(np.arange(rows), min(inner_reps, 2)), min(outer_reps, 2))
+    n = folded.uops
+    state.meter.spend(order.size * n * ALU_STEP)
+    depth = state.config.acc_depth
+    flushed = np.zeros(depth, dtype=bool)
+    value = np.zeros((depth, *state.acc.shape[1:]), dtype=np.int32)
+    per_chunk = max(1, folded.rows_per_chunk(64 + int(np.prod(state.acc.shape[1:])) * 24))
+    for a in range(0, order.size, per_chunk):
+        steps = (order[a:a + per_chunk, None] * n + np.arange(n)).ravel()
+        dst = _indices_at(folded, "dst", steps)
+        seen_at = np.full(depth, steps.size, dtype=np.int64)      # first step of this chunk that flushes
+        first_dst, first_pos = np.unique(dst, return_index=True)
+        seen_at[first_dst] = first_pos
+        pos = np.arange(steps.size)
+
+        def read(idx):
+            gone = flushed[idx] | (seen_at[idx] < pos)
+            return np.where(gone.reshape(-1, *([1] * (state.acc.ndim - 1))), 0, state.acc[idx].astype(np.int64))
+        b = insn.imm if insn.use_imm else read(_indices_at(folded, "src", steps))
+        total = wrap(read(dst) + b)
+        last_dst, last_rev = np.unique(dst[::-1], return_index=True)
+        value[last_dst] = total[steps.size - 1 - last_rev]
+        flushed[dst] = True
+    state.write_back(insn, touched, value[touched])
+    state.acc[touched] = 0
+
+
+def _indices_at(nest: LoopNest, field: str, steps: np.ndarray) -> np.ndarray:
+    rows, u = steps // nest.uops, steps % nest.uops
+    return nest.base[field][u] + rows // nest.iter_in * nest.out[field] + rows % nest.iter_in * nest.inner[field]
 
 
 def _immediate(algebra, imm: int, writes: np.ndarray, touched: np.ndarray, state) -> None:

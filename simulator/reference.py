@@ -32,6 +32,9 @@ Choices where SPEC.md is silent or loose (also stated in the closing note of iss
   rule (it writes no accumulator); the requant bit of GEMM/ALU makes each of its writes set
   OUT to the requantized value (_requantize) instead of the low 8 bits.
 - ALU ignores the reset bit and always computes (VTA's rule, issue 11); only GEMM resets.
+- FLUSH (opcode 7, a VDLA extension): OUT gets ACC[d] + the operand (the low 8 bits, or the
+  requantizer's value with the requant bit) and ACC[d] becomes 0, step by step, so a later
+  step of the same instruction reads 0 from an entry an earlier one flushed.
 - Every load and store instruction must happen-before FINISH through tokens (checked with
   vector clocks carried by the tokens, so the verdict does not depend on timing); a token
   left in any queue at FINISH is an error. A queue holding more than
@@ -114,7 +117,7 @@ def _alu_op(op: int, a: int, b: int) -> int:
         return min(a, b)
     if op == 1:  # MAX
         return max(a, b)
-    if op == 2:  # ADD
+    if op in (2, 7):  # ADD; FLUSH writes the sum back (and leaves the accumulator 0: alu())
         return _wrap32(a + b)
     if op == 4:  # MUL
         return _wrap32(a * b)
@@ -293,6 +296,8 @@ class ReferenceMachine:
             result = np.array([[_alu_op(int(insn.alu_opcode), int(p), int(q)) for p, q in zip(pr, qr)]
                                for pr, qr in zip(lhs, rhs)], dtype=np.int64)
             self._write_acc(d, result, insn.requant)
+            if insn.alu_opcode == 7:    # FLUSH: the sum went to OUT, the accumulator holds 0
+                self.acc[d] = 0
 
     # ---- dispatch --------------------------------------------------------------------
     def execute(self, insn, index: int) -> None:

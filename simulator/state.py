@@ -28,11 +28,13 @@ class OnChipState:
         self.uop_src = np.zeros(config.uop_depth, dtype=np.int64)
         self.uop_wgt = np.zeros(config.uop_depth, dtype=np.int64)
 
-    def write_back(self, insn, entries: np.ndarray) -> None:
+    def write_back(self, insn, entries: np.ndarray, values: np.ndarray | None = None) -> None:
         """OUT of accumulator entries an instruction wrote: the low 8 bits, or with its requant
-        bit what the requantizer makes of them."""
+        bit what the requantizer makes of them; of `values` (int32, one per entry) where the
+        accumulators do not keep what was written back (ALU FLUSH)."""
+        values = self.acc[entries] if values is None else values
         if insn.requant:
             r = self.requant
-            self.out[entries] = requantize(self.acc[entries], r[BIAS], r[MUL], r[CTRL])
+            self.out[entries] = requantize(values, r[BIAS], r[MUL], r[CTRL])
         else:
-            self.out[entries] = self.acc[entries].astype(np.int8)
+            self.out[entries] = values.astype(np.int8)

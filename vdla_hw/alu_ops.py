@@ -10,6 +10,9 @@ or the same lane of ACC[src]:
        a < 0 shifts it left by -a (the low 32 bits; -32 leaves 0)
   LUT  TABLE[clamp(x, TABLE_MIN, TABLE_MAX) - TABLE_MIN], sign-extended: x saturated to int8
        indexes the lookup table; b is read (a tensor operand costs its cycle) and ignored
+  FLUSH x + b is written back to OUT (its low bits, or with the requant bit through the
+       requantizer) and the accumulator lane is left 0: the last step of an epilogue, which
+       also clears the tile's accumulators for the next tile's GEMMs (no reset pass there)
 
 The lookup table (a VDLA extension, like MUL) holds TABLE_ENTRIES int8 entries, one copy per
 lane so that every lane looks up in the same cycle. LOAD LUT writes it (SPEC §3's LOAD, with
@@ -72,7 +75,11 @@ _EXACT = {
     AluOp.ADD: np.add,
     AluOp.MUL: np.multiply,    # |x * b| <= 2^62: exact in int64
     AluOp.SHR: _shr,
+    AluOp.FLUSH: np.add,       # the value written back; the accumulator keeps 0 (CLEARING_OPS)
 }
+
+# The opcodes after which the accumulator lane holds 0 whatever they computed (written back).
+CLEARING_OPS = frozenset({AluOp.FLUSH})
 
 
 # The opcodes that compute on accumulator lanes: all but SETQ, which loads the requantizer's
@@ -100,7 +107,8 @@ def table_lookup(x, table) -> np.ndarray:
 
 
 def lane_op(op: AluOp, x, operand, table=None) -> np.ndarray:
-    """op(x, operand) lane-wise on integer arrays (or ints) of int32 values, as int32.
+    """op(x, operand) lane-wise on integer arrays (or ints) of int32 values, as int32: the
+    value the step writes back to OUT (and, unless op is in CLEARING_OPS, to the accumulator).
     The operand broadcasts against x (an immediate is a scalar). LUT needs the table."""
     try:
         op = AluOp(op)

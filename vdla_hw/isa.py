@@ -70,6 +70,7 @@ class AluOp(IntEnum):
     MUL = 4
     LUT = 5     # x -> the lookup table's entry for x saturated to int8: a VDLA extension
     SETQ = 6    # the requantizer's register d <- ACC[s]: a VDLA extension (vdla.hw.alu_ops)
+    FLUSH = 7   # OUT[d] <- ACC[d] + operand (written back), ACC[d] <- 0: a VDLA extension
 
 
 class Module(IntEnum):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .isa import AluOp, MemType
 
-# The tensor ALU decodes MIN, MAX, ADD and SHR; MUL and LUT are VDLA extensions.
+# The tensor ALU decodes MIN, MAX, ADD and SHR; MUL, LUT, SETQ and FLUSH are VDLA extensions.
 ALU_OPS = frozenset({AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.SHR})
 
 # SHR reads the low SHIFT_BITS of its operand as a signed amount (VDLA reads

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from vdla.driver.machine import same_machine
+from vdla.hw.alu_ops import LANE_OPS
 from vdla.hw.isa import AluOp
 
 from ..graph.ir import Graph
@@ -24,7 +25,7 @@ CPU_MACS_PER_S = {"armv7a-linux-gnueabihf": 1.0e9, "aarch64-linux-gnu": 4.0e9}
 DEFAULT_BOARD_CPU = "armv7a-linux-gnueabihf"
 
 # functions the tensor ALU (integer AluOps, lane by lane) cannot compute, and why
-_ARITHMETIC = ", ".join(op.name for op in AluOp if op != AluOp.LUT)
+_ARITHMETIC = ", ".join(op.name for op in LANE_OPS if op != AluOp.LUT)
 _TRANSCENDENTAL = (f"a transcendental function, which the ALU's integer {_ARITHMETIC} do not compute; its lookup "
                    "table (LUT) takes one only as the activation of a convolution or Gemm whose output nothing else "
                    "reads")

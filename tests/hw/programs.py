@@ -162,7 +162,8 @@ def gemm_extreme_operands(config, rng):
 
 ALU_CASES = [(AluOp.MIN, None), (AluOp.MAX, None), (AluOp.ADD, None), (AluOp.SHR, None), (AluOp.MUL, None),
              (AluOp.MIN, -5), (AluOp.MAX, 7), (AluOp.ADD, -1234), (AluOp.SHR, 3), (AluOp.SHR, 24),
-             (AluOp.SHR, -4), (AluOp.SHR, SHR_MIN), (AluOp.SHR, SHR_MAX), (AluOp.MUL, -3), (AluOp.MUL, IMM_MAX)]
+             (AluOp.SHR, -4), (AluOp.SHR, SHR_MIN), (AluOp.SHR, SHR_MAX), (AluOp.MUL, -3), (AluOp.MUL, IMM_MAX),
+             (AluOp.FLUSH, None), (AluOp.FLUSH, -77)]     # OUT: the sum's low bytes (flush checks the ACC)
 
 
 def alu_ops(config, rng, count: int = 6):
@@ -453,3 +454,59 @@ def requantizer(config, rng, rows: int = 8):
     assert ((s >= 48) & (got != ctrl_field(ctrl, "zero")) & (got == unclipped)).any(), "large shifts round to 0"
     return (img.case("requantizer: SETQ from ACC and immediates, GEMM and ALU with requant", insns),
             {out: np.concatenate(expected).reshape(-1)})
+
+
+def flush(config, rng, rows: int = 6):
+    """ALU FLUSH (vdla.hw.alu_ops): OUT gets ACC[d] + the operand, ACC[d] is left 0. Region X:
+    with a tensor operand, low bytes; region Z: flushed by an immediate, then a GEMM
+    accumulates into it, so OUT shows the bare product only if the flush zeroed ACC; region R:
+    with the requant bit, through registers SETQ loaded; region K: one instruction run twice
+    whose later steps read entries earlier steps flushed (as destination, and as the tensor
+    operand two steps later), which must read 0. numpy gives the expected bytes."""
+    lanes = (config.batch, config.block)
+    img = Image(config)
+
+    def values(k, lo=-2**31, hi=2**31):
+        return rng.integers(lo, hi, (k, *lanes), dtype=np.int64).astype(np.int32)
+    n = config.batch * config.block
+    ctrl = pack_ctrl(np.arange(n) % 20 + 4, np.arange(n) % 7 - 3, np.full(n, -100), np.full(n, 110)).reshape(lanes)
+    bias, mul = values(1, -2**20, 2**20)[0], values(1, -2**16, 2**16)[0]
+    # ACC rows: P params (bias, mul, ctrl); stored: X, Z, R, K (3 rows); operands: XO, RO, KO
+    P, X = 0, 3
+    Z, R, K = X + rows, X + 2 * rows, X + 3 * rows
+    XO = K + 3
+    RO, KO = XO + rows, XO + 2 * rows
+    x, z, r, k, xo, ro, ko = values(rows), values(rows), values(rows), values(3), values(rows), values(rows), values(1)
+    acc = np.concatenate([np.stack([bias, mul, ctrl]), x, z, r, k, xo, ro, ko])
+    inp = rng.integers(-128, 128, (rows, *lanes), dtype=np.int8)
+    wgt = rng.integers(-128, 128, (1, config.block, config.block), dtype=np.int8)
+    a_inp, a_wgt = img.place(inp, config.inp_elem_bytes), img.place(wgt, config.wgt_elem_bytes)
+    a_acc = img.place(acc, config.acc_elem_bytes)
+    uops = _uops(img, [Uop(BIAS, P, 0), Uop(X, XO, 0), Uop(Z, 0, 0), Uop(R, RO, 0),
+                       Uop(K + 1, KO, 0), Uop(K + 2, KO, 0), Uop(K, K + 1, 0)])
+    stored = XO - X
+    out = img.reserve(stored * config.out_elem_bytes, config.out_elem_bytes)
+    rows_loop = dict(iter_out=rows, iter_in=1, dst_factor_out=1, src_factor_out=1)
+    fl = dict(alu_opcode=AluOp.FLUSH)
+    insns = [
+        _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, 1, rows, rows),
+        _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, 1, 1, push_next=True),
+        _load(MemType.UOP, 0, uops, 1, 7, 7),
+        _load(MemType.ACC, 0, a_acc // config.acc_elem_bytes, 1, XO + 2 * rows + 1, XO + 2 * rows + 1),
+        AluInsn(alu_opcode=AluOp.SETQ, uop_begin=0, uop_end=1, iter_out=3, dst_factor_out=1, src_factor_out=1),
+        AluInsn(**fl, uop_begin=1, uop_end=2, **rows_loop),
+        AluInsn(**fl, use_imm=True, imm=999, uop_begin=2, uop_end=3, iter_out=rows, dst_factor_out=1),
+        GemmInsn(pop_prev=True, uop_begin=2, uop_end=3, iter_out=rows, dst_factor_out=1, src_factor_out=1),
+        AluInsn(**fl, requant=True, uop_begin=3, uop_end=4, **rows_loop),
+        # pass 1: K+1 <- k1 + ko, K+2 <- k2 + ko (both left 0), K <- k0 + ACC[K+1] = k0 + 0;
+        # pass 2 reads 0 for every destination and for the operand K+1
+        AluInsn(**fl, uop_begin=4, uop_end=7, iter_out=2, push_next=True),
+        _store(X, out // config.out_elem_bytes, 1, stored, stored, pop_prev=True, push_prev=True),
+        FinishInsn(pop_next=True),
+    ]
+    product = np.einsum("rbi,oi->rbo", inp.astype(np.int64), wgt[0].astype(np.int64))
+    expected = [low_bytes(lane_op(AluOp.ADD, x, xo)), low_bytes(lane_op(AluOp.ADD, 0, product)),
+                requantize(lane_op(AluOp.ADD, r, ro), bias, mul, ctrl).view(np.uint8),
+                low_bytes(np.concatenate([np.zeros_like(ko), ko, ko]))]
+    return (img.case("ALU FLUSH: write back, leave zero, later steps read the zeros", insns),
+            {out: np.concatenate([e.reshape(-1) for e in expected])})

@@ -105,8 +105,8 @@ def test_immediates_in_range_are_legal(op, imm):
 
 
 def test_an_unknown_opcode_is_named():
-    with pytest.raises(ValueError, match="ALU opcode 7 does not exist; valid: MIN 0, MAX 1, ADD 2, SHR 3, MUL 4"):
-        lane_op(7, 1, 1)
+    with pytest.raises(ValueError, match="ALU opcode 8 does not exist; valid: MIN 0, MAX 1, ADD 2, SHR 3, MUL 4"):
+        lane_op(8, 1, 1)
 
 
 def test_instruction_size_is_derived_from_the_width():

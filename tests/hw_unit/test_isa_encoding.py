@@ -164,8 +164,8 @@ def test_decode_errors_are_their_own_class_with_the_index():
     isa = load_config("pynq").isa
     good = isa.encode(FinishInsn()).to_bytes(16, "little")
     with pytest.raises(InsnDecodeError) as err:
-        isa.decode_stream(good * 3 + (7 << 108 | 4).to_bytes(16, "little"))
-    assert err.value.insn_index == 3 and "unknown alu_opcode 7" in err.value.reason
+        isa.decode_stream(good * 3 + (7 << 7 | 0).to_bytes(16, "little"))
+    assert err.value.insn_index == 3 and "unknown memory_type 7" in err.value.reason
     assert isinstance(err.value, ValueError)   # callers that caught ValueError still do
     with pytest.raises(InsnDecodeError) as err:
         isa.decode(5)
@@ -179,7 +179,7 @@ def test_disassembler_shows_the_reset_bit_of_gemm_and_alu():
     assert "reset" not in lines[2]
 
 
-@pytest.mark.parametrize("word", [7 << 7 | int(Opcode.LOAD), 7 << 108 | int(Opcode.ALU)])
+@pytest.mark.parametrize("word", [7 << 7 | int(Opcode.LOAD), 7 << 7 | int(Opcode.STORE)])  # (ALU opcodes: all 8 defined)
 def test_decode_and_decode_stream_give_one_reason_with_the_valid_values(word):
     from vdla.hw.isa import InsnDecodeError
     isa = load_config("pynq").isa

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from vdla.hw import AluInsn, AluOp, load_config
-from vdla.hw.alu_ops import LANE_OPS, IMM_MAX, IMM_MIN, LANE_MAX, LANE_MIN, SHR_MAX, SHR_MIN, lane_op
+from vdla.hw.alu_ops import CLEARING_OPS, LANE_OPS, IMM_MAX, IMM_MIN, LANE_MAX, LANE_MIN, SHR_MAX, SHR_MIN, lane_op
 from vdla.simulator.semantics import execute
 from vdla.simulator.state import OnChipState
 
@@ -71,17 +71,20 @@ def random_case(rng, op: AluOp, layout: str):
     return state, insn
 
 
-def step_by_step(insn: AluInsn, state: OnChipState) -> np.ndarray:
-    """The nest in SPEC order, one micro-op step at a time, each step vdla.hw's lane_op."""
-    acc = state.acc.copy()
+def step_by_step(insn: AluInsn, state: OnChipState) -> tuple[np.ndarray, np.ndarray]:
+    """(ACC, OUT) after the nest in SPEC order, one micro-op step at a time, each step vdla.hw's
+    lane_op written back to OUT's low bits, and to ACC unless the op clears it."""
+    acc, out = state.acc.copy(), state.out.copy()
     for i in range(insn.iter_out):
         for j in range(insn.iter_in):
             for u in range(insn.uop_begin, insn.uop_end):
                 d = state.uop_dst[u] + i * insn.dst_factor_out + j * insn.dst_factor_in
                 s = state.uop_src[u] + i * insn.src_factor_out + j * insn.src_factor_in
-                acc[d] = lane_op(insn.alu_opcode, acc[d], insn.imm if insn.use_imm else acc[s],
-                                 table=state.lut.reshape(-1))
-    return acc
+                value = lane_op(insn.alu_opcode, acc[d], insn.imm if insn.use_imm else acc[s],
+                                table=state.lut.reshape(-1))
+                out[d] = value.astype(np.int8)
+                acc[d] = 0 if insn.alu_opcode in CLEARING_OPS else value
+    return acc, out
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -90,6 +93,7 @@ def test_simulator_alu_is_the_vdla_hw_lane_operation(op, layout):
     rng = np.random.default_rng([int(op), LAYOUTS.index(layout)])
     for _ in range(25):
         state, insn = random_case(rng, op, layout)
-        expect = step_by_step(insn, state)
+        acc, out = step_by_step(insn, state)
         execute(insn, 0, state, None)
-        np.testing.assert_array_equal(state.acc, expect, err_msg=str(insn))
+        np.testing.assert_array_equal(state.acc, acc, err_msg=str(insn))
+        np.testing.assert_array_equal(state.out, out, err_msg=str(insn))

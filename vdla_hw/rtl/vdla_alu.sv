@@ -18,6 +18,8 @@
 // past the SRAM). With the instruction's requant bit (latched at start, `requant`) the
 // compute module writes OUT through the requantizer, REQUANT_PIPELINE_DEPTH cycles after the
 // ACC write, and the drain is that much longer (for SETQ too: the timing reads only the bit).
+// FLUSH computes like ADD but writes 0 to ACC[d]: its sum leaves on res_wdata, which OUT's
+// write-back (low bits or the requantizer) takes instead of the ACC write data.
 // The reset bit of the instruction (alu_insn_t.reset) is ignored: an ALU instruction always
 // computes, as in VTA (vdla_hw/isa.py). Only GEMM zeroes its destinations.
 // Yosys does not parse an import in the module header, so the (generated) package is
@@ -50,6 +52,7 @@ module vdla_alu (
   output logic [LOG_ACC_DEPTH-1:0] acc_waddr,
   output logic [ACC_ELEM_BITS-1:0] acc_wdata,
   output logic [OUT_ELEM_BITS-1:0] out_wdata,
+  output logic [ACC_ELEM_BITS-1:0] res_wdata,   // what the write-back sees: acc_wdata but for FLUSH
   output logic                     rq_we,       // SETQ: requantizer register rq_idx <- rq_wdata (per lane)
   output logic [REQUANT_INDEX_BITS-1:0] rq_idx,
   output logic [ACC_ELEM_BITS-1:0] rq_wdata,
@@ -97,8 +100,9 @@ module vdla_alu (
 
   assign d1 = 32'(uop_rdata.dst) + off1[IX_DST];
   assign s1 = 32'(uop_rdata.src) + off1[IX_SRC];
-  logic setq;
+  logic setq, flush;
   assign setq = op == ALU_SETQ;
+  assign flush = op == ALU_FLUSH;
   assign bad1 = d1 >= (setq ? 32'(REQUANT_REGS) : 32'(ACC_DEPTH)) || (!use_imm && s1 >= 32'(ACC_DEPTH));
   assign err_range = (v1 && bad1) || bad_range;
 
@@ -132,7 +136,8 @@ module vdla_alu (
       vdla_lut u_lut (.clk, .clear(lut_clear), .we(lut_we), .pad(lut_pad), .pad_min(lut_pad_min), .elem(lut_elem),
                       .beat(lut_beat), .wdata(lut_wdata), .x(a), .entry);
       vdla_alu_lane u_lane (.op, .a, .b, .entry, .y);
-      assign acc_wdata[l*ACC_BITS +: ACC_BITS] = y;
+      assign acc_wdata[l*ACC_BITS +: ACC_BITS] = flush ? '0 : y;
+      assign res_wdata[l*ACC_BITS +: ACC_BITS] = y;
       assign rq_wdata[l*ACC_BITS +: ACC_BITS] = b;
       assign out_wdata[l*OUT_BITS +: OUT_BITS] = y[OUT_BITS-1:0];
     end

@@ -1,5 +1,5 @@
 // One accumulator lane of the ALU (SPEC §3, vdla.hw.alu_ops): MIN/MAX signed, ADD and MUL
-// wrap (the low ACC_BITS), SHR by the low ALU_SHIFT_BITS of b read as a signed number:
+// wrap (the low ACC_BITS), FLUSH adds like ADD, SHR by the low ALU_SHIFT_BITS of b read as a signed number:
 // >= 0 arithmetic right shift, < 0 left shift (by ACC_BITS gives 0). LUT: the lane's
 // lookup-table entry for a (vdla_lut), sign-extended; b is ignored.
 // Yosys does not parse an import in the module header, so the (generated) package is
@@ -27,7 +27,7 @@ module vdla_alu_lane (
     unique case (op)
       ALU_MIN: y = sa < sb ? a : b;
       ALU_MAX: y = sa > sb ? a : b;
-      ALU_ADD: y = a + b;
+      ALU_ADD, ALU_FLUSH: y = a + b;    // FLUSH: the value written back (vdla_alu zeroes the ACC write)
       ALU_SHR: y = shifted;
       ALU_MUL: y = a * b;
       ALU_LUT: y = ACC_BITS'($signed(entry));

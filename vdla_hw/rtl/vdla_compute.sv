@@ -160,7 +160,7 @@ module vdla_compute (
   logic [ACC_ELEM_BITS-1:0] rq_wdata;
   logic [LOG_UOP_DEPTH-1:0] g_uop_raddr, a_uop_raddr;
   logic [LOG_ACC_DEPTH-1:0] g_acc_raddr, a_acc_raddr, g_acc_waddr, a_acc_waddr;
-  logic [ACC_ELEM_BITS-1:0] g_acc_wdata, a_acc_wdata;
+  logic [ACC_ELEM_BITS-1:0] g_acc_wdata, a_acc_wdata, a_res_wdata, wb_wdata;
   logic [OUT_ELEM_BITS-1:0] g_out_wdata, a_out_wdata;
   vdla_gemm u_gemm (
     .clk, .rst, .start(accept && is_gemm), .insn(q_insn.gemm), .busy(gemm_busy), .last(gemm_last),
@@ -175,7 +175,7 @@ module vdla_compute (
     .uop_re(a_uop_re), .uop_raddr(a_uop_raddr), .uop_rdata,
     .acc_re(a_acc_re), .acc_raddr(a_acc_raddr), .acc_rdata,
     .acc_we(a_acc_we), .acc_waddr(a_acc_waddr), .acc_wdata(a_acc_wdata), .out_wdata(a_out_wdata),
-    .rq_we, .rq_idx, .rq_wdata,
+    .res_wdata(a_res_wdata), .rq_we, .rq_idx, .rq_wdata,
     .lut_clear(sim_clear), .lut_we(lut_dma && dma_lut_ok), .lut_pad(wr_pad), .lut_pad_min(dma_insn.pad_min),
     .lut_elem(wr_elem[LUT_ADDR_BITS-1:0]), .lut_beat(wr_beat), .lut_wdata(wr_data));
 
@@ -192,6 +192,7 @@ module vdla_compute (
   logic [REQUANT_PIPELINE_DEPTH-1:0][LOG_ACC_DEPTH-1:0] rq_addr;
   logic [OUT_ELEM_BITS-1:0] rq_out;
   assign rq_in = !acc_dma && (g_acc_we ? g_rq : a_acc_we && a_rq);
+  assign wb_wdata = g_acc_we ? g_acc_wdata : a_res_wdata;     // ALU FLUSH writes 0 to ACC, its sum here
   always_ff @(posedge clk) begin
     rq_v[0] <= !rst && rq_in;
     rq_addr[0] <= acc_waddr;
@@ -204,7 +205,7 @@ module vdla_compute (
     for (genvar l = 0; l < BATCH * BLOCK; l++) begin : g_requant
       vdla_requant u_requant (
         .clk, .rst, .clear(sim_clear), .we(rq_we), .idx(rq_idx), .wdata(rq_wdata[l*ACC_BITS +: ACC_BITS]),
-        .x(acc_wdata[l*ACC_BITS +: ACC_BITS]), .y(rq_out[l*OUT_BITS +: OUT_BITS]));
+        .x(wb_wdata[l*ACC_BITS +: ACC_BITS]), .y(rq_out[l*OUT_BITS +: OUT_BITS]));
     end
   endgenerate
 
