@@ -157,34 +157,48 @@ def requantize(x, bias, mul, ctrl, shift: int):
 
     half = 1 << (MUL_BITS - 1)
     m = E.FloorMod(i64(mul) + c(half), c(1 << MUL_BITS)) - c(half)
-    t = (i64(x) + i64(bias)) * m
+    # x as the int32 the ALU hands over (wrapped): the CPU's loop IR keeps int32 scalars wider
+    lane = 1 << (LANE_BITS - 1)
+    x = E.FloorMod(i64(x) + c(lane), c(2 * lane)) - c(lane)
+    t = (x + i64(bias)) * m
     if shift:
         t = E.FloorDiv(t + c(1 << (shift - 1)), c(1 << shift))
     y = E.Min(E.Max(t + field("zero"), field("lo")), field("hi"))
     return te.cast("int32", y)
 
 
-def alu_requant(config, shift: int):
+def alu_requant(config, shift: int, addend: bool = False):
     """An accumulator element written back through the requantizer: OUT = requantize(src)
-    with the registers of scope vdla.req (loaded by SETQ; `setq`) whose CTRL holds `shift`
-    (a stage matches only the same shift). The ALU adds 0 to the accumulator (one cycle per
-    micro-op); the value the stage means is in OUT, which the STORE reads."""
+    (with `addend`: requantize(src + other), a tensor operand) with the registers of scope
+    vdla.req (loaded by SETQ; `setq`) whose CTRL holds `shift` (a stage matches only the same
+    shift). ALU FLUSH with the requant bit: one cycle per micro-op (two with the addend), and
+    the accumulator is left 0, so the next tile's GEMMs need no reset there; the value the
+    stage means is in OUT, which the STORE reads."""
     if not 0 <= shift <= REQUANT_SHIFT_MAX:
         raise ValueError(f"requantizer shift {shift} outside 0..{REQUANT_SHIFT_MAX}")
     batch, block_out, acc_t = config.batch, config.block, _dtypes(config)[2]
     src = te.placeholder((batch, block_out), acc_t, "src")
+    other = te.placeholder((batch, block_out), acc_t, "other") if addend else None
     # (one channel block's registers: the stage reads its block's, which SETQ put there)
     req = te.placeholder((1, len(REGISTERS), batch, block_out), acc_t, "req")
-    dst = te.compute((batch, block_out), lambda b, o: requantize(src[b, o], req[0, BIAS, b, o], req[0, MUL, b, o],
+
+    def value(b, o):
+        return src[b, o] + other[b, o] if addend else src[b, o]
+    dst = te.compute((batch, block_out), lambda b, o: requantize(value(b, o), req[0, BIAS, b, o], req[0, MUL, b, o],
                                                                  req[0, CTRL, b, o], shift), name="dst")
 
     def emit(ins, out, accumulate):
-        (acc,) = [r for r in ins if r.operand == "src"]
-        return S.IntrinsicStmt("vdla.alu", [_view(acc), _view(out)], {"op": "add", "imm": 0, "requant": True})
-    return declare_intrin(f"vdla_alu_requant_s{shift}", dst, emit,
-                          scopes={"src": (SCOPE_ACC,), "dst": (SCOPE_ACC,), "req": (SCOPE_REQ,)},
-                          strides={"src": (block_out, 1), "dst": (block_out, 1)},
-                          doc="VDLA ALU pass whose OUT writes go through the requantizer")
+        acc = next(r for r in ins if r.operand == "src")
+        if addend:
+            operand = next(r for r in ins if r.operand == "other")
+            return S.IntrinsicStmt("vdla.alu", [_view(acc), _view(operand), _view(out)],
+                                   {"op": "flush", "imm": None, "requant": True})
+        return S.IntrinsicStmt("vdla.alu", [_view(acc), _view(out)], {"op": "flush", "imm": 0, "requant": True})
+    acc_scoped = ("src", "dst") + (("other",) if addend else ())
+    return declare_intrin(f"vdla_alu_requant_s{shift}" + ("_add" if addend else ""), dst, emit,
+                          scopes={**{n: (SCOPE_ACC,) for n in acc_scoped}, "req": (SCOPE_REQ,)},
+                          strides={n: (block_out, 1) for n in acc_scoped},
+                          doc="VDLA ALU FLUSH whose OUT writes go through the requantizer")
 
 
 def setq(config):

@@ -4,8 +4,9 @@ Static shapes make every loop's trip count known, so emission walks the loop IR 
 concrete loop values (virtual-thread leaves included, which interleaves the threads),
 places accelerator buffers in their SRAMs (stacked per scope in allocation order, replicas
 of a virtual thread side by side), and records one operation per instruction with the SRAM
-ranges it reads and writes. tokens.insert_dependence_tokens then adds the push/pop pairs
-those ranges require, and the calls become the program the runtime replays."""
+ranges it reads and writes. resets.drop_cleared_resets leaves out the accumulator resets that
+change nothing, tokens.insert_dependence_tokens then adds the push/pop pairs those ranges
+require, and the calls become the program the runtime replays."""
 from __future__ import annotations
 
 import itertools
@@ -25,6 +26,7 @@ from .affine import Affine, guard_atoms, valid_range
 from .errors import VdlaLoweringError
 from .storage import buffer_elems
 from .nodes import SCOPE_MEM, sram_depth
+from .resets import drop_cleared_resets
 from .tokens import conflict, insert_dependence_tokens
 
 
@@ -40,11 +42,24 @@ def emit_program(config, func) -> KernelProgram:
     em = _Emitter(config, func)
     em.stmt(func.body, {})
     em.flush_resets()
+    ops = drop_cleared_resets(config, em.ops, em.kernels)
     params = []
     for i, b in enumerate(func.params):
         params.append(ProgramParam(b.name, b.size() * np.dtype(b.dtype).itemsize, em.param_elem.get(i, 1)))
-    calls = insert_dependence_tokens(em.ops)
-    return KernelProgram(func.name, config.hash, params, em.kernels, calls)
+    calls = insert_dependence_tokens(ops)
+    return KernelProgram(func.name, config.hash, params, _used(em.kernels, calls), calls)
+
+
+def _used(kernels: list, calls: list) -> list:
+    """The kernels some call runs, numbered anew in order (a dropped reset leaves its kernel)."""
+    index = {}
+    for c in calls:
+        if isinstance(c, (Gemm, Alu)):
+            index.setdefault(c.kernel, len(index))
+    for k, c in enumerate(calls):
+        if isinstance(c, (Gemm, Alu)):
+            calls[k] = type(c)(index[c.kernel])
+    return [kernels[old] for old, _ in sorted(index.items(), key=lambda kv: kv[1])]
 
 
 def _const(e, env, what):

@@ -1,7 +1,8 @@
 """ALU epilogues of a GEMM-shaped operator: bias add, requantization (multiply, rounding
 add, arithmetic shift right), residual add, clip/ReLU, then the int8 output the STORE
-writes; or (`requantizer`) one pass whose OUT writes the write-back requantizer makes. Each
-step is one elementwise stage on the accumulators, marked with the ALU operation that computes
+writes; or (`requantizer`) one pass whose OUT writes the write-back requantizer makes (ALU
+FLUSH, which also adds a scaled residual and leaves the accumulators zero). Each step is one
+elementwise stage on the accumulators, marked with the ALU operation that computes
 it (attrs "vdla.alu" = (op, immediate or None)).
 
 Order: acc + bias -> >> pre_shift -> * scale[channel] -> * mul -> [+ residual * rscale[channel]]
@@ -124,8 +125,11 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         def mul_rscale(*i, m=rscale):
             return res32(*i) * m[i[1], i[-2], i[-1]]
         scaled = _alu(shape, mul_rscale, f"{name}.rscale", "mul", None)
+        stages.append(scaled)
+        if ep.requantizer:          # the requantizer's pass adds it (ALU FLUSH with a tensor operand)
+            return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, addend=scaled)
         t = _alu(shape, lambda *i, t=t: t(*i) + scaled(*i), f"{name}.residual", "add", None)
-        stages += [scaled, t]
+        stages.append(t)
     if ep.requantizer:              # (no bias, pre-shift or scale step before: Epilogue checks)
         return _through_requantizer(stages, res32, t, ep, out_shape, bias, name)
     if ep.shift:
@@ -152,12 +156,15 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
     return stages, res32, out
 
 
-def _through_requantizer(stages, res32, t, ep: Epilogue, out_shape, qparams, name):
-    """The chain so far, then the pass through OUT's requantizer (registers from qparams)."""
+def _through_requantizer(stages, res32, t, ep: Epilogue, out_shape, qparams, name, addend=None):
+    """The chain so far, then the pass through OUT's requantizer (registers from qparams),
+    which adds `addend` (an ACC tensor) on the way when given."""
     def through(*i, t=t, q=qparams):
-        return requantize(t(*i), q[i[1], BIAS, i[-2], i[-1]], q[i[1], MUL, i[-2], i[-1]], q[i[1], CTRL, i[-2], i[-1]],
+        x = t(*i) + addend(*i) if addend is not None else t(*i)
+        return requantize(x, q[i[1], BIAS, i[-2], i[-1]], q[i[1], MUL, i[-2], i[-1]], q[i[1], CTRL, i[-2], i[-1]],
                           ep.shift)
-    t = te.compute(t.shape, through, name=f"{name}.requant", attrs={"vdla.requant": ep})
+    t = te.compute(t.shape, through, name=f"{name}.requant",
+                   attrs={"vdla.requant": ep, "vdla.requant_addend": addend is not None})
     out = te.compute(out_shape, lambda *i: te.cast("int8", t(*i)), name=name)
     return stages + [t], res32, out
 

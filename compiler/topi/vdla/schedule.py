@@ -59,7 +59,7 @@ def _gemm_intrin(config):
 def _alu_intrin(config, stage):
     ep = stage.op.attrs.get("vdla.requant")
     if ep is not None:
-        return intrin.alu_requant(config, ep.shift)
+        return intrin.alu_requant(config, ep.shift, addend=stage.op.attrs.get("vdla.requant_addend", False))
     op, imm = stage.op.attrs["vdla.alu"]
     if op == "lut":
         return intrin.alu_lut(config)

@@ -16,8 +16,8 @@ from vdla.compiler import te
 
 CFG = load_config("pynq")
 # SHR is declared by immediate only (alu_shr), LUT with its table (alu_lut); SETQ (setq) and the
-# requantizer's pass (alu_requant) have tests of their own
-TENSOR_OPS = [op for op in AluOp if op not in (AluOp.SHR, AluOp.LUT, AluOp.SETQ)]
+# requantizer's pass (alu_requant, a FLUSH) have tests of their own
+TENSOR_OPS = [op for op in AluOp if op not in (AluOp.SHR, AluOp.LUT, AluOp.SETQ, AluOp.FLUSH)]
 
 
 def lanes(rng, count: int) -> np.ndarray:
@@ -57,21 +57,24 @@ def test_lut_declaration_is_the_lane_operation(rng):
     np.testing.assert_array_equal(got, lane_op(AluOp.LUT, a, 0, table=table.reshape(-1)))
 
 
+@pytest.mark.parametrize("addend", [False, True], ids=["imm0", "tensor"])
 @pytest.mark.parametrize("shift", [0, 1, 17, 40, 62])
-def test_requant_declaration_is_the_requantizer(shift, rng):
-    """The pass through OUT's requantizer, declared with its shift, against vdla.hw's statement on
-    random accumulators, biases and multipliers (the multiplier's high bits ignored) and CTRL
-    words that hold that shift with random zero points and clips."""
-    a = lanes(rng, 16)
+def test_requant_declaration_is_the_requantizer(shift, addend, rng):
+    """The pass through OUT's requantizer (ALU FLUSH: what it writes back, with an immediate 0 or
+    a tensor operand added, wrapping like the lane operation), declared with its shift, against
+    vdla.hw's statement on random accumulators, biases and multipliers (the multiplier's high
+    bits ignored) and CTRL words that hold that shift with random zero points and clips."""
+    a, b = lanes(rng, 16), lanes(rng, 16)
     regs = rng.integers(LANE_MIN, LANE_MAX + 1, (16, 1, 3, CFG.batch, CFG.block), dtype=np.int64)
     ctrl = rng.integers(-128, 128, (3, 16, CFG.batch, CFG.block))
     lo, hi = np.minimum(ctrl[1], ctrl[2]), np.maximum(ctrl[1], ctrl[2])
     regs[:, 0, CTRL] = pack_ctrl(shift, ctrl[0], lo, hi)
     regs = regs.astype(np.int32)
-    intrin = vdla.alu_requant(CFG, shift)
-    operands = {"src": a, "req": regs}
+    intrin = vdla.alu_requant(CFG, shift, addend=addend)
+    operands = {"src": a, "other": b, "req": regs}
     got = run_declaration(intrin, *(operands[t.name] for t in intrin.inputs))
-    want = requantize(a, regs[:, 0, BIAS], regs[:, 0, MUL], regs[:, 0, CTRL])
+    written = lane_op(AluOp.FLUSH, a, b if addend else 0)
+    want = requantize(written, regs[:, 0, BIAS], regs[:, 0, MUL], regs[:, 0, CTRL])
     np.testing.assert_array_equal(got, want.astype(np.int32))
 
 

@@ -42,9 +42,11 @@ def test_lowering_takes_the_kernels_placement_settled_with(calib, monkeypatch):
     assert len(programs) == len(single) == len({s["program"] for s in steps.values()})
 
 
-def test_a_settled_placement_keeps_unfit_kernels_on_the_cpu(calib):
+def test_a_settled_placement_keeps_unfit_kernels_on_the_cpu():
+    """(16x16: at 32x32 every layer runs with one token per queue)"""
     kernels = Kernels(SHALLOW)
-    graph, _, place, _ = quantize_for_vdla(small_residual_cnn(), SHALLOW, calib, kernels=kernels)
+    calib = {"input": np.random.default_rng(1).standard_normal((4, 1, 3, 16, 16)).astype(np.float32)}
+    graph, _, place, _ = quantize_for_vdla(small_residual_cnn(image=16), SHALLOW, calib, kernels=kernels)
     unfit = {n for n, p in place.items() if p["reason"].startswith("no schedule of this layer runs on this hardware")}
     assert unfit and not kernels.unfit(graph)
     steps, _, _ = lower_vdla(plan_memory(graph), SHALLOW, kernels=kernels)

@@ -125,8 +125,8 @@ def test_the_write_back_requantizer(cfg, knobs, rng):
     np.testing.assert_array_equal(y, conv_reference(x, wt, 1, 1, ep, bias=bias, scale=mult))
     assert len(np.unique(y)) > 100 and (y == -100).any() and (y == 120).any()   # rounding and both clips
     alu = {k.alu_op.name for k in prog.kernels if k.alu_op is not None}
-    assert alu == {"SETQ", "ADD"} and all(k.requant for k in prog.kernels if k.alu_op is not None and
-                                          k.alu_op.name == "ADD")
+    assert alu == {"SETQ", "FLUSH"} and all(k.requant for k in prog.kernels if k.alu_op is not None and
+                                            k.alu_op.name == "FLUSH")
 
 
 def test_the_write_back_requantizer_after_a_scaled_residual(rng):
