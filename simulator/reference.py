@@ -99,16 +99,18 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _requantize(x: int, bias: int, mul: int, ctrl: int) -> int:
+def _requantize(x: int, bias: int, mul: int, ctrl: int, entries) -> int:
     """The OUT write-back requantizer on one lane, on Python ints: (x + bias) times the
     multiplier's low 18 bits (signed), plus half of 2^shift, shifted right by the shift in
-    CTRL[5:0] (a floor), plus the zero point CTRL[15:8], clipped to CTRL[23:16]..CTRL[31:24]."""
+    CTRL[5:0] (a floor), plus the zero point CTRL[15:8], clipped to CTRL[23:16]..CTRL[31:24];
+    with CTRL[6] set, the lookup table's entry (of the 256 `entries`) for that value."""
     shift = ctrl & 63
     value = (x + bias) * _signed(mul, 18)
     if shift:
         value = (value + (1 << (shift - 1))) >> shift
     lo, hi = _signed(ctrl >> 16, 8), _signed(ctrl >> 24, 8)
-    return min(max(value + _signed(ctrl >> 8, 8), lo), hi)
+    value = min(max(value + _signed(ctrl >> 8, 8), lo), hi)
+    return int(entries[value + 128]) if ctrl >> 6 & 1 else value
 
 
 def _alu_op(op: int, a: int, b: int) -> int:
@@ -241,7 +243,8 @@ class ReferenceMachine:
         self.acc[a] = value
         if requant:
             bias, mul, ctrl = self.requant
-            self.out[a] = [[_requantize(int(v), int(bias[b, k]), int(mul[b, k]), int(ctrl[b, k]))
+            entries = self.table.ravel()
+            self.out[a] = [[_requantize(int(v), int(bias[b, k]), int(mul[b, k]), int(ctrl[b, k]), entries)
                             for k, v in enumerate(row)] for b, row in enumerate(value)]
         else:
             self.out[a] = [[_low8(int(v)) for v in row] for row in value]

@@ -35,6 +35,6 @@ class OnChipState:
         values = self.acc[entries] if values is None else values
         if insn.requant:
             r = self.requant
-            self.out[entries] = requantize(values, r[BIAS], r[MUL], r[CTRL])
+            self.out[entries] = requantize(values, r[BIAS], r[MUL], r[CTRL], self.lut)
         else:
             self.out[entries] = values.astype(np.int8)

@@ -140,7 +140,7 @@ def check_supported(config) -> None:
         problems.append("DRAM latencies must be >= 1 cycle")
     if -(-t.fetch_burst_insns * insn_bytes // bus) > AXI_MAX_BEATS:
         problems.append(f"a fetch burst must fit one AXI burst ({AXI_MAX_BEATS} beats)")
-    clip = {name: width for name, _, width, _ in requantizer.CTRL_FIELDS if name != "shift"}
+    clip = {name: width for name, _, width, _ in requantizer.CTRL_FIELDS if name not in ("shift", "table")}
     if any(width != config.out_bits for width in clip.values()):
         problems.append(f"the requantizer's zero point and clip bounds ({clip}) must be OUT lanes "
                         f"({config.out_bits} bits): its result is one")
@@ -199,9 +199,10 @@ def _timing(config) -> dict[str, int]:
             "FINISH_CYCLES": t.finish_cycles, "REQUANT_PIPELINE_DEPTH": t.requant_pipeline_depth}
 
 
-# The CTRL fields vdla_requant.sv implements, as (name, signed): the right shift (unsigned), and
-# the zero point and the clip bounds (signed). Their positions and widths come from the statement.
-_REQUANT_CTRL = (("shift", False), ("zero", True), ("lo", True), ("hi", True))
+# The CTRL fields vdla_requant.sv implements, as (name, signed): the right shift (unsigned), the
+# table bit, and the zero point and the clip bounds (signed). Their positions and widths come
+# from the statement.
+_REQUANT_CTRL = (("shift", False), ("table", False), ("zero", True), ("lo", True), ("hi", True))
 
 
 def _requant() -> dict[str, int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vdla.hw.alu_ops import IMM_MAX, SHR_MAX, SHR_MIN, lane_op
+from vdla.hw.alu_ops import IMM_MAX, SHR_MAX, SHR_MIN, TABLE_ENTRIES, lane_op
 from vdla.hw.isa import INSN_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop
 from vdla.hw.requantizer import (BIAS, CTRL, MUL, MUL_BITS, MUL_MAX, MUL_MIN, ctrl_field, multiplier, pack_ctrl,
                                  requantize)
@@ -460,7 +460,8 @@ def flush(config, rng, rows: int = 6):
     """ALU FLUSH (vdla.hw.alu_ops): OUT gets ACC[d] + the operand, ACC[d] is left 0. Region X:
     with a tensor operand, low bytes; region Z: flushed by an immediate, then a GEMM
     accumulates into it, so OUT shows the bare product only if the flush zeroed ACC; region R:
-    with the requant bit, through registers SETQ loaded; region K: one instruction run twice
+    with the requant bit, through registers SETQ loaded, whose CTRL sets the table bit on every
+    other lane (those lanes write the lookup table's entry for their code); region K: one instruction run twice
     whose later steps read entries earlier steps flushed (as destination, and as the tensor
     operand two steps later), which must read 0. numpy gives the expected bytes."""
     lanes = (config.batch, config.block)
@@ -469,7 +470,9 @@ def flush(config, rng, rows: int = 6):
     def values(k, lo=-2**31, hi=2**31):
         return rng.integers(lo, hi, (k, *lanes), dtype=np.int64).astype(np.int32)
     n = config.batch * config.block
-    ctrl = pack_ctrl(np.arange(n) % 20 + 4, np.arange(n) % 7 - 3, np.full(n, -100), np.full(n, 110)).reshape(lanes)
+    ctrl = pack_ctrl(np.arange(n) % 20 + 4, np.arange(n) % 7 - 3, np.full(n, -100), np.full(n, 110),
+                     np.arange(n) % 2).reshape(lanes)
+    table = rng.integers(-128, 128, TABLE_ENTRIES).astype(np.int8)
     bias, mul = values(1, -2**20, 2**20)[0], values(1, -2**16, 2**16)[0]
     # ACC rows: P params (bias, mul, ctrl); stored: X, Z, R, K (3 rows); operands: XO, RO, KO
     P, X = 0, 3
@@ -482,6 +485,8 @@ def flush(config, rng, rows: int = 6):
     wgt = rng.integers(-128, 128, (1, config.block, config.block), dtype=np.int8)
     a_inp, a_wgt = img.place(inp, config.inp_elem_bytes), img.place(wgt, config.wgt_elem_bytes)
     a_acc = img.place(acc, config.acc_elem_bytes)
+    lut_eb = config.batch * config.block
+    a_lut = img.place(table, lut_eb)
     uops = _uops(img, [Uop(BIAS, P, 0), Uop(X, XO, 0), Uop(Z, 0, 0), Uop(R, RO, 0),
                        Uop(K + 1, KO, 0), Uop(K + 2, KO, 0), Uop(K, K + 1, 0)])
     stored = XO - X
@@ -493,6 +498,7 @@ def flush(config, rng, rows: int = 6):
         _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, 1, 1, push_next=True),
         _load(MemType.UOP, 0, uops, 1, 7, 7),
         _load(MemType.ACC, 0, a_acc // config.acc_elem_bytes, 1, XO + 2 * rows + 1, XO + 2 * rows + 1),
+        _load(MemType.LUT, 0, a_lut // lut_eb, 1, config.lut_depth, config.lut_depth),
         AluInsn(alu_opcode=AluOp.SETQ, uop_begin=0, uop_end=1, iter_out=3, dst_factor_out=1, src_factor_out=1),
         AluInsn(**fl, uop_begin=1, uop_end=2, **rows_loop),
         AluInsn(**fl, use_imm=True, imm=999, uop_begin=2, uop_end=3, iter_out=rows, dst_factor_out=1),
@@ -506,7 +512,10 @@ def flush(config, rng, rows: int = 6):
     ]
     product = np.einsum("rbi,oi->rbo", inp.astype(np.int64), wgt[0].astype(np.int64))
     expected = [low_bytes(lane_op(AluOp.ADD, x, xo)), low_bytes(lane_op(AluOp.ADD, 0, product)),
-                requantize(lane_op(AluOp.ADD, r, ro), bias, mul, ctrl).view(np.uint8),
+                requantize(lane_op(AluOp.ADD, r, ro), bias, mul, ctrl, table).view(np.uint8),
                 low_bytes(np.concatenate([np.zeros_like(ko), ko, ko]))]
+    plain = requantize(lane_op(AluOp.ADD, r, ro), bias, mul, ctrl & ~(1 << 6))
+    assert (plain.reshape(rows, -1)[:, 1::2] != requantize(lane_op(AluOp.ADD, r, ro), bias, mul, ctrl, table)
+            .reshape(rows, -1)[:, 1::2]).mean() > 0.9, "the table lanes must show the table"
     return (img.case("ALU FLUSH: write back, leave zero, later steps read the zeros", insns),
             {out: np.concatenate([e.reshape(-1) for e in expected])})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vdla.hw.alu_ops import TABLE_ENTRIES
 from vdla.hw.requantizer import (MUL_BITS, MUL_MAX, MUL_MIN, SHIFT_MAX, ctrl_field, multiplier, pack_ctrl,
                                  requantize)
 from vdla.simulator.reference import _requantize
@@ -22,11 +23,17 @@ def _random_registers(rng, n):
 
 
 def test_agrees_with_the_reference_model_on_random_words():
+    """Random CTRL words set the table bit about half the time: those lanes write the table's
+    entry for the requantized code."""
     rng = np.random.default_rng(0)
     x, bias, mul, ctrl = _random_registers(rng, 4000)
-    ours = requantize(x, bias, mul, ctrl)
-    ref = [_requantize(int(a), int(b), int(m), int(c) & 0xFFFFFFFF) for a, b, m, c in zip(x, bias, mul, ctrl)]
+    table = rng.integers(-128, 128, TABLE_ENTRIES).astype(np.int8)
+    ours = requantize(x, bias, mul, ctrl, table)
+    ref = [_requantize(int(a), int(b), int(m), int(c) & 0xFFFFFFFF, table) for a, b, m, c in zip(x, bias, mul, ctrl)]
     assert ours.tolist() == ref
+    looked = ctrl_field(ctrl, "table") == 1
+    assert 0.4 < looked.mean() < 0.6
+    np.testing.assert_array_equal(ours[looked], table[requantize(x, bias, mul, ctrl)[looked].astype(np.int64) + 128])
 
 
 @pytest.mark.parametrize("x", [INT32[0], INT32[1], 0, -1, 1])
@@ -35,7 +42,7 @@ def test_agrees_with_the_reference_model_on_random_words():
 @pytest.mark.parametrize("shift", [0, 1, 31, SHIFT_MAX])
 def test_agrees_with_the_reference_model_at_the_extremes(x, bias, mul, shift):
     ctrl = int(pack_ctrl(shift, -3, -128, 127)) & 0xFFFFFFFF
-    assert int(requantize(x, bias, mul, ctrl)) == _requantize(x, bias, mul, ctrl)
+    assert int(requantize(x, bias, mul, ctrl)) == _requantize(x, bias, mul, ctrl, np.zeros(TABLE_ENTRIES))
 
 
 def test_is_rounded_real_arithmetic_when_nothing_clips():

@@ -62,7 +62,9 @@ module vdla_alu (
   input  logic                     lut_pad_min,
   input  logic [LUT_ADDR_BITS-1:0] lut_elem,
   input  logic [31:0]              lut_beat,
-  input  logic [BUS_BITS-1:0]      lut_wdata
+  input  logic [BUS_BITS-1:0]      lut_wdata,
+  input  logic [OUT_ELEM_BITS-1:0] wb_code,     // OUT's write-back: codes the requantizer made,
+  output logic [OUT_ELEM_BITS-1:0] wb_entry     // and their entries in each lane's lookup table
 );
   localparam int LANES = BATCH * BLOCK;
   localparam int IX_DST = 0, IX_SRC = 1;   // the loop's index streams
@@ -134,7 +136,8 @@ module vdla_alu (
       assign b = v3 ? acc_rdata[l*ACC_BITS +: ACC_BITS] : imm;
       logic [TABLE_BITS-1:0] entry;
       vdla_lut u_lut (.clk, .clear(lut_clear), .we(lut_we), .pad(lut_pad), .pad_min(lut_pad_min), .elem(lut_elem),
-                      .beat(lut_beat), .wdata(lut_wdata), .x(a), .entry);
+                      .beat(lut_beat), .wdata(lut_wdata), .x(a), .entry,
+                      .code(wb_code[l*OUT_BITS +: OUT_BITS]), .code_entry(wb_entry[l*OUT_BITS +: OUT_BITS]));
       vdla_alu_lane u_lane (.op, .a, .b, .entry, .y);
       assign acc_wdata[l*ACC_BITS +: ACC_BITS] = flush ? '0 : y;
       assign res_wdata[l*ACC_BITS +: ACC_BITS] = y;

@@ -177,7 +177,8 @@ module vdla_compute (
     .acc_we(a_acc_we), .acc_waddr(a_acc_waddr), .acc_wdata(a_acc_wdata), .out_wdata(a_out_wdata),
     .res_wdata(a_res_wdata), .rq_we, .rq_idx, .rq_wdata,
     .lut_clear(sim_clear), .lut_we(lut_dma && dma_lut_ok), .lut_pad(wr_pad), .lut_pad_min(dma_insn.pad_min),
-    .lut_elem(wr_elem[LUT_ADDR_BITS-1:0]), .lut_beat(wr_beat), .lut_wdata(wr_data));
+    .lut_elem(wr_elem[LUT_ADDR_BITS-1:0]), .lut_beat(wr_beat), .lut_wdata(wr_data),
+    .wb_code(rq_code), .wb_entry(rq_entry));
 
   assign uop_re = g_uop_re || a_uop_re;
   assign uop_raddr = g_uop_re ? g_uop_raddr : a_uop_raddr;
@@ -190,7 +191,8 @@ module vdla_compute (
   logic rq_in;
   logic [REQUANT_PIPELINE_DEPTH-1:0] rq_v;
   logic [REQUANT_PIPELINE_DEPTH-1:0][LOG_ACC_DEPTH-1:0] rq_addr;
-  logic [OUT_ELEM_BITS-1:0] rq_out;
+  logic [OUT_ELEM_BITS-1:0] rq_code, rq_entry, rq_out;
+  logic [BATCH*BLOCK-1:0] rq_table;      // per lane: CTRL's table bit
   assign rq_in = !acc_dma && (g_acc_we ? g_rq : a_acc_we && a_rq);
   assign wb_wdata = g_acc_we ? g_acc_wdata : a_res_wdata;     // ALU FLUSH writes 0 to ACC, its sum here
   always_ff @(posedge clk) begin
@@ -205,7 +207,10 @@ module vdla_compute (
     for (genvar l = 0; l < BATCH * BLOCK; l++) begin : g_requant
       vdla_requant u_requant (
         .clk, .rst, .clear(sim_clear), .we(rq_we), .idx(rq_idx), .wdata(rq_wdata[l*ACC_BITS +: ACC_BITS]),
-        .x(wb_wdata[l*ACC_BITS +: ACC_BITS]), .y(rq_out[l*OUT_BITS +: OUT_BITS]));
+        .x(wb_wdata[l*ACC_BITS +: ACC_BITS]), .y(rq_code[l*OUT_BITS +: OUT_BITS]), .table_bit(rq_table[l]));
+      // with the table bit the lane writes the lookup table's entry for its code (second port)
+      assign rq_out[l*OUT_BITS +: OUT_BITS] = rq_table[l] ? rq_entry[l*OUT_BITS +: OUT_BITS]
+                                                          : rq_code[l*OUT_BITS +: OUT_BITS];
     end
   endgenerate
 

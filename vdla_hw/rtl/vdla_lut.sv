@@ -12,7 +12,9 @@
 // a table of whole elements (16 for pynq) would leave half of each empty and need a wider
 // read multiplexer.
 // The lookup saturates the accumulator value x to TABLE_BITS bits and offsets it by
-// 2^(TABLE_BITS-1): entry clamp(x) - TABLE_MIN.
+// 2^(TABLE_BITS-1): entry clamp(x) - TABLE_MIN. A second read port looks up a code that is
+// already TABLE_BITS wide (`code` -> `code_entry`): the requantizer's result on OUT's
+// write-back, with CTRL's table bit (vdla.hw.requantizer).
 // Yosys does not parse an import in the module header, so the (generated) package is
 // imported at file scope.
 /* verilator lint_off IMPORTSTAR */
@@ -29,7 +31,9 @@ module vdla_lut (
   input  logic [31:0]              beat,     // data: the word within the element
   input  logic [BUS_BITS-1:0]      wdata,
   input  logic [ACC_BITS-1:0]      x,
-  output logic [TABLE_BITS-1:0]    entry
+  output logic [TABLE_BITS-1:0]    entry,
+  input  logic [TABLE_BITS-1:0]    code,
+  output logic [TABLE_BITS-1:0]    code_entry
 );
   localparam int ENTRIES_PER_WORD = BUS_BITS / TABLE_BITS;
   localparam int LOG_ENTRIES_PER_WORD = $clog2(ENTRIES_PER_WORD);
@@ -67,13 +71,22 @@ module vdla_lut (
   // a negative x reads entry 0 and a positive one the last entry
   assign index = in_range ? {!x[TABLE_BITS-1], x[TABLE_BITS-2:0]} : {TABLE_BITS{!x[ACC_BITS-1]}};
 
-  logic [31:0] rword;
-  logic [ENTRIES_PER_WORD-1:0][TABLE_BITS-1:0] word;
-  logic [LUT_BEATS-1:0][1:0] mark_row;
-  mark_t mark;
+  // two read ports: the ALU's lookup (index -> entry) and the write-back's code (-> code_entry)
+  logic [31:0] rword, cword;
+  logic [ENTRIES_PER_WORD-1:0][TABLE_BITS-1:0] word, cword_bits;
+  logic [LUT_BEATS-1:0][1:0] mark_row, cmark_row;
+  mark_t mark, cmark;
+  logic [TABLE_BITS-1:0] cindex;
   assign rword = 32'(index) >> LOG_ENTRIES_PER_WORD;
   assign word = words[WORD_ADDR_BITS'(rword)];
   assign mark_row = marks[LUT_ADDR_BITS'(rword >> LOG_LUT_BEATS)];
   assign mark = mark_row[rword & 32'(LUT_BEATS - 1)];
   assign entry = mark == MARK_DATA ? word[index[LOG_ENTRIES_PER_WORD-1:0]] : mark == MARK_MIN ? TABLE_MIN : '0;
+  assign cindex = {!code[TABLE_BITS-1], code[TABLE_BITS-2:0]};
+  assign cword = 32'(cindex) >> LOG_ENTRIES_PER_WORD;
+  assign cword_bits = words[WORD_ADDR_BITS'(cword)];
+  assign cmark_row = marks[LUT_ADDR_BITS'(cword >> LOG_LUT_BEATS)];
+  assign cmark = cmark_row[cword & 32'(LUT_BEATS - 1)];
+  assign code_entry = cmark == MARK_DATA ? cword_bits[cindex[LOG_ENTRIES_PER_WORD-1:0]]
+                    : cmark == MARK_MIN ? TABLE_MIN : '0;
 endmodule

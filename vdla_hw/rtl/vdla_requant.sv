@@ -1,7 +1,8 @@
 // One lane of the requantizer on OUT's write-back path (vdla.hw.requantizer): its three
 // registers, which ALU SETQ loads (register `idx` <- wdata), and
 //   y = min(max((((x + b) * m + round) >> s) + z, lo), hi),  round = 2^(s-1) if s > 0 else 0
-// with b = BIAS, m = the low REQUANT_MUL_BITS of MUL (signed), s, z, lo, hi CTRL's fields;
+// with b = BIAS, m = the low REQUANT_MUL_BITS of MUL (signed), s, z, lo, hi CTRL's fields
+// (its table bit is handed out as table_bit: the compute module looks y up then);
 // exact: x + b has ACC_BITS + 1 bits, the product ACC_BITS + REQUANT_MUL_BITS + 1, so one
 // (ACC_BITS + 1) x REQUANT_MUL_BITS signed multiply (33 x 18: two DSP48E1).
 // Timing: x is the value an ACC write of cycle c writes; y is its requantized value in cycle
@@ -33,7 +34,8 @@ module vdla_requant (
   input  logic [REQUANT_INDEX_BITS-1:0] idx,
   input  logic [ACC_BITS-1:0]           wdata,
   input  logic [ACC_BITS-1:0]           x,       // the accumulator value written this cycle
-  output logic [OUT_BITS-1:0]           y        // its requantized value, REQUANT_PIPELINE_DEPTH cycles later
+  output logic [OUT_BITS-1:0]           y,       // its requantized value, REQUANT_PIPELINE_DEPTH cycles later
+  output logic                          table_bit  // CTRL's table bit: OUT takes the lookup table's entry for y
 );
   localparam int XB_BITS = ACC_BITS + 1;                  // x + b, exact
   localparam int PROD_BITS = XB_BITS + REQUANT_MUL_BITS;  // (x + b) * m, exact
@@ -66,6 +68,7 @@ module vdla_requant (
   assign zero = ctrl[REQUANT_ZERO_LSB +: REQUANT_ZERO_W];
   assign lo = ctrl[REQUANT_LO_LSB +: REQUANT_LO_W];
   assign hi = ctrl[REQUANT_HI_LSB +: REQUANT_HI_W];
+  assign table_bit = ctrl[REQUANT_TABLE_LSB];
   /* verilator lint_off UNUSEDSIGNAL */  // MUL's bits above the multiplier, CTRL's gaps
   logic unused_bits;
   assign unused_bits = ^{mul_word[ACC_BITS-1:REQUANT_MUL_BITS], ctrl};
