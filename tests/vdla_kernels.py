@@ -31,7 +31,8 @@ def depthwise_nchw(x, w, stride, pads):
 def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None, rscale=None, table=None):
     """acc int32 (any layout with channels on channel_axis) -> the int8 the STORE writes. On the
     write-back requantizer (ep.requantizer): `bias` and the multipliers `scale` are its registers,
-    (acc [* mul] [+ residual * rscale] + bias) * scale, rounded half up >> shift, + zero, clipped."""
+    (acc [* mul] [+ residual * rscale] + bias) * scale, rounded half up >> shift, + zero, clipped
+    [, then the table's entry for that code]."""
     x = wrap32(acc)
     shape = [1] * x.ndim
     shape[channel_axis] = -1
@@ -50,7 +51,8 @@ def epilogue(acc, ep, bias=None, residual=None, channel_axis=1, scale=None, rsca
         t = (x + bias.astype(np.int64).reshape(shape)) * scale.astype(np.int64).reshape(shape)
         if ep.shift:
             t = (t + (1 << (ep.shift - 1))) >> ep.shift
-        return np.clip(t + ep.zero, ep.lo, ep.hi).astype(np.int8)
+        y = np.clip(t + ep.zero, ep.lo, ep.hi)
+        return (np.asarray(table, np.int8)[y + 128] if ep.table else y).astype(np.int8)
     if ep.shift:
         if ep.round:
             x = wrap32(x + (1 << (ep.shift - 1)))

@@ -167,9 +167,10 @@ def requantize(x, bias, mul, ctrl, shift: int):
     return te.cast("int32", y)
 
 
-def alu_requant(config, shift: int, addend: bool = False):
+def alu_requant(config, shift: int, addend: bool = False, table: bool = False):
     """An accumulator element written back through the requantizer: OUT = requantize(src)
-    (with `addend`: requantize(src + other), a tensor operand) with the registers of scope
+    (with `addend`: requantize(src + other), a tensor operand; with `table`: the lookup
+    table's entry for that, CTRL's table bit, the table in scope vdla.lut) with the registers of scope
     vdla.req (loaded by SETQ; `setq`) whose CTRL holds `shift` (a stage matches only the same
     shift). ALU FLUSH with the requant bit: one cycle per micro-op (two with the addend), and
     the accumulator is left 0, so the next tile's GEMMs need no reset there; the value the
@@ -181,11 +182,13 @@ def alu_requant(config, shift: int, addend: bool = False):
     other = te.placeholder((batch, block_out), acc_t, "other") if addend else None
     # (one channel block's registers: the stage reads its block's, which SETQ put there)
     req = te.placeholder((1, len(REGISTERS), batch, block_out), acc_t, "req")
+    lut = te.placeholder((config.lut_depth, batch, block_out), "int8", "table") if table else None
 
     def value(b, o):
-        return src[b, o] + other[b, o] if addend else src[b, o]
-    dst = te.compute((batch, block_out), lambda b, o: requantize(value(b, o), req[0, BIAS, b, o], req[0, MUL, b, o],
-                                                                 req[0, CTRL, b, o], shift), name="dst")
+        x = src[b, o] + other[b, o] if addend else src[b, o]
+        y = requantize(x, req[0, BIAS, b, o], req[0, MUL, b, o], req[0, CTRL, b, o], shift)
+        return lookup(lut, y) if table else y
+    dst = te.compute((batch, block_out), value, name="dst")
 
     def emit(ins, out, accumulate):
         acc = next(r for r in ins if r.operand == "src")
@@ -195,9 +198,10 @@ def alu_requant(config, shift: int, addend: bool = False):
                                    {"op": "flush", "imm": None, "requant": True})
         return S.IntrinsicStmt("vdla.alu", [_view(acc), _view(out)], {"op": "flush", "imm": 0, "requant": True})
     acc_scoped = ("src", "dst") + (("other",) if addend else ())
-    return declare_intrin(f"vdla_alu_requant_s{shift}" + ("_add" if addend else ""), dst, emit,
-                          scopes={**{n: (SCOPE_ACC,) for n in acc_scoped}, "req": (SCOPE_REQ,)},
-                          strides={n: (block_out, 1) for n in acc_scoped},
+    return declare_intrin(f"vdla_alu_requant_s{shift}" + ("_add" if addend else "") + ("_lut" if table else ""), dst,
+                          emit, scopes={**{n: (SCOPE_ACC,) for n in acc_scoped}, "req": (SCOPE_REQ,),
+                                        **({"table": (SCOPE_LUT,)} if table else {})},
+                          strides={n: (block_out, 1) for n in acc_scoped}, gathers={"table"} if table else set(),
                           doc="VDLA ALU FLUSH whose OUT writes go through the requantizer")
 
 

@@ -92,7 +92,7 @@ def probe_inputs(config, spec, seed: int) -> list[np.ndarray]:
     if ep.requantizer:          # its registers per channel (one batch row's lanes)
         bias = rng.integers(-bound, bound + 1, vec, dtype=np.int32)
         inputs.append(pack_qparams(bias[:, 0].reshape(-1), scale[:, 0].reshape(-1), ep.shift, ep.zero, ep.lo, ep.hi,
-                                   B, L))
+                                   B, L, table=ep.table))
     if ep.bias:
         inputs.append(rng.integers(-bound, bound + 1, vec, dtype=np.int32))
     if ep.scale:

@@ -371,6 +371,11 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
                 pass
         ep, bias_q, mult, rmult = found or requant_residual(*args)
         tail = [q.const(f"{node.name}.rmult", pack_bias(rmult, cfg.batch, L)), rq]
+    elif chain and not q.vta_compat:    # the requantizer to the chain's input grid, its table the rest
+        ep, bias_q, mult = requant_writeback(s_w / s_acc, b / s_w + zp_term, None, s_acc, z_mid)
+        ep = replace(ep, table=True)
+        table = activation_table(g, chain, node.outputs[0], (s_mid, z_mid), (float(s_y[0]), z_y), q.stats)
+        tail = [q.const(f"{node.name}.table", table.reshape(cfg.lut_depth, cfg.batch, L))]
     elif chain:
         ep, bias_q, mult = q.requant(s_w, s_acc, b / s_w + zp_term, acc_peak, None, z_mid)
         ep = replace(ep, lo=None, hi=None, table=True)
@@ -387,7 +392,7 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
     inputs = [xq, q.const(f"{node.name}.wq", form.pack_weight(node, w_q, L))]
     if ep.requantizer:
         inputs.append(q.const(f"{node.name}.qparams", pack_qparams(bias_q, mult, ep.shift, ep.zero, ep.lo, ep.hi,
-                                                                   cfg.batch, L)))
+                                                                   cfg.batch, L, table=ep.table)))
         mult = None
     else:
         inputs.append(q.const(f"{node.name}.bias", pack_bias(bias_q, cfg.batch, L)))

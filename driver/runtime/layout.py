@@ -62,15 +62,17 @@ def unpack_matrix(packed: np.ndarray, m: int, n: int) -> np.ndarray:
     return np.ascontiguousarray(packed.transpose(0, 2, 1, 3).reshape(mb * batch, nb * block)[:m, :n])
 
 
-def pack_qparams(bias, mult, shift: int, zero: int, lo: int, hi: int, batch: int, block: int) -> np.ndarray:
+def pack_qparams(bias, mult, shift: int, zero: int, lo: int, hi: int, batch: int, block: int,
+                 table: bool = False) -> np.ndarray:
     """The requantizer's registers for every output channel (vdla.hw.requantizer), as SETQ
     loads them from the accumulators: (O/L, 3, B, L) int32, per channel block its BIAS, MUL and
-    CTRL rows (the registers' order), the same in every batch row; padded channels are zeros."""
+    CTRL rows (the registers' order; CTRL's table bit from `table`), the same in every batch
+    row; padded channels are zeros."""
     bias, mult = np.asarray(bias), np.asarray(mult)
     o = _ceil(bias.shape[0], block) * block
     rows = np.zeros((len(REGISTERS), o), np.int32)
     rows[BIAS, :bias.shape[0]] = bias
     rows[MUL, :mult.shape[0]] = mult
-    rows[CTRL] = pack_ctrl(shift, zero, lo, hi)
+    rows[CTRL] = pack_ctrl(shift, zero, lo, hi, table)
     per_block = rows.reshape(len(REGISTERS), o // block, 1, block).transpose(1, 0, 2, 3)
     return np.ascontiguousarray(np.broadcast_to(per_block, (o // block, len(REGISTERS), batch, block)))

@@ -52,7 +52,7 @@ class Epilogue:
 
     def __post_init__(self):
         if self.requantizer:
-            others = [k for k in ("bias", "pre_shift", "scale", "round", "table") if getattr(self, k)]
+            others = [k for k in ("bias", "pre_shift", "scale", "round") if getattr(self, k)]
             if others or (self.residual and not self.residual_scale):
                 raise ValueError(f"an epilogue on the requantizer has no separate "
                                  f"{', '.join(others) or 'unscaled residual'}")
@@ -127,11 +127,11 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         scaled = _alu(shape, mul_rscale, f"{name}.rscale", "mul", None)
         stages.append(scaled)
         if ep.requantizer:          # the requantizer's pass adds it (ALU FLUSH with a tensor operand)
-            return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, addend=scaled)
+            return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, addend=scaled, table=table)
         t = _alu(shape, lambda *i, t=t: t(*i) + scaled(*i), f"{name}.residual", "add", None)
         stages.append(t)
     if ep.requantizer:              # (no bias, pre-shift or scale step before: Epilogue checks)
-        return _through_requantizer(stages, res32, t, ep, out_shape, bias, name)
+        return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, table=table)
     if ep.shift:
         if ep.round:
             r = 1 << (ep.shift - 1)
@@ -156,13 +156,15 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
     return stages, res32, out
 
 
-def _through_requantizer(stages, res32, t, ep: Epilogue, out_shape, qparams, name, addend=None):
+def _through_requantizer(stages, res32, t, ep: Epilogue, out_shape, qparams, name, addend=None, table=None):
     """The chain so far, then the pass through OUT's requantizer (registers from qparams),
-    which adds `addend` (an ACC tensor) on the way when given."""
+    which adds `addend` (an ACC tensor) on the way when given, and with ep.table looks its
+    result up in the table (CTRL's table bit)."""
     def through(*i, t=t, q=qparams):
         x = t(*i) + addend(*i) if addend is not None else t(*i)
-        return requantize(x, q[i[1], BIAS, i[-2], i[-1]], q[i[1], MUL, i[-2], i[-1]], q[i[1], CTRL, i[-2], i[-1]],
-                          ep.shift)
+        y = requantize(x, q[i[1], BIAS, i[-2], i[-1]], q[i[1], MUL, i[-2], i[-1]], q[i[1], CTRL, i[-2], i[-1]],
+                       ep.shift)
+        return lookup(table, y) if ep.table else y
     t = te.compute(t.shape, through, name=f"{name}.requant",
                    attrs={"vdla.requant": ep, "vdla.requant_addend": addend is not None})
     out = te.compute(out_shape, lambda *i: te.cast("int8", t(*i)), name=name)

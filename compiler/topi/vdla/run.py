@@ -51,7 +51,7 @@ def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual, r
     on the requantizer its qparams (bias and the multipliers `scale` with ep's constants)."""
     out = []
     if ep.requantizer:
-        out.append(pack_qparams(bias, scale, ep.shift, ep.zero, ep.lo, ep.hi, batch, block))
+        out.append(pack_qparams(bias, scale, ep.shift, ep.zero, ep.lo, ep.hi, batch, block, table=ep.table))
     if ep.bias:
         out.append(pack_bias(bias, batch, block))
     if ep.scale:

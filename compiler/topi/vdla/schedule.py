@@ -59,7 +59,8 @@ def _gemm_intrin(config):
 def _alu_intrin(config, stage):
     ep = stage.op.attrs.get("vdla.requant")
     if ep is not None:
-        return intrin.alu_requant(config, ep.shift, addend=stage.op.attrs.get("vdla.requant_addend", False))
+        return intrin.alu_requant(config, ep.shift, addend=stage.op.attrs.get("vdla.requant_addend", False),
+                                  table=ep.table)
     op, imm = stage.op.attrs["vdla.alu"]
     if op == "lut":
         return intrin.alu_lut(config)
@@ -114,7 +115,8 @@ def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, 
             cached = s.cache_read(src, intrin.SCOPE_ACC, [s[reader]])
             s[cached].compute_at(*bias_attach)
     if table is not None:              # loaded once, before everything (compute_root)
-        s.cache_read(table, intrin.SCOPE_LUT, [s[next(st for st in stages if st.op.name.endswith(".lut"))]])
+        reader = next(st for st in stages if st.op.name.endswith((".lut", ".requant")))
+        s.cache_read(table, intrin.SCOPE_LUT, [s[reader]])
     for st in stages:
         s[st].tensorize(s[st].op.axis[-2], _alu_intrin(config, st))
 

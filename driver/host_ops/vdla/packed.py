@@ -53,7 +53,7 @@ def epilogue(acc, ep: dict, bias=None, scale=None, residual=None, rscale=None, t
         x = wrap(x + wrap(residual.astype(np.int64) * rscale.reshape(shape)))
     if ep.get("requantizer"):          # OUT's write-back requantizer (no bias or scale step before)
         regs = [channel_vector(bias[:, r]).reshape(shape) for r in range(len(REGISTERS))]
-        return requantize(x, *regs)
+        return requantize(x, *regs, table)
     if ep.get("shift"):
         if ep.get("round"):
             x = wrap(x + (1 << (ep["shift"] - 1)))

@@ -57,24 +57,27 @@ def test_lut_declaration_is_the_lane_operation(rng):
     np.testing.assert_array_equal(got, lane_op(AluOp.LUT, a, 0, table=table.reshape(-1)))
 
 
+@pytest.mark.parametrize("table", [False, True], ids=["codes", "table"])
 @pytest.mark.parametrize("addend", [False, True], ids=["imm0", "tensor"])
 @pytest.mark.parametrize("shift", [0, 1, 17, 40, 62])
-def test_requant_declaration_is_the_requantizer(shift, addend, rng):
+def test_requant_declaration_is_the_requantizer(shift, addend, table, rng):
     """The pass through OUT's requantizer (ALU FLUSH: what it writes back, with an immediate 0 or
     a tensor operand added, wrapping like the lane operation), declared with its shift, against
     vdla.hw's statement on random accumulators, biases and multipliers (the multiplier's high
-    bits ignored) and CTRL words that hold that shift with random zero points and clips."""
+    bits ignored) and CTRL words that hold that shift with random zero points and clips (and
+    with `table` the table bit: the lookup table's entry for the code)."""
     a, b = lanes(rng, 16), lanes(rng, 16)
     regs = rng.integers(LANE_MIN, LANE_MAX + 1, (16, 1, 3, CFG.batch, CFG.block), dtype=np.int64)
     ctrl = rng.integers(-128, 128, (3, 16, CFG.batch, CFG.block))
     lo, hi = np.minimum(ctrl[1], ctrl[2]), np.maximum(ctrl[1], ctrl[2])
-    regs[:, 0, CTRL] = pack_ctrl(shift, ctrl[0], lo, hi)
+    regs[:, 0, CTRL] = pack_ctrl(shift, ctrl[0], lo, hi, table)
     regs = regs.astype(np.int32)
-    intrin = vdla.alu_requant(CFG, shift, addend=addend)
-    operands = {"src": a, "other": b, "req": regs}
+    entries = rng.integers(-128, 128, (CFG.lut_depth, CFG.batch, CFG.block), dtype=np.int8)
+    intrin = vdla.alu_requant(CFG, shift, addend=addend, table=table)
+    operands = {"src": a, "other": b, "req": regs, "table": np.broadcast_to(entries, (len(a), *entries.shape))}
     got = run_declaration(intrin, *(operands[t.name] for t in intrin.inputs))
     written = lane_op(AluOp.FLUSH, a, b if addend else 0)
-    want = requantize(written, regs[:, 0, BIAS], regs[:, 0, MUL], regs[:, 0, CTRL])
+    want = requantize(written, regs[:, 0, BIAS], regs[:, 0, MUL], regs[:, 0, CTRL], entries)
     np.testing.assert_array_equal(got, want.astype(np.int32))
 
 

@@ -212,3 +212,24 @@ def test_an_epilogue_ending_with_the_lookup_table(cfg, knobs, rng):
     assert len(np.unique(codes)) > 100 and len(np.unique(want)) > 50
     loads = [c for c in prog.calls if getattr(c, "mem_type", None) == int(MemType.LUT)]
     assert len(loads) == 1          # the table is loaded once per kernel, whatever the tiling
+
+
+
+@pytest.mark.parametrize("cfg,knobs", [("pynq", None), ("b2x8", None),
+                                       ("pynq", ConvKnobs(tile_oc=1, tile_h=2, tile_w=9, ic_chunk=0, vthreads=2,
+                                                          vthread_axis="h"))], ids=["pynq", "b2x8", "pynq-h-threads"])
+def test_the_requantizer_writes_the_tables_entry(cfg, knobs, rng):
+    """The requantizer to an intermediate grid and the table after it on the write-back (CTRL's
+    table bit): one ALU FLUSH per element, no ALU LUT; the table loaded once."""
+    config = CONFIGS[cfg]
+    x, wt, bias = random_case(rng, config, 24, 20, 7, 9, 3)
+    mult = rng.integers(1 << 12, 1 << 16, (20,), dtype=np.int32)
+    table = rng.integers(-128, 128, 256, dtype=np.int8)
+    ep = Epilogue(requantizer=True, shift=22, zero=-5, lo=-128, hi=127, table=True)
+    dev = SimulatorDevice(config, dram_bytes=1 << 24)
+    y, _, prog = run_conv(dev, x, wt, 1, 1, ep, knobs, bias=bias, scale=mult, check_races=True, table=table)
+    np.testing.assert_array_equal(y, conv_reference(x, wt, 1, 1, ep, bias=bias, scale=mult, table=table))
+    codes = conv_reference(x, wt, 1, 1, replace(ep, table=False), bias=bias, scale=mult)     # what the table read
+    assert len(np.unique(codes)) > 100 and len(np.unique(y)) > 50
+    assert {k.alu_op.name for k in prog.kernels if k.alu_op is not None} == {"SETQ", "FLUSH"}
+    assert sum(1 for c in prog.calls if getattr(c, "mem_type", None) == int(MemType.LUT)) == 1
