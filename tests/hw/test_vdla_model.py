@@ -72,3 +72,6 @@ def test_a_model_on_the_rtl_equals_the_simulator(case):
             assert on_rtl.last_launches[step].cycles == launch.cycles, step
     kernels = {s.op for s in art.plan.steps if s.kind == "vdla"}
     assert {OPS[op].name for op in EXPECTED_KERNELS.get(case, ())} <= kernels, kernels
+    if case == "yolo_neck":     # SiLU on the requantizer's write-back (CTRL's table bit), no ALU chain
+        eps = [p["meta"]["epilogue"] for p in art.header["vdla_programs"] if "epilogue" in p["meta"]]
+        assert any(e["requantizer"] and e["table"] for e in eps), eps
