@@ -371,14 +371,13 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
                 pass
         ep, bias_q, mult, rmult = found or requant_residual(*args)
         tail = [q.const(f"{node.name}.rmult", pack_bias(rmult, cfg.batch, L)), rq]
-    elif chain and not q.vta_compat:    # the requantizer to the chain's input grid, its table the rest
-        ep, bias_q, mult = requant_writeback(s_w / s_acc, b / s_w + zp_term, None, s_acc, z_mid)
-        ep = replace(ep, table=True)
-        table = activation_table(g, chain, node.outputs[0], (s_mid, z_mid), (float(s_y[0]), z_y), q.stats)
-        tail = [q.const(f"{node.name}.table", table.reshape(cfg.lut_depth, cfg.batch, L))]
-    elif chain:
-        ep, bias_q, mult = q.requant(s_w, s_acc, b / s_w + zp_term, acc_peak, None, z_mid)
-        ep = replace(ep, lo=None, hi=None, table=True)
+    elif chain:        # requantized to the chain's input grid, the table does the rest
+        if q.vta_compat:
+            ep, bias_q, mult = q.requant(s_w, s_acc, b / s_w + zp_term, acc_peak, None, z_mid)
+            ep = replace(ep, lo=None, hi=None, table=True)
+        else:          # on the requantizer, whose table bit looks the codes up on the way out
+            ep, bias_q, mult = requant_writeback(s_w / s_acc, b / s_w + zp_term, None, s_acc, z_mid)
+            ep = replace(ep, table=True)
         table = activation_table(g, chain, node.outputs[0], (s_mid, z_mid), (float(s_y[0]), z_y), q.stats)
         tail = [q.const(f"{node.name}.table", table.reshape(cfg.lut_depth, cfg.batch, L))]
     elif not q.vta_compat:

@@ -45,8 +45,9 @@ class Epilogue:
     table: bool = False         # then the lookup table (lut_depth, B, L) int8 (ALU LUT)
     # OUT's write-back requantizer instead of the chain (vdla.hw.requantizer): per channel a
     # bias and a multiplier (the kernel's `qparams` (O/L, 3, B, L): bias, multiplier, CTRL),
-    # then >> shift with rounding, + zero, the clip lo..hi. Before it only `mul` (a power of
-    # two that makes room for a residual's fraction) and a scaled residual may come
+    # then >> shift with rounding, + zero, the clip lo..hi, and with `table` the table's entry
+    # (CTRL's table bit). Before it only `mul` (a power of two that makes room for a residual's
+    # fraction) and a scaled residual may come
     requantizer: bool = False
     zero: int = 0               # (requantizer) the output's zero point, added after the shift
 
