@@ -16,7 +16,9 @@ from ... import te
 from ...build import build_vdla
 from .epilogue import Epilogue, apply_epilogue
 from .ops import conv2d, dense, depthwise_conv2d
-from .plan import ConvLayer, DenseLayer, conv_knob_problem, default_conv_knobs, default_dense_knobs
+from ..transform import pad
+from .plan import (ConvLayer, DenseLayer, conv_knob_problem, default_conv_knobs, default_dense_knobs,
+                   dense_knob_problem)
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
 from .vta_mode import SHIFT_STEP, vta_epilogue, zero_padding
 
@@ -103,14 +105,17 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     run_ep, shift_step = (vta_epilogue(ep, name), SHIFT_STEP) if vta_compat else (ep, None)
     knobs = knobs or default_dense_knobs(config, layer, ep)
     k_chunk = knobs.k_chunk or layer.k
-    for what, whole, part in (("tile_m", layer.m, knobs.tile_m), ("tile_n", layer.n, knobs.tile_n),
-                              ("k_chunk", layer.k, k_chunk), ("vthreads", layer.n // knobs.tile_n, knobs.vthreads)):
+    for what, whole, part in (("tile_n", layer.n, knobs.tile_n), ("k_chunk", layer.k, k_chunk),
+                              ("vthreads", layer.n // knobs.tile_n, knobs.vthreads)):
         if whole % part:
             raise ValueError(f"{name}: schedule {knobs} does not fit {layer}: {what}={part} does not divide {whole}")
+    check_knobs(name, config, layer, knobs, dense_knob_problem(config, layer, knobs, ep))
     B, L = config.batch, config.block
     x = te.placeholder((layer.m, layer.k, B, L), "int8", "x")
     w = te.placeholder((layer.n, layer.k, L, L), "int8", "w")
-    acc = dense(x, w, name="dense")
+    rows = _ceil(layer.m, knobs.tile_m) * knobs.tile_m        # the last row tile may overhang the matrix
+    xp = pad(x, [0] * 4, [rows - layer.m, 0, 0, 0], 0, name="x.pad") if rows > layer.m else x
+    acc = dense(xp, w, name="dense")
     bias = _per_channel(ep, layer.n, B, L)
     scale = te.placeholder((layer.n, B, L), "int32", "scale") if ep.scale else None
     rscale = te.placeholder((layer.n, B, L), "int32", "rscale") if ep.residual_scale else None
@@ -119,7 +124,7 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     table = lut_table(config) if ep.table else None
     stages, res32, out = apply_epilogue(acc, run_ep, out_shape, bias, res, name="y", scale=scale,
                                         shift_step=shift_step, rscale=rscale, table=table)
-    s = schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs, scale=scale, rscale=rscale,
+    s = schedule_dense(config, out, acc, stages, res32, xp, w, bias, knobs, scale=scale, rscale=rscale,
                        table=table)
     args = [x, w] + [t for t in (bias, scale, rscale, res, table) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)

@@ -153,7 +153,7 @@ def conv_steps(layer: ConvLayer, k: ConvKnobs) -> int:
 
 
 def dense_steps(layer: DenseLayer, k: DenseKnobs) -> int:
-    return (layer.m // k.tile_m) * (layer.n // k.tile_n) * (layer.k // (k.k_chunk or layer.k))
+    return _ceil(layer.m, k.tile_m) * (layer.n // k.tile_n) * (layer.k // (k.k_chunk or layer.k))
 
 
 def channel_operands(ep: Epilogue) -> int:
@@ -257,10 +257,15 @@ def dense_knob_problem(config, layer: DenseLayer, k: DenseKnobs, ep: Epilogue | 
     budget reserves room for a residual tile and two per-channel operands whatever the epilogue
     (three with a scaled residual's factors)."""
     kc = k.k_chunk or layer.k
-    for what, whole, part in (("tile_m", layer.m, k.tile_m), ("tile_n", layer.n, k.tile_n),
-                              ("k_chunk", layer.k, kc)):
+    for what, whole, part in (("tile_n", layer.n, k.tile_n), ("k_chunk", layer.k, kc)):
         if whole % part:
             return f"{what}={part} does not divide {whole}"
+    # rows need not divide: the last row tile overhangs, its rows past the matrix read the DMA's
+    # padding and are never stored (a prime number of tokens, ViT's 197, has no other tiles)
+    overhang = _ceil(layer.m, k.tile_m) * k.tile_m - layer.m
+    if overhang > config.isa.max_pad:
+        return (f"tile_m={k.tile_m} leaves the last row tile {overhang} rows past the matrix, more than the "
+                f"DMA's {config.isa.max_pad}-element padding")
     if (layer.n // k.tile_n) % k.vthreads:
         return f"{layer.n // k.tile_n} output tiles cannot be shared by {k.vthreads} virtual threads"
     if k.tile_m * k.tile_n < 2:
@@ -284,17 +289,28 @@ def dense_cost(config, layer: DenseLayer, k: DenseKnobs, ep: Epilogue | None = N
     load = _load_cycles(config, k.tile_m, kc, config.batch * config.block) + _load_cycles(
         config, k.tile_n, kc, config.block * config.block)
     per = (layer.k // kc) * (max(gemm, load) if k.vthreads > 1 else gemm + load) + 40
-    return (layer.m // k.tile_m) * (layer.n // k.tile_n) * per
+    return _ceil(layer.m, k.tile_m) * (layer.n // k.tile_n) * per
 
 
 def _dense_candidates(config, layer: DenseLayer, ep, threads):
     for vt in threads:
         for tn in _divisors(layer.n):
-            for tm in _divisors(layer.m):
+            for tm in _row_tiles(layer.m):
                 for kc in _divisors(layer.k):
                     k = DenseKnobs(tm, tn, 0 if kc == layer.k else kc, vt)
                     if dense_knob_problem(config, layer, k, ep) is None:
                         yield k
+
+
+def _row_tiles(m: int) -> list[int]:
+    """Row tile heights worth trying: the divisors of m, and where none of them is a middling
+    height (8..64 rows: a prime m such as ViT's 197 tokens) the heights that cut m into up to 64
+    tiles, the last one overhanging. (Where divisors serve, the cost model does not tell the
+    overhanging heights apart well enough to offer them.)"""
+    divisors = _divisors(m)
+    if any(8 <= d <= 64 for d in divisors):
+        return divisors
+    return sorted(set(divisors) | {_ceil(m, t) for t in range(1, min(m, 64) + 1)})
 
 
 def dense_knob_space(config, layer: DenseLayer, ep: Epilogue | None = None) -> list[DenseKnobs]:

@@ -176,6 +176,7 @@ def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnob
     s = create_schedule(out)
     s[acc].set_scope(intrin.SCOPE_ACC)
     xl = s.cache_read(x, intrin.SCOPE_INP, [s[acc]])
+    _source(s, x)                      # rows past the matrix (an overhanging tile): the DMA's padding
     wl = s.cache_read(w, intrin.SCOPE_WGT, [s[acc]])
     m, n, b, c = s[out].op.axis
     mo, mi = s[out].split(m, knobs.tile_m)

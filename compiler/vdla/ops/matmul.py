@@ -67,23 +67,6 @@ def problem(graph, node, ctx) -> str | None:
     return None
 
 
-def padded_rows(config, rows: int, k: int, n: int) -> int:
-    """The rows (a multiple of BATCH, at most an eighth more than `rows`) that the dense kernel
-    of k x n blocks tiles cheapest by its cost model: its schedules split the rows by divisors,
-    so 197 tokens (a prime) tile one row at a time where 200 tile by 50."""
-    B, ep = config.batch, V.Epilogue(bias=True, scale=True, shift=8)
-    best = None
-    for m in range(-(-rows // B), -(-(rows + rows // 8) // B) + 1):
-        layer = V.DenseLayer(m, k, n)
-        try:
-            cost = V.dense_cost(config, layer, V.default_dense_knobs(config, layer, ep), ep)
-        except V.NoTilingError:
-            continue
-        if best is None or cost < best[0]:
-            best = (cost, m)
-    return (best[1] if best else -(-rows // B)) * B
-
-
 def quantize(q, node, act):
     cfg, g = q.config, q.g
     a, b = node.inputs[:2]
@@ -93,7 +76,7 @@ def quantize(q, node, act):
     k, n = a_shape[-1], y_shape[-1]
     B, L = cfg.batch, cfg.block
     s_a, s_b, s_y = (tensor_step(q.stats, t) for t in (a, b, y))
-    padded_to = padded_rows(cfg, rows, -(-k // L), -(-n // L))
+    padded_to = -(-rows // B) * B        # (the kernel's last row tile may overhang them)
     grouped = [groups, rows, padded_to]
     # the first operand: the rows of every product, one step for all (re-quantized from fp32
     # when the accelerator made it with other steps)

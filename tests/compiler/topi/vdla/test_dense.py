@@ -28,6 +28,23 @@ def test_dense_matches_numpy(cfg, m, k, n, rng):
     np.testing.assert_array_equal(y, dense_reference(a, b, ep, bias, res))
 
 
+@pytest.mark.parametrize("knobs", [None, DenseKnobs(tile_m=50, tile_n=2, k_chunk=0, vthreads=2),
+                                   DenseKnobs(tile_m=40, tile_n=4, k_chunk=2, vthreads=1)],
+                         ids=["default", "overhang-3-threads", "overhang-3-chunks"])
+def test_rows_that_no_tile_divides(knobs, rng):
+    """197 rows (ViT's tokens, a prime): the last row tile overhangs the matrix, its extra rows
+    read the DMA's zero padding and are never stored; with a residual (padded the same way)."""
+    config = CONFIGS["pynq"]
+    a = rng.integers(-128, 128, (197, 64), dtype=np.int8)
+    b = rng.integers(-128, 128, (64, 64), dtype=np.int8)
+    bias = rng.integers(-5000, 5000, (64,), dtype=np.int32)
+    res = rng.integers(-128, 128, (197, 64), dtype=np.int8)
+    ep = Epilogue(bias=True, mul=3, shift=10, round=True, residual=True, lo=-100, hi=120)
+    dev = SimulatorDevice(config, dram_bytes=1 << 23)
+    y = run_dense_on(dev, a, b, ep, knobs, bias, res, check_races=True)[0]
+    np.testing.assert_array_equal(y, dense_reference(a, b, ep, bias, res))
+
+
 def test_dense_reduction_chunks(rng):
     config = CONFIGS["pynq"]
     a = rng.integers(-128, 128, (4, 256), dtype=np.int8)

@@ -8,7 +8,6 @@ import pytest
 from vdla.compiler.compile_model import compile_model
 from vdla.compiler.topi import vdla as V
 from vdla.compiler.vdla import OPS
-from vdla.compiler.vdla.ops.matmul import padded_rows
 from vdla.hw import load_config
 
 from .op_oracle import check_offloaded, model, node, weights
@@ -45,19 +44,20 @@ def test_attention_products_run_on_the_accelerator(rng, heads, tokens, hd):
     assert place["softmax"]["device"] == "cpu"
 
 
-def test_a_prime_row_count_is_padded_to_one_that_tiles():
-    """197 tokens (ViT's) tile one row at a time; padded by one to 198 the products' estimated
-    cycles drop by more than half, so every product's rows are padded to 198."""
+def test_a_prime_row_count_tiles_with_an_overhanging_last_tile():
+    """197 tokens (ViT's, a prime): the dense kernel's row tiles need not divide them (the last
+    one overhangs), so a product's default tile is neither one row nor all of them, and its
+    estimated cycles are those of 198 rows, which divide."""
     config = load_config("pynq")
     ep = V.Epilogue(bias=True, scale=True, shift=8)
 
     def cost(m, k, n):
         layer = V.DenseLayer(m, k, n)
-        return V.dense_cost(config, layer, V.default_dense_knobs(config, layer, ep), ep)
+        knobs = V.default_dense_knobs(config, layer, ep)
+        return V.dense_cost(config, layer, knobs, ep), knobs.tile_m
     for k, n in ((4, 13), (13, 4)):
-        padded = padded_rows(config, 197, k, n)
-        assert 197 < padded <= 197 + 197 // 8 and cost(padded, k, n) < cost(197, k, n) / 2
-    assert padded_rows(config, 128, 4, 8) == 128
+        (c197, tile), (c198, _) = cost(197, k, n), cost(198, k, n)
+        assert 1 < tile < 197 and c197 <= c198
 
 
 def test_attention_over_a_prime_token_count(rng):
