@@ -113,7 +113,7 @@ def _flush(insn, nest: LoopNest, touched: np.ndarray, state) -> None:
     per_chunk = max(1, folded.rows_per_chunk(64 + int(np.prod(state.acc.shape[1:])) * 24))
     for a in range(0, order.size, per_chunk):
         steps = (order[a:a + per_chunk, None] * n + np.arange(n)).ravel()
-        dst = _indices_at(folded, "dst", steps)
+        dst = folded.at("dst", steps)
         seen_at = np.full(depth, steps.size, dtype=np.int64)      # first step of this chunk that flushes
         first_dst, first_pos = np.unique(dst, return_index=True)
         seen_at[first_dst] = first_pos
@@ -122,18 +122,13 @@ def _flush(insn, nest: LoopNest, touched: np.ndarray, state) -> None:
         def read(idx):
             gone = flushed[idx] | (seen_at[idx] < pos)
             return np.where(gone.reshape(-1, *([1] * (state.acc.ndim - 1))), 0, state.acc[idx].astype(np.int64))
-        b = insn.imm if insn.use_imm else read(_indices_at(folded, "src", steps))
+        b = insn.imm if insn.use_imm else read(folded.at("src", steps))
         total = wrap(read(dst) + b)
         last_dst, last_rev = np.unique(dst[::-1], return_index=True)
         value[last_dst] = total[steps.size - 1 - last_rev]
         flushed[dst] = True
     state.write_back(insn, touched, value[touched])
     state.acc[touched] = 0
-
-
-def _indices_at(nest: LoopNest, field: str, steps: np.ndarray) -> np.ndarray:
-    rows, u = steps // nest.uops, steps % nest.uops
-    return nest.base[field][u] + rows // nest.iter_in * nest.out[field] + rows % nest.iter_in * nest.inner[field]
 
 
 def _immediate(algebra, imm: int, writes: np.ndarray, touched: np.ndarray, state) -> None:

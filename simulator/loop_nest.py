@@ -63,8 +63,11 @@ class LoopNest:
             rows = np.arange(first // n, stop // n, dtype=np.int64)
             offsets = rows // self.iter_in * self.out[field] + rows % self.iter_in * self.inner[field]
             return (offsets[:, None] + self.base[field][None, :]).ravel()
-        steps = np.arange(first, stop, dtype=np.int64)
-        rows, u = steps // n, steps % n
+        return self.at(field, np.arange(first, stop, dtype=np.int64))
+
+    def at(self, field: str, steps: np.ndarray) -> np.ndarray:
+        """The field's index at the given flat steps (any order, repeats allowed)."""
+        rows, u = steps // self.uops, steps % self.uops
         return (self.base[field][u] + rows // self.iter_in * self.out[field]
                 + rows % self.iter_in * self.inner[field])
 

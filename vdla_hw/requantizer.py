@@ -65,8 +65,9 @@ def pack_ctrl(shift, zero, lo, hi, table=False) -> np.ndarray:
     for name, v in (("zero point", zero), ("lo", lo), ("hi", hi)):
         if np.any((v < -128) | (v > 127)):
             raise ValueError(f"requantizer {name} outside the int8 range: {v.min()}..{v.max()}")
-    word = shift | ((table != 0) << 6) | ((zero & 0xFF) << 8) | ((lo & 0xFF) << 16) | ((hi & 0xFF) << 24)
-    return word.astype(np.uint32).view(np.int32)
+    values = {"shift": shift, "table": table != 0, "zero": zero, "lo": lo, "hi": hi}
+    word = sum((values[name] & ((1 << width) - 1)) << lsb for name, lsb, width, _ in CTRL_FIELDS)
+    return np.asarray(word, dtype=np.int64).astype(np.uint32).view(np.int32)
 
 
 def ctrl_field(ctrl, name: str) -> np.ndarray:

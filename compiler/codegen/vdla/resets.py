@@ -16,7 +16,10 @@ from vdla.hw.alu_ops import CLEARING_OPS
 from vdla.driver.runtime import Stage
 from vdla.driver.runtime.program_calls import Alu, Gemm
 
-ACC = "acc"
+from ...intrin.vdla import SCOPE_ACC
+from .nodes import SCOPE_MEM
+
+ACC = SCOPE_MEM[SCOPE_ACC]     # the name emit's operations give the accumulator SRAM
 
 
 def drop_cleared_resets(config, ops: list, kernels: list) -> list:

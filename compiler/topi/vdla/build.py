@@ -104,11 +104,6 @@ def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: 
     ep = ep or Epilogue()
     run_ep, shift_step = (vta_epilogue(ep, name), SHIFT_STEP) if vta_compat else (ep, None)
     knobs = knobs or default_dense_knobs(config, layer, ep)
-    k_chunk = knobs.k_chunk or layer.k
-    for what, whole, part in (("tile_n", layer.n, knobs.tile_n), ("k_chunk", layer.k, k_chunk),
-                              ("vthreads", layer.n // knobs.tile_n, knobs.vthreads)):
-        if whole % part:
-            raise ValueError(f"{name}: schedule {knobs} does not fit {layer}: {what}={part} does not divide {whole}")
     check_knobs(name, config, layer, knobs, dense_knob_problem(config, layer, knobs, ep))
     B, L = config.batch, config.block
     x = te.placeholder((layer.m, layer.k, B, L), "int8", "x")
