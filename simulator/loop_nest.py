@@ -124,9 +124,10 @@ class LoopNest:
         return _spread(hist, self.out[field], self.iter_out)
 
     # ---- accumulator hazards ----------------------------------------------------------------------
-    def first_hazard(self, min_distance: int) -> tuple[int, int, int] | None:
+    def first_hazard(self, min_distance: int, writes: np.ndarray | None = None) -> tuple[int, int, int] | None:
         """(entry, step, distance) of the first pair of dst updates fewer than `min_distance`
-        steps apart: the smallest distance first, then the earliest step (SPEC §3).
+        steps apart: the smallest distance first, then the earliest step (SPEC §3). `writes`
+        (bool per micro-op) names the micro-ops that update their dst (None: all of them).
 
         Every (i, j) row is the first row's dst shifted by a constant, and every outer pass
         the first one's, so a clash anywhere has a shifted copy at least as early in a window
@@ -144,8 +145,9 @@ class LoopNest:
         best = None
         for first, stop in windows:
             dst = self.indices("dst", first, stop)
+            live = np.ones(dst.size, dtype=bool) if writes is None else writes[np.arange(first, stop) % n]
             for d in range(1, min(min_distance, dst.size)):
-                clash = np.flatnonzero(dst[d:] == dst[:-d])
+                clash = np.flatnonzero((dst[d:] == dst[:-d]) & live[d:] & live[:-d])
                 if clash.size:
                     found = (d, first + int(clash[0]))
                     best = found if best is None or found < best else best
@@ -185,8 +187,9 @@ def check_range(nest: LoopNest, field: str, depth: int, what: str, index: int) -
                                 f"the buffer depth {depth}", index)
 
 
-def check_hazard(nest: LoopNest, min_distance: int, index: int, what: str) -> None:
-    found = nest.first_hazard(min_distance)
+def check_hazard(nest: LoopNest, min_distance: int, index: int, what: str,
+                 writes: np.ndarray | None = None) -> None:
+    found = nest.first_hazard(min_distance, writes)
     if found is not None:
         entry, step, d = found
         raise HazardError(f"{what} updates accumulator entry {entry} at micro-op steps {step} and {step + d}, "

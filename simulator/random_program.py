@@ -39,9 +39,11 @@ import numpy as np
 
 from vdla.hw import require_config
 from vdla.hw.alu_ops import IMM_MAX, IMM_MIN, SHR_MAX, SHR_MIN
+from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
+from vdla.hw.depthwise import depthwise_problem
+from vdla.hw.isa import (FLAG_QUEUE, INSN_BYTES, TOKEN_QUEUES, UOP_BYTES, AluInsn, AluOp, DepthwiseInsn, FinishInsn,
+                         GemmInsn, MemInsn, MemType, Module, Opcode, Uop)
 from vdla.hw.requantizer import REGISTERS
-from vdla.hw.isa import (FLAG_QUEUE, INSN_BYTES, TOKEN_QUEUES, UOP_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn,
-                         MemInsn, MemType, Module, Opcode, Uop)
 
 LOAD, COMPUTE, STORE = Module.LOAD, Module.COMPUTE, Module.STORE
 # SPEC §4's flag table (vdla.hw.isa.FLAG_QUEUE) read the other way: the flag that pushes /
@@ -109,6 +111,7 @@ class _Generator:
         self.rng = np.random.default_rng(seed)
         self.target = int(self.rng.integers(min_insns, max_insns + 1))
         self.gap = cfg.timing.acc_raw_min_distance
+        self.depthwise = depthwise_problem(cfg) is None
         self.insns: list = []
         self.modules: list[int] = []
         self.seq = [0, 0, 0]
@@ -296,11 +299,12 @@ class _Generator:
             return int(self.rng.choice(seen))
         return window[0] + int(self.rng.integers(0, window[1]))
 
-    def _random_uops(self, gemm: bool, clock) -> list[Uop]:
+    def _random_uops(self, gemm: bool, clock, depthwise: bool = False) -> list[Uop]:
         (ab, asz), (ib, isz), (wb, wsz) = self.win["acc"], self.win["inp"], self.win["wgt"]
         seen_inp = self.inp.visible(clock, ib, ib + isz)
         seen_wgt = self.wgt.visible(clock, wb, wb + wsz)
-        n = int(self.rng.integers(1, 7))
+        # a DEPTHWISE row writes from its TAPS-th micro-op on: mostly rows that write
+        n = int(self.rng.integers(1, DEPTHWISE_TAPS + 6 if depthwise else 7))
         out = []
         for _ in range(n):
             dst = ab + int(self.rng.integers(0, asz))
@@ -322,16 +326,16 @@ class _Generator:
         dst, src, wgt = [], [], []
         for i in range(f["iter_out"]):
             for j in range(f["iter_in"]):
-                for u in uops:
+                for u in uops:    # in execution order: i, j, then the micro-ops
                     dst.append(u.dst + i * f["dst_factor_out"] + j * f["dst_factor_in"])
                     src.append(u.src + i * f["src_factor_out"] + j * f["src_factor_in"])
                     if gemm:
                         wgt.append(u.wgt + i * f["wgt_factor_out"] + j * f["wgt_factor_in"])
         return np.array(dst), np.array(src), np.array(wgt, dtype=np.int64)
 
-    def _hazard_free(self, dst: np.ndarray, src: np.ndarray, tensor_alu: bool) -> bool:
+    def _hazard_free(self, dst: np.ndarray, src: np.ndarray, tensor_alu: bool, writes: np.ndarray) -> bool:
         for d in range(1, self.gap):
-            if np.any(dst[d:] == dst[:-d]):
+            if np.any((dst[d:] == dst[:-d]) & writes[d:] & writes[:-d]):
                 return False
             if tensor_alu and np.any(src[d:] == dst[:-d]):
                 return False
@@ -346,6 +350,7 @@ class _Generator:
         op = AluOp(int(self.rng.integers(0, len(AluOp))))
         use_imm = (not gemm) and self.rng.random() < 0.5
         setq = not gemm and op == AluOp.SETQ
+        depthwise = gemm and self.depthwise and self.rng.random() < 0.3
         # the requantizer on OUT's write-back, with whatever its registers hold
         requant = self.rng.random() < 0.3
         for _ in range(_TRIES):
@@ -354,12 +359,14 @@ class _Generator:
                 begin, end = self.kernels[int(self.rng.integers(len(self.kernels)))]
                 uops = [self.uop_sram[k] for k in range(begin, end)]
             else:
-                uops = self._random_uops(gemm, clock)
+                uops = self._random_uops(gemm, clock, depthwise)
             f = self._loop_fields(gemm)
             if setq:      # destinations are the requantizer's registers
                 uops = [Uop(int(self.rng.integers(0, len(REGISTERS))), u.src, 0) for u in uops]
                 f.update(dst_factor_out=0, dst_factor_in=0)
             dst, src, wgt = self._flatten(uops, f, gemm)
+            # the steps that write: all but the first TAPS - 1 of each DEPTHWISE row
+            writes = np.tile(np.arange(len(uops)) >= (DEPTHWISE_TAPS - 1 if depthwise else 0), dst.size // len(uops))
             if dst.max() >= cfg.acc_depth:
                 continue
             reads_inp = gemm and not reset
@@ -367,9 +374,9 @@ class _Generator:
                 continue
             if not gemm and not use_imm and src.max() >= cfg.acc_depth:
                 continue
-            if not setq and not self._hazard_free(dst, src, tensor_alu=not gemm and not use_imm):
+            if not setq and not self._hazard_free(dst, src, not gemm and not use_imm, writes):
                 continue
-            if not setq and not self.out.can_write(np.unique(dst), clock):
+            if not setq and not self.out.can_write(np.unique(dst[writes]), clock):
                 continue
             if reads_inp and not (self.inp.can_read(np.unique(src), clock)
                                   and self.wgt.can_read(np.unique(wgt), clock)):
@@ -387,14 +394,15 @@ class _Generator:
                 end = begin + len(uops)
             seq = self.seq[COMPUTE] + 1
             if not setq:
-                self.out.write(np.unique(dst), seq)
+                self.out.write(np.unique(dst[writes]), seq)
             if reads_inp:
                 self.inp.read(np.unique(src), seq)
                 self.wgt.read(np.unique(wgt), seq)
             common = dict(reset=reset, requant=requant, uop_begin=begin, uop_end=end, **{k: v for k, v in f.items()
                                                                        if not k.startswith("wgt")})
             if gemm:
-                insn = GemmInsn(wgt_factor_out=f["wgt_factor_out"], wgt_factor_in=f["wgt_factor_in"], **common)
+                kind = DepthwiseInsn if depthwise else GemmInsn
+                insn = kind(wgt_factor_out=f["wgt_factor_out"], wgt_factor_in=f["wgt_factor_in"], **common)
             else:
                 insn = AluInsn(alu_opcode=op, use_imm=use_imm, imm=self._imm(op) if use_imm else 0, **common)
             self._emit(insn, COMPUTE, pops)

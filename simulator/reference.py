@@ -35,6 +35,10 @@ Choices where SPEC.md is silent or loose (also stated in the closing note of iss
 - FLUSH (opcode 7, a VDLA extension): OUT gets ACC[d] + the operand (the low 8 bits, or the
   requantizer's value with the requant bit) and ACC[d] becomes 0, step by step, so a later
   step of the same instruction reads 0 from an entry an earlier one flushed.
+- DEPTHWISE (opcode 5, a VDLA extension, vdla.hw.depthwise): a micro-op's window is its
+  own input and the inputs of the TAPS - 1 micro-ops before it in the same (i, j) row; the
+  first TAPS - 1 of a row only fill it (no write, no hazard) and the others add
+  sum_t window_t[b][o] * WGT[w][o][t] (with reset: write 0).
 - Every load and store instruction must happen-before FINISH through tokens (checked with
   vector clocks carried by the tokens, so the verdict does not depend on timing); a token
   left in any queue at FINISH is an error. A queue holding more than
@@ -45,8 +49,9 @@ from __future__ import annotations
 import numpy as np
 
 from vdla.hw import require_config
+from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 from vdla.hw.errors import RunError
-from vdla.hw.isa import AluInsn, FinishInsn, GemmInsn, MemInsn, MemType, Opcode
+from vdla.hw.isa import AluInsn, DepthwiseInsn, FinishInsn, GemmInsn, MemInsn, MemType, Opcode
 
 
 class ReferenceModelError(RunError):
@@ -275,6 +280,34 @@ class ReferenceMachine:
             self._write_acc(a, np.array([[_wrap32(int(v)) for v in row] for row in total], dtype=np.int64),
                             insn.requant)
 
+    def depthwise(self, insn: DepthwiseInsn, index: int) -> None:
+        """vdla.hw.depthwise: each micro-op's window is its row's last TAPS inputs; the first
+        TAPS - 1 micro-ops of a row write nothing."""
+        cfg = self.config
+        last_write: dict[int, int] = {}
+        row = max(insn.uop_end - insn.uop_begin, 1)
+        window: list[int] = []
+        for step, a, x, w in self._loop(insn, index):
+            self._sram_index(a, cfg.acc_depth, index, "DEPTHWISE accumulator (micro-op dst)")
+            if step % row == 0:
+                window = []
+            if not insn.reset:
+                self._sram_index(x, cfg.inp_depth, index, "DEPTHWISE input (micro-op src)")
+                self._sram_index(w, cfg.wgt_depth, index, "DEPTHWISE weight (micro-op wgt)")
+                window = (window + [x])[-DEPTHWISE_TAPS:]
+            if step % row < DEPTHWISE_TAPS - 1:
+                continue
+            self._check_hazard(last_write, a, step, index, "DEPTHWISE")
+            if insn.reset:
+                self._write_acc(a, np.zeros_like(self.acc[a]), insn.requant)
+                continue
+            total = self.acc[a].copy()
+            for b in range(self.batch):
+                for o in range(self.block):
+                    total[b, o] += sum(int(self.inp[v][b][o]) * int(self.wgt[w][o][t]) for t, v in enumerate(window))
+            self._write_acc(a, np.array([[_wrap32(int(v)) for v in r] for r in total], dtype=np.int64),
+                            insn.requant)
+
     def alu(self, insn: AluInsn, index: int) -> None:
         cfg = self.config
         last_write: dict[int, int] = {}
@@ -311,6 +344,8 @@ class ReferenceMachine:
                 self.store(insn, index)
             else:
                 self.load(insn, index)
+        elif isinstance(insn, DepthwiseInsn):
+            self.depthwise(insn, index)
         elif isinstance(insn, GemmInsn):
             self.gemm(insn, index)
         elif isinstance(insn, AluInsn):

@@ -3,7 +3,7 @@
 `execute(insn, index, state, dram)` applies one instruction to the on-chip state and the
 DRAM image. Data never influences timing, so the scheduler decides *when* and this module
 decides *what*. LOAD and STORE live here; GEMM and ALU, whose loop nests reach 2^40 steps
-at the ISA's limits, have engines of their own (gemm.py, alu.py) that work in bounded
+at the ISA's limits, have engines of their own (gemm.py, depthwise.py, alu.py) that work in bounded
 memory and fold repeated loops, so every legal instruction ends.
 
 Reset: GEMM with reset=1 zeroes its destination accumulators (and OUT). ALU ignores the
@@ -15,10 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from vdla.hw.isa import AluInsn, GemmInsn, MemInsn, MemType, Opcode
+from vdla.hw.isa import AluInsn, DepthwiseInsn, GemmInsn, MemInsn, MemType, Opcode
 from vdla.hw.timing import dram_elem_bytes
 
 from .alu import execute_alu
+from .depthwise import execute_depthwise
 from .errors import MemoryAccessError, StreamError
 from .gemm import execute_gemm
 from .work_limit import WorkMeter
@@ -105,6 +106,9 @@ def execute(insn, index: int, state, dram: np.ndarray) -> int:
         else:
             _load(insn, index, state, dram)
         return 0
+    if isinstance(insn, DepthwiseInsn):
+        state.meter = WorkMeter(state.max_insn_work, index, "DEPTHWISE")
+        return execute_depthwise(insn, index, state)
     if isinstance(insn, GemmInsn):
         state.meter = WorkMeter(state.max_insn_work, index, "GEMM")
         return execute_gemm(insn, index, state)

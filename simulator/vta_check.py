@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vdla.hw import AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Module, Opcode, require_config
+from vdla.hw import AluInsn, AluOp, DepthwiseInsn, FinishInsn, GemmInsn, MemInsn, MemType, Module, Opcode, require_config
 from vdla.hw import vta
 from vdla.hw.alu_ops import SHR_MAX, SHR_MIN, shift_amount
 from vdla.hw.isa import INSN_BYTES
@@ -92,6 +92,9 @@ def field_findings(insns) -> list[VtaFinding]:
             out.append(VtaFinding(i, "requant", f"{kind} with the requant bit: VTA has no requantizer on OUT's "
                                                 "write-back and writes the accumulators' low 8 bits (requantize "
                                                 "with ALU passes)"))
+        if isinstance(insn, DepthwiseInsn):
+            out.append(VtaFinding(i, "depthwise", "DEPTHWISE (opcode 5) is a VDLA extension: VTA's GEMM has no "
+                                                  "window of inputs (a depthwise conv there is a GEMM per tap)"))
         if isinstance(insn, AluInsn):
             out += _alu_fields(i, insn)
         elif isinstance(insn, MemInsn) and insn.opcode == Opcode.LOAD:

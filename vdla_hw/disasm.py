@@ -8,7 +8,7 @@ whose OUT writes go through the requantizer (vdla.hw.requantizer) ends with `out
 """
 from __future__ import annotations
 
-from .isa import AluInsn, FinishInsn, GemmInsn, Insn, MemInsn, Opcode
+from .isa import AluInsn, DepthwiseInsn, FinishInsn, GemmInsn, Insn, MemInsn, Opcode
 
 
 def _tokens(insn: Insn) -> str:
@@ -31,7 +31,8 @@ def format_insn(insn: Insn) -> str:
         return text + _tokens(insn)
     if isinstance(insn, (GemmInsn, AluInsn)):
         if isinstance(insn, GemmInsn):
-            name = "GEMM " + ("reset   " if insn.reset else "        ")
+            kind = "DEPTHWISE" if isinstance(insn, DepthwiseInsn) else "GEMM"
+            name = kind + (" reset   " if insn.reset else "         ")
             factors = (f"dst=({insn.dst_factor_out},{insn.dst_factor_in}) "
                        f"src=({insn.src_factor_out},{insn.src_factor_in}) "
                        f"wgt=({insn.wgt_factor_out},{insn.wgt_factor_in})")

@@ -19,6 +19,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from .depthwise import depthwise_problem
 from .errors import ArtifactError
 
 
@@ -50,6 +51,7 @@ class Opcode(IntEnum):
     GEMM = 2
     FINISH = 3
     ALU = 4
+    DEPTHWISE = 5   # a GEMM whose micro-ops slide a window along a row: a VDLA extension
 
 
 class MemType(IntEnum):
@@ -184,6 +186,14 @@ class GemmInsn(UopLoopInsn):
 
 
 @dataclass
+class DepthwiseInsn(GemmInsn):
+    """DEPTHWISE: GEMM's fields and loop nest, but each micro-op multiplies lane by lane a
+    window of the row's last inputs by the taps in its weight tile (vdla.hw.depthwise). A
+    GemmInsn to every rule that does not look at the arithmetic: routing, timing, tokens."""
+    opcode = Opcode.DEPTHWISE
+
+
+@dataclass
 class AluInsn(UopLoopInsn):
     alu_opcode: AluOp = AluOp.ADD
     use_imm: bool = False
@@ -303,6 +313,8 @@ class Isa:
         self._by_opcode = {Opcode.LOAD: (self.mem, MemInsn), Opcode.STORE: (self.mem, MemInsn),
                            Opcode.GEMM: (self.gemm, GemmInsn), Opcode.ALU: (self.alu, AluInsn),
                            Opcode.FINISH: (self.finish, FinishInsn)}
+        if depthwise_problem(config) is None:
+            self._by_opcode[Opcode.DEPTHWISE] = (self.gemm, DepthwiseInsn)
 
     @property
     def max_pad(self) -> int:
@@ -317,6 +329,8 @@ class Isa:
         """The 128-bit value of one instruction; raises if a field does not fit."""
         word = 0
         kind = Opcode(insn.opcode).name
+        if Opcode(insn.opcode) not in self._by_opcode:
+            raise ValueError(depthwise_problem(self.config))
         for f in self.layout(insn):
             value = int(getattr(insn, f.name))
             lo, hi = f.range()
@@ -333,6 +347,8 @@ class Isa:
             opcode = Opcode(word & 0x7)
         except ValueError:
             raise InsnDecodeError(f"unknown opcode {word & 0x7} in instruction 0x{word:032x}") from None
+        if opcode not in self._by_opcode:
+            raise InsnDecodeError(f"{depthwise_problem(self.config)} (instruction 0x{word:032x})")
         layout, cls = self._by_opcode[opcode]
         values = {}
         for f in layout:
@@ -365,9 +381,11 @@ class Isa:
         words = raw.view("<u8").reshape(-1, INSN_BYTES // 8)
         lo, hi = words[:, 0], words[:, 1]
         opcodes = (lo & 7).astype(np.int64)
-        bad = np.flatnonzero(opcodes > Opcode.ALU)
+        bad = np.flatnonzero(~np.isin(opcodes, [int(o) for o in self._by_opcode]))
         if bad.size:
             i = int(bad[0])
+            if int(opcodes[i]) in set(Opcode):
+                raise InsnDecodeError(depthwise_problem(self.config), i)
             raise InsnDecodeError(f"unknown opcode {int(opcodes[i])} (bits [2:0]; valid: "
                               f"{', '.join(f'{o.name} {int(o)}' for o in Opcode)})", i)
         out: list = [None] * len(opcodes)

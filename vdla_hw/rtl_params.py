@@ -28,6 +28,8 @@ from enum import IntEnum
 
 from . import regmap, requantizer
 from .alu_ops import SHIFT_BITS, TABLE_BITS, TABLE_ENTRIES
+from .depthwise import TAPS as DEPTHWISE_TAPS
+from .depthwise import depthwise_problem
 from .isa import INSN_BITS, UOP_BITS, AluOp, MemType, Opcode
 from .timing import dram_elem_bytes
 
@@ -183,7 +185,9 @@ def _sizes(config) -> dict[str, int]:
     p.update({"UOPS_PER_BEAT": uops_per_beat, "LOG_UOPS_PER_BEAT": _log2(uops_per_beat),
               "LOG_UOP_ROWS": _log2(config.uop_depth) - _log2(uops_per_beat),
               "INSN_BEATS": INSN_BITS // 8 // bus, "LOG_INSN_BEATS": _log2(INSN_BITS // 8 // bus),
-              "ALU_SHIFT_BITS": SHIFT_BITS})
+              "ALU_SHIFT_BITS": SHIFT_BITS,
+              # DEPTHWISE (vdla.hw.depthwise): its window's taps, and whether the config has it
+              "DEPTHWISE_TAPS": DEPTHWISE_TAPS, "DEPTHWISE_OK": int(depthwise_problem(config) is None)})
     return p
 
 

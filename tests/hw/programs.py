@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from vdla.hw.alu_ops import IMM_MAX, SHR_MAX, SHR_MIN, TABLE_ENTRIES, lane_op
-from vdla.hw.isa import INSN_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop
+from vdla.hw.isa import INSN_BYTES, AluInsn, AluOp, DepthwiseInsn, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop
 from vdla.hw.requantizer import (BIAS, CTRL, MUL, MUL_BITS, MUL_MAX, MUL_MIN, ctrl_field, multiplier, pack_ctrl,
                                  requantize)
 
@@ -518,4 +518,57 @@ def flush(config, rng, rows: int = 6):
     assert (plain.reshape(rows, -1)[:, 1::2] != requantize(lane_op(AluOp.ADD, r, ro), bias, mul, ctrl, table)
             .reshape(rows, -1)[:, 1::2]).mean() > 0.9, "the table lanes must show the table"
     return (img.case("ALU FLUSH: write back, leave zero, later steps read the zeros", insns),
+            {out: np.concatenate([e.reshape(-1) for e in expected])})
+
+
+def depthwise(config, rng, h: int = 3, w: int = 5):
+    """DEPTHWISE (vdla.hw.depthwise): a 3x3 depthwise conv of a full-range int8 image, padded
+    by the DMA, as rows of a sliding window (kernel rows on the outer loop, image rows on the
+    inner) into four accumulator regions holding random int32 starts: A stores the sums' low
+    bytes, B, C, D the bytes above after ALU SHR by 8, 16 and 24, so all 32 bits are checked.
+    Every row's two priming micro-ops point into region S, which must keep what ALU ADD 0
+    wrote to its OUT beforehand. Weight lanes past the taps hold noise. numpy gives the bytes."""
+    from vdla.hw.depthwise import TAPS
+    lanes = (config.batch, config.block)
+    img = Image(config)
+    n = h * w
+    regions = 5                                   # A, B, C, D, then S
+    image = rng.integers(-128, 128, (h, w, *lanes), dtype=np.int8)
+    taps = rng.integers(-128, 128, (config.block, 3, 3), dtype=np.int8)
+    tiles = rng.integers(-128, 128, (3, config.block, config.block), dtype=np.int8)
+    tiles[:, :, :TAPS] = taps.transpose(1, 0, 2)
+    start = rng.integers(-2**31, 2**31, (regions * n, *lanes), dtype=np.int64).astype(np.int32)
+    a_inp, a_wgt = img.place(image, config.inp_elem_bytes), img.place(tiles, config.wgt_elem_bytes)
+    a_acc = img.place(start, config.acc_elem_bytes)
+    S = 4 * n
+    row = [Uop(S + u if u < TAPS - 1 else r * n + u - (TAPS - 1), u, 0)
+           for r in range(4) for u in range(w + TAPS - 1)]
+    starts = [Uop(S), Uop(n), Uop(2 * n), Uop(3 * n)]     # ALU passes over S, B, C, D
+    uops = _uops(img, row + starts)
+    per, k = w + TAPS - 1, len(row)
+    out = img.reserve(regions * n * config.out_elem_bytes, config.out_elem_bytes)
+    insns = [
+        _load(MemType.INP, 0, a_inp // config.inp_elem_bytes, h, w, w, pads=(1, 1, 1, 1)),
+        _load(MemType.WGT, 0, a_wgt // config.wgt_elem_bytes, 1, 3, 3, push_next=True),
+        _load(MemType.UOP, 0, uops, 1, len(row) + len(starts), len(row) + len(starts)),
+        _load(MemType.ACC, 0, a_acc // config.acc_elem_bytes, 1, regions * n, regions * n),
+        AluInsn(alu_opcode=AluOp.ADD, use_imm=True, imm=0, uop_begin=k, uop_end=k + 1, iter_out=n, dst_factor_out=1),
+    ]
+    for r in range(4):
+        insns.append(DepthwiseInsn(pop_prev=r == 0, uop_begin=r * per, uop_end=(r + 1) * per, iter_out=3, iter_in=h,
+                                   src_factor_out=w + 2, src_factor_in=w + 2, dst_factor_in=w, wgt_factor_out=1))
+    for r, shift in ((1, 8), (2, 16), (3, 24)):
+        insns.append(AluInsn(alu_opcode=AluOp.SHR, use_imm=True, imm=shift, uop_begin=k + r, uop_end=k + r + 1,
+                             iter_out=n, dst_factor_out=1, push_next=r == 3))
+    insns += [_store(0, out // config.out_elem_bytes, 1, regions * n, regions * n, pop_prev=True, push_prev=True),
+              FinishInsn(pop_next=True)]
+    padded = np.pad(image.astype(np.int64), ((1, 1), (1, 1), (0, 0), (0, 0)))
+    conv = np.zeros((h, w, *lanes), dtype=np.int64)
+    for ky in range(3):
+        for kx in range(3):
+            conv += padded[ky:ky + h, kx:kx + w] * taps[:, ky, kx].astype(np.int64)
+    acc = lane_op(AluOp.ADD, start[:4 * n].reshape(4, n, *lanes), conv.reshape(1, n, *lanes))
+    expected = [low_bytes(acc[0])] + [low_bytes(lane_op(AluOp.SHR, acc[r], s)) for r, s in ((1, 8), (2, 16), (3, 24))]
+    expected.append(low_bytes(start[S:S + n]))
+    return (img.case("DEPTHWISE: a 3x3 depthwise conv by sliding windows, priming writes nothing", insns),
             {out: np.concatenate([e.reshape(-1) for e in expected])})

@@ -1,6 +1,6 @@
 """Directed programs on the whole accelerator: DMA padding, the GEMM core, every ALU op, the
 ALU's lookup table (padded LOAD LUT, ALU LUT), the requantizer on OUT's write-back (SETQ, GEMM
-and ALU with the requant bit), ALU FLUSH, multi-burst rows, a full command queue. Data is checked against numpy (an oracle that shares nothing with the RTL or the simulator),
+and ALU with the requant bit), ALU FLUSH, DEPTHWISE, multi-burst rows, a full command queue. Data is checked against numpy (an oracle that shares nothing with the RTL or the simulator),
 cycles and counters against the simulator.
 """
 import numpy as np
@@ -12,7 +12,8 @@ from . import programs
 from .harness import compare_cases, problems, run_cases
 
 BUILDERS = [programs.padded_loads, programs.padded_loads_min, programs.gemm_with_bias, programs.gemm_extreme_operands,
-            programs.alu_ops, programs.lookup_table, programs.requantizer, programs.flush, programs.long_rows, programs.page_crossing,
+            programs.alu_ops, programs.lookup_table, programs.requantizer, programs.flush, programs.depthwise,
+            programs.long_rows, programs.page_crossing,
             programs.full_command_queue]
 
 

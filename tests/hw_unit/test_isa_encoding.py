@@ -6,7 +6,7 @@ SPEC §2 (not from vdla.hw's layout tables), so they check the tables against th
 import numpy as np
 import pytest
 
-from vdla.hw import (PRESETS, AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop,
+from vdla.hw import (PRESETS, AluInsn, AluOp, DepthwiseInsn, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop,
                      disassemble, load_config)
 
 
@@ -153,8 +153,8 @@ def test_decode_stream_names_the_bad_instruction():
     good = isa.encode(FinishInsn()).to_bytes(16, "little")
     with pytest.raises(ValueError, match="instruction 1: unknown memory_type 7"):
         isa.decode_stream(good + (7 << 7).to_bytes(16, "little"))
-    with pytest.raises(ValueError, match="instruction 2: unknown opcode 5"):
-        isa.decode_stream(good + good + (5).to_bytes(16, "little"))
+    with pytest.raises(ValueError, match="instruction 2: unknown opcode 6"):
+        isa.decode_stream(good + good + (6).to_bytes(16, "little"))
     with pytest.raises(ValueError, match="multiple of 16 bytes"):
         isa.decode_stream(good[:8])
 
@@ -168,7 +168,7 @@ def test_decode_errors_are_their_own_class_with_the_index():
     assert err.value.insn_index == 3 and "unknown memory_type 7" in err.value.reason
     assert isinstance(err.value, ValueError)   # callers that caught ValueError still do
     with pytest.raises(InsnDecodeError) as err:
-        isa.decode(5)
+        isa.decode(6)
     assert err.value.insn_index is None
 
 
@@ -198,3 +198,24 @@ def test_gemm_and_alu_records_keep_their_field_order():
               "iter_out", "iter_in", "requant", "dst_factor_out", "dst_factor_in", "src_factor_out", "src_factor_in"]
     assert [f.name for f in dataclasses.fields(GemmInsn)] == header + ["wgt_factor_out", "wgt_factor_in"]
     assert [f.name for f in dataclasses.fields(AluInsn)] == header + ["alu_opcode", "use_imm", "imm"]
+
+
+def test_depthwise_has_gemms_layout_and_needs_two_rows_of_taps_per_row_pair():
+    isa = load_config("pynq").isa
+    insn = DepthwiseInsn(uop_begin=3, uop_end=40, iter_out=5, iter_in=7, requant=True, dst_factor_out=9,
+                         src_factor_in=2, wgt_factor_out=4, pop_prev=True)
+    word = isa.encode(insn)
+    assert word & 7 == Opcode.DEPTHWISE == 5
+    assert word >> 3 == isa.encode(GemmInsn(**{k: v for k, v in vars(insn).items()})) >> 3   # the same fields
+    assert isa.decode(word) == insn and type(isa.decode(word)) is DepthwiseInsn
+    assert isa.decode_stream(isa.encode_stream([insn, FinishInsn()]))[0] == insn
+    assert disassemble([insn]).split()[2] == "DEPTHWISE"
+    # BLOCK 4: the row pair's 4 multipliers cannot hold 2 x 3 taps; the opcode does not exist there
+    small = load_config({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 12, "LOG_WGT_BUFF_SIZE": 12,
+                         "LOG_ACC_BUFF_SIZE": 12}).isa
+    with pytest.raises(ValueError, match="DEPTHWISE needs BLOCK >= 6"):
+        small.encode(insn)
+    with pytest.raises(ValueError, match="DEPTHWISE needs BLOCK >= 6"):
+        small.decode(word)
+    with pytest.raises(ValueError, match="instruction 0: DEPTHWISE needs BLOCK >= 6"):
+        small.decode_stream(word.to_bytes(16, "little"))

@@ -77,7 +77,7 @@ def test_what_the_rules_allow():
      "logic [127:0] burst_buf [FETCH_BURST_INSNS];", "insn-width"),
     ("vdla_alu_lane.sv", "  logic signed [ACC_BITS-1:0] sa, sb;",
      "  localparam logic [2:0] MIN = 3'd0;\n  logic signed [ACC_BITS-1:0] sa, sb;", "redeclared"),
-    ("vdla_compute.sv", "assign is_gemm = opcode == OP_GEMM;", "assign is_gemm = opcode == 3'd2;", "literal-opcode"),
+    ("vdla_compute.sv", "assign is_alu = opcode == OP_ALU;", "assign is_alu = opcode == 3'd4;", "literal-opcode"),
 ])
 def test_a_violation_planted_in_a_real_source_is_found(source, old, new, rule):
     text = (RTL_DIR / source).read_text()

@@ -11,7 +11,8 @@ import pytest
 
 from vdla.hw import load_config
 from vdla.hw.alu_ops import shift_amount
-from vdla.hw.isa import INSN_BYTES, AluInsn, AluOp, FinishInsn, GemmInsn, MemInsn, MemType, Opcode
+from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
+from vdla.hw.isa import INSN_BYTES, AluInsn, AluOp, DepthwiseInsn, FinishInsn, GemmInsn, MemInsn, MemType, Opcode
 from vdla.simulator import Simulator
 from vdla.simulator import reference
 from vdla.simulator.random_program import describe_mismatch, random_program
@@ -64,7 +65,10 @@ def test_programs_cover_the_isa():
                 if insn.x_size and insn.y_size > 1 and insn.x_stride != insn.x_size:
                     seen.add((Opcode(insn.opcode).name, "strided"))
             elif isinstance(insn, GemmInsn):
-                seen.add(("GEMM", "reset" if insn.reset else "mac"))
+                kind = "DEPTHWISE" if isinstance(insn, DepthwiseInsn) else "GEMM"
+                seen.add((kind, "reset" if insn.reset else "mac"))
+                if kind == "DEPTHWISE" and insn.uop_end - insn.uop_begin >= DEPTHWISE_TAPS + 1:
+                    seen.add((kind, "window slides"))
                 if insn.iter_out > 1 and insn.iter_in > 1 and insn.uop_end - insn.uop_begin > 1:
                     seen.add(("GEMM", "nested loops"))
             elif isinstance(insn, AluInsn) and not insn.reset:
@@ -78,6 +82,7 @@ def test_programs_cover_the_isa():
              ("STORE", "strided")}
     want |= {(t, p) for t in ("INP", "WGT", "ACC", "ACC_8BIT") for p in ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")}
     want |= {("GEMM", "reset"), ("GEMM", "mac"), ("GEMM", "nested loops"), ("ALU", "reset"),
+             ("DEPTHWISE", "mac"), ("DEPTHWISE", "reset"), ("DEPTHWISE", "window slides"),
              ("ALU", "SHR", "negative imm")}
     want |= {("ALU", op.name, kind) for op in AluOp for kind in ("imm", "tensor")}
     want |= {("LOAD", "pop_next"), ("LOAD", "push_next"), ("STORE", "pop_prev"), ("STORE", "push_prev")}

@@ -254,3 +254,9 @@ def test_huge_loop_nests_are_checked_without_listing_their_steps():
     assert time.perf_counter() - start < 10          # must not hang; it takes milliseconds
     assert [(f.index, f.kind) for f in found] == [(4, "uninitialized_read"), (4, "uninitialized_read")]
     assert "reads ACC entries 1, 2, 3, 5, ... (998 entries)" in found[0].message
+
+
+def test_depthwise_is_a_vdla_extension():
+    from vdla.hw import DepthwiseInsn
+    found = check_vta([GemmInsn(uop_end=3), DepthwiseInsn(uop_end=3), FinishInsn()], None, CFG)
+    assert [(f.index, f.kind) for f in found] == [(1, "depthwise")] and "VDLA extension" in found[0].message

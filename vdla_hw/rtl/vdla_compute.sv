@@ -68,14 +68,15 @@ module vdla_compute (
   // ---- decode the head of the queue -----------------------------------------------------
   vdla_pkg::opcode_e opcode;
   vdla_pkg::mem_type_e mtype;
-  logic is_load, is_nop, is_dma, is_gemm, is_alu, is_finish, is_hold, bad;
+  logic is_load, is_nop, is_dma, is_gemm, is_dw, is_alu, is_finish, is_hold, bad;
   assign opcode = q_insn.hdr.opcode;
   assign mtype = q_insn.mem.memory_type;
   assign is_load = opcode == OP_LOAD;
   assign is_nop = is_load && q_insn.mem.x_size == '0;
   assign is_dma = is_load && !is_nop && (mtype == MEM_UOP || mtype == MEM_ACC || mtype == MEM_ACC_8BIT
                                       || mtype == MEM_LUT);
-  assign is_gemm = opcode == OP_GEMM;
+  assign is_dw = DEPTHWISE_OK != 0 && opcode == OP_DEPTHWISE;    // GEMM's fields, the GEMM core
+  assign is_gemm = opcode == OP_GEMM || is_dw;
   assign is_alu = opcode == OP_ALU;
   assign is_finish = opcode == OP_FINISH;
   assign bad = !(is_nop || is_dma || is_gemm || is_alu || is_finish);
@@ -163,7 +164,8 @@ module vdla_compute (
   logic [ACC_ELEM_BITS-1:0] g_acc_wdata, a_acc_wdata, a_res_wdata, wb_wdata;
   logic [OUT_ELEM_BITS-1:0] g_out_wdata, a_out_wdata;
   vdla_gemm u_gemm (
-    .clk, .rst, .start(accept && is_gemm), .insn(q_insn.gemm), .busy(gemm_busy), .last(gemm_last),
+    .clk, .rst, .start(accept && is_gemm), .depthwise(is_dw), .insn(q_insn.gemm), .busy(gemm_busy),
+    .last(gemm_last),
     .err_range(g_err), .requant(g_rq), .uop_count(g_cnt),
     .uop_re(g_uop_re), .uop_raddr(g_uop_raddr), .uop_rdata,
     .inp_re, .inp_raddr, .inp_rdata, .wgt_re, .wgt_raddr, .wgt_rdata,
