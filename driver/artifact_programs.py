@@ -55,10 +55,14 @@ def _check_program_fields(doc: dict, path: str) -> None:
     array(field(doc, "calls", path), f"{path}.calls")     # each call: its record (program_calls.py)
     for k, kernel in enumerate(array(field(doc, "kernels", path), f"{path}.kernels")):
         at = f"{path}.kernels[{k}]"
-        if not isinstance(kernel, list) or len(kernel) not in (8, 9):
-            raise fail(at, "[mode, reset, alu_op, use_imm, imm, loops, uops, name] and 1 if it requantizes", kernel)
+        if not isinstance(kernel, list) or len(kernel) not in (8, 9, 10):
+            raise fail(at, "[mode, reset, alu_op, use_imm, imm, loops, uops, name], then 1 if it requantizes "
+                           "(0 if not, before the DEPTHWISE flag) and 1 if it is DEPTHWISE", kernel)
         if len(kernel) == 9:
             integer(kernel[8], f"{at}[8]", lo=1, hi=1)
+        if len(kernel) == 10:
+            integer(kernel[8], f"{at}[8]", lo=0, hi=1)
+            integer(kernel[9], f"{at}[9]", lo=1, hi=1)
         string(kernel[0], f"{at}[0]")
         for j in (1, 3, 4):
             integer(kernel[j], f"{at}[{j}]", lo=-MAX_BYTES, hi=MAX_BYTES)

@@ -8,14 +8,14 @@ that merely repeats multiplies the sums, as for GEMM.
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import numpy as np
+
 from vdla.hw.depthwise import TAPS
 
+from .gemm import accumulate, reset_entries
 from .loop_nest import LoopNest, check_hazard, check_range
-from .work_limit import GEMM_STEP
-
-_MASK = 0xFFFFFFFF
 
 
 def _writing(nest: LoopNest) -> LoopNest:
@@ -30,31 +30,15 @@ def execute_depthwise(insn, index: int, state) -> int:
     check_range(nest, "dst", cfg.acc_depth, "DEPTHWISE accumulator", index)
     written = _writing(nest)
     if insn.reset:
-        if written.steps:
-            touched = np.flatnonzero(written.counts("dst", cfg.acc_depth))
-            state.acc[touched] = 0
-            state.write_back(insn, touched)
+        reset_entries(state, insn, written)
         return 0
     check_range(nest, "src", cfg.inp_depth, "DEPTHWISE input", index)
     check_range(nest, "wgt", cfg.wgt_depth, "DEPTHWISE weight", index)
     check_hazard(nest, cfg.timing.acc_raw_min_distance, index, "DEPTHWISE",
                  writes=np.arange(nest.uops) >= TAPS - 1 if nest.steps else None)
-    if written.steps == 0:
-        return nest.steps
-    folded, outer_reps, inner_reps = nest.folded()
-    state.meter.spend(folded.steps * GEMM_STEP)       # before any work: a refusal is immediate
-    touched = np.flatnonzero(written.counts("dst", cfg.acc_depth))
-    slot = np.full(cfg.acc_depth, -1, dtype=np.int64)
-    slot[touched] = np.arange(touched.size)
-    lanes = cfg.batch * cfg.block
-    sums = np.zeros((touched.size, lanes), dtype=np.int64)    # mod 2^32
-    for first, stop in folded.chunks(bytes_per_step=64 + lanes * (TAPS * 4 + 24)):
-        sums = (sums + _chunk_sums(state, folded, first, stop, slot, touched.size)) & _MASK
-    total = (sums * (outer_reps * inner_reps)) & _MASK
-    acc = state.acc[touched].reshape(touched.size, lanes).astype(np.int64)
-    new = ((acc + total) & _MASK).astype(np.uint32).view(np.int32)
-    state.acc[touched] = new.reshape(touched.size, cfg.batch, cfg.block)
-    state.write_back(insn, touched)
+    if written.steps:
+        lanes = cfg.batch * cfg.block
+        accumulate(state, insn, nest, written, 64 + lanes * (TAPS * 4 + 24), partial(_chunk_sums, state))
     return nest.steps
 
 

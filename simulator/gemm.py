@@ -21,35 +21,50 @@ def execute_gemm(insn, index: int, state) -> int:
     nest = LoopNest.of(insn, state, index, ("dst",) if insn.reset else ("dst", "src", "wgt"))
     check_range(nest, "dst", cfg.acc_depth, "GEMM accumulator", index)
     if insn.reset:
-        if nest.steps:
-            touched = np.flatnonzero(nest.counts("dst", cfg.acc_depth))
-            state.acc[touched] = 0
-            state.write_back(insn, touched)
+        reset_entries(state, insn, nest)
         return 0
     check_range(nest, "src", cfg.inp_depth, "GEMM input", index)
     check_range(nest, "wgt", cfg.wgt_depth, "GEMM weight", index)
     check_hazard(nest, cfg.timing.acc_raw_min_distance, index, "GEMM")
     if nest.steps == 0:
         return 0
+    lanes = cfg.batch * cfg.block
+    # per step: three indices, the input row, its product and the lane sums, with sort scratch
+    accumulate(state, insn, nest, nest, 48 + lanes * 28,
+               lambda folded, first, stop, slot, entries: _chunk_sums(
+                   state, slot[folded.indices("dst", first, stop)], folded.indices("src", first, stop),
+                   folded.indices("wgt", first, stop), entries))
+    return nest.steps
+
+
+def reset_entries(state, insn, written: LoopNest) -> None:
+    """A reset: every accumulator entry a writing step names becomes 0 (and OUT, written back)."""
+    if written.steps:
+        touched = np.flatnonzero(written.counts("dst", state.config.acc_depth))
+        state.acc[touched] = 0
+        state.write_back(insn, touched)
+
+
+def accumulate(state, insn, nest: LoopNest, written: LoopNest, bytes_per_step: int, chunk_sums) -> None:
+    """Add every step's products to its accumulator entry (int32 wrap) and write the entries
+    back. `written`: the steps that write (a DEPTHWISE row's priming ones do not);
+    `chunk_sums(folded nest, first, stop, slot of each entry, entries)`: the int64 lane sums of
+    steps [first, stop) per written entry. Loops that merely repeat multiply the sums."""
+    cfg = state.config
     folded, outer_reps, inner_reps = nest.folded()
     state.meter.spend(folded.steps * GEMM_STEP)       # before any work: a refusal is immediate
-    touched = np.flatnonzero(nest.counts("dst", cfg.acc_depth))
+    touched = np.flatnonzero(written.counts("dst", cfg.acc_depth))
     slot = np.full(cfg.acc_depth, -1, dtype=np.int64)
     slot[touched] = np.arange(touched.size)
     lanes = cfg.batch * cfg.block
     sums = np.zeros((touched.size, lanes), dtype=np.int64)    # mod 2^32
-    # per step: three indices, the input row, its product and the lane sums, with sort scratch
-    for first, stop in folded.chunks(bytes_per_step=48 + lanes * 28):
-        dst = slot[folded.indices("dst", first, stop)]
-        part = _chunk_sums(state, dst, folded.indices("src", first, stop), folded.indices("wgt", first, stop),
-                           touched.size)
-        sums = (sums + part) & _MASK
+    for first, stop in folded.chunks(bytes_per_step=bytes_per_step):
+        sums = (sums + chunk_sums(folded, first, stop, slot, touched.size)) & _MASK
     total = (sums * (outer_reps * inner_reps)) & _MASK
     acc = state.acc[touched].reshape(touched.size, lanes).astype(np.int64)
     new = ((acc + total) & _MASK).astype(np.uint32).view(np.int32)
     state.acc[touched] = new.reshape(touched.size, cfg.batch, cfg.block)
     state.write_back(insn, touched)
-    return nest.steps
 
 
 def _chunk_sums(state, dst: np.ndarray, src: np.ndarray, wgt: np.ndarray, entries: int) -> np.ndarray:

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vdla.hw import AluInsn, AluOp, DepthwiseInsn, FinishInsn, GemmInsn, MemInsn, MemType, Module, Opcode, require_config
+from vdla.hw import (AluInsn, AluOp, DepthwiseInsn, FinishInsn, GemmInsn, MemInsn, MemType, Module, Opcode,
+                     require_config)
 from vdla.hw import vta
 from vdla.hw.alu_ops import SHR_MAX, SHR_MIN, shift_amount
 from vdla.hw.isa import INSN_BYTES

@@ -342,7 +342,6 @@ ALLOWLIST: dict[str, Covered] = {
                                           "node tests (and tests/driver/host_ops/test_operands.py's operand checks)",
                                           via="vdla.compiler.onnx_backend"),
     "vdla.driver.host_ops.vdla.add": Covered(("tests/compiler/vdla/ops/test_add.py",), VDLA_SEMANTICS),
-    "vdla.driver.host_ops.vdla.conv": Covered(("tests/compiler/vdla/ops/test_conv.py",), VDLA_SEMANTICS),
     "vdla.driver.host_ops.vdla.dense": Covered(("tests/compiler/vdla/ops/test_dense.py",), VDLA_SEMANTICS),
     "vdla.driver.host_ops.vdla.matmul": Covered(("tests/compiler/vdla/ops/test_matmul.py",), VDLA_SEMANTICS),
     "vdla.driver.host_ops.vdla.moves": Covered(("tests/compiler/vdla/test_moves.py",),

@@ -12,6 +12,6 @@ from .timing import Timing
 
 __all__ = [
     "DEFAULT_PRESET", "PRESETS", "HwConfig", "load_config", "require_config", "disassemble", "format_insn",
-    "DEP_FLAGS", "FLAG_QUEUE", "INSN_BYTES", "TOKEN_QUEUES", "AluInsn", "AluOp", "DepthwiseInsn", "FinishInsn", "GemmInsn",
-    "Insn", "Isa", "MemInsn", "MemType", "Module", "Opcode", "Uop", "Timing",
+    "DEP_FLAGS", "FLAG_QUEUE", "INSN_BYTES", "TOKEN_QUEUES", "AluInsn", "AluOp", "DepthwiseInsn", "FinishInsn",
+    "GemmInsn", "Insn", "Isa", "MemInsn", "MemType", "Module", "Opcode", "Uop", "Timing",
 ]

@@ -31,8 +31,10 @@ def format_insn(insn: Insn) -> str:
         return text + _tokens(insn)
     if isinstance(insn, (GemmInsn, AluInsn)):
         if isinstance(insn, GemmInsn):
-            kind = "DEPTHWISE" if isinstance(insn, DepthwiseInsn) else "GEMM"
-            name = kind + (" reset   " if insn.reset else "         ")
+            if isinstance(insn, DepthwiseInsn):
+                name = "DEPTHWISE" + (" reset" if insn.reset else "")
+            else:
+                name = "GEMM " + ("reset   " if insn.reset else "        ")
             factors = (f"dst=({insn.dst_factor_out},{insn.dst_factor_in}) "
                        f"src=({insn.src_factor_out},{insn.src_factor_in}) "
                        f"wgt=({insn.wgt_factor_out},{insn.wgt_factor_in})")

@@ -8,7 +8,8 @@ first failed constraint is reported, naming the loop, operand, buffer and values
    (operators, constants, casts, reduction combiner); tensors pair up with operands;
 3. dtypes of paired tensors/operands agree;
 4. accesses: each access is affine in the region loops and uses exactly the loops the
-   declaration's operand uses; the element strides it implies must satisfy the declared
+   declaration's operand uses (an index that adds axes, a window j + t, steps the same
+   stride for each); the element strides it implies must satisfy the declared
    stride constraints;
 5. memory scopes of the matched buffers are among the operand's allowed scopes.
 Then the intrinsic's emit rule gets BufferRegion views and returns the loop-IR statement.
@@ -95,6 +96,17 @@ def _flat_access(buf, indices, region_vars, st, intrin, what):
     return arith.simplify(base_total), coeff_total
 
 
+def _summed_axes(di, axis_for_var):
+    """The declaration axes an operand index adds up: [j] for a plain axis, [j, t] for a window
+    j + t (a sliding window's pixel and tap); None for anything else."""
+    if isinstance(di, E.Var):
+        return [di] if di in axis_for_var else None
+    if isinstance(di, E.Add):
+        a, b = _summed_axes(di.a, axis_for_var), _summed_axes(di.b, axis_for_var)
+        return a + b if a is not None and b is not None else None
+    return None
+
+
 def _operand_view(intrin, st, operand, decl_indices, axis_for_var, buf, base, coeffs, what):
     """Check one operand pairing and build its BufferRegion."""
     used_decl = set()
@@ -103,12 +115,17 @@ def _operand_view(intrin, st, operand, decl_indices, axis_for_var, buf, base, co
         if isinstance(di, E.Const):
             strides.append(0)
             continue
-        if not isinstance(di, E.Var) or di not in axis_for_var:
+        axes = _summed_axes(di, axis_for_var)
+        if axes is None:
             raise TensorizeError(f"intrinsic {intrin.name}: operand {operand.name} must be indexed by "
-                                 f"plain axes in its declaration, got {di!r}")
-        v = axis_for_var[di]
-        used_decl.add(v)
-        strides.append(coeffs[v])
+                                 f"plain axes (or a sum of them) in its declaration, got {di!r}")
+        vs = [axis_for_var[a] for a in axes]
+        if len({coeffs[v] for v in vs}) > 1:
+            _fail(st, intrin, f"{what} steps {', '.join(f'{v.name} by {coeffs[v]}' for v in vs)}, but the "
+                              f"intrinsic's operand {operand.name} reads them as one window index {di!r}: "
+                              "they must step the same element stride")
+        used_decl.update(vs)
+        strides.append(coeffs[vs[0]])
     for v, c in coeffs.items():
         if c != 0 and v not in used_decl:
             _fail(st, intrin, f"{what} depends on loop {v.name}, but the intrinsic's operand "

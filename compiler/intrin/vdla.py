@@ -7,6 +7,7 @@ output lanes, the input/weight/accumulator widths.
 gemm(config): acc[b, o] += sum_i acc_t(inp[b, i]) * acc_t(wgt[o, i]), operands in the
 accelerator's on-chip buffers (scopes vdla.inp, vdla.wgt, vdla.acc), each tile contiguous
 (the on-chip buffers hold whole elements).
+depthwise_row(config, width): a row of a depthwise 1 x TAPS filter (DEPTHWISE).
 alu(op, config, imm) / alu_shr(shift, config): one accumulator element, lane-wise.
 alu_requant(config, shift): an accumulator element written back to OUT through
 the requantizer, whose registers (scope vdla.req) setq(config) loads from accumulators.
@@ -20,6 +21,7 @@ tests/compiler/intrin/test_vdla_alu_declarations.py runs them against vdla.hw's 
 from __future__ import annotations
 
 from vdla.hw.alu_ops import LANE_BITS, SHR_MAX, TABLE_MAX, TABLE_MIN, immediate_error
+from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 from vdla.hw.isa import AluOp
 from vdla.hw.requantizer import BIAS, CTRL, CTRL_FIELDS, MUL, MUL_BITS, REGISTERS, SHIFT_MAX
 
@@ -54,6 +56,30 @@ def gemm(config):
                           scopes={"inp": (SCOPE_INP,), "wgt": (SCOPE_WGT,), "acc": (SCOPE_ACC,)},
                           strides={"inp": (block_in, 1), "wgt": (block_in, 1), "acc": (block_out, 1)},
                           doc="int8 x int8 -> int32 GEMM tile on the VDLA core")
+
+
+def depthwise_row(config, width: int):
+    """DEPTHWISE (vdla.hw.depthwise): a row of `width` outputs of a 1 x TAPS filter, channel by
+    channel: acc[j, b, c] += sum_t inp[j + t, b, c] * wgt[c, t]. The input is a window of
+    width + TAPS - 1 pixels (any pixel stride in vdla.inp, the same for j and t); the weight
+    tile holds channel c's taps in row c, lanes 0..TAPS-1. Emitted as one row of micro-ops
+    (codegen/vdla): the first TAPS - 1 fill the window, then one per output."""
+    batch, block = config.batch, config.block
+    inp_t, wgt_t, acc_t = _dtypes(config)
+    inp = te.placeholder((width + DEPTHWISE_TAPS - 1, batch, block), inp_t, "inp")
+    wgt = te.placeholder((block, block), wgt_t, "wgt")
+    t = te.reduce_axis((0, DEPTHWISE_TAPS), "t")
+    acc = te.compute((width, batch, block), lambda j, b, c: te.sum(
+        te.cast(acc_t, inp[j + t.var, b, c]) * te.cast(acc_t, wgt[c, t.var]), axis=t), name="acc")
+
+    def emit(ins, out, accumulate):
+        return S.IntrinsicStmt("vdla.depthwise", [_view(r) for r in ins] + [_view(out)],
+                               {"reset": not accumulate, "width": width})
+
+    return declare_intrin(f"vdla_depthwise_{batch}x{block}_w{width}", acc, emit,
+                          scopes={"inp": (SCOPE_INP,), "wgt": (SCOPE_WGT,), "acc": (SCOPE_ACC,)},
+                          strides={"inp": (None, block, 1), "wgt": (block, 1), "acc": (None, block, 1)},
+                          doc="a row of a depthwise 1 x TAPS filter on the VDLA core (DEPTHWISE)")
 
 
 def _view(region):

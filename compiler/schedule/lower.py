@@ -170,7 +170,7 @@ def _infer_region(ctx, st):
         ext = arith.simplify(hi - lo + 1)
         if not isinstance(ext, E.Const):
             ext = E.Const(int(arith.bounds(ext, ctx.var_ranges)[1]), "int32")
-        if ext.value >= full or not isinstance(ext.value, int):
+        if ext.value >= full or not isinstance(ext.value, int) or k in st.whole_axes:
             region.append((E.Const(0, "int32"), full))
         else:
             region.append((lo, ext.value))

@@ -59,6 +59,7 @@ class Stage:
         self.scope = "global"
         self.is_output = False
         self.store_tags = []              # launch tags only whose index-0 threads store (GPU)
+        self.whole_axes = set()           # data axes (by position) whose attached region is the whole extent
 
     @property
     def is_placeholder(self):
@@ -232,6 +233,17 @@ class Stage:
 
     def set_scope(self, scope):
         self.scope = scope
+
+    def keep_whole(self, *axes):
+        """An attached stage's region spans these data axes (positions, negative from the end)
+        whole, whatever its readers touch: an SRAM element is moved and held whole even where a
+        reader uses part of it (a DEPTHWISE weight tile's tap lanes)."""
+        self._no_placeholder("keep_whole")
+        n = len(self.axis)
+        for a in axes:
+            if not -n <= a < n:
+                raise ScheduleError(f"keep_whole on stage {self.name}: no data axis {a} of {n}")
+            self.whole_axes.add(a % n)
 
 
 class Schedule:

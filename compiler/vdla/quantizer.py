@@ -318,7 +318,7 @@ class GemmForm:
     layer: Callable            # (quantizer, node, packed input name, weights) -> layer
     layer_doc: Callable        # (layer) -> its JSON form in the node's attributes
     out_shape: Callable        # (layer, config) -> the packed output's shape
-    pack_weight: Callable      # (node, int8 weights, block) -> packed weights
+    pack_weight: Callable      # (node, int8 weights, layer, block) -> packed weights
     # (quantizer, node) -> (packed input, its scale): the input as it is, or another view of it
     packed_input: Callable = lambda q, node: q.packed_input(node.inputs[0])      # noqa: E731
 
@@ -388,7 +388,7 @@ def quantize_gemm(q: Quantizer, op, node, act, form: GemmForm):
     if not chain and not ep.requantizer and clip_as_table(cfg, ep, out_shape, q.vta_compat):
         tail = tail + [q.const(f"{node.name}.clip", clip_table(ep).reshape(cfg.lut_depth, cfg.batch, L))]
         ep = replace(ep, lo=None, hi=None, table=True)
-    inputs = [xq, q.const(f"{node.name}.wq", form.pack_weight(node, w_q, L))]
+    inputs = [xq, q.const(f"{node.name}.wq", form.pack_weight(node, w_q, layer, L))]
     if ep.requantizer:
         inputs.append(q.const(f"{node.name}.qparams", pack_qparams(bias_q, mult, ep.shift, ep.zero, ep.lo, ep.hi,
                                                                    cfg.batch, L, table=ep.table)))

@@ -17,7 +17,7 @@ the stream is written into a growing instruction buffer at synchronize.
 """
 from __future__ import annotations
 
-from vdla.hw import AluInsn, GemmInsn, Insn, MemInsn, MemType, Opcode, disassemble
+from vdla.hw import AluInsn, DepthwiseInsn, GemmInsn, Insn, MemInsn, MemType, Opcode, disassemble
 from vdla.hw.timing import dram_elem_bytes
 
 from ..device import DeviceBuffer, LaunchResult
@@ -159,7 +159,8 @@ class CommandQueue:
                       dst_factor_out=outer.dst, dst_factor_in=inner.dst,
                       src_factor_out=outer.src, src_factor_in=inner.src)
         if kernel.mode is KernelMode.GEMM:
-            insn = GemmInsn(**common, wgt_factor_out=outer.wgt, wgt_factor_in=inner.wgt)
+            kind = DepthwiseInsn if kernel.depthwise else GemmInsn
+            insn = kind(**common, wgt_factor_out=outer.wgt, wgt_factor_in=inner.wgt)
         else:
             insn = AluInsn(**common, alu_opcode=kernel.alu_op, use_imm=kernel.use_imm, imm=kernel.imm)
         return self._append(kernel.describe(), insn)

@@ -107,15 +107,18 @@ class KernelProgram:
 def _kernel_to_list(k: UopKernel) -> list:
     return [k.mode.value, int(k.reset), None if k.alu_op is None else int(k.alu_op), int(k.use_imm), k.imm,
             [[lv.extent, lv.dst, lv.src, lv.wgt] for lv in k.loops],
-            [[u.dst, u.src, u.wgt] for u in k.uops], k.name] + ([1] if k.requant else [])
+            [[u.dst, u.src, u.wgt] for u in k.uops], k.name] + ([int(k.requant)] if k.requant or k.depthwise else []) \
+        + ([1] if k.depthwise else [])
 
 
 def _kernel_from_list(item: list) -> UopKernel:
-    # (a kernel without the requantizer has no ninth item: artifacts written before it read the same)
-    mode, reset, alu_op, use_imm, imm, loops, uops, name, *requant = item
+    # (a kernel without the requantizer has no ninth item, one that is not DEPTHWISE no tenth:
+    # artifacts written before them read the same)
+    mode, reset, alu_op, use_imm, imm, loops, uops, name, *flags = item
+    flags = [bool(f) for f in flags] + [False] * (2 - len(flags))
     return UopKernel(KernelMode(mode), tuple(Uop(*u) for u in uops), tuple(LoopLevel(*lv) for lv in loops),
                      bool(reset), None if alu_op is None else AluOp(alu_op), bool(use_imm), int(imm), name=name,
-                     requant=bool(requant and requant[0]))
+                     requant=flags[0], depthwise=flags[1])
 
 
 class ProgramRunner:

@@ -2,7 +2,9 @@
 
 A kernel is what one GEMM or ALU instruction executes: for i < loop0.extent,
 j < loop1.extent and every micro-op u, the indices are u.dst + i*loop0.dst + j*loop1.dst
-(likewise src and wgt). Kernels are immutable values; two equal kernels share one place in
+(likewise src and wgt). A GEMM kernel with `depthwise` is a DEPTHWISE instruction
+(vdla.hw.depthwise): its micro-ops are one row of a sliding window, whose first TAPS - 1
+write nothing. Kernels are immutable values; two equal kernels share one place in
 the micro-op SRAM and one copy in device DRAM.
 """
 from __future__ import annotations
@@ -15,6 +17,8 @@ import numpy as np
 
 from vdla.hw import AluOp, Uop
 from vdla.hw.alu_ops import immediate_error
+from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
+from vdla.hw.depthwise import depthwise_problem
 from vdla.hw.requantizer import REGISTERS
 
 from .errors import KernelError
@@ -46,13 +50,17 @@ class UopKernel:
     name: str = field(default="", compare=False)
     # OUT written through the requantizer (vdla.hw.requantizer) instead of the low 8 bits
     requant: bool = False
+    # a DEPTHWISE instruction (vdla.hw.depthwise): the micro-ops are a sliding window's row
+    depthwise: bool = False
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
-    def gemm(cls, uops, loops=(), reset: bool = False, name: str = "", requant: bool = False) -> "UopKernel":
+    def gemm(cls, uops, loops=(), reset: bool = False, name: str = "", requant: bool = False,
+             depthwise: bool = False) -> "UopKernel":
         """GEMM kernel (reset=True: zero the destination accumulators instead of multiply-add;
-        requant=True: OUT through the requantizer)."""
-        return cls(KernelMode.GEMM, _uops(uops), tuple(loops), reset, name=name, requant=requant)
+        requant=True: OUT through the requantizer; depthwise=True: a DEPTHWISE instruction)."""
+        return cls(KernelMode.GEMM, _uops(uops), tuple(loops), reset, name=name, requant=requant,
+                   depthwise=depthwise)
 
     @classmethod
     def alu(cls, op: AluOp, uops, loops=(), imm: int | None = None, name: str = "",
@@ -71,7 +79,7 @@ class UopKernel:
     @cached_property
     def signature(self) -> tuple:
         return (self.mode, self.reset, self.alu_op, self.use_imm, self.imm, self.loops,
-                tuple((u.dst, u.src, u.wgt) for u in self.uops), self.requant)
+                tuple((u.dst, u.src, u.wgt) for u in self.uops), self.requant, self.depthwise)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, UopKernel) and self.signature == other.signature
@@ -84,7 +92,10 @@ class UopKernel:
         return hash(self.signature)
 
     def describe(self) -> str:
-        kind = "GEMM" if self.mode is KernelMode.GEMM else f"ALU {self.alu_op.name}"
+        if self.mode is KernelMode.GEMM:
+            kind = "DEPTHWISE" if self.depthwise else "GEMM"
+        else:
+            kind = f"ALU {self.alu_op.name}"
         return f"{kind} kernel {self.name or '(unnamed)'} ({len(self.uops)} micro-ops, {len(self.loops)} loops)"
 
     # ---- what the hardware will do ----------------------------------------------------------
@@ -133,6 +144,8 @@ class UopKernel:
                 if not 0 <= step <= f.mask:
                     raise KernelError(f"{what}: {level} loop {name} step {step} does not fit field "
                                       f"{key} (0..{f.mask})")
+        if self.depthwise and (problem := depthwise_problem(config)):
+            raise KernelError(f"{what}: {problem}")
         if self.use_imm and (problem := immediate_error(self.alu_op, self.imm)):
             raise KernelError(f"{what}: {problem}")
         try:
@@ -168,8 +181,10 @@ class UopKernel:
             return
         dst = self.flat_indices("dst")
         per_pass = len(self.uops)
+        # a DEPTHWISE row's first TAPS - 1 micro-ops write nothing
+        writes = np.arange(dst.size) % per_pass >= (DEPTHWISE_TAPS - 1 if self.depthwise else 0)
         for d in range(1, min_distance):
-            clash = np.flatnonzero(dst[d:] == dst[:-d])
+            clash = np.flatnonzero((dst[d:] == dst[:-d]) & writes[d:] & writes[:-d])
             if clash.size:
                 p = int(clash[0])
                 raise KernelError(

@@ -46,3 +46,16 @@ def _edited(edit):
 def test_a_malformed_program_is_refused_naming_it(header, config_hash, match):
     with pytest.raises(ArtifactError, match="artifact header: " + match):
         check_programs(header, config_hash)
+
+
+def test_a_kernel_carries_requant_then_depthwise_flags():
+    from vdla.driver.runtime import UopKernel
+    from vdla.hw import Uop
+    prog = _program()
+    prog.kernels.append(UopKernel.gemm([Uop(0, 0, 0), Uop(0, 1, 0), Uop(0, 2, 0)], depthwise=True))
+    doc = prog.to_dict()
+    assert doc["kernels"][0][8:] == [0, 1]
+    check_programs({"vdla_programs": [doc]}, "abc")
+    doc["kernels"][0][9] = 2
+    with pytest.raises(ArtifactError, match=r"kernels\[0\]\[9\]"):
+        check_programs({"vdla_programs": [doc]}, "abc")

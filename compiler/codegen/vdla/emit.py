@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vdla.hw import MemType, Uop
+from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 from vdla.hw.timing import dram_elem_bytes
 from vdla.driver.runtime import KernelError, LoopLevel, Stage, UopKernel
 from vdla.driver.runtime.program import KernelProgram, ProgramParam
@@ -60,6 +61,16 @@ def _used(kernels: list, calls: list) -> list:
         if isinstance(c, (Gemm, Alu)):
             calls[k] = type(c)(index[c.kernel])
     return [kernels[old] for old, _ in sorted(index.items(), key=lambda kv: kv[1])]
+
+
+def _window_row(window, flat) -> tuple:
+    """(dst, src, wgt) of a DEPTHWISE row's micro-ops: TAPS - 1 that fill the window (their dst,
+    never written, the row's first output), then one per output; every one reads the next pixel."""
+    width, src_step, dst_step = window
+    (first_dst,), (first_src,), (tile,) = flat["dst"], flat["src"], flat["wgt"]
+    u = np.arange(width + DEPTHWISE_TAPS - 1, dtype=np.int64)
+    return (first_dst + np.maximum(u - (DEPTHWISE_TAPS - 1), 0) * dst_step, first_src + u * src_step,
+            np.full(u.size, tile, dtype=np.int64))
 
 
 def _const(e, env, what):
@@ -254,15 +265,19 @@ class _Emitter:
             for (v, _), g in zip(ul, grids):
                 idx = idx + a.coeff(v) * g
             flat[k] = idx.ravel() if grids else idx.reshape(1)
-        dst = flat["dst"]
-        src = flat.get("src", dst if nest.mode == "alu" else np.zeros_like(dst))
-        wgt = flat.get("wgt", np.zeros_like(dst))
+        if nest.window is not None:       # one row of a sliding window (vdla.hw.depthwise)
+            dst, src, wgt = _window_row(nest.window, flat)
+        else:
+            dst = flat["dst"]
+            src = flat.get("src", dst if nest.mode == "alu" else np.zeros_like(dst))
+            wgt = flat.get("wgt", np.zeros_like(dst))
         uops = [Uop(int(d), int(s), int(w)) for d, s, w in zip(dst, src, wgt)]
         levels = [LoopLevel(e, forms["dst"].coeff(v), forms.get("src", forms["dst"] if nest.mode == "alu"
                                                                else Affine()).coeff(v),
                             forms.get("wgt", Affine()).coeff(v) if nest.mode == "gemm" else 0) for v, e in hw]
         if nest.mode == "gemm":
-            kernel = UopKernel.gemm(uops, levels, reset=nest.reset, name=nest.name)
+            kernel = UopKernel.gemm(uops, levels, reset=nest.reset, name=nest.name,
+                                    depthwise=nest.window is not None)
         else:
             kernel = UopKernel.alu(nest.alu_op, uops, levels, imm=nest.imm, name=nest.name, requant=nest.requant)
         try:

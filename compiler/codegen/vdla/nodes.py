@@ -63,12 +63,17 @@ class UopNest:
     n_inst: int = 0                # loops[:n_inst] repeat the instruction; the rest are micro-ops
     name: str = ""
     requant: bool = False          # OUT written through the requantizer
+    # DEPTHWISE (vdla.hw.depthwise): (outputs, input step, accumulator step) of the one row of a
+    # sliding window the micro-ops are; src/dst are the row's first input and output
+    window: tuple | None = None
 
     def operands(self):
         return [(k, getattr(self, k)) for k in ("dst", "src", "wgt") if getattr(self, k) is not None]
 
     def __repr__(self):
         what = "reset" if self.reset else self.mode if self.mode == "gemm" else f"alu.{self.alu_op.name}"
+        if self.window is not None:
+            what = f"depthwise(row of {self.window[0]})"
         if self.imm is not None:
             what += f"(imm={self.imm})"
         if self.requant:

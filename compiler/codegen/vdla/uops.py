@@ -8,7 +8,9 @@ around them become UopNest nodes (IntrinsicStmt "vdla.uops").
   instruction: loops merge where their strides chain, the innermost ones are enumerated as
   micro-ops (up to a quarter of the micro-op SRAM, so kernels of two virtual threads stay
   resident), the next two become the instruction's iter_out/iter_in levels, and any outer
-  rest repeats the instruction."""
+  rest repeats the instruction. A DEPTHWISE row (vdla.depthwise) is its instruction's
+  micro-ops by itself: the window restarts with each of the instruction's loop iterations, so
+  no loop around it is enumerated."""
 from __future__ import annotations
 
 from vdla.hw import AluOp
@@ -114,10 +116,14 @@ def fold_uop_kernels(config):
     def run(func):
         def visit_stmt(stmt):
             loops, inner = perfect_nest(stmt)
-            if not (isinstance(inner, S.IntrinsicStmt) and inner.intrin_name in ("vdla.gemm", "vdla.alu")):
+            if not (isinstance(inner, S.IntrinsicStmt)
+                    and inner.intrin_name in ("vdla.gemm", "vdla.depthwise", "vdla.alu")):
                 return None
             nest = _nest_of(config, loops, inner)
-            if inner.intrin_name == "vdla.gemm" and inner.attrs.get("reset"):
+            if nest.window is not None and inner.attrs.get("reset"):
+                raise VdlaLoweringError(f"{nest.name}: a DEPTHWISE row accumulates; keep a reduction loop (the "
+                                        "kernel rows) outside it, whose first pass the accumulator reset precedes")
+            if inner.intrin_name != "vdla.alu" and inner.attrs.get("reset"):
                 # the whole reduction lies inside the intrinsic (no init nest): the GEMM core
                 # only accumulates, so the accumulators are reset first
                 zero = UopNest("gemm", loops, nest.dst, reset=True, name=f"reset {nest.dst[0].name}")
@@ -136,6 +142,12 @@ def _operand(config, view, what, loops=()):
 
 def _nest_of(config, loops, intr) -> UopNest:
     regions = intr.regions
+    if intr.intrin_name == "vdla.depthwise":
+        inp, wgt, acc = regions
+        name = f"depthwise {acc.data.name}"
+        steps = [_pixel_step(config, view, name) for view in (inp, acc)]
+        return UopNest("gemm", loops, _operand(config, acc, name), _operand(config, inp, name),
+                       _operand(config, wgt, name), name=name, window=(intr.attrs["width"], *steps))
     if intr.intrin_name == "vdla.gemm":
         inp, wgt, acc = regions
         name = f"gemm {acc.data.name}"
@@ -149,6 +161,16 @@ def _nest_of(config, loops, intr) -> UopNest:
         raise VdlaLoweringError(f"{name}: a shift by a tensor operand is not offered; shift by an immediate")
     return UopNest("alu", loops, _operand(config, dst, name, loops), src, alu_op=AluOp[op.upper()], imm=imm,
                    name=name, requant=bool(intr.attrs.get("requant")))
+
+
+def _pixel_step(config, view, what) -> int:
+    """The element step from one pixel of a DEPTHWISE row to the next."""
+    lanes = scope_lanes(config, view.scope)
+    step = int(view.strides[0])
+    if step % lanes:
+        raise VdlaLoweringError(f"{what}: {view.data.name}'s pixels are {step} scalars apart, not whole "
+                                f"elements of {lanes}")
+    return step // lanes
 
 
 def _intrinsic(nest: UopNest):
@@ -190,7 +212,8 @@ def plan_loops(nest: UopNest, config) -> UopNest:
         uop_loops = _innermost_within(rest, budget)
         inst = rest[:len(rest) - len(uop_loops)]
     else:
-        uop_loops = _innermost_within(merged, budget)
+        # a DEPTHWISE row is the micro-ops by itself; GEMM enumerates its innermost loops
+        uop_loops = [] if nest.window is not None else _innermost_within(merged, budget)
         outer = merged[:len(merged) - len(uop_loops)]
         hw = []
         for v, e in reversed(outer):
@@ -200,7 +223,7 @@ def plan_loops(nest: UopNest, config) -> UopNest:
         inst = outer[:len(outer) - len(hw)]
     out = UopNest(nest.mode, inst + hw + uop_loops, **{k: (b, ops[k]) for k, (b, _) in nest.operands()},
                   reset=nest.reset, alu_op=nest.alu_op, imm=nest.imm, n_hw=len(hw), n_inst=len(inst),
-                  name=nest.name, requant=nest.requant)
+                  name=nest.name, requant=nest.requant, window=nest.window)
     return out
 
 

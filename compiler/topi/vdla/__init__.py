@@ -14,7 +14,8 @@ from .build import compile_conv2d, compile_dense
 from .batched import BatchedDenseLayer, GroupedConvLayer, compile_batched_dense, compile_grouped_conv
 from .eltwise import AddLayer, compile_add, default_add_knobs
 from .pool import PoolKnobs, PoolLayer, compile_pool2d, default_pool_knobs, pool_tiling_problem
-from .run import pack_bias, pack_grouped_weight, run_add, run_conv, run_conv_program, run_dense, run_pool
+from .run import (pack_bias, pack_depthwise_rows, pack_grouped_weight, run_add, run_conv, run_conv_program, run_dense,
+                  run_pool)
 from .vta_mode import diagonal_weight, scaled_identity
 
 __all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", "ConvKnobs", "DenseKnobs",
@@ -23,6 +24,6 @@ __all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", 
            "dense_tiling_problem", "pool_tiling_problem", "default_conv_knobs", "default_dense_knobs",
            "compile_conv2d", "compile_dense", "BatchedDenseLayer", "compile_batched_dense",
            "GroupedConvLayer", "compile_grouped_conv",
-           "pack_bias", "pack_grouped_weight", "run_conv", "run_conv_program", "run_dense",
+           "pack_bias", "pack_depthwise_rows", "pack_grouped_weight", "run_conv", "run_conv_program", "run_dense",
            "PoolKnobs", "PoolLayer", "compile_pool2d", "default_pool_knobs", "run_pool", "AddLayer", "compile_add",
            "default_add_knobs", "run_add", "diagonal_weight", "scaled_identity"]

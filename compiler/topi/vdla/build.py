@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+from vdla.hw.depthwise import depthwise_problem
 from vdla.hw.requantizer import REGISTERS
 
 from ... import te
 from ...build import build_vdla
 from .epilogue import Epilogue, apply_epilogue
-from .ops import conv2d, dense, depthwise_conv2d
+from .ops import conv2d, dense, depthwise_conv2d, depthwise_rows
 from ..transform import pad
 from .plan import (ConvLayer, DenseLayer, conv_knob_problem, default_conv_knobs, default_dense_knobs,
                    dense_knob_problem)
@@ -54,6 +55,10 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     """-> (KernelProgram, ConvKnobs)."""
     ep = ep or Epilogue()
     run_ep, pad_value, shift_step = ep, layer.pad_value, None
+    if layer.rows:
+        problem = depthwise_problem(config) or ("VTA has no DEPTHWISE (a VDLA extension)" if vta_compat else None)
+        if problem:
+            raise ValueError(f"{name}: {layer} runs by DEPTHWISE rows: {problem}")
     if vta_compat:
         run_ep, shift_step = vta_epilogue(ep, name), SHIFT_STEP
         pad_value = zero_padding(name, f"the input (zero point {layer.pad_value})", layer.pads, layer.pad_value)
@@ -65,7 +70,9 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
         pad_value = 0
     B, L = config.batch, config.block
     x = activation(config, layer)
-    if layer.depthwise:
+    if layer.rows:
+        w = te.placeholder((layer.c, layer.kh, L, L), "int8", "w")
+    elif layer.depthwise:
         w = te.placeholder((layer.c, layer.kh, layer.kw, L, L), "int8", "w")
     else:
         w = te.placeholder((layer.o, layer.c, layer.kh, layer.kw, L, L), "int8", "w")
@@ -73,7 +80,7 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     h_mult = knobs.tile_h * (knobs.vthreads if knobs.vthreads > 1 and knobs.vthread_axis == "h" else 1)
     out_hw = (_ceil(oh, h_mult) * h_mult, _ceil(ow, knobs.tile_w) * knobs.tile_w)
     strides = (layer.stride, layer.stride)
-    op = depthwise_conv2d if layer.depthwise else conv2d
+    op = depthwise_rows if layer.rows else depthwise_conv2d if layer.depthwise else conv2d
     acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=pad_value)
     bias = _per_channel(ep, layer.o, B, L)
     scale = te.placeholder((layer.o, B, L), "int32", "scale") if ep.scale else None
@@ -85,7 +92,7 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
                                         shift_step=shift_step, rscale=rscale, table=table)
     x_src = acc.op.input_tensors[0]
     s = schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs, depthwise=layer.depthwise,
-                        scale=scale, rscale=rscale, table=table)
+                        scale=scale, rscale=rscale, table=table, rows=layer.rows)
     args = [x, w] + [t for t in (bias, scale, rscale, res, table) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
     prog.meta.update(kernel_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep, vta_compat))

@@ -2,7 +2,9 @@
 
 Layouts (SPEC §7, B = BATCH, L = BLOCK): activations (N/B, C/L, H, W, B, L), conv weights
 (O/L, C/L, KH, KW, L, L), depthwise weights (C/L, KH, KW, L, L) holding each channel's
-taps on the diagonal of its block, dense weights (N/L, K/L, L, L).
+taps on the diagonal of its block, depthwise weights by rows (C/L, KH, L, L) holding channel
+c's taps of kernel row ky in row c of tile ky, lanes 0..KW-1 (DEPTHWISE, vdla.hw.depthwise),
+dense weights (N/L, K/L, L, L).
 
 `out_hw` lets a schedule compute a taller/wider output than the layer has (tiles that do
 not divide the image): the extra rows and columns read padding and are never stored.
@@ -10,6 +12,8 @@ not divide the image): the extra rows and columns read padding and are never sto
 point -128 (the DMA writes either, LOAD pad_min).
 """
 from __future__ import annotations
+
+from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 
 from ... import te
 from ..transform import pad
@@ -77,6 +81,27 @@ def depthwise_conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name=
         lambda n, o, i, j, b, c: te.sum(
             _i32(xp[n, o, i * sh + ky.var, j * sw + kx.var, b, k.var]) * _i32(w[o, ky.var, kx.var, c, k.var]),
             axis=[ky, kx, k]), name=name)
+
+
+def depthwise_rows(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="dwconv", pad_value=0):
+    """A depthwise conv as DEPTHWISE rows: out[.., c] = sum over (ky, kx) of the input's
+    channel c at (i*sh + ky, j + kx) times tile ky's tap kx of channel c. Columns step one
+    pixel (a row of outputs slides one window)."""
+    nb, cb, _, _, batch, block = x.shape
+    cb2, kh, bo, bi = w.shape
+    if cb2 != cb or bo != block or bi != block:
+        raise ValueError(f"vdla depthwise_rows: weight {list(w.shape)} does not fit input {list(x.shape)}")
+    if strides[1] != 1:
+        raise ValueError(f"vdla depthwise_rows: a row slides one pixel at a time, not {strides[1]}")
+    kw = DEPTHWISE_TAPS
+    xp, out_hw = padded_window(x, kh, kw, strides, pads, out_hw, name + ".pad", pad_value)
+    sh = strides[0]
+    ky, kx = _taps(kh, kw)
+    return te.compute(
+        (nb, cb, out_hw[0], out_hw[1], batch, block),
+        lambda n, o, i, j, b, c: te.sum(
+            _i32(xp[n, o, i * sh + ky.var, j + kx.var, b, c]) * _i32(w[o, ky.var, c, kx.var]), axis=[ky, kx]),
+        name=name)
 
 
 def dense(x, w, name="dense"):

@@ -45,6 +45,9 @@ class ConvLayer(SlidingWindow):
     pads: tuple = (1, 1, 1, 1)      # top, left, bottom, right
     depthwise: bool = False
     pad_value: int = 0              # the code of a real zero: 0, or -128 for zero point -128
+    # a depthwise conv by DEPTHWISE rows (vdla.hw.depthwise): kw = TAPS, columns stride 1,
+    # weights (C/L, KH, L, L) with the taps in lanes; one micro-op per output and kernel row
+    rows: bool = False
 
     def macs(self, config) -> int:
         """Useful multiply-accumulates (a depthwise block does BLOCK of its BLOCK^2)."""
@@ -112,10 +115,13 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     wslots = 1 if resident and shared else t
     in_blocks = k.tile_oc if layer.depthwise else chunk       # a depthwise tile reads its own channels
     need = {"input": (in_blocks * rows * cols * t, config.inp_depth),
-            "weight": (k.tile_oc * (1 if layer.depthwise else chunk) * layer.kh * layer.kw * wslots, config.wgt_depth),
+            "weight": (k.tile_oc * (1 if layer.depthwise else chunk) * _weight_taps(layer) * wslots,
+                       config.wgt_depth),
             "accumulator": (k.tile_oc * k.tile_h * k.tile_w * t * (2 if ep.residual else 1)
                             + k.tile_oc * (1 if shared else t) * channel_operands(ep),
                             config.acc_depth)}
+    if layer.rows:           # a DEPTHWISE row is its instruction's micro-ops
+        need["micro-op"] = (cols, config.uop_depth // 4)
     for name, (used, depth) in need.items():
         if used > depth:
             return f"the tiles need {used} {name} SRAM elements but there are {depth}"
@@ -131,6 +137,11 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
         return (f"the last of {row_tiles} row tiles of {k.tile_h} lies wholly below the image, and a DMA "
                 "moves at least one element of data; use another tile_h")
     return None
+
+
+def _weight_taps(layer: ConvLayer) -> int:
+    """Weight tiles per channel block (and input chunk): one per tap, or per kernel row (rows)."""
+    return layer.kh if layer.rows else layer.kh * layer.kw
 
 
 def conv_fits(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> bool:
@@ -167,9 +178,12 @@ def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None
     oc_tiles, h_tiles, w_tiles, chunks = _conv_tiles(layer, k)
     rows = (k.tile_h - 1) * layer.stride + layer.kh
     cols = (k.tile_w - 1) * layer.stride + layer.kw
-    taps = layer.kh * layer.kw
+    taps = _weight_taps(layer)
     ib, wb = config.batch * config.block, config.block * config.block * config.wgt_bits // 8
-    gemm = k.tile_oc * chunk * taps * k.tile_h * k.tile_w + 10
+    if layer.rows:    # per block and kernel row one instruction of tile_h rows of cols micro-ops
+        gemm = k.tile_oc * (taps * k.tile_h * cols + 10)
+    else:
+        gemm = k.tile_oc * chunk * taps * k.tile_h * k.tile_w + 10
     load_in = (k.tile_oc if layer.depthwise else chunk) * _load_cycles(config, rows, cols, ib)
     load_w = _load_cycles(config, 1, k.tile_oc * (1 if layer.depthwise else chunk) * taps, wb)
     resident = not layer.depthwise and chunks == 1

@@ -39,6 +39,18 @@ def pack_grouped_weight(w, block):
     return out
 
 
+def pack_depthwise_rows(w, block):
+    """(C, 1, KH, KW) depthwise weights -> (C/L, KH, L, L) for DEPTHWISE rows: channel o's taps
+    of kernel row ky in row o % L of tile (o // L, ky), lanes 0..KW-1 (the other lanes zero)."""
+    c, width, kh, kw = w.shape
+    if width != 1:
+        raise ValueError(f"DEPTHWISE rows take one input channel per group, got weights {list(w.shape)}")
+    out = np.zeros((-(-c // block), kh, block, block), np.int8)
+    o = np.arange(c)
+    out[o // block, :, o % block, :kw] = w[:, 0]
+    return out
+
+
 def pack_table(table, config):
     """A TABLE_ENTRIES int8 lookup table (entry i for code i - 128) as LOAD LUT's elements."""
     table = np.asarray(table, np.int8)
@@ -66,9 +78,9 @@ def _epilogue_operands(ep, batch, block, bias, scale, residual, pack_residual, r
 
 
 def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, residual=None, depthwise=False,
-             check_races=False, runner=None, scale=None, vta_compat=False, rscale=None, table=None):
-    """Compile and run a conv of x (N, C, H, W) int8 with w (O, C, KH, KW) (depthwise: (C, 1, KH, KW)).
-    Returns (y (N, O, OH, OW) int8, LaunchResult, KernelProgram)."""
+             check_races=False, runner=None, scale=None, vta_compat=False, rscale=None, table=None, rows=False):
+    """Compile and run a conv of x (N, C, H, W) int8 with w (O, C, KH, KW) (depthwise: (C, 1, KH, KW);
+    rows: by DEPTHWISE rows). Returns (y (N, O, OH, OW) int8, LaunchResult, KernelProgram)."""
     config = device.config
     ep = ep or Epilogue()
     L = config.block
@@ -76,7 +88,8 @@ def run_conv(device, x, w, stride=1, pad=1, ep=None, knobs=None, bias=None, resi
     n, c, h, wd = x.shape
     o = c if depthwise else w.shape[0]
     kh, kw = w.shape[2:]
-    layer = ConvLayer(-(-n // config.batch), -(-c // L), h, wd, -(-o // L), kh, kw, stride, pads, depthwise)
+    layer = ConvLayer(-(-n // config.batch), -(-c // L), h, wd, -(-o // L), kh, kw, stride, pads, depthwise,
+                      rows=rows)
     prog, knobs = compile_conv2d(config, layer, ep, knobs, vta_compat=vta_compat)
     y, result = run_conv_program(device, prog, layer, x, w, ep, bias, residual, scale, check_races, runner, rscale,
                                  table)
@@ -89,7 +102,8 @@ def run_conv_program(device, prog, layer: ConvLayer, x, w, ep=None, bias=None, r
     (O, C, KH, KW) (depthwise: (C, 1, KH, KW)). Returns (y (N, O, OH, OW) int8, LaunchResult)."""
     B, L = device.config.batch, device.config.block
     ep = ep or Epilogue()
-    inputs = [pack_activation(x, B, L), pack_grouped_weight(w, L) if layer.depthwise else pack_conv_weight(w, L)]
+    weight = (pack_depthwise_rows if layer.rows else pack_grouped_weight if layer.depthwise else pack_conv_weight)(w, L)
+    inputs = [pack_activation(x, B, L), weight]
     inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation, rscale, table, device.config)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)
     out_shape = (layer.n, layer.o, layer.out_h, layer.out_w, B, L)

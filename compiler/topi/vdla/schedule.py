@@ -5,7 +5,8 @@ Conv (and depthwise conv): the output is tiled into tile_oc channel blocks x til
 tile_w columns; per tile the accumulators (vdla.acc) are reset once, then for each chunk
 of ic_chunk input channel blocks the input window (vdla.inp, padding by the DMA) and the
 weights (vdla.wgt) are loaded and one GEMM runs over (oc, ic, ky, kx, h, w); the
-accumulators stay resident across chunks. The ALU epilogue runs on the tile, which is then
+accumulators stay resident across chunks. A depthwise conv by rows runs per channel block
+one DEPTHWISE over (ky, h), each iteration one row of tile_w outputs. The ALU epilogue runs on the tile, which is then
 stored. With all input channels in one chunk the weights of an output-channel tile are
 loaded once and reused by every spatial tile. `vthreads` = 2 binds the outer tile loop
 (`vthread_axis` "oc" or "h") to two virtual threads: the SRAM buffers are doubled and the
@@ -122,9 +123,10 @@ def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, 
 
 
 def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: ConvKnobs, depthwise=False,
-                    scale=None, rscale=None, table=None):
+                    scale=None, rscale=None, table=None, rows=False):
     """out: the int8 output; acc: the conv stage; stages: its ALU epilogue; x_src: the
-    (padded) input the conv reads; w: weights; bias: bias placeholder or None."""
+    (padded) input the conv reads; w: weights; bias: bias placeholder or None; rows: a
+    depthwise conv by DEPTHWISE rows (ops.depthwise_rows)."""
     s = create_schedule(out)
     s[acc].set_scope(intrin.SCOPE_ACC)
     xl = s.cache_read(x_src, intrin.SCOPE_INP, [s[acc]])
@@ -149,6 +151,15 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
     _epilogue(s, config, out, stages, res32, bias, (s[out], wo), (s[out], oo), scale, rscale, table)
 
     an, ao, ah, aw, ab, ac = s[acc].op.axis
+    if rows:
+        # per channel block one instruction: kernel rows x tile rows, each a window's row
+        ky, kx = s[acc].op.reduce_axis
+        s[acc].reorder(an, ao, ky, ah, aw, kx, ab, ac)
+        s[xl].compute_at(s[acc], an)
+        s[wl].compute_at(s[acc], an)
+        s[wl].keep_whole(-2, -1)       # whole tiles, though the taps are lanes 0..TAPS-1
+        s[acc].tensorize(aw, intrin.depthwise_row(config, knobs.tile_w))
+        return s
     if depthwise:
         ky, kx, k = s[acc].op.reduce_axis
         s[acc].reorder(an, ao, ky, kx, ah, aw, ab, ac, k)

@@ -3,7 +3,9 @@
 A grouped convolution (depthwise, RegNet's groups of 16, ResNeXt's of 4 to 16) whose groups lie
 inside channel blocks runs as the depthwise kernel: output block o reads input block o only,
 through weight blocks that hold each group's taps on the diagonal (block-diagonal; one useful
-MAC in BLOCK/width).
+MAC in BLOCK/width). A depthwise one with 3 columns of taps and stride 1 runs by DEPTHWISE rows
+where the config has it (vdla.hw.depthwise; not in VTA-compatible streams): a micro-op per output
+and kernel row, its weights a tile per kernel row with the taps in lanes.
 
 A convolution of the model's input with few channels (an RGB stem) reads it as columns: the
 edge's quantization writes each window's taps as channels (im2col), and the convolution runs as a
@@ -23,6 +25,8 @@ import numpy as np
 
 from vdla.driver.host_ops.vdla import conv as semantics
 from vdla.driver.runtime.layout import pack_conv_weight
+from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
+from vdla.hw.depthwise import depthwise_problem
 
 from ...topi import vdla as V
 from ..op import KernelSpec, Tunable, VdlaOp, gemm_seconds
@@ -115,9 +119,13 @@ def _layer(q, node, xq, w):
         pads, h, w_ = (0, 0, 0, 0), g.types[xq].shape[2], g.types[xq].shape[3]
     groups = _groups(node, w.shape[1], L)
     c, o = (w.shape[1] // L, w.shape[1] // L) if groups else (-(-xt.shape[1] // L), -(-yt.shape[1] // L))
-    layer = V.ConvLayer(-(-xt.shape[0] // cfg.batch), c, h, w_, o, w.shape[2], w.shape[3],
-                        (a.get("strides") or [1, 1])[0], pads, _depthwise(node, w.shape[1], L),
-                        pad_value=q.zp.get(xq, 0))
+    stride = (a.get("strides") or [1, 1])[0]
+    depthwise = _depthwise(node, w.shape[1], L)
+    # a depthwise 1 x TAPS row filter per kernel row (DEPTHWISE), where the hardware has it
+    rows = (depthwise and w.shape[1] == 1 and w.shape[3] == DEPTHWISE_TAPS and stride == 1 and not q.vta_compat
+            and depthwise_problem(cfg) is None)
+    layer = V.ConvLayer(-(-xt.shape[0] // cfg.batch), c, h, w_, o, w.shape[2], w.shape[3], stride, pads, depthwise,
+                        pad_value=q.zp.get(xq, 0), rows=rows)
     return V.GroupedConvLayer(groups, layer) if groups else layer
 
 
@@ -139,8 +147,10 @@ def _out_shape(layer, cfg):
     return (conv.n, getattr(layer, "groups", 1) * conv.o, conv.out_h, conv.out_w, cfg.batch, cfg.block)
 
 
-def _pack_weight(node, w_q, L):
+def _pack_weight(node, w_q, layer, L):
     width = w_q.shape[1]
+    if _single(layer).rows:
+        return V.pack_depthwise_rows(w_q, L)
     if _depthwise(node, width, L):
         return V.pack_grouped_weight(w_q, L)
     groups = _groups(node, width, L)
@@ -207,7 +217,7 @@ COLUMNS_FORM = GemmForm(
     layer=_columns_layer,
     layer_doc=_layer_doc,
     out_shape=_out_shape,
-    pack_weight=lambda node, w_q, L: pack_conv_weight(w_q.reshape(w_q.shape[0], -1, 1, 1), L),
+    pack_weight=lambda node, w_q, layer, L: pack_conv_weight(w_q.reshape(w_q.shape[0], -1, 1, 1), L),
     packed_input=_columns)
 
 
@@ -223,13 +233,14 @@ def spec(graph, node) -> KernelSpec:
 def probe_shapes(config, lay):
     """(x, w, out, per-channel vector) shapes and the products summed per output."""
     B, L = config.batch, config.block
-    w = (lay.c, lay.kh, lay.kw, L, L) if lay.depthwise else (lay.o, lay.c, lay.kh, lay.kw, L, L)
+    w = ((lay.c, lay.kh, L, L) if lay.rows else (lay.c, lay.kh, lay.kw, L, L) if lay.depthwise
+         else (lay.o, lay.c, lay.kh, lay.kw, L, L))
     taps = lay.kh * lay.kw * (1 if lay.depthwise else lay.c * L)
     return (lay.n, lay.c, lay.h, lay.w, B, L), w, (lay.n, lay.o, lay.out_h, lay.out_w, B, L), (lay.o, B, L), taps
 
 
 def describe(lay: dict, config) -> str:
-    dw = " depthwise" if lay["depthwise"] else ""
+    dw = (" depthwise by rows" if lay.get("rows") else " depthwise") if lay["depthwise"] else ""
     return (f"conv{dw} {lay['c'] * config.block}->{lay['o'] * config.block} {lay['kh']}x{lay['kw']}/{lay['stride']} "
             f"{lay['h']}x{lay['w']}")
 

@@ -37,7 +37,7 @@ GEMM_FORM = GemmForm(
     layer=_layer,
     layer_doc=lambda layer: {"m": layer.m, "k": layer.k, "n": layer.n},
     out_shape=lambda layer, cfg: (layer.m, layer.n, cfg.batch, cfg.block),
-    pack_weight=lambda node, w_q, L: pack_matrix_rhs(w_q.T, L))
+    pack_weight=lambda node, w_q, layer, L: pack_matrix_rhs(w_q.T, L))
 
 
 def spec(graph, node) -> KernelSpec:

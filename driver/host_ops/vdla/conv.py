@@ -1,6 +1,6 @@
 """VdlaConv: a 2-d convolution (dense; grouped inside channel blocks: depthwise, RegNet's and
-ResNeXt's; or grouped by whole blocks: one conv per group) of packed int8 activations on the
-GEMM core, with its ALU epilogue."""
+ResNeXt's, a depthwise one by DEPTHWISE rows with its taps in lanes; or grouped by whole blocks:
+one conv per group) of packed int8 activations on the GEMM core, with its ALU epilogue."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +17,13 @@ def conv(inputs, attrs):
     batch, block = x.shape[4], x.shape[5]
     xn = unpack_act(x)
     win = windows(xn, layer["kh"], layer["kw"], layer["stride"], layer["pads"], layer.get("pad_value", 0))
-    if layer.get("depthwise"):       # grouped inside blocks: output block o reads input block o
+    if layer.get("rows"):            # depthwise by DEPTHWISE rows: tile ky holds channel c's taps in row c
+        cb, kh, lanes, _ = w.shape
+        n, _, oh, ow = win.shape[:4]
+        blocks = win.reshape(n, cb, lanes, oh, ow, kh, -1)
+        taps = w[..., :blocks.shape[-1]].astype(np.int64)
+        acc = np.einsum("nclhwij,cilj->nclhw", blocks, taps).reshape(n, cb * lanes, oh, ow)
+    elif layer.get("depthwise"):     # grouped inside blocks: output block o reads input block o
         cb, kh, kw, lo, li = w.shape
         n, _, oh, ow = win.shape[:4]
         blocks = win.reshape(n, cb, li, oh, ow, kh, kw)

@@ -209,3 +209,61 @@ def test_vnni_requires_unsigned_activations():
     s[c].reorder(ko, s[c].op.axis[0], ki)
     s[c].tensorize(s[c].op.axis[0], cpu.int8_dot_16x4())
     _expect(s, [a, b, c], "dtype constraint: operand a is uint8 but the stage reads A of int8")
+
+
+def test_a_window_index_matches_depthwise_rows_and_whole_tiles_are_kept():
+    """j + t in the declaration pairs with the stage's j + t (the same stride for both); a
+    weight cache attached outside the row spans its tile's 16 lanes although the taps are
+    lanes 0..2 only where it keeps them whole (keep_whole): an SRAM element moves whole."""
+    from vdla.compiler.schedule.lower import lower_schedule
+    cfg = load_config("pynq")
+    x = te.placeholder((14, 1, 16), "int8", "x")
+    w = te.placeholder((16, 16), "int8", "w")
+    t = te.reduce_axis((0, 3), "t")
+    y = te.compute((12, 1, 16), lambda j, b, c: te.sum(
+        te.cast("int32", x[j + t.var, b, c]) * te.cast("int32", w[c, t.var]), axis=t), "y")
+    for whole in (False, True):
+        s = create_schedule(y)
+        yl = s.cache_write(y, vdla.SCOPE_ACC)
+        s.cache_read(x, vdla.SCOPE_INP, [s[yl]])        # at the root: the whole input, loaded once
+        wl = s.cache_read(w, vdla.SCOPE_WGT, [s[yl]])
+        j, b, c = s[yl].op.axis
+        jo, ji = s[yl].split(j, 6)
+        s[yl].reorder(jo, ji, s[yl].op.reduce_axis[0], b, c)
+        s[wl].compute_at(s[yl], jo)
+        if whole:
+            s[wl].keep_whole(-1)
+        s[yl].tensorize(ji, vdla.depthwise_row(cfg, 6))
+        if not whole:
+            lanes_0_to_2 = r"stride 3 there \(buffer w.vdla.wgt \[16, 3\]\)"
+            with pytest.raises(TensorizeError, match="wgt dimension 0 needs element stride 16, .* " + lanes_0_to_2):
+                lower_schedule(s, [x, w, y], "dw")
+            continue
+        func = lower_schedule(s, [x, w, y], "dw")
+        intr = []
+        visit(func.body, lambda n: intr.append(n) if isinstance(n, S.IntrinsicStmt) else None)
+        assert [n.intrin_name for n in intr] == ["vdla.depthwise"] and intr[0].attrs["width"] == 6
+        inp, wgt, acc = intr[0].regions
+        assert inp.strides[0] == 16 and acc.strides[0] == 16          # one pixel per window step
+        assert list(wgt.data.shape) == [16, 16] and list(inp.data.shape) == [14, 1, 16]
+
+
+def test_a_window_whose_axes_step_different_strides_is_refused():
+    cfg = load_config("pynq")
+    x = te.placeholder((13, 1, 16), "int8", "x")
+    w = te.placeholder((16, 16), "int8", "w")
+    t = te.reduce_axis((0, 3), "t")
+    y = te.compute((6, 1, 16), lambda j, b, c: te.sum(      # stride 2: j steps 2 pixels, t one
+        te.cast("int32", x[2 * j + t.var, b, c]) * te.cast("int32", w[c, t.var]), axis=t), "y")
+    s = create_schedule(y)
+    yl = s.cache_write(y, vdla.SCOPE_ACC)
+    xl = s.cache_read(x, vdla.SCOPE_INP, [s[yl]])
+    wl = s.cache_read(w, vdla.SCOPE_WGT, [s[yl]])
+    j, b, c = s[yl].op.axis
+    s[yl].reorder(j, s[yl].op.reduce_axis[0], b, c)
+    # (the caches stay at the root: whole tensors, loaded once)
+    s[wl].keep_whole(-1)
+    s[yl].tensorize(j, vdla.depthwise_row(cfg, 6))
+    from vdla.compiler.schedule.lower import lower_schedule
+    with pytest.raises(TensorizeError, match="must step the same element stride"):
+        lower_schedule(s, [x, w, y], "dw")

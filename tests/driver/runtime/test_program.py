@@ -81,3 +81,17 @@ def test_runner_caches_the_stream_per_buffer_set(program, rng):
     assert r2.cycles == runner.run(program, bufs).cycles
     np.testing.assert_array_equal(dev.read(bufs[3], np.uint8, (program.params[3].nbytes,)), first)
     runner.close()
+
+
+def test_depthwise_and_requantizing_kernels_round_trip_through_json():
+    """A kernel's DEPTHWISE flag is a tenth item after the requant flag (0 or 1); a kernel
+    without either keeps the eight items artifacts had before them."""
+    from vdla.driver.runtime import UopKernel
+    from vdla.driver.runtime.program import _kernel_from_list, _kernel_to_list
+    from vdla.hw import Uop
+    plain = UopKernel.gemm([Uop(0, 0, 0), Uop(1, 1, 1)])
+    kernels = [plain, UopKernel.gemm(plain.uops, requant=True), UopKernel.gemm(plain.uops, depthwise=True),
+               UopKernel.gemm(plain.uops, requant=True, depthwise=True)]
+    lists = [_kernel_to_list(k) for k in kernels]
+    assert [len(x) for x in lists] == [8, 9, 10, 10] and lists[2][8:] == [0, 1]
+    assert [_kernel_from_list(json.loads(json.dumps(x))) for x in lists] == kernels

@@ -124,3 +124,25 @@ def test_uop_loads_in_the_stream_follow_the_cache(device):
     # each kernel's micro-ops sit in device DRAM, encoded, where the LOAD UOP points
     words = dev.read(cq.kernel_buffer(kernels[2]), np.uint32, 30)
     np.testing.assert_array_equal(words, cfg.isa.encode_uops(kernels[2].uops))
+
+
+def test_depthwise_kernels_skip_the_priming_micro_ops_in_the_hazard_rule(device):
+    """A DEPTHWISE row's first TAPS - 1 micro-ops write nothing (vdla.hw.depthwise): a priming
+    micro-op next to a write of the same entry is no hazard, two writes are; the command queue
+    emits DEPTHWISE, and the simulator agrees."""
+    from vdla.hw import DepthwiseInsn
+    row = UopKernel.gemm([Uop(0, 0, 0), Uop(0, 1, 0), Uop(0, 2, 0), Uop(1, 3, 0)], depthwise=True)
+    row.validate(CFG)
+    assert row.describe().startswith("DEPTHWISE kernel") and row != UopKernel.gemm(row.uops)
+    with pytest.raises(KernelError, match=r"entry 0 is updated at micro-op steps 0 \(uop 0\) and 1"):
+        UopKernel.gemm(row.uops).validate(CFG)     # as a GEMM every micro-op writes
+    with pytest.raises(KernelError, match=r"entry 1 is updated at micro-op steps 2 \(uop 2\) and 3"):
+        UopKernel.gemm([Uop(0, 0, 0), Uop(0, 1, 0), Uop(1, 2, 0), Uop(1, 3, 0)], depthwise=True).validate(CFG)
+    cq = CommandQueue(device)
+    insn = cq.push_gemm(row)
+    assert isinstance(insn, DepthwiseInsn)
+    cq.synchronize()
+    small = HwConfig.from_dict({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 12, "LOG_WGT_BUFF_SIZE": 12,
+                                "LOG_ACC_BUFF_SIZE": 12})
+    with pytest.raises(KernelError, match="DEPTHWISE needs BLOCK >= 6"):
+        row.validate(small)

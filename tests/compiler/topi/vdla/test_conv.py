@@ -233,3 +233,16 @@ def test_the_requantizer_writes_the_tables_entry(cfg, knobs, rng):
     assert len(np.unique(codes)) > 100 and len(np.unique(y)) > 50
     assert {k.alu_op.name for k in prog.kernels if k.alu_op is not None} == {"SETQ", "FLUSH"}
     assert sum(1 for c in prog.calls if getattr(c, "mem_type", None) == int(MemType.LUT)) == 1
+
+@pytest.mark.parametrize("cfg", list(CONFIGS))
+@pytest.mark.parametrize("case", [(32, 12, 12), (20, 9, 7), (24, 5, 13)], ids=lambda c: "c{}_{}x{}".format(*c))
+def test_depthwise_by_rows_matches_numpy(cfg, case, rng):
+    """3x3 depthwise convs by DEPTHWISE rows: one micro-op per output and kernel row."""
+    config = CONFIGS[cfg]
+    c, h, w = case
+    x, wt, bias = random_case(rng, config, c, c, h, w, 3, depthwise=True)
+    ep = Epilogue(bias=True, shift=5, lo=0)
+    dev = SimulatorDevice(config, dram_bytes=1 << 24)
+    y, result, prog = run_conv(dev, x, wt, 1, (1, 1, 1, 1), ep, None, bias, None, True, check_races=True, rows=True)
+    np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, depthwise=True, bias=bias))
+    assert any(k.depthwise for k in prog.kernels) and not any(k.depthwise for k in prog.kernels if k.reset)
