@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 from vdla.hw.errors import CompileError
 from vdla.hw.requantizer import REGISTERS
 
@@ -48,6 +49,11 @@ class ConvLayer(SlidingWindow):
     # a depthwise conv by DEPTHWISE rows (vdla.hw.depthwise): kw = TAPS, columns stride 1,
     # weights (C/L, KH, L, L) with the taps in lanes; one micro-op per output and kernel row
     rows: bool = False
+
+    def __post_init__(self):
+        if self.rows and not (self.depthwise and self.kw == DEPTHWISE_TAPS and self.stride == 1):
+            raise ValueError(f"{self}: DEPTHWISE rows take a depthwise conv of {DEPTHWISE_TAPS} columns of taps "
+                             "and stride 1")
 
     def macs(self, config) -> int:
         """Useful multiply-accumulates (a depthwise block does BLOCK of its BLOCK^2)."""
@@ -180,7 +186,7 @@ def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None
     cols = (k.tile_w - 1) * layer.stride + layer.kw
     taps = _weight_taps(layer)
     ib, wb = config.batch * config.block, config.block * config.block * config.wgt_bits // 8
-    if layer.rows:    # per block and kernel row one instruction of tile_h rows of cols micro-ops
+    if layer.rows:    # per channel block one instruction of kh x tile_h rows of cols micro-ops
         gemm = k.tile_oc * (taps * k.tile_h * cols + 10)
     else:
         gemm = k.tile_oc * chunk * taps * k.tile_h * k.tile_w + 10

@@ -246,3 +246,11 @@ def test_depthwise_by_rows_matches_numpy(cfg, case, rng):
     y, result, prog = run_conv(dev, x, wt, 1, (1, 1, 1, 1), ep, None, bias, None, True, check_races=True, rows=True)
     np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, depthwise=True, bias=bias))
     assert any(k.depthwise for k in prog.kernels) and not any(k.depthwise for k in prog.kernels if k.reset)
+
+
+def test_rows_are_only_for_depthwise_convs_of_three_columns_and_stride_one():
+    from vdla.compiler.topi.vdla import ConvLayer
+    ConvLayer(1, 2, 8, 8, 2, 3, 3, 1, (1, 1, 1, 1), depthwise=True, rows=True)
+    for kw, stride, depthwise in ((5, 1, True), (3, 2, True), (3, 1, False)):
+        with pytest.raises(ValueError, match="DEPTHWISE rows take a depthwise conv of 3 columns of taps and stride 1"):
+            ConvLayer(1, 2, 8, 8, 2, 3, kw, stride, (1, 1, 1, 1), depthwise=depthwise, rows=True)
