@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 
-from vdla.hw.depthwise import TAPS
+from vdla.hw.depthwise import TAPS, row_writes
 
 from .gemm import accumulate, reset_entries
 from .loop_nest import LoopNest, check_hazard, check_range
@@ -35,7 +35,7 @@ def execute_depthwise(insn, index: int, state) -> int:
     check_range(nest, "src", cfg.inp_depth, "DEPTHWISE input", index)
     check_range(nest, "wgt", cfg.wgt_depth, "DEPTHWISE weight", index)
     check_hazard(nest, cfg.timing.acc_raw_min_distance, index, "DEPTHWISE",
-                 writes=np.arange(nest.uops) >= TAPS - 1 if nest.steps else None)
+                 writes=row_writes(nest.uops) if nest.steps else None)
     if written.steps:
         lanes = cfg.batch * cfg.block
         accumulate(state, insn, nest, written, 64 + lanes * (TAPS * 4 + 24), partial(_chunk_sums, state))
@@ -47,7 +47,7 @@ def _chunk_sums(state, nest: LoopNest, first: int, stop: int, slot: np.ndarray, 
     cfg = state.config
     b, n = cfg.batch, cfg.block
     steps = np.arange(first, stop, dtype=np.int64)
-    steps = steps[steps % nest.uops >= TAPS - 1]
+    steps = steps[row_writes(nest.uops)[steps % nest.uops]]
     if not steps.size:
         return np.zeros((entries, b * n), dtype=np.int64)
     lead = max(first - (TAPS - 1), 0)         # a writing step's window starts in its own row

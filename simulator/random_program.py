@@ -40,7 +40,7 @@ import numpy as np
 from vdla.hw import require_config
 from vdla.hw.alu_ops import IMM_MAX, IMM_MIN, SHR_MAX, SHR_MIN
 from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
-from vdla.hw.depthwise import depthwise_problem
+from vdla.hw.depthwise import depthwise_problem, row_writes
 from vdla.hw.isa import (FLAG_QUEUE, INSN_BYTES, TOKEN_QUEUES, UOP_BYTES, AluInsn, AluOp, DepthwiseInsn, FinishInsn,
                          GemmInsn, MemInsn, MemType, Module, Opcode, Uop)
 from vdla.hw.requantizer import REGISTERS
@@ -365,8 +365,8 @@ class _Generator:
                 uops = [Uop(int(self.rng.integers(0, len(REGISTERS))), u.src, 0) for u in uops]
                 f.update(dst_factor_out=0, dst_factor_in=0)
             dst, src, wgt = self._flatten(uops, f, gemm)
-            # the steps that write: all but the first TAPS - 1 of each DEPTHWISE row
-            writes = np.tile(np.arange(len(uops)) >= (DEPTHWISE_TAPS - 1 if depthwise else 0), dst.size // len(uops))
+            # the steps that write (a DEPTHWISE row's first micro-ops only fill its window)
+            writes = np.tile(row_writes(len(uops)) if depthwise else np.ones(len(uops), bool), dst.size // len(uops))
             if dst.max() >= cfg.acc_depth:
                 continue
             reads_inp = gemm and not reset

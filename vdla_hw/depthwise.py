@@ -26,7 +26,15 @@ so the reduction tree is the GEMM's, unchanged. That needs BLOCK >= 2 * TAPS.
 """
 from __future__ import annotations
 
+import numpy as np
+
 TAPS = 3
+
+
+def row_writes(uops: int) -> np.ndarray:
+    """Which micro-ops of a DEPTHWISE row write (bool per micro-op): all but the first TAPS - 1,
+    which only fill the window."""
+    return np.arange(uops) >= TAPS - 1
 
 
 def depthwise_problem(config) -> str | None:

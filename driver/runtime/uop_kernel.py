@@ -17,8 +17,7 @@ import numpy as np
 
 from vdla.hw import AluOp, Uop
 from vdla.hw.alu_ops import immediate_error
-from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
-from vdla.hw.depthwise import depthwise_problem
+from vdla.hw.depthwise import depthwise_problem, row_writes
 from vdla.hw.requantizer import REGISTERS
 
 from .errors import KernelError
@@ -181,8 +180,7 @@ class UopKernel:
             return
         dst = self.flat_indices("dst")
         per_pass = len(self.uops)
-        # a DEPTHWISE row's first TAPS - 1 micro-ops write nothing
-        writes = np.arange(dst.size) % per_pass >= (DEPTHWISE_TAPS - 1 if self.depthwise else 0)
+        writes = np.tile(row_writes(per_pass) if self.depthwise else np.ones(per_pass, bool), dst.size // per_pass)
         for d in range(1, min_distance):
             clash = np.flatnonzero((dst[d:] == dst[:-d]) & writes[d:] & writes[:-d])
             if clash.size:

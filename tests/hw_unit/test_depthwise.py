@@ -1,6 +1,6 @@
 """vdla.hw.depthwise: which configs have DEPTHWISE, and the RTL package's statement of it."""
 from vdla.hw import load_config
-from vdla.hw.depthwise import TAPS, depthwise_problem
+from vdla.hw.depthwise import TAPS, depthwise_problem, row_writes
 from vdla.hw.rtl_params import localparams
 
 SMALL_SRAMS = {"LOG_INP_BUFF_SIZE": 12, "LOG_WGT_BUFF_SIZE": 12, "LOG_ACC_BUFF_SIZE": 12}
@@ -18,3 +18,8 @@ def test_the_rtl_package_says_taps_and_whether_the_config_has_it():
     assert localparams(load_config("pynq"))["DEPTHWISE_TAPS"] == TAPS
     assert localparams(load_config("pynq"))["DEPTHWISE_OK"] == 1
     assert localparams(load_config({"LOG_BLOCK": 2, **SMALL_SRAMS}))["DEPTHWISE_OK"] == 0
+
+
+def test_a_rows_first_micro_ops_only_fill_the_window():
+    assert row_writes(TAPS + 2).tolist() == [False] * (TAPS - 1) + [True] * 3
+    assert not row_writes(TAPS - 1).any()

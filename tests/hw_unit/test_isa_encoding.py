@@ -8,6 +8,7 @@ import pytest
 
 from vdla.hw import (PRESETS, AluInsn, AluOp, DepthwiseInsn, FinishInsn, GemmInsn, MemInsn, MemType, Opcode, Uop,
                      disassemble, load_config)
+from vdla.hw.depthwise import TAPS
 
 
 def bits(value, lsb):
@@ -213,9 +214,9 @@ def test_depthwise_has_gemms_layout_and_needs_two_rows_of_taps_per_row_pair():
     # BLOCK 4: the row pair's 4 multipliers cannot hold 2 x 3 taps; the opcode does not exist there
     small = load_config({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 12, "LOG_WGT_BUFF_SIZE": 12,
                          "LOG_ACC_BUFF_SIZE": 12}).isa
-    with pytest.raises(ValueError, match="DEPTHWISE needs BLOCK >= 6"):
+    with pytest.raises(ValueError, match=f"DEPTHWISE needs BLOCK >= {2 * TAPS}"):
         small.encode(insn)
-    with pytest.raises(ValueError, match="DEPTHWISE needs BLOCK >= 6"):
+    with pytest.raises(ValueError, match=f"DEPTHWISE needs BLOCK >= {2 * TAPS}"):
         small.decode(word)
-    with pytest.raises(ValueError, match="instruction 0: DEPTHWISE needs BLOCK >= 6"):
+    with pytest.raises(ValueError, match=f"instruction 0: DEPTHWISE needs BLOCK >= {2 * TAPS}"):
         small.decode_stream(word.to_bytes(16, "little"))

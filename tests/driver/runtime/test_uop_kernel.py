@@ -144,5 +144,5 @@ def test_depthwise_kernels_skip_the_priming_micro_ops_in_the_hazard_rule(device)
     cq.synchronize()
     small = HwConfig.from_dict({"LOG_BLOCK": 2, "LOG_INP_BUFF_SIZE": 12, "LOG_WGT_BUFF_SIZE": 12,
                                 "LOG_ACC_BUFF_SIZE": 12})
-    with pytest.raises(KernelError, match="DEPTHWISE needs BLOCK >= 6"):
+    with pytest.raises(KernelError, match="DEPTHWISE needs BLOCK >= "):
         row.validate(small)
