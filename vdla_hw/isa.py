@@ -424,7 +424,16 @@ class Isa:
         return Uop(*((int(word) >> f.lsb) & f.mask for f in self.uop))
 
     def encode_uops(self, uops) -> np.ndarray:
-        return np.array([self.encode_uop(u) for u in uops], dtype=np.uint32)
+        """The words of many micro-ops at once (what encode_uop gives each, and its error for
+        the first that does not fit)."""
+        fields = np.array([[getattr(u, f.name) for f in self.uop] for u in uops], dtype=np.int64)
+        fields = fields.reshape(-1, len(self.uop))
+        masks = np.array([f.mask for f in self.uop], dtype=np.int64)
+        bad = np.flatnonzero(((fields < 0) | (fields > masks)).any(axis=1))
+        if bad.size:
+            self.encode_uop(uops[int(bad[0])])          # raises, naming the field
+        shifts = np.array([f.lsb for f in self.uop], dtype=np.int64)
+        return (fields << shifts).sum(axis=1).astype(np.uint32)
 
     def decode_uop_fields(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Vectorised decode: (dst, src, wgt) index arrays from an array of uop words."""

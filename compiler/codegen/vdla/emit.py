@@ -92,6 +92,7 @@ class _Emitter:
         self.pending_resets: list[Op] = []
         self.kernels: list[UopKernel] = []
         self._kernel_index = {}
+        self._made = {}             # _uop_kernel's key of a kernel made -> its index
 
     # ---- the operation list ------------------------------------------------------------------
     def add(self, op: Op, reset: bool = False):
@@ -271,23 +272,16 @@ class _Emitter:
             dst = flat["dst"]
             src = flat.get("src", dst if nest.mode == "alu" else np.zeros_like(dst))
             wgt = flat.get("wgt", np.zeros_like(dst))
-        uops = [Uop(int(d), int(s), int(w)) for d, s, w in zip(dst, src, wgt)]
         levels = [LoopLevel(e, forms["dst"].coeff(v), forms.get("src", forms["dst"] if nest.mode == "alu"
                                                                else Affine()).coeff(v),
                             forms.get("wgt", Affine()).coeff(v) if nest.mode == "gemm" else 0) for v, e in hw]
-        if nest.mode == "gemm":
-            kernel = UopKernel.gemm(uops, levels, reset=nest.reset, name=nest.name,
-                                    depthwise=nest.window is not None)
-        else:
-            kernel = UopKernel.alu(nest.alu_op, uops, levels, imm=nest.imm, name=nest.name, requant=nest.requant)
-        try:
-            kernel.validate(self.config)
-        except KernelError as exc:
-            raise VdlaLoweringError(f"kernel {self.func.name}: {exc}") from None
-        index = self._kernel_index.get(kernel)
+        # (a tile loop makes the same kernel many times: known ones skip building micro-ops)
+        made = (nest.mode, nest.reset, nest.window is not None, nest.alu_op, nest.imm, nest.requant, tuple(levels),
+                *(np.asarray(a, dtype=np.int64).tobytes() for a in (dst, src, wgt)))
+        index = self._made.get(made)
         if index is None:
-            index = self._kernel_index[kernel] = len(self.kernels)
-            self.kernels.append(kernel)
+            index = self._made[made] = self._kernel(nest, dst, src, wgt, levels)
+        kernel = self.kernels[index]
         outer, inner = kernel.padded_loops()
 
         def span(which, uop_vals):
@@ -302,3 +296,21 @@ class _Emitter:
             reads = [acc] + ([("acc", *span("src", src))] if nest.imm is None else [])
         self.add(Op(Stage.COMPUTE, (Gemm if nest.mode == "gemm" else Alu)(index), reads, writes),
                  reset=nest.reset)
+
+    def _kernel(self, nest, dst, src, wgt, levels) -> int:
+        """The index of the validated kernel of these micro-ops and loops (equal kernels share one)."""
+        uops = [Uop(int(d), int(s), int(w)) for d, s, w in zip(dst, src, wgt)]
+        if nest.mode == "gemm":
+            kernel = UopKernel.gemm(uops, levels, reset=nest.reset, name=nest.name,
+                                    depthwise=nest.window is not None)
+        else:
+            kernel = UopKernel.alu(nest.alu_op, uops, levels, imm=nest.imm, name=nest.name, requant=nest.requant)
+        index = self._kernel_index.get(kernel)
+        if index is None:
+            try:
+                kernel.validate(self.config)
+            except KernelError as exc:
+                raise VdlaLoweringError(f"kernel {self.func.name}: {exc}") from None
+            index = self._kernel_index[kernel] = len(self.kernels)
+            self.kernels.append(kernel)
+        return index
