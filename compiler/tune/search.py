@@ -1,16 +1,17 @@
 """The search over one kernel's schedules, and the loop that runs many searches on a process
 pool with a progress bar.
 
-Per kernel, within its trial budget: the default schedule and its one-thread twin first
-(what lower_vdla compiles without a record; the first one's output is the reference), then
+Per kernel, within its trial budget: the default's variants first (the schedules lower_vdla
+measures without a record and their one-thread twins; the first one's output is the
+reference), then
 half of the rest in the cost model's order (KnobSpace.model_order), then evolutionary
 steps: a neighbour of one of the four fastest verified schedules, or now and then a random
 fitting schedule. A schedule counts only if its output equals the reference bit for bit;
 the record is the fastest of those, the default on a tie, so it is never worse than the
 default. Past the budget, the one-thread twin of the fastest is measured if it was not: two
 virtual threads can lose to the same tiles on one (22,778 against 22,385 cycles), and the
-record must not lose to a variant of itself. Searches of different kernels run side by side, so the pool stays busy while one
-kernel waits for its measurements; a few at a time, so they finish one by one and a run
+record must not lose to a variant of itself. Searches of different kernels run side by side,
+so the pool stays busy while one kernel waits for its measurements; a few at a time, so they finish one by one and a run
 stopped midway keeps the records of those done."""
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
-from ..vdla.lower import default_variants
-from ..vdla.registry import op_named
+from ..vdla.lower import default_choices, default_variants, one_thread
 from .errors import TuningError
 from .measure import Measurement, Trial, measure
 from .records import TuningRecord
@@ -42,11 +42,11 @@ class KernelSearch:
         self.index, self.config, self.spec, self.sig, self.name = index, config, spec, sig, name
         self.vta_compat = vta_compat
         try:
-            default = op_named(spec.op).tuning.default_knobs(config, spec.layer, spec.ep)
+            choices = default_choices(config, spec, vta_compat)
         except ValueError as exc:
             raise TuningError(f"{name}: {exc}") from None
-        self.space = KnobSpace(config, spec, name, default)
-        self.defaults = default_variants(default)
+        self.space = KnobSpace(config, spec, name, choices[0])
+        self.defaults = default_variants(choices)
         self.budget = max(budget, len(self.defaults))
         self.model_share = len(self.defaults) + (self.budget - len(self.defaults)) // 2
         self.rng = np.random.default_rng([seed, index])
@@ -102,7 +102,7 @@ class KernelSearch:
         fastest = self._fastest()
         if not fastest or fastest[0].vthreads <= 1:
             return None
-        twin = default_variants(fastest[0])[1]
+        twin = one_thread(fastest[0])
         return None if self.space.canonical(twin) in self._asked else twin
 
     def _next_ranked(self):

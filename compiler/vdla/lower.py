@@ -2,11 +2,13 @@
 compiled into a KernelProgram by its op's record (registry). Nodes with the same operator, shapes and
 epilogue share one program (ResNet repeats its blocks).
 
-Each kernel is compiled with its default schedule and with the same tiles on one virtual
-thread; both are timed on the cycle-exact simulator (timing does not depend on the data)
-and the faster one is kept: latency hiding costs a little per tile (a second set of
-micro-op kernels, shorter DMA rows), which small layers do not earn back. With a tuning log
-(vdla tune), conv and dense kernels with a record for the hardware take the record's knobs."""
+Each kernel is compiled with its default choices (its op's schedules of the lowest estimated
+cycles: a conv offers a close runner-up with other tiles too) and each also with the same
+tiles on one virtual thread; all are timed on the cycle-exact simulator (timing does not
+depend on the data) and the fastest is kept: the estimate ranks close schedules less well
+than the simulator, and latency hiding costs a little per tile (a second set of micro-op
+kernels, shorter DMA rows), which small layers do not earn back. With a tuning log (vdla
+tune), conv and dense kernels with a record for the hardware take the record's knobs."""
 from __future__ import annotations
 
 import json
@@ -55,15 +57,29 @@ def untileable_kernels(graph: Graph, config, vta_compat: bool = False) -> dict[s
     return found
 
 
-def default_knobs(config, spec: KernelSpec, vta_compat: bool = False):
-    """The default schedule's knobs for `spec` on `config`."""
-    return OPS[spec.op].default_knobs(config, spec, vta_compat)
+def default_choices(config, spec: KernelSpec, vta_compat: bool = False) -> list:
+    """The schedules the default for `spec` on `config` is chosen from, the lowest estimate
+    first: the op's default_choices, or its one default_knobs."""
+    op = OPS[spec.op]
+    if op.default_choices is not None:
+        return op.default_choices(config, spec, vta_compat)
+    return [op.default_knobs(config, spec, vta_compat)]
 
 
-def default_variants(knobs) -> list:
-    """The schedules the default choice is made between: the default knobs and, with several
-    virtual threads, the same tiles on one thread; the first wins a tie."""
-    return [knobs, replace(knobs, vthreads=1)] if knobs.vthreads > 1 else [knobs]
+def one_thread(knobs):
+    """The same tiles on one virtual thread."""
+    return replace(knobs, vthreads=1)
+
+
+def default_variants(choices: list) -> list:
+    """The schedules the default is measured among: each choice and, with several virtual
+    threads, its one-thread twin, in that order and without repeats; the first wins a tie."""
+    variants = []
+    for knobs in choices:
+        for k in (knobs, one_thread(knobs)) if knobs.vthreads > 1 else (knobs,):
+            if k not in variants:
+                variants.append(k)
+    return variants
 
 
 @dataclass
@@ -81,8 +97,8 @@ class Kernels:
     each kernel is compiled once and lowering never sends a node back.
 
     A kernel with a record in `tuning` (a vdla.compiler.tune.TuningLog) for this hardware takes
-    the record's knobs as they are (they were measured against both of the default's
-    variants); the others take the faster of the default schedule and its one-thread twin."""
+    the record's knobs as they are (they were measured against all of the default's
+    variants); the others take the fastest of default_variants."""
 
     def __init__(self, config, vta_compat: bool = False, tuning=None):
         self.config, self.vta_compat, self.tuning = config, vta_compat, tuning
@@ -184,26 +200,27 @@ class KernelsDoNotFit(CompileError, ValueError):
 
 
 def _default_programs(config, spec: KernelSpec, name: str, vta_compat: bool):
-    """(the program to run, its one-virtual-thread variant): the default schedule and that
-    variant, the faster of the two; one that does not lower or run on this config gives way to
-    the other; neither: KernelDoesNotFit."""
+    """(the program to run, the one-virtual-thread variant of the default choice): the
+    fastest of default_variants on the simulator; one that does not lower or run on this config
+    gives way to the others; none: KernelDoesNotFit."""
     from vdla.simulator.errors import SimulatorError
 
     from ..codegen.vdla.errors import VdlaLoweringError
     failures = (VdlaLoweringError, SimulatorError)
-    variants = default_variants(default_knobs(config, spec, vta_compat))
-    programs = []
+    variants = default_variants(default_choices(config, spec, vta_compat))
+    programs = {}           # knobs -> (cycles, program), in the order of variants
     for variant in variants:
         try:
             program = compile_kernel(config, spec, variant, name, vta_compat)[0]
-            # (one variant: nothing to choose between, no simulation; several: the faster)
-            programs.append((_cycles(config, program) if len(variants) > 1 else 0, program))
+            # (one variant: nothing to choose between, no simulation; several: the fastest)
+            programs[variant] = (_cycles(config, program) if len(variants) > 1 else 0, program)
         except failures as exc:
             why = exc
     if not programs:
         raise KernelDoesNotFit(f"no schedule of this layer runs on this hardware config ({why})")
-    fastest = min(programs, key=lambda p: p[0])[1]
-    return fastest, programs[-1][1]
+    fastest = min(programs, key=lambda k: programs[k][0])       # the first of equals
+    twin = programs.get(one_thread(fastest), programs[fastest])
+    return programs[fastest][1], twin[1]
 
 
 def _compile_recorded(config, spec: KernelSpec, record, name: str, vta_compat: bool, node):

@@ -9,6 +9,8 @@ The callables take what their consumer has at hand:
     quantize    quantize(Quantizer, node, act) appends the op's int8 node to the graph being built
     lowering    spec(graph, node) -> KernelSpec; compile(config, spec, knobs, name, vta_compat)
                 -> (KernelProgram, knobs); tiling_problem / default_knobs(config, spec, vta_compat);
+                default_choices(config, spec, vta_compat) -> [knobs], the lowest estimate first,
+                which lowering measures on the simulator (None: the one default_knobs);
                 kernel_args(node, vta_compat) -> the program's buffers in order
     tuning      a Tunable, for the ops whose schedules vdla tune searches
 """
@@ -56,7 +58,6 @@ class Tunable:
     knob_space: Callable       # (config, layer, ep) -> [knobs that fit]
     cost: Callable             # (config, layer, knobs, ep) -> estimated cycles
     steps: Callable            # (layer, knobs) -> tile steps (a trial's wall time grows with them)
-    default_knobs: Callable    # (config, layer, ep) -> the default schedule
     probe_shapes: Callable     # (config, layer) -> (x, w, out, per-channel vector) shapes, taps per output
     describe: Callable         # (layer document, config) -> "conv 64->128 3x3/2 56x56"
 
@@ -78,6 +79,7 @@ class VdlaOp:
     scales_output: bool = True       # its output takes a calibrated scale (pooling keeps its input's)
     rows_output: bool = False        # its output is held as matrix rows whatever its rank (SPEC §7 matrix)
     kernel_args: Callable = lambda node, vta_compat: [n for n in node.inputs if n]    # noqa: E731
+    default_choices: Callable | None = None
     tuning: Tunable | None = None
 
     @property

@@ -83,6 +83,26 @@ class Epilogue:
                 raise ValueError(f"epilogue clip {name}={v} is outside int8: the STORE keeps the low 8 bits")
 
 
+def alu_passes(ep: Epilogue) -> list[tuple[str, bool]]:
+    """(ALU operation, reads a tensor operand) of each pass apply_epilogue makes over the
+    accumulators, in order (the requantizer's pass is "flush"): what a tile's epilogue costs
+    the compute module per output vector, for the schedule's cost model."""
+    passes = [("add", True)] if ep.bias else []
+    passes += [("shr", False)] * len(_shift_steps(ep.pre_shift, None))
+    passes += [("mul", True)] if ep.scale else []
+    passes += [("mul", False)] if ep.mul is not None else []
+    passes += [("mul", True)] if ep.residual_scale else []
+    if ep.requantizer:
+        return passes + [("flush", ep.residual_scale)]
+    passes += [("add", True)] if ep.residual_scale else []
+    if ep.shift:
+        passes += [("add", False)] if ep.round else []
+        passes += [("shr", False)] * len(_shift_steps(ep.shift, None))
+    passes += [("add", True)] if ep.residual and not ep.residual_scale else []
+    passes += [(op, False) for op, v in (("max", ep.lo), ("min", ep.hi)) if v is not None]
+    return passes + ([("lut", True)] if ep.table else [])
+
+
 def _alu(shape, f, name, op, imm):
     return te.compute(shape, f, name=name, attrs={"vdla.alu": (op, imm)})
 

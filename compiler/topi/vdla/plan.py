@@ -1,9 +1,10 @@
 """Layer descriptions and the default choice of schedule knobs.
 
-The default is the candidate with the fewest estimated cycles among those whose buffers
-fit the SRAMs: per tile, GEMM micro-op steps, DMA cycles (vdla.hw.timing's costs: read
-latency per row, bus beats, padding) and stores; with two virtual threads a tile costs the
-slowest of its load, compute and store streams, with one their sum. Tiles need not divide
+The default comes from the candidates with the fewest estimated cycles among those whose
+buffers fit the SRAMs: per tile, GEMM micro-op steps and the epilogue's ALU passes, DMA
+cycles (vdla.hw.timing's costs: read latency per row, bus beats, padding) and stores; with
+two virtual threads the tiles run as a pipeline at the rate of the slowest of their load,
+compute and store streams, with one they add up (conv_cost says how). Tiles need not divide
 the image (the extra rows are computed from padding and not stored), but over-computed
 work counts in the estimate."""
 from __future__ import annotations
@@ -14,9 +15,19 @@ from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 from vdla.hw.errors import CompileError
 from vdla.hw.requantizer import REGISTERS
 
-from .epilogue import Epilogue
+from .epilogue import Epilogue, alu_passes
 from .ops import conv_out_hw
 from .schedule import ConvKnobs, DenseKnobs
+
+
+# How much above the lowest estimate a conv schedule with other tiles may be estimated and
+# still be measured against it (default_conv_choices).
+RUNNER_UP_RATIO = 1.05
+# Cost-model overheads in cycles: per GEMM instruction (decode, pipeline drain), per SETQ, per
+# tile (its DMA and ALU instructions' setup, token hand-offs).
+_INSN_CYCLES = 6
+_SETQ_CYCLES = 4
+_TILE_CYCLES = 40
 
 
 class SlidingWindow:
@@ -179,9 +190,27 @@ def channel_operands(ep: Epilogue) -> int:
     return (len(REGISTERS) if ep.requantizer else int(ep.bias) + int(ep.scale)) + int(ep.residual_scale)
 
 
+def _epilogue_cycles(config, ep: Epilogue) -> int:
+    """Compute cycles per output vector after a tile's GEMMs: the epilogue's ALU passes, and
+    without the requantizer's pass (which leaves the accumulators zero) the next tile's reset."""
+    t = config.timing
+    cycles = sum(t.alu_tensor_cycles_per_uop if tensor else t.alu_imm_cycles_per_uop for _, tensor in alu_passes(ep))
+    return cycles + (0 if ep.requantizer else 1)
+
+
 def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> float:
+    """Estimated cycles of `layer` scheduled by `k`. Per tile: its loads (input and, unless
+    they stay resident across pixel tiles, weights; a residual), its compute (GEMM micro-ops
+    per input-channel chunk, then the epilogue's ALU passes) and its store. With one virtual
+    thread a tile's compute waits for its loads and the next tile's compute for its store, while
+    the next loads overlap the store; several make a pipeline whose rate is its slowest
+    stream's, after filling it (the first chunk's loads, resident weights included) and before
+    draining it (the last tile's epilogue and store). Resident weights shared by threads that
+    split rows are reloaded per output-channel tile with nothing to hide behind."""
+    ep = ep or Epilogue()
     chunk = 1 if layer.depthwise else (k.ic_chunk or layer.c)
     oc_tiles, h_tiles, w_tiles, chunks = _conv_tiles(layer, k)
+    tiles = layer.n * oc_tiles * h_tiles * w_tiles
     rows = (k.tile_h - 1) * layer.stride + layer.kh
     cols = (k.tile_w - 1) * layer.stride + layer.kw
     taps = _weight_taps(layer)
@@ -190,16 +219,25 @@ def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None
         gemm = k.tile_oc * (taps * k.tile_h * cols + 10)
     else:
         gemm = k.tile_oc * chunk * taps * k.tile_h * k.tile_w + 10
+    pixels = k.tile_h * k.tile_w
+    epilogue = k.tile_oc * (pixels * _epilogue_cycles(config, ep) + _SETQ_CYCLES * len(REGISTERS) * ep.requantizer)
     load_in = (k.tile_oc if layer.depthwise else chunk) * _load_cycles(config, rows, cols, ib)
     load_w = _load_cycles(config, 1, k.tile_oc * (1 if layer.depthwise else chunk) * taps, wb)
     resident = not layer.depthwise and chunks == 1
-    store = k.tile_oc * _load_cycles(config, 1, k.tile_h * k.tile_w, ib)
-    load = load_in + (load_w / (h_tiles * w_tiles) if resident else load_w)
-    if k.vthreads > 1:
-        per_tile = chunks * max(gemm, load) + store / 2 + 40
-    else:
-        per_tile = chunks * (gemm + load) + store + 40
-    return layer.n * oc_tiles * h_tiles * w_tiles * per_tile
+    whole_rows = k.tile_w == layer.out_w      # the tile's rows are one contiguous DRAM row
+    store = k.tile_oc * _load_cycles(config, 1 if whole_rows else k.tile_h, pixels if whole_rows else k.tile_w, ib)
+    residual = k.tile_oc * _load_cycles(config, 1, pixels, ib) if ep.residual else 0
+    load_step = load_in + (0 if resident else load_w)
+    load = chunks * load_step + residual
+    compute = chunks * (gemm + _INSN_CYCLES) + epilogue
+    resident_loads = load_w * layer.n * oc_tiles if resident else 0
+    if k.vthreads == 1:      # the next tile's loads may start once the compute has read this one's
+        return tiles * (compute + max(load, store) + _TILE_CYCLES) + min(load, store) + resident_loads
+    shared = k.vthread_axis == "h" and k.order == "oc_outer"    # one weight slot for all threads
+    hidden = resident_loads / tiles if resident and not shared else 0
+    exposed = (layer.n * oc_tiles - 1) * load_w if resident and shared else 0
+    fill = load_step + (load_w if resident else 0)
+    return tiles * (max(load + hidden, compute, store) + _TILE_CYCLES) + fill + epilogue + store + exposed
 
 
 def _conv_candidates(config, layer: ConvLayer, ep, threads, orders):
@@ -230,18 +268,35 @@ def _default_conv_candidates(config, layer: ConvLayer, ep):
     return _conv_candidates(config, layer, ep, threads=(2, 1), orders=("oc_outer",))
 
 
-def _cheapest(config, layer, candidates, cost, no_tiling_reason):
-    """The candidate of the fewest estimated cycles (of equals, the first: the candidates'
-    order breaks ties); NoTilingError with `no_tiling_reason()` when there is none."""
-    best = min(candidates, key=cost, default=None)
-    if best is None:
+def _cheapest(config, layer, candidates, cost, no_tiling_reason, n: int | None = 1) -> list:
+    """The n candidates (None: all) of the fewest estimated cycles, cheapest first (of equals,
+    the first: the candidates' order breaks ties); NoTilingError with `no_tiling_reason()`
+    when there is none."""
+    ranked = sorted(enumerate(candidates), key=lambda ik: (cost(ik[1]), ik[0]))[:n]
+    if not ranked:
         raise NoTilingError(layer, config, no_tiling_reason())
-    return best
+    return [k for _, k in ranked]
+
+
+def default_conv_choices(config, layer: ConvLayer, ep: Epilogue | None = None) -> list[ConvKnobs]:
+    """The schedule of the lowest estimate and, where one with other tiles is estimated
+    within RUNNER_UP_RATIO of it, the cheapest such: the compiler measures both (and their
+    one-thread twins) on the simulator and keeps the fastest, since the estimate ranks close
+    candidates less well than it finds them."""
+    def cost(k):
+        return conv_cost(config, layer, k, ep)
+    best, *rest = _cheapest(config, layer, _default_conv_candidates(config, layer, ep), cost,
+                            lambda: _conv_no_tiling_reason(config, layer, ep), n=None)
+    tiles = (best.tile_oc, best.tile_h, best.tile_w, best.ic_chunk)
+    runner_up = next((k for k in rest if (k.tile_oc, k.tile_h, k.tile_w, k.ic_chunk) != tiles), None)
+    if runner_up is not None and cost(runner_up) <= RUNNER_UP_RATIO * cost(best):
+        return [best, runner_up]
+    return [best]
 
 
 def default_conv_knobs(config, layer: ConvLayer, ep: Epilogue | None = None) -> ConvKnobs:
-    return _cheapest(config, layer, _default_conv_candidates(config, layer, ep),
-                     lambda k: conv_cost(config, layer, k, ep), lambda: _conv_no_tiling_reason(config, layer, ep))
+    """The schedule of the lowest estimate."""
+    return default_conv_choices(config, layer, ep)[0]
 
 
 def conv_tiling_problem(config, layer: ConvLayer, ep: Epilogue | None = None) -> str | None:
@@ -340,7 +395,7 @@ def dense_knob_space(config, layer: DenseLayer, ep: Epilogue | None = None) -> l
 
 def default_dense_knobs(config, layer: DenseLayer, ep: Epilogue | None = None) -> DenseKnobs:
     return _cheapest(config, layer, _dense_candidates(config, layer, ep, threads=(2, 1)),
-                     lambda k: dense_cost(config, layer, k, ep), lambda: _dense_no_tiling_reason(config, layer, ep))
+                     lambda k: dense_cost(config, layer, k, ep), lambda: _dense_no_tiling_reason(config, layer, ep))[0]
 
 
 def dense_tiling_problem(config, layer: DenseLayer, ep: Epilogue | None = None) -> str | None:

@@ -68,4 +68,4 @@ OP = VdlaOp(
     default_knobs=lambda config, s, vta: V.default_dense_knobs(config, s.layer, s.ep),
     tuning=Tunable(record_op="dense", layer_type=V.DenseLayer, knobs_type=V.DenseKnobs,
                    knob_space=V.dense_knob_space, cost=V.dense_cost, steps=V.dense_steps,
-                   default_knobs=V.default_dense_knobs, probe_shapes=probe_shapes, describe=describe))
+                   probe_shapes=probe_shapes, describe=describe))

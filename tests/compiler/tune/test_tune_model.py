@@ -16,7 +16,7 @@ from vdla.hw import load_config
 from tune_models import IMAGE
 
 CFG = load_config("pynq")
-TRIALS = 6
+TRIALS = 10
 
 
 @pytest.fixture(scope="module")

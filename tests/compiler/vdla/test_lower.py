@@ -13,7 +13,7 @@ from vdla.hw import HwConfig, load_config
 
 PYNQ = load_config("pynq")
 # legal timing under which some default schedules cannot run (tests/compiler/test_untileable_on_cpu.py)
-SHALLOW = HwConfig.from_dict({**PYNQ.to_dict(), "timing": {**PYNQ.to_dict()["timing"], "token_queue_depth": 1}})
+SHALLOW = HwConfig.from_dict({**PYNQ.to_dict(), "timing": {**PYNQ.to_dict()["timing"], "acc_raw_min_distance": 64}})
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_lowering_takes_the_kernels_placement_settled_with(calib, monkeypatch):
 
 
 def test_a_settled_placement_keeps_unfit_kernels_on_the_cpu():
-    """(16x16: at 32x32 every layer runs with one token per queue)"""
+    """(16x16: at 32x32 one layer's schedules meet the accumulator distance)"""
     kernels = Kernels(SHALLOW)
     calib = {"input": np.random.default_rng(1).standard_normal((4, 1, 3, 16, 16)).astype(np.float32)}
     graph, _, place, _ = quantize_for_vdla(small_residual_cnn(image=16), SHALLOW, calib, kernels=kernels)
@@ -58,3 +58,24 @@ def test_a_graph_lowered_without_settling_names_the_nodes_that_do_not_fit(calib)
     with pytest.raises(KernelsDoNotFit) as info:
         lower_vdla(plan_memory(graph), SHALLOW)
     assert info.value.nodes and all("no schedule of this layer runs" in why for why in info.value.nodes.values())
+
+
+def test_the_default_is_the_fastest_of_its_choices_and_their_one_thread_twins():
+    from vdla.compiler.topi.vdla import ConvLayer, Epilogue
+    from vdla.compiler.vdla.op import KernelSpec
+    spec = KernelSpec("VdlaConv", ConvLayer(1, 60, 7, 7, 10, 1, 1, 1, (0, 0, 0, 0)),
+                      Epilogue(requantizer=True, shift=20, zero=-128))
+    choices = lower_module.default_choices(PYNQ, spec)
+    variants = lower_module.default_variants(choices)
+    assert len(choices) == 2 and variants == [v for k in choices for v in (k, lower_module.one_thread(k))]
+    cycles = {k: lower_module._cycles(PYNQ, lower_module.compile_kernel(PYNQ, spec, k)[0]) for k in variants}
+    program, single = lower_module._default_programs(PYNQ, spec, "conv", False)
+    fastest = min(variants, key=cycles.get)
+    assert lower_module._cycles(PYNQ, program) == cycles[fastest] == min(cycles.values())
+    assert lower_module._cycles(PYNQ, single) == cycles[lower_module.one_thread(fastest)]
+
+
+def test_default_variants_keep_the_order_and_drop_repeats():
+    from vdla.compiler.topi.vdla import ConvKnobs
+    a, b = ConvKnobs(1, 2, 4, vthreads=2), ConvKnobs(2, 2, 4, vthreads=1)
+    assert lower_module.default_variants([a, b, lower_module.one_thread(a)]) == [a, lower_module.one_thread(a), b]

@@ -13,19 +13,20 @@ Why each group is right (instruction indices of EXPECTED):
        0 and 24 = 4 rows x 6 columns): 3 rows from DRAM, y_pad0=1 row of zeros above, one
        zero column left and right (the conv's padding written by the DMA). Each pushes l2c:
        the GEMM of its thread needs it and the weights before it.
- 4-7   thread 0: reset of its 8 accumulators (2 rows x 4 columns), then the GEMM that pops
+ 4-13  thread 0: reset of its 8 accumulators (2 rows x 4 columns), then the GEMM that pops
        the load token: 72 micro-ops = 3x3 taps x 2x4 pixels, pixels innermost so no
        accumulator is updated twice in a row. It pushes c2l: the next row tile's input load
-       into slot 0 must wait until this GEMM has read it.
- 8-11  the same for thread 1 (accumulators 8..15, INP slot 24, weights 9..17).
-12-23  requantization on the ALU, per thread: SHR 6, MAX -128, MIN 127 over its 8
-       accumulators (one micro-op, loop of 8); each thread's last ALU pushes c2s.
+       into slot 0 must wait until this GEMM has read it. Then its requantization on the
+       ALU: SHR 6, MAX -128, MIN 127 over its 8 accumulators (one micro-op, loop of 8); the
+       last pushes c2s. The epilogue follows its own thread's GEMM, so thread 0's store can
+       run while thread 1 computes.
+14-23  the same for thread 1 (accumulators 8..15, INP slot 24, weights 9..17).
 24-25  STORE of each thread's 8 pixels (pops c2s): out block 0 at 560, block 1 at 576
        (16 pixels apart); each pushes s2c because the next tile's reset overwrites them.
 26-27  row tile 1: input rows 1..4 (y_pad1=1 zero row below the image), after the GEMMs
        of tile 0 released the slots (pop c2l).
-28-37  tile 1's resets (pop s2c: the stores of tile 0 are done), GEMMs (pop l2c), ALU;
-       the micro-op kernels are resident, so no LOAD UOP is repeated.
+28-37  tile 1, per thread: reset (pop s2c: that thread's store of tile 0 is done), GEMM
+       (pop l2c), ALU; the micro-op kernels are resident, so no LOAD UOP is repeated.
 38-39  stores of tile 1 at 568 and 584 (rows 2..3 of each block).
 40-41  synchronize: a load NOP hands its token to FINISH, which waits for load and store.
 """
@@ -46,15 +47,15 @@ EXPECTED = """\
  6  compute LOAD  UOP      sram=1 dram=2384 y=1 x=72 stride=72 [-l2c]
  7  compute GEMM          uop=[1,73) iter=1x1 dst=(0,0) src=(0,0) wgt=(0,0) [+c2l]
  8  compute LOAD  UOP      sram=73 dram=2464 y=1 x=1 stride=1
- 9  compute GEMM reset    uop=[73,74) iter=8x1 dst=(1,0) src=(0,0) wgt=(0,0)
-10  compute LOAD  UOP      sram=74 dram=2480 y=1 x=72 stride=72 [-l2c]
-11  compute GEMM          uop=[74,146) iter=1x1 dst=(0,0) src=(0,0) wgt=(0,0) [+c2l]
-12  compute LOAD  UOP      sram=146 dram=2560 y=1 x=1 stride=1
-13  compute ALU   SHR imm=6     uop=[146,147) iter=8x1 dst=(1,0) src=(1,0)
-14  compute LOAD  UOP      sram=147 dram=2576 y=1 x=1 stride=1
-15  compute ALU   MAX imm=-128  uop=[147,148) iter=8x1 dst=(1,0) src=(1,0)
-16  compute LOAD  UOP      sram=148 dram=2592 y=1 x=1 stride=1
-17  compute ALU   MIN imm=127   uop=[148,149) iter=8x1 dst=(1,0) src=(1,0) [+c2s]
+ 9  compute ALU   SHR imm=6     uop=[73,74) iter=8x1 dst=(1,0) src=(1,0)
+10  compute LOAD  UOP      sram=74 dram=2480 y=1 x=1 stride=1
+11  compute ALU   MAX imm=-128  uop=[74,75) iter=8x1 dst=(1,0) src=(1,0)
+12  compute LOAD  UOP      sram=75 dram=2496 y=1 x=1 stride=1
+13  compute ALU   MIN imm=127   uop=[75,76) iter=8x1 dst=(1,0) src=(1,0) [+c2s]
+14  compute LOAD  UOP      sram=76 dram=2512 y=1 x=1 stride=1
+15  compute GEMM reset    uop=[76,77) iter=8x1 dst=(1,0) src=(0,0) wgt=(0,0)
+16  compute LOAD  UOP      sram=77 dram=2528 y=1 x=72 stride=72 [-l2c]
+17  compute GEMM          uop=[77,149) iter=1x1 dst=(0,0) src=(0,0) wgt=(0,0) [+c2l]
 18  compute LOAD  UOP      sram=149 dram=2608 y=1 x=1 stride=1
 19  compute ALU   SHR imm=6     uop=[149,150) iter=8x1 dst=(1,0) src=(1,0)
 20  compute LOAD  UOP      sram=150 dram=2624 y=1 x=1 stride=1
@@ -67,11 +68,11 @@ EXPECTED = """\
 27  load    LOAD  INP      sram=24 dram=260 y=3 x=4 stride=4 pad(y0,y1,x0,x1)=(0,1,1,1) [-c2l +l2c]
 28  compute GEMM reset    uop=[0,1) iter=8x1 dst=(1,0) src=(0,0) wgt=(0,0) [-s2c]
 29  compute GEMM          uop=[1,73) iter=1x1 dst=(0,0) src=(0,0) wgt=(0,0) [-l2c]
-30  compute GEMM reset    uop=[73,74) iter=8x1 dst=(1,0) src=(0,0) wgt=(0,0) [-s2c]
-31  compute GEMM          uop=[74,146) iter=1x1 dst=(0,0) src=(0,0) wgt=(0,0) [-l2c]
-32  compute ALU   SHR imm=6     uop=[146,147) iter=8x1 dst=(1,0) src=(1,0)
-33  compute ALU   MAX imm=-128  uop=[147,148) iter=8x1 dst=(1,0) src=(1,0)
-34  compute ALU   MIN imm=127   uop=[148,149) iter=8x1 dst=(1,0) src=(1,0) [+c2s]
+30  compute ALU   SHR imm=6     uop=[73,74) iter=8x1 dst=(1,0) src=(1,0)
+31  compute ALU   MAX imm=-128  uop=[74,75) iter=8x1 dst=(1,0) src=(1,0)
+32  compute ALU   MIN imm=127   uop=[75,76) iter=8x1 dst=(1,0) src=(1,0) [+c2s]
+33  compute GEMM reset    uop=[76,77) iter=8x1 dst=(1,0) src=(0,0) wgt=(0,0) [-s2c]
+34  compute GEMM          uop=[77,149) iter=1x1 dst=(0,0) src=(0,0) wgt=(0,0) [-l2c]
 35  compute ALU   SHR imm=6     uop=[149,150) iter=8x1 dst=(1,0) src=(1,0)
 36  compute ALU   MAX imm=-128  uop=[150,151) iter=8x1 dst=(1,0) src=(1,0)
 37  compute ALU   MIN imm=127   uop=[151,152) iter=8x1 dst=(1,0) src=(1,0) [+c2s]
