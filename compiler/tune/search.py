@@ -2,17 +2,16 @@
 pool with a progress bar.
 
 Per kernel, within its trial budget: the default's variants first (the schedules lower_vdla
-measures without a record and their one-thread twins; the first one's output is the
-reference), then
-half of the rest in the cost model's order (KnobSpace.model_order), then evolutionary
-steps: a neighbour of one of the four fastest verified schedules, or now and then a random
-fitting schedule. A schedule counts only if its output equals the reference bit for bit;
-the record is the fastest of those, the default on a tie, so it is never worse than the
-default. Past the budget, the one-thread twin of the fastest is measured if it was not: two
-virtual threads can lose to the same tiles on one (22,778 against 22,385 cycles), and the
+measures without a record, and their one-thread twins; the first one's output is the
+reference), then half of the rest in the cost model's order (KnobSpace.model_order), then
+evolutionary steps: a neighbour of one of the four fastest verified schedules, or now and
+then a random fitting schedule. A schedule counts only if its output equals the reference bit
+for bit; the record is the fastest of those, the default on a tie, so it is never worse than
+the default. Past the budget, the one-thread twin of the fastest is measured if it was not:
+two virtual threads can lose to the same tiles on one (22,778 against 22,385 cycles), and the
 record must not lose to a variant of itself. Searches of different kernels run side by side,
-so the pool stays busy while one kernel waits for its measurements; a few at a time, so they finish one by one and a run
-stopped midway keeps the records of those done."""
+so the pool stays busy while one kernel waits for its measurements; a few at a time, so they
+finish one by one and a run stopped midway keeps the records of those done."""
 from __future__ import annotations
 
 import json
