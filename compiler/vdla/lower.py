@@ -59,11 +59,8 @@ def untileable_kernels(graph: Graph, config, vta_compat: bool = False) -> dict[s
 
 def default_choices(config, spec: KernelSpec, vta_compat: bool = False) -> list:
     """The schedules the default for `spec` on `config` is chosen from, the lowest estimate
-    first: the op's default_choices, or its one default_knobs."""
-    op = OPS[spec.op]
-    if op.default_choices is not None:
-        return op.default_choices(config, spec, vta_compat)
-    return [op.default_knobs(config, spec, vta_compat)]
+    first (VdlaOp.default_choices)."""
+    return OPS[spec.op].default_choices(config, spec, vta_compat)
 
 
 def one_thread(knobs):

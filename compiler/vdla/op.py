@@ -8,9 +8,9 @@ The callables take what their consumer has at hand:
                 macs(graph, node) -> int
     quantize    quantize(Quantizer, node, act) appends the op's int8 node to the graph being built
     lowering    spec(graph, node) -> KernelSpec; compile(config, spec, knobs, name, vta_compat)
-                -> (KernelProgram, knobs); tiling_problem / default_knobs(config, spec, vta_compat);
+                -> (KernelProgram, knobs); tiling_problem(config, spec, vta_compat);
                 default_choices(config, spec, vta_compat) -> [knobs], the lowest estimate first,
-                which lowering measures on the simulator (None: the one default_knobs);
+                which lowering measures on the simulator (most ops offer one);
                 kernel_args(node, vta_compat) -> the program's buffers in order
     tuning      a Tunable, for the ops whose schedules vdla tune searches
 """
@@ -71,7 +71,7 @@ class VdlaOp:
     spec: Callable
     compile: Callable
     tiling_problem: Callable
-    default_knobs: Callable
+    default_choices: Callable
     macs: Callable = lambda graph, node: 0          # noqa: E731
     fuses_activation: bool = False   # a Relu / Clip(min >= 0) that alone reads its output joins it
     fuses_table: bool = False        # an elementwise chain after it joins as its lookup table (table.py)
@@ -79,7 +79,6 @@ class VdlaOp:
     scales_output: bool = True       # its output takes a calibrated scale (pooling keeps its input's)
     rows_output: bool = False        # its output is held as matrix rows whatever its rank (SPEC §7 matrix)
     kernel_args: Callable = lambda node, vta_compat: [n for n in node.inputs if n]    # noqa: E731
-    default_choices: Callable | None = None
     tuning: Tunable | None = None
 
     @property

@@ -104,12 +104,13 @@ def _with_epilogues_inside(seq) -> list:
 
 def _push(stmt, var, n):
     if isinstance(stmt, S.SeqStmt):
-        out, run = [], []
+        out, run, run_stage = [], [], None
         for s in _with_epilogues_inside(stmt.seq):
             st = _run_stage(s)
-            if run and st != _run_stage(run[-1]):
+            if run and st != run_stage:
                 out.append(_leaf(S.seq(*run), var, n))
                 run = []
+            run_stage = st
             if st is None:
                 out.append(_push(s, var, n))
             else:

@@ -23,9 +23,8 @@ from .schedule import ConvKnobs, DenseKnobs
 # How much above the lowest estimate a conv schedule with other tiles may be estimated and
 # still be measured against it (default_conv_choices).
 RUNNER_UP_RATIO = 1.05
-# Cost-model overheads in cycles: per GEMM instruction (decode, pipeline drain), per SETQ, per
-# tile (its DMA and ALU instructions' setup, token hand-offs).
-_INSN_CYCLES = 6
+# Cost-model overheads in cycles, rough: per requantizer register set up (SETQ, with its
+# instruction's setup), per tile (its DMA and ALU instructions' setup, token hand-offs).
 _SETQ_CYCLES = 4
 _TILE_CYCLES = 40
 
@@ -229,7 +228,8 @@ def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None
     residual = k.tile_oc * _load_cycles(config, 1, pixels, ib) if ep.residual else 0
     load_step = load_in + (0 if resident else load_w)
     load = chunks * load_step + residual
-    compute = chunks * (gemm + _INSN_CYCLES) + epilogue
+    t = config.timing
+    compute = chunks * (gemm + t.gemm_setup_cycles + t.gemm_pipeline_depth) + epilogue
     resident_loads = load_w * layer.n * oc_tiles if resident else 0
     if k.vthreads == 1:      # the next tile's loads may start once the compute has read this one's
         return tiles * (compute + max(load, store) + _TILE_CYCLES) + min(load, store) + resident_loads

@@ -101,5 +101,5 @@ OP = VdlaOp(
     spec=spec,
     compile=lambda config, s, knobs, name, vta: V.compile_add(config, s.layer, s.ep, knobs, name=name, vta_compat=vta),
     tiling_problem=_tiling_problem,
-    default_knobs=lambda config, s, vta: V.default_add_knobs(config, s.layer, vta),
+    default_choices=lambda config, s, vta: [V.default_add_knobs(config, s.layer, vta)],
     kernel_args=kernel_args)

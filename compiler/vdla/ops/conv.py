@@ -256,7 +256,6 @@ OP = VdlaOp(
     spec=spec,
     compile=_compile,
     tiling_problem=lambda config, s, vta: V.conv_tiling_problem(config, _single(s.layer), s.ep),
-    default_knobs=lambda config, s, vta: V.default_conv_knobs(config, _single(s.layer), s.ep),
     default_choices=lambda config, s, vta: V.default_conv_choices(config, _single(s.layer), s.ep),
     tuning=Tunable(record_op="conv2d", layer_type=V.ConvLayer, knobs_type=V.ConvKnobs,
                    knob_space=V.conv_knob_space, cost=V.conv_cost, steps=V.conv_steps,

@@ -87,4 +87,4 @@ OP = VdlaOp(
     spec=spec,
     compile=lambda config, s, knobs, name, vta: compile_mul(config, s.layer, knobs, name=name, vta_compat=vta),
     tiling_problem=lambda config, s, vta: mul_tiling_problem(config, s.layer),
-    default_knobs=lambda config, s, vta: default_mul_knobs(config, s.layer))
+    default_choices=lambda config, s, vta: [default_mul_knobs(config, s.layer)])

@@ -129,4 +129,4 @@ OP = VdlaOp(
     compile=lambda config, s, knobs, name, vta: V.compile_pool2d(config, s.layer, s.ep, knobs, name=name,
                                                                    vta_compat=vta),
     tiling_problem=lambda config, s, vta: V.pool_tiling_problem(config, s.layer, vta),
-    default_knobs=lambda config, s, vta: V.default_pool_knobs(config, s.layer, vta))
+    default_choices=lambda config, s, vta: [V.default_pool_knobs(config, s.layer, vta)])

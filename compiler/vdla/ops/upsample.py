@@ -75,4 +75,4 @@ OP = VdlaOp(
     spec=spec,
     compile=lambda config, s, knobs, name, vta: compile_upsample(config, s.layer, knobs, name=name, vta_compat=vta),
     tiling_problem=lambda config, s, vta: upsample_tiling_problem(config, s.layer),
-    default_knobs=lambda config, s, vta: default_upsample_knobs(config, s.layer))
+    default_choices=lambda config, s, vta: [default_upsample_knobs(config, s.layer)])
