@@ -7,8 +7,12 @@ agree cycle for cycle. The model, in the RTL's terms:
 * Every module (fetch, load, compute, store) is an in-order machine with its own AXI master,
   served by a memory whose read data arrives `dram_read_latency` cycles after the request
   and then streams one bus word per cycle; a write burst's response comes
-  `dram_write_latency` cycles after its last data word. (On a board the interconnect may
-  add contention; the accelerator itself never waits on another module's DMA.)
+  `dram_write_latency` cycles after its last data word. A LOAD or STORE requests all its
+  rows' bursts back to back (AXI lets a master have several outstanding), so it pays each
+  latency once, not once per row. (On a board the interconnect may add contention, and it
+  accepts a bounded number of outstanding bursts, 8 commands per channel at the Zynq's HP
+  ports, which holds back rows shorter than about latency / 7 beats; the accelerator itself never
+  waits on another module's DMA.)
 * fetch reads up to `fetch_burst_insns` instructions in one burst, then dispatches them
   one per cycle into the command queue of their module (`cmd_queue_depth` entries); a full
   queue stalls fetch. The next burst is requested the cycle after the last dispatch.
@@ -129,10 +133,13 @@ def duration(insn, config) -> int:
     """Cycles an instruction occupies its module, from start to end (pops before, pushes after).
 
     LOAD  : dma_setup + every padding element (1 cycle each, zero written to SRAM)
-            + per DRAM row (read latency + ceil(row bytes / bus bytes)); LOAD UOP is one row
-            of bus words from the one holding the first micro-op (an unaligned start adds
-            one beat when the micro-ops spill into it).
-    STORE : dma_setup + per row (ceil(row bytes / bus bytes) + write-response latency).
+            + ceil(row bytes / bus bytes) per DRAM row + the read latency, which overlaps
+            the padding written before the first data row (the rows are requested from the
+            first cycle after setup, their beats taken in order after each row's padding);
+            LOAD UOP is one row of bus words from the one holding the first micro-op (an
+            unaligned start adds one beat when the micro-ops spill into it).
+    STORE : dma_setup + ceil(row bytes / bus bytes) per row + the write-response latency
+            of the last burst.
     GEMM  : setup + one micro-op per cycle over the whole loop nest + pipeline drain.
     ALU   : setup + 1 (immediate) or 2 (tensor operand: two accumulator reads) cycles per
             micro-op + pipeline drain (SETQ reads a tensor operand).
@@ -148,7 +155,7 @@ def duration(insn, config) -> int:
             return t.nop_cycles
         row_bytes = insn.x_size * dram_elem_bytes(config, insn.memory_type)
         if insn.opcode == Opcode.STORE:
-            return t.dma_setup_cycles + insn.y_size * (_ceil_div(row_bytes, bus) + t.dram_write_latency)
+            return t.dma_setup_cycles + insn.y_size * _ceil_div(row_bytes, bus) + t.dram_write_latency
         if insn.memory_type == MemType.UOP:
             # micro-ops are 4-byte units: the burst starts at the bus word holding the first
             # one, so a load that starts mid-word reads one more beat when it spills over
@@ -156,8 +163,11 @@ def duration(insn, config) -> int:
             return t.dma_setup_cycles + t.dram_read_latency + _ceil_div(offset + row_bytes, bus)
         row_len = insn.x_pad_0 + insn.x_size + insn.x_pad_1
         pad_elems = (insn.y_pad_0 + insn.y_pad_1) * row_len + insn.y_size * (insn.x_pad_0 + insn.x_pad_1)
-        return (t.dma_setup_cycles + pad_elems
-                + insn.y_size * (t.dram_read_latency + _ceil_div(row_bytes, bus)))
+        if insn.y_size == 0:   # padding only: nothing is read
+            return t.dma_setup_cycles + pad_elems
+        pad_before_data = insn.y_pad_0 * row_len + insn.x_pad_0
+        return (t.dma_setup_cycles + max(t.dram_read_latency, pad_before_data) + pad_elems - pad_before_data
+                + insn.y_size * _ceil_div(row_bytes, bus))
     if isinstance(insn, GemmInsn):
         n = insn.iter_out * insn.iter_in * max(insn.uop_end - insn.uop_begin, 0)
         return t.gemm_setup_cycles + n + t.gemm_pipeline_depth + _requant_drain(insn, t)

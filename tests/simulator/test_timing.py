@@ -46,12 +46,29 @@ def test_load_with_padding_and_token_to_compute():
     arrival = first_burst_arrival(3)
     row_len = 1 + 10 + 1
     pads = 2 * row_len + 3 * 2
-    load_end = (arrival + T.dispatch_delay) + T.dma_setup_cycles + pads + 3 * (T.dram_read_latency + ceil_div(10 * 16, BUS))
+    # the three rows are requested right after setup; the first beat comes a read latency
+    # later, while the top padding row and the first row's left pad (13 cycles) are written
+    before_data = row_len + 1
+    assert before_data < T.dram_read_latency
+    load_end = ((arrival + T.dispatch_delay) + T.dma_setup_cycles + T.dram_read_latency
+                + (pads - before_data) + 3 * ceil_div(10 * 16, BUS))
     alu_start = load_end + T.token_delay  # waits for the load's token
     alu_end = alu_start + T.alu_setup_cycles + 4 * T.alu_imm_cycles_per_uop + T.alu_pipeline_depth
     result = run_stream([load, alu, FinishInsn()])
     assert result.insn_times.tolist() == [[arrival + 1, load_end], [alu_start, alu_end], [alu_end, alu_end + 1]]
     assert result.stats.token_stall_cycles["compute"] == alu_start - (arrival + 2)
+
+
+def test_padding_longer_than_the_read_latency_hides_it():
+    # 3 padding rows of 12 elements before the first data row: the beats wait for them
+    load = MemInsn(memory_type=MemType.INP, dram_base=0, y_size=2, x_size=10, x_stride=10,
+                   y_pad_0=3, x_pad_0=1, x_pad_1=1, push_next=True)
+    before_data = 3 * 12 + 1
+    assert before_data > T.dram_read_latency
+    arrival = first_burst_arrival(2)
+    load_end = (arrival + T.dispatch_delay) + T.dma_setup_cycles + 3 * 12 + 2 * 2 + 2 * ceil_div(10 * 16, BUS)
+    result = run_stream([load, FinishInsn(pop_prev=True)])
+    assert result.insn_times[0].tolist() == [arrival + 1, load_end]
 
 
 def test_store_duration_and_tensor_alu_rate():
@@ -62,7 +79,8 @@ def test_store_duration_and_tensor_alu_rate():
     arrival = first_burst_arrival(3)
     alu_end = arrival + 1 + T.alu_setup_cycles + 6 * T.alu_tensor_cycles_per_uop + T.alu_pipeline_depth
     st_start = alu_end + T.token_delay
-    st_end = st_start + T.dma_setup_cycles + 2 * (ceil_div(3 * 16, BUS) + T.dram_write_latency)
+    # both rows' beats back to back, then the last burst's write response
+    st_end = st_start + T.dma_setup_cycles + 2 * ceil_div(3 * 16, BUS) + T.dram_write_latency
     result = run_stream([alu, st, FinishInsn(pop_next=True)])
     assert result.insn_times[1].tolist() == [st_start, st_end]
     assert result.cycles == st_end + T.token_delay + T.finish_cycles

@@ -1,8 +1,11 @@
 // The load DMA of the load and compute modules: a 2-D strided read from DRAM into one SRAM
-// with zero padding (SPEC §3), timed exactly as timing.duration() says:
-//   accept + (DMA_SETUP_CYCLES - 1) setup cycles,
-//   one cycle per padding element (a zero element written),
-//   per DRAM row: the AR cycle ... last beat = DRAM_READ_LATENCY + beats cycles.
+// with zero padding (SPEC §3), timed exactly as timing.duration() says. Two sides:
+//   requests: from the first cycle after setup, every data row's bursts back to back, one
+//     AR per cycle, whatever the SRAM side is doing (several bursts outstanding, as AXI
+//     allows: the read latency is paid once per LOAD, not once per row);
+//   SRAM side: accept + (DMA_SETUP_CYCLES - 1) setup cycles, then one cycle per padding
+//     element (a zero element written) and one per data beat, in row order; RREADY is high
+//     only while it takes a row's beats, so beats that arrive during padding wait.
 // The owner routes element writes to its SRAMs: wr_elem is the element index (absolute,
 // 32 bit so the owner can range-check it), wr_beat the beat within the element (within
 // the row for micro-ops, whose bus words hold UOPS_PER_BEAT micro-ops each).
@@ -34,7 +37,8 @@ module vdla_dma_rd (
 
   state_t state;
   pad_kind_t pad_kind;
-  logic [31:0] setup_left, pad_left, next_row, ptr, row_addr, beat, ar_beats_left, ar_next_addr;
+  logic [31:0] setup_left, pad_left, next_row, ptr, beat;
+  logic [31:0] ar_rows_left, ar_row_addr, ar_beats_left, ar_next_addr;
 
   // ---- derived from the latched instruction ----------------------------------------------
   logic is_uop;
@@ -78,14 +82,25 @@ module vdla_dma_rd (
   assign sr_pad_row = !is_uop && (next_row < 32'(insn_q.y_pad_0)
                                    || next_row >= 32'(insn_q.y_pad_0) + 32'(insn_q.y_size));
 
-  logic beat_fire, ar_fire, read_last_beat, pad_last;
-  assign axi_req.arvalid = state == S_READ && ar_beats_left != 0;
+  logic setup_end;
+  assign setup_end = state == S_SETUP && setup_left == 0;
+
+  // ---- requests: the data rows' bursts, one AR per cycle from the cycle after setup ---------
+  // ar_beats_left is zero outside an instruction's request phase (reset, and counted down
+  // to zero before the last beat can arrive), so AR never fires for a finished LOAD
+  logic [31:0] data_rows, ar_beats;
+  logic ar_fire, ar_row_done;
+  assign data_rows = is_uop ? 32'd1 : 32'(insn_q.y_size);
+  assign axi_req.arvalid = ar_beats_left != 0;
   assign ar_fire = axi_req.arvalid && axi_rsp.arready;
   assign axi_req.araddr = AXI_ADDR_BITS'(ar_next_addr);
-  logic [31:0] ar_beats;
   vdla_burst_len u_ar_len (.addr(AXI_ADDR_BITS'(ar_next_addr)), .beats_left(ar_beats_left), .beats(ar_beats));
   assign axi_req.arlen = AXI_LEN_BITS'(ar_beats - 1);
-  assign axi_req.rready = 1'b1;
+  assign ar_row_done = ar_fire && ar_beats == ar_beats_left;
+
+  // ---- SRAM side ------------------------------------------------------------------------
+  logic beat_fire, read_last_beat, pad_last;
+  assign axi_req.rready = state == S_READ;
   assign beat_fire = state == S_READ && axi_rsp.rvalid;
   assign read_last_beat = beat_fire && beat == row_beats - 1;
   assign pad_last = state == S_PAD && pad_left == 1;
@@ -95,7 +110,7 @@ module vdla_dma_rd (
   logic begin_row;
   always_comb begin
     begin_row = 1'b0;
-    if (state == S_SETUP && setup_left == 0) begin_row = 1'b1;
+    if (setup_end) begin_row = 1'b1;
     if (pad_last && pad_kind != PAD_PRE) begin_row = 1'b1;
     if (read_last_beat && xp1 == 0) begin_row = 1'b1;
   end
@@ -125,6 +140,7 @@ module vdla_dma_rd (
   always_ff @(posedge clk) begin
     if (rst) begin
       state <= S_IDLE;
+      ar_beats_left <= '0;
     end else begin
       if (start) begin
         insn_q <= insn;
@@ -133,9 +149,20 @@ module vdla_dma_rd (
         setup_left <= 32'(DMA_SETUP_CYCLES - 2);
         state <= S_SETUP;
       end
-      if (state == S_SETUP) begin
-        setup_left <= setup_left - 1;
-        row_addr <= first_row_addr;
+      if (state == S_SETUP) setup_left <= setup_left - 1;
+      if (setup_end) begin
+        ar_rows_left <= data_rows == 0 ? '0 : data_rows - 1;
+        ar_row_addr <= first_row_addr;
+        ar_next_addr <= first_row_addr;
+        ar_beats_left <= data_rows == 0 ? '0 : row_beats;
+      end else if (ar_row_done && ar_rows_left != 0) begin
+        ar_rows_left <= ar_rows_left - 1;
+        ar_row_addr <= ar_row_addr + row_step;
+        ar_next_addr <= ar_row_addr + row_step;
+        ar_beats_left <= row_beats;
+      end else if (ar_fire) begin
+        ar_beats_left <= ar_beats_left - ar_beats;
+        ar_next_addr <= ar_next_addr + (ar_beats << LOG_BUS_BYTES);
       end
       if (state == S_PAD) begin
         ptr <= ptr + 1;
@@ -143,18 +170,11 @@ module vdla_dma_rd (
         if (pad_last && pad_kind == PAD_PRE) begin
           state <= S_READ;
           beat <= '0;
-          ar_beats_left <= row_beats;
-          ar_next_addr <= row_addr;
         end
-      end
-      if (ar_fire) begin
-        ar_beats_left <= ar_beats_left - ar_beats;
-        ar_next_addr <= ar_next_addr + (ar_beats << LOG_BUS_BYTES);
       end
       if (beat_fire) beat <= beat + 1;
       if (read_last_beat) begin
         ptr <= ptr + x_size;
-        row_addr <= row_addr + row_step;
         if (xp1 != 0) begin
           state <= S_PAD;
           pad_kind <= PAD_POST;
@@ -175,16 +195,9 @@ module vdla_dma_rd (
         end else begin
           state <= S_READ;
           beat <= '0;
-          ar_beats_left <= row_beats;
-          // the setup cycle latches row_addr in the same edge: use the first row's address
-          ar_next_addr <= state == S_SETUP ? first_row_addr : row_addr_next;
         end
       end
     end
   end
-
-  // row address of the row being started (a data row ending this cycle advances it)
-  logic [31:0] row_addr_next;
-  assign row_addr_next = read_last_beat ? row_addr + row_step : row_addr;
 
 endmodule

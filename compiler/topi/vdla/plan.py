@@ -2,7 +2,7 @@
 
 The default comes from the candidates with the fewest estimated cycles among those whose
 buffers fit the SRAMs: per tile, GEMM micro-op steps and the epilogue's ALU passes, DMA
-cycles (vdla.hw.timing's costs: read latency per row, bus beats, padding) and stores; with
+cycles (vdla.hw.timing's costs: bus beats, padding, a latency per DMA) and stores; with
 two virtual threads the tiles run as a pipeline at the rate of the slowest of their load,
 compute and store streams, with one they add up (conv_cost says how). Tiles need not divide
 the image (the extra rows are computed from padding and not stored), but over-computed
@@ -104,9 +104,14 @@ def _ceil(a, b):
     return -(-a // b)
 
 
-def _load_cycles(config, rows, row_elems, elem_bytes, pad_elems=0):
+def _load_cycles(config, rows, row_elems, elem_bytes):
     t = config.timing
-    return t.dma_setup_cycles + pad_elems + rows * (t.dram_read_latency + _ceil(row_elems * elem_bytes, config.bus_bytes))
+    return t.dma_setup_cycles + t.dram_read_latency + rows * _ceil(row_elems * elem_bytes, config.bus_bytes)
+
+
+def _store_cycles(config, rows, row_elems, elem_bytes):
+    t = config.timing
+    return t.dma_setup_cycles + rows * _ceil(row_elems * elem_bytes, config.bus_bytes) + t.dram_write_latency
 
 
 def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> str | None:
@@ -224,7 +229,7 @@ def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None
     load_w = _load_cycles(config, 1, k.tile_oc * (1 if layer.depthwise else chunk) * taps, wb)
     resident = not layer.depthwise and chunks == 1
     whole_rows = k.tile_w == layer.out_w      # the tile's rows are one contiguous DRAM row
-    store = k.tile_oc * _load_cycles(config, 1 if whole_rows else k.tile_h, pixels if whole_rows else k.tile_w, ib)
+    store = k.tile_oc * _store_cycles(config, 1 if whole_rows else k.tile_h, pixels if whole_rows else k.tile_w, ib)
     residual = k.tile_oc * _load_cycles(config, 1, pixels, ib) if ep.residual else 0
     load_step = load_in + (0 if resident else load_w)
     load = chunks * load_step + residual

@@ -1,9 +1,11 @@
 """The DRAM behind vdla_top's four AXI4 masters, timed by the config's timing parameters.
 
-The model of vdla_hw/timing.py: a read request accepted in cycle c returns its first beat
-in cycle c + dram_read_latency and then one bus word per cycle (requests of one master
-are served in order, back to back); a write burst's response comes dram_write_latency
-cycles after its last data beat. The memory is always ready (AR, AW, W). Accesses outside
+The model of vdla_hw/timing.py: a read request accepted in cycle c can return its first
+beat in cycle c + dram_read_latency, and then one bus word per cycle while the master holds
+RREADY (requests of one master are served in order, back to back, any number outstanding;
+a beat the master is not ready for is held); a write burst's response comes
+dram_write_latency cycles after its last data beat. The memory is always ready (AR, AW, W),
+so the master is what limits the requests in flight. Accesses outside
 the DRAM image are answered with SLVERR, which the RTL turns into its DRAM error bit. A
 burst that crosses a 4 KiB boundary (illegal in AXI4) fails the simulation.
 
@@ -32,13 +34,13 @@ class _ReadPort:
         self.rdata = getattr(dut, f"{prefix}_rdata")
         self.rresp = getattr(dut, f"{prefix}_rresp")
         self.rlast = getattr(dut, f"{prefix}_rlast")
+        self.rready = getattr(dut, f"{prefix}_rready")
         getattr(dut, f"{prefix}_arready").value = 1
         self.rvalid.value = 0
         self.rlast.value = 0
         self.rresp.value = 0
         self.rdata.value = 0
-        self.bursts = deque()   # [first beat cycle, byte address, beats, beats sent]
-        self.free_at = 0        # first cycle the data channel is free
+        self.bursts = deque()   # [first cycle a beat may come, byte address, beats, beats taken]
         self.driving = False
 
 
@@ -93,23 +95,24 @@ class AxiMemory:
             req = int(mem_req.value)
             for bit, port in enumerate(self.ports):
                 if req >> bit & 1:
-                    first = max(c + self.read_latency, port.free_at)
                     beats, addr = int(port.arlen.value) + 1, int(port.araddr.value)
                     self._check_burst(READ_PORTS[bit], addr, beats)
-                    port.bursts.append([first, addr, beats, 0])
-                    port.free_at = first + beats
-                if port.bursts and port.bursts[0][0] + port.bursts[0][3] <= c:
+                    port.bursts.append([c + self.read_latency, addr, beats, 0])
+                if port.bursts and port.bursts[0][0] <= c:
+                    # RREADY comes from the master's registers, so its value now holds for
+                    # the whole cycle: the beat driven now is taken at the edge iff it is 1
                     burst = port.bursts[0]
                     data, resp = self._beat(burst[1] + burst[3] * self.bus)
-                    burst[3] += 1
                     port.rdata.value = data
                     port.rresp.value = resp
-                    port.rlast.value = int(burst[3] == burst[2])
+                    port.rlast.value = int(burst[3] + 1 == burst[2])
                     port.rvalid.value = 1
                     port.driving = True
-                    self.reads += 1
-                    if burst[3] == burst[2]:
-                        port.bursts.popleft()
+                    if int(port.rready.value):
+                        burst[3] += 1
+                        self.reads += 1
+                        if burst[3] == burst[2]:
+                            port.bursts.popleft()
                 elif port.driving:
                     port.rvalid.value = 0
                     port.rlast.value = 0
