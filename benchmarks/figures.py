@@ -90,7 +90,9 @@ def _dse_config(point: dict, r: dict, clock: bool = True) -> str:
     """BATCHxBLOCK and the keys the point changes from the sweep's base (the board's preset)."""
     c, base = point["config"], r["base"]
     shape = f"{1 << c['LOG_BATCH']}x{1 << c['LOG_BLOCK']}"
-    changed = [f"{SHORT.get(k, k)}{c[k]}" for k in c if k not in ("LOG_BATCH", "LOG_BLOCK", "clock_mhz")
+    # in SHORT's order (the sweep labels'), whatever order the results file keeps the keys in
+    keys = sorted(c, key=lambda k: (list(SHORT).index(k) if k in SHORT else len(SHORT), k))
+    changed = [f"{SHORT.get(k, k)}{c[k]}" for k in keys if k not in ("LOG_BATCH", "LOG_BLOCK", "clock_mhz")
                and c[k] != base.get(k)]
     at = f" at {c['clock_mhz']} MHz" if clock and c["clock_mhz"] != base["clock_mhz"] else ""
     if not changed and c["LOG_BATCH"] == base["LOG_BATCH"] and c["LOG_BLOCK"] == base["LOG_BLOCK"]:
