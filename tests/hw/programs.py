@@ -70,11 +70,20 @@ def padded_loads_min(config, rng):
     return padded_loads(config, rng, pad_min=True)
 
 
-def padded_loads(config, rng, pad_min=False):
+def padded_loads_past_latency(config, rng):
+    """The same loads with more padding before their first data row (four rows and three
+    elements) than the DRAM read latency lasts: the rows' beats, requested after setup, wait
+    in the memory until the padding is written (timing.duration's max(latency, padding))."""
+    pads = (4, 1, 3, 2)
+    before_data = pads[0] * (pads[2] + 4 + pads[3]) + pads[2]
+    assert before_data > config.timing.dram_read_latency
+    return padded_loads(config, rng, pads=pads)
+
+
+def padded_loads(config, rng, pad_min=False, pads=(2, 1, 3, 2)):
     """INP (through an identity GEMM), ACC and ACC_8BIT loads with all four paddings."""
     n = config.batch * config.block
     img = Image(config)
-    pads = (2, 1, 3, 2)
     y, x, stride = 3, 4, 5
     rows, cols = y + pads[0] + pads[1], x + pads[2] + pads[3]
     count = rows * cols
@@ -115,7 +124,8 @@ def padded_loads(config, rng, pad_min=False):
         _pad(inp[:, :x], pads, low8).view(np.uint8).reshape(-1),
         low_bytes(acc_region >> 24 if pad_min else acc_region).reshape(-1),
         _pad(acc8[:, :x], pads, low8).view(np.uint8).reshape(-1)])
-    name = "padded INP/ACC/ACC_8BIT loads" + (" (pad_min)" if pad_min else "")
+    name = ("padded INP/ACC/ACC_8BIT loads" + (" (pad_min)" if pad_min else "")
+            + (f" {pads}" if pads != (2, 1, 3, 2) else ""))
     return img.case(name, insns), {out: expected}
 
 

@@ -1,7 +1,8 @@
-"""Directed programs on the whole accelerator: DMA padding, the GEMM core, every ALU op, the
-ALU's lookup table (padded LOAD LUT, ALU LUT), the requantizer on OUT's write-back (SETQ, GEMM
-and ALU with the requant bit), ALU FLUSH, DEPTHWISE, multi-burst rows, a full command queue. Data is checked against numpy (an oracle that shares nothing with the RTL or the simulator),
-cycles and counters against the simulator.
+"""Directed programs on the whole accelerator: DMA padding (also longer than the read latency),
+the GEMM core, every ALU op, the ALU's lookup table (padded LOAD LUT, ALU LUT), the requantizer
+on OUT's write-back (SETQ, GEMM and ALU with the requant bit), ALU FLUSH, DEPTHWISE, multi-burst
+rows, a full command queue. Data is checked against numpy (an oracle that shares nothing with
+the RTL or the simulator), cycles and counters against the simulator.
 """
 import numpy as np
 import pytest
@@ -11,7 +12,8 @@ from vdla.hw import load_config
 from . import programs
 from .harness import compare_cases, problems, run_cases
 
-BUILDERS = [programs.padded_loads, programs.padded_loads_min, programs.gemm_with_bias, programs.gemm_extreme_operands,
+BUILDERS = [programs.padded_loads, programs.padded_loads_min, programs.padded_loads_past_latency,
+            programs.gemm_with_bias, programs.gemm_extreme_operands,
             programs.alu_ops, programs.lookup_table, programs.requantizer, programs.flush, programs.depthwise,
             programs.long_rows, programs.page_crossing,
             programs.full_command_queue]
