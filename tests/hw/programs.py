@@ -70,12 +70,15 @@ def padded_loads_min(config, rng):
     return padded_loads(config, rng, pad_min=True)
 
 
+PADDED_X = 4   # data elements per row of padded_loads' loads
+
+
 def padded_loads_past_latency(config, rng):
     """The same loads with more padding before their first data row (four rows and three
     elements) than the DRAM read latency lasts: the rows' beats, requested after setup, wait
     in the memory until the padding is written (timing.duration's max(latency, padding))."""
     pads = (4, 1, 3, 2)
-    before_data = pads[0] * (pads[2] + 4 + pads[3]) + pads[2]
+    before_data = pads[0] * (pads[2] + PADDED_X + pads[3]) + pads[2]
     assert before_data > config.timing.dram_read_latency
     return padded_loads(config, rng, pads=pads)
 
@@ -84,7 +87,7 @@ def padded_loads(config, rng, pad_min=False, pads=(2, 1, 3, 2)):
     """INP (through an identity GEMM), ACC and ACC_8BIT loads with all four paddings."""
     n = config.batch * config.block
     img = Image(config)
-    y, x, stride = 3, 4, 5
+    y, x, stride = 3, PADDED_X, 5
     rows, cols = y + pads[0] + pads[1], x + pads[2] + pads[3]
     count = rows * cols
     inp = rng.integers(-128, 128, (y, stride, n), dtype=np.int8)
