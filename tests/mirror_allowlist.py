@@ -210,12 +210,9 @@ ALLOWLIST: dict[str, Covered] = {
     "vdla.compiler.tir.passes.flatten": Covered(("tests/compiler/tir/passes/test_vectorize.py",),
                                                 "flat indices are what vectorize reads; it runs before it in every "
                                                 "build", via="vdla.compiler.build"),
-    "vdla.compiler.tir.passes.partition": Covered(("tests/compiler/tir/test_tir_simplify_verify.py",),
-                                                  "tested by its guard-free main loop and guarded tail there",
-                                                  via="vdla.compiler.build"),
-    "vdla.compiler.tir.passes.simplify": Covered(("tests/compiler/tir/test_tir_simplify_verify.py",),
-                                                 "applies the simplifier to a function (6 lines); the simplifier's "
-                                                 "tests", via="vdla.compiler.build"),
+    "vdla.compiler.tir.passes.simplify": Covered(("tests/compiler/tir/passes/test_partition.py",),
+                                                 "applies the simplifier to a function (6 lines); partition's tests "
+                                                 "check what it folds after each split", via="vdla.compiler.build"),
     "vdla.compiler.tir.passes.vthread": Covered(("tests/compiler/schedule/test_schedule_primitives.py",),
                                                 "virtual threads lowered to loops; the vthread primitive's test",
                                                 via="vdla.compiler.build"),

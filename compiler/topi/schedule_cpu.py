@@ -16,11 +16,28 @@ from ..te.tensor import ComputeOp
 from . import tags
 from .cpu_knobs import RegisterFile, register_tile, vector_factor
 
+# Iterations a generic nest's parallel loop needs: the thread pool cuts a loop into four chunks
+# a thread, and a few iterations a chunk keep the chunks even.
+PARALLEL_ITERATIONS = 64
+
 
 def _lanes(target, dtype):
     from ..tir import dtype as dt
     bits = dt.bits(dtype)
     return target.vector_lanes(bits) if target is not None else max(1, 128 // bits)
+
+
+def _parallel_prefix(outer):
+    """The outer axes the parallel loop fuses: from the outside in, until their iterations are
+    enough to share out (PARALLEL_ITERATIONS). The rest stay nested loops, so an element's
+    indices cost no division (a fused loop recovers each axis by // and %) and a bounds check
+    on an inner axis (a pad's) can be partitioned off (tir partition_loops)."""
+    extent = 1
+    for k, axis in enumerate(outer):
+        extent *= axis.extent
+        if extent >= PARALLEL_ITERATIONS:
+            return outer[:k + 1]
+    return outer
 
 
 def generic_schedule(s, st, target):
@@ -39,7 +56,8 @@ def generic_schedule(s, st, target):
     if st.reduce_axis:
         st.reorder(*(outer + [outer_last] + list(st.reduce_axis) + ([inner] if inner is not None else [])))
     if outer:
-        st.parallel(st.fuse(*outer) if len(outer) > 1 else outer[0])
+        shared = _parallel_prefix(outer)
+        st.parallel(st.fuse(*shared) if len(shared) > 1 else shared[0])
     elif outer_last.extent > 1:
         st.parallel(outer_last)
     if inner is not None:

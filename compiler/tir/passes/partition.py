@@ -6,6 +6,13 @@ into [0, k), where the (later) simplifier proves the guards true and removes the
 then vectorizes and needs no branches), and [k, extent), which keeps them. Only guards that
 mention the loop variable count; the tail is not partitioned again. A parallel loop is split
 the same way when its tail is short, the tail then running serially after the parallel part.
+
+A padded copy selects between a load and the pad value on conditions such as `w >= 1` and
+`w < 57`: true in the middle of the row, false at its ends. A serial loop whose body is one
+statement of vector lanes (no loops of its own but vectorized ones) and whose selects hold
+such bounds on its variable is split into [0, a), [a, b) and [b, extent): the simplifier then
+folds the selects to the pad value at the ends and to the load in between, which no longer
+needs a mask.
 """
 from __future__ import annotations
 
@@ -85,8 +92,68 @@ def partition_loops(func):
                                    substitute(s.body, {s.var: tail_var}),
                                    s.annotations if s.kind is ForKind.SERIAL else {})
                         return seq(head, tail)
+                elif s.kind is ForKind.SERIAL and _lanes_only(s.body):
+                    split = _clean_interval(_selects_on(s.body, s.var), s.var, {**ranges, **_inner_ranges(s.body)},
+                                            s.extent.value)
+                    if split is not None:
+                        return _three_way(s, *split)
             return map_children(s, lambda c: rec(c, inner))
         if isinstance(s, E.Expr):
             return s
         return map_children(s, lambda c: rec(c, ranges))
     return func.with_body(rec(func.body, {}))
+
+
+def _lanes_only(body) -> bool:
+    """Whether the only loops in `body` are vector lanes."""
+    loops = []
+    visit(body, lambda n: loops.append(n) if isinstance(n, For) and n.kind is not ForKind.VECTORIZED else None)
+    return not loops
+
+
+def _selects_on(body, var):
+    """The conjuncts of select conditions that mention var."""
+    from ..functor import uses_var
+    conds = []
+
+    def f(n):
+        if isinstance(n, E.Select):
+            conds.extend(c for c in _conjuncts(n.cond) if uses_var(c, var))
+    visit(body, f)
+    return conds
+
+
+def _clean_interval(conds, var, ranges, extent):
+    """(a, b) with 0 <= a < b <= extent, a > 0 or b < extent, such that every condition that
+    bounds var from one side (false at one end of the loop, true at the other) holds for var in
+    [a, b); None if no condition does. Conditions that also depend on other variables are left
+    out (they do not decide on var alone)."""
+    def holds(c, lo, hi):
+        return prove(c, {**ranges, var: (lo, hi)})
+    a, b, bounded = 0, extent, False
+    for c in conds:
+        first, last = holds(c, 0, 0), holds(c, extent - 1, extent - 1)
+        if first is False and last is True:       # var >= a_c: the least a_c it holds from
+            lo, hi = 1, extent - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if holds(c, mid, extent - 1) is True else (mid + 1, hi)
+            a, bounded = max(a, lo), True
+        elif first is True and last is False:     # var < b_c: the greatest b_c it holds below
+            lo, hi = 1, extent - 1
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if holds(c, 0, mid - 1) is True else (lo, mid - 1)
+            b, bounded = min(b, lo), True
+    return (a, b) if bounded and a < b and (a, b) != (0, extent) else None
+
+
+def _three_way(s, a, b):
+    """The serial loop s as its iterations [0, a), [a, b) and [b, extent) (empty parts left out),
+    each with its own loop variable."""
+    parts = []
+    for lo, hi in ((0, a), (a, b), (b, s.extent.value)):
+        if hi > lo:
+            v = E.Var(s.var.name, s.var.dtype)
+            parts.append(For(v, lo, hi - lo, ForKind.SERIAL, substitute(s.body, {s.var: v}), s.annotations))
+    return seq(*parts)

@@ -127,29 +127,6 @@ def test_te_dtype_rules():
         te.compute((4,), lambda i: a[i] + 300)
 
 
-def test_partition_removes_tail_guards_from_the_main_loop(rng):
-    """A 41-wide axis split by 16: two guard-free (vectorized) iterations, one guarded tail;
-    results unchanged."""
-    import numpy as np
-
-    from vdla.compiler import build, te
-    from vdla.compiler.build import lower
-    from vdla.compiler.schedule import create_schedule
-    x = te.placeholder((3, 41), "float32", "x")
-    y = te.compute((3, 41), lambda i, j: x[i, j] * 2.0, "y")
-    s = create_schedule(y)
-    jo, ji = s[y].split(s[y].op.axis[1], 16)
-    s[y].vectorize(ji)
-    text = repr(lower(s, [x, y], "f", check=True))
-    assert "for j.o in range(2):" in text                       # the clean part
-    assert "ramp(" in text                                       # ... vectorized
-    assert text.count("if ") == 1 and "((j.i + 32) < 41)" in text   # only the tail checks
-    xa = rng.standard_normal(x.shape).astype("float32")
-    out = np.zeros_like(xa)
-    build(s, [x, y], name="f").load().run("f", [xa, out])
-    np.testing.assert_array_equal(out, xa * 2)
-
-
 def test_a_select_whose_condition_folds_simplifies_only_the_taken_branch():
     i = E.Var("i", "int32")
     taken = E.Add(i, E.Const(0, "int32"))
