@@ -100,11 +100,18 @@ def _feature_list(features) -> list[str]:
 
 
 def _note_parts_in_place(graph, place: dict) -> None:
-    """A packed Concat or Split the memory plan laid out side by side copies nothing: its reason says so."""
+    """A packed Concat or Split the memory plan laid out side by side copies nothing: its reason says so
+    (a float Concat left on the CPU keeps the reason it is there and adds that)."""
     ops = {n.name: n.attrs.get("source_ops", [n.op])[0] for n in graph.nodes}
+    on_cpu = {n.name for n in graph.nodes if n.op == "Concat"}    # float: its reason says why the CPU
     for name in graph.meta["memory_plan"]["parts"]:
-        if name in place:
-            side = "inputs in its output" if ops[name] == "Concat" else "outputs in its input"
+        if name not in place:
+            continue
+        side = "inputs in its output" if ops[name] == "Concat" else "outputs in its input"
+        if name in on_cpu:
+            place[name]["reason"] = (place[name].get("reason") or "Concat") + \
+                f" (no copy: the memory plan lays its {side} side by side)"
+        else:
             place[name]["reason"] = (f"{ops[name]}: no copy: the memory plan lays its {side} side by side "
                                      "(packed int8 codes, one batch block)")
 

@@ -25,8 +25,9 @@ def lower_graph_gpu(graph: Graph, arch: str, log=None, winograd: bool = True) ->
     steps, programs, reasons = {}, [], {}
     by_signature = {}          # signature -> (program index, whether it is the Winograd form)
     replaced = set()           # weights whose Winograd transform a step passes instead
+    in_place = set(graph.meta.get("memory_plan", {}).get("parts", ()))   # a Concat that copies nothing
     for node in graph.nodes:
-        if node.op in ALIAS_OPS:
+        if node.op in ALIAS_OPS or node.name in in_place:
             continue
         if node.host_only:
             reasons[node.name] = node.host_only

@@ -63,8 +63,9 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tupl
     host_reasons: dict[str, str] = {}
     compiled: dict[str, object] = {}
     by_signature: dict[str, str] = {}
+    in_place = set(graph.meta.get("memory_plan", {}).get("parts", ()))   # a Concat that copies nothing
     for node in graph.nodes:
-        if node.op in ALIAS_OPS or node.name in skip:
+        if node.op in ALIAS_OPS or node.name in skip or node.name in in_place:
             continue
         if node.host_only:
             host_reasons[node.name] = node.host_only

@@ -193,8 +193,11 @@ def _clip(node: Node, ins, graph):
 
 def _conv_nchwc(node: Node, ins, graph):
     a = node.attrs
-    fn = topi.depthwise_conv2d_nchwc if a.get("depthwise") else topi.conv2d_nchwc
-    return [fn(ins[0], ins[1], strides=a["strides"], pads=a["pads"], dilations=a["dilations"])]
+    if a.get("depthwise"):
+        return [topi.depthwise_conv2d_nchwc(ins[0], ins[1], strides=a["strides"], pads=a["pads"],
+                                            dilations=a["dilations"])]
+    return [topi.conv2d_nchwc(ins[0], ins[1], strides=a["strides"], pads=a["pads"], dilations=a["dilations"],
+                              groups=a.get("groups", 1))]
 
 
 def _conv_winograd_nchwc(node: Node, ins, graph):

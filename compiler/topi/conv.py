@@ -78,28 +78,34 @@ def conv2d_nchw(data, weight, strides=1, pads=0, dilations=1, groups=1, out_dtyp
                       attrs={"strides": (sh, sw), "groups": groups})
 
 
-def conv2d_nchwc(data, weight, strides=1, pads=0, dilations=1, out_dtype=None):
-    """Blocked layout: data [N, C/cb, H, W, cb], weight [OC/ob, C/cb, KH, KW, cb, ob]
+def conv2d_nchwc(data, weight, strides=1, pads=0, dilations=1, out_dtype=None, groups=1):
+    """Blocked layout: data [N, C/cb, H, W, cb], weight [OC/ob, C/groups/cb, KH, KW, cb, ob]
     -> [N, OC/ob, OH, OW, ob]. The inner output block `ob` is contiguous, so a vector of ob
-    lanes accumulates ob output channels at once."""
+    lanes accumulates ob output channels at once. With groups, each group's channels are whole
+    blocks: output block o reads the input blocks of group o // (OC/ob/groups)."""
     n, cbo, _, _, cb = data.shape
     obo, cbo2, kh, kw, cb2, ob = weight.shape
-    if cbo2 != cbo or cb2 != cb:
+    if groups < 1 or cbo % groups or obo % groups:
+        raise ValueError(f"conv2d_nchwc: groups={groups} does not split data {list(data.shape)} and weight "
+                         f"{list(weight.shape)} into whole channel blocks")
+    if cbo2 * groups != cbo or cb2 != cb:
         raise ValueError(f"conv2d_nchwc: data {list(data.shape)} and weight {list(weight.shape)} "
-                         "disagree on the input-channel blocking")
+                         f"disagree on the input-channel blocking (groups={groups})")
     acc = _acc_dtype(data, weight, out_dtype)
     padded, (sh, sw), (dh, dw), (oh, ow) = _window("conv2d_nchwc", data, kh, kw, strides, pads, dilations)
-    ico = te.reduce_axis((0, cbo), "ico")
+    ico = te.reduce_axis((0, cbo2), "ico")
     ici = te.reduce_axis((0, cb), "ici")
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
+    out_per_group = obo // groups
 
     def f(b, oco, y, x, oci):
-        a = padded(b, ico.var, y * sh + ry.var * dh, x * sw + rx.var * dw, ici.var)
+        block = ico.var if groups == 1 else oco // out_per_group * cbo2 + ico.var
+        a = padded(b, block, y * sh + ry.var * dh, x * sw + rx.var * dw, ici.var)
         wv = weight(oco, ico.var, ry.var, rx.var, ici.var, oci)
         return te.sum(te.cast(acc, a) * te.cast(acc, wv), axis=[ico, ry, rx, ici])
     return te.compute((n, obo, oh, ow, ob), f, name="conv2d_nchwc", tag=tags.CONV2D_NCHWC,
-                      attrs={"strides": (sh, sw)})
+                      attrs={"strides": (sh, sw), "groups": groups})
 
 
 def depthwise_conv2d_nchwc(data, weight, strides=1, pads=0, dilations=1, out_dtype=None):

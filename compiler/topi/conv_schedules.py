@@ -331,8 +331,10 @@ def find_anchor(s, outputs) -> Anchor | None:
         return None
     kind = _CONV_KINDS[conv.op.tag]
     shape = conv.op.shape
+    # a register tile's output blocks share its inputs: within one group of a grouped conv
+    groups = conv.op.attrs.get("groups", 1) if kind == "conv2d_nchwc" else 1
     dims = {"out_channels": shape[1]} if kind == "conv2d_nchw" else \
-        {"out_w": shape[3], "out_blocks": shape[1], "block": shape[4]}
+        {"out_w": shape[3], "out_blocks": shape[1] // groups, "block": shape[4]}
     return Anchor(kind, out, conv, dims)
 
 

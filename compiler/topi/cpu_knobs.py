@@ -21,7 +21,8 @@ fewest loads per FMA that fits the registers (register_tile), so an AVX-512 host
 7 x 2 tiles, a 256-bit AVX2 one 2 x 2 or 4 x 1, a 32-bit ARM 2 x 1.
 
 `dims` describe the anchor as conv_schedules.find_anchor reads it: out_w, out_blocks and block
-(the output row width, output-channel blocks and lanes per block of a blocked conv), tiles_h,
+(the output row width, output-channel blocks and lanes per block of a blocked conv; a grouped
+conv's out_blocks are one group's, which a register tile's blocks must stay within), tiles_h,
 tiles_w, out_blocks and block (Winograd), out_channels (NCHW conv), columns (dense), rows and columns (matmul: of
 one matrix of the batch)."""
 from __future__ import annotations

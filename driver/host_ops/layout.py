@@ -37,7 +37,7 @@ def unpack_weight(w6: np.ndarray) -> np.ndarray:
 def _conv_nchwc(inputs, attrs):
     x, w6 = inputs[0], inputs[1]
     w = unpack_weight(w6)
-    group = w.shape[0] if attrs.get("depthwise") else 1
+    group = w.shape[0] if attrs.get("depthwise") else attrs.get("groups", 1)
     y = conv(unpack(x), w, None, {**attrs, "group": group})
     return [pack(y.astype(x.dtype), w6.shape[-1])]
 

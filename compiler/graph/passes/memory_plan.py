@@ -14,7 +14,8 @@ weight blocks, so they start on one).
 
 A Concat or Split of packed accelerator codes along whole channel blocks (PART_OPS) costs no copy
 where the memory plan can lay the parts side by side: with one batch block the parts are
-consecutive byte ranges of the whole. A Split's outputs then live inside its input; a Concat's
+consecutive byte ranges of the whole. So does a float Concat (ONNX's, on the CPU: DenseNet's
+concatenations of conv outputs, packed or not) along an axis with only axes of extent 1 before it. A Split's outputs then live inside its input; a Concat's
 inputs (their whole storages: a Split's source goes with its parts, as in YOLO's C2f) are placed
 inside its output, which lives from the first part's definition. Where they cannot be (an input
 of the graph, a storage that would overlap another part, a coarser alignment than the place
@@ -30,7 +31,7 @@ from ..limits import MAX_ARENA_BYTES
 ALIAS_OPS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}
 # op -> which side is made of parts: the inputs of a Concat, the outputs of a Split (axis 1 of
 # the packed layout (N/B, C/L, H, W, B, L), so with N/B = 1 each part is one byte range)
-PART_OPS = {CONCAT.name: "inputs", SPLIT.name: "outputs"}
+PART_OPS = {CONCAT.name: "inputs", SPLIT.name: "outputs", "Concat": "inputs"}
 ALIGNMENT = 64
 
 
@@ -144,6 +145,10 @@ def _concat_in_place(graph: Graph, node, root: dict, base: dict, align: dict) ->
     whole = node.outputs[0]
     if not _one_range(graph, whole, list(node.inputs)):
         return False
+    if node.op == "Concat":     # the parts are byte ranges when nothing but 1s precedes the axis
+        shape = graph.types[whole].shape
+        if any(d != 1 for d in shape[:node.attrs.get("axis", 0) % len(shape)]):
+            return False
     places: dict[str, int] = {}
     at = 0
     for name in node.inputs:

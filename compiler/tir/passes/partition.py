@@ -8,11 +8,14 @@ mention the loop variable count; the tail is not partitioned again. A parallel l
 the same way when its tail is short, the tail then running serially after the parallel part.
 
 A padded copy selects between a load and the pad value on conditions such as `w >= 1` and
-`w < 57`: true in the middle of the row, false at its ends. A serial loop whose body is one
-statement of vector lanes (no loops of its own but vectorized ones) and whose selects hold
-such bounds on its variable is split into [0, a), [a, b) and [b, extent): the simplifier then
-folds the selects to the pad value at the ends and to the load in between, which no longer
-needs a mask.
+`w < 57`; a concatenation picks its input by conditions such as `c < 64`, `c < 96`. Each holds
+on one side of a point of the loop's range and not on the other. A loop whose selects have such
+conditions is split at those points: in each part the simplifier folds every select to one
+branch, so a pad's middle loads without a mask and its ends store the pad value, and each
+input of a concatenation is copied by a loop of its own. A serial loop is split when its body
+is one statement of vector lanes (no loops of its own but vectorized ones); a parallel loop
+whatever its body, each part staying parallel (the loop that fuses a concatenation's outer
+axes); at most MAX_PARTS parts.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from ..functor import map_children, substitute, visit
 from ..stmt import For, ForKind, IfThenElse, seq
 
 PARALLEL_TAIL_SHARE = 8     # a parallel loop is partitioned when its tail is at most 1/8 of it
+MAX_PARTS = 64              # a loop split at its selects' points: a concatenation of up to 64 inputs
 
 
 def _conjuncts(c):
@@ -92,11 +96,11 @@ def partition_loops(func):
                                    substitute(s.body, {s.var: tail_var}),
                                    s.annotations if s.kind is ForKind.SERIAL else {})
                         return seq(head, tail)
-                elif s.kind is ForKind.SERIAL and _lanes_only(s.body):
-                    split = _clean_interval(_selects_on(s.body, s.var), s.var, {**ranges, **_inner_ranges(s.body)},
-                                            s.extent.value)
-                    if split is not None:
-                        return _three_way(s, *split)
+                elif s.kind is ForKind.PARALLEL or _lanes_only(s.body):
+                    points = _switch_points(_selects_on(s.body, s.var), s.var,
+                                            {**ranges, **_inner_ranges(s.body)}, s.extent.value)
+                    if points and len(points) < MAX_PARTS:
+                        return _split_at(s, points, lambda body, lo, hi: rec(body, {**inner, s.var: (lo, hi)}))
             return map_children(s, lambda c: rec(c, inner))
         if isinstance(s, E.Expr):
             return s
@@ -123,37 +127,33 @@ def _selects_on(body, var):
     return conds
 
 
-def _clean_interval(conds, var, ranges, extent):
-    """(a, b) with 0 <= a < b <= extent, a > 0 or b < extent, such that every condition that
-    bounds var from one side (false at one end of the loop, true at the other) holds for var in
-    [a, b); None if no condition does. Conditions that also depend on other variables are left
-    out (they do not decide on var alone)."""
+def _switch_points(conds, var, ranges, extent):
+    """The sorted points 0 < p < extent where a condition on var alone switches: false below p
+    and true from it on, or the reverse. Conditions that do not decide on var alone (they also
+    depend on other variables, or switch more than once) are left out."""
     def holds(c, lo, hi):
         return prove(c, {**ranges, var: (lo, hi)})
-    a, b, bounded = 0, extent, False
+    points = set()
     for c in conds:
         first, last = holds(c, 0, 0), holds(c, extent - 1, extent - 1)
-        if first is False and last is True:       # var >= a_c: the least a_c it holds from
-            lo, hi = 1, extent - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                lo, hi = (lo, mid) if holds(c, mid, extent - 1) is True else (mid + 1, hi)
-            a, bounded = max(a, lo), True
-        elif first is True and last is False:     # var < b_c: the greatest b_c it holds below
-            lo, hi = 1, extent - 1
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                lo, hi = (mid, hi) if holds(c, 0, mid - 1) is True else (lo, mid - 1)
-            b, bounded = min(b, lo), True
-    return (a, b) if bounded and a < b and (a, b) != (0, extent) else None
+        if first is None or last is None or first == last:
+            continue
+        lo, hi = 1, extent - 1      # the least p from which c holds as it does at the end
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if holds(c, mid, extent - 1) is last else (mid + 1, hi)
+        if holds(c, 0, lo - 1) is first and holds(c, lo, extent - 1) is last:
+            points.add(lo)
+    return sorted(points)
 
 
-def _three_way(s, a, b):
-    """The serial loop s as its iterations [0, a), [a, b) and [b, extent) (empty parts left out),
-    each with its own loop variable."""
+def _split_at(s, points, rec):
+    """The loop s as its iterations [0, p1), [p1, p2), ..., [pk, extent): the first part keeps
+    s's variable, each other part its own; rec(body, lo, hi) rewrites a part's body further."""
     parts = []
-    for lo, hi in ((0, a), (a, b), (b, s.extent.value)):
-        if hi > lo:
-            v = E.Var(s.var.name, s.var.dtype)
-            parts.append(For(v, lo, hi - lo, ForKind.SERIAL, substitute(s.body, {s.var: v}), s.annotations))
+    bounds = [0, *points, s.extent.value]
+    for k, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        v = s.var if k == 0 else E.Var(s.var.name, s.var.dtype)
+        body = s.body if k == 0 else substitute(s.body, {s.var: v})
+        parts.append(For(v, lo, hi - lo, s.kind, rec(body, lo, hi - 1), s.annotations))
     return seq(*parts)

@@ -57,6 +57,35 @@ def test_conv2d_bias_residual_relu_group(rng, compile_run):
     np.testing.assert_allclose(compile_run(y, [x, w, b, r], [xa, wa, ba, ra]), ref, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("c,oc,groups,stride,cb,ob", [
+    (32, 32, 2, 1, 16, 16),     # a block a group (RegNet's width-16 groups, at block 8)
+    (32, 64, 2, 2, 8, 16),      # two output blocks a group: a register tile may hold both
+    (48, 24, 3, 1, 8, 8),       # more input than output channels a group
+])
+def test_grouped_conv2d_nchwc_matches_onnxruntime(c, oc, groups, stride, cb, ob, rng, compile_run):
+    """Each group's channels are whole blocks: output block o reads only its group's input
+    blocks (weight [OC/ob, C/groups/cb, KH, KW, cb, ob]); the result is onnxruntime's Conv
+    with `group`."""
+    h, w, k = 9, 10, 3
+    xa = rng.standard_normal((1, c, h, w)).astype("float32")
+    wa = rng.standard_normal((oc, c // groups, k, k)).astype("float32")
+    xc = te.placeholder((1, c // cb, h, w, cb), "float32", "xc")
+    wc = te.placeholder((oc // ob, c // groups // cb, k, k, cb, ob), "float32", "wc")
+    y = topi.conv2d_nchwc(xc, wc, strides=stride, pads=1, groups=groups)
+    xpk = xa.reshape(1, c // cb, cb, h, w).transpose(0, 1, 3, 4, 2)
+    wpk = wa.reshape(oc // ob, ob, c // groups // cb, cb, k, k).transpose(0, 2, 4, 5, 3, 1)
+    out = compile_run(y, [xc, wc], [xpk, wpk])
+    back = out.transpose(0, 1, 4, 2, 3).reshape(1, oc, *out.shape[2:4])
+    ref = ort_run("Conv", [xa, wa], strides=[stride] * 2, pads=[1] * 4, group=groups)
+    np.testing.assert_allclose(back, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_grouped_conv2d_nchwc_refuses_groups_that_split_a_block():
+    xc = te.placeholder((1, 3, 5, 5, 8), "float32", "xc")
+    with pytest.raises(ValueError, match="groups=2 does not split"):
+        topi.conv2d_nchwc(xc, te.placeholder((2, 1, 3, 3, 8, 8), "float32", "wc"), groups=2)
+
+
 @pytest.mark.parametrize("c,h,w,oc,k,stride,pad,cb,ob", [
     (16, 9, 11, 32, 3, 1, 1, 8, 16),
     (8, 14, 14, 16, 3, 2, 1, 8, 16),

@@ -8,8 +8,9 @@ IMAGE = 12
 
 
 def cpu_knob_model(seed: int = 0, dilated_grouped: bool = False):
-    """dilated_grouped: the grouped conv dilated, which keeps it off the accelerator (its groups
-    of 16 fit the accelerator's blocks otherwise)."""
+    """dilated_grouped: the grouped conv in groups of 16 channels and dilated, which keeps it off
+    the accelerator (its groups fit the accelerator's blocks otherwise); else in groups of 4,
+    which the CPU runs by its NCHW conv kernel."""
     rng = np.random.default_rng(seed)
     inits, nodes = [], []
 
@@ -25,8 +26,10 @@ def cpu_knob_model(seed: int = 0, dilated_grouped: bool = False):
 
     x = conv("x", "winograd", (32, 32, 3, 3), pads=[1, 1, 1, 1])
     x = conv(x, "strided", (32, 32, 3, 3), pads=[1, 1, 1, 1], strides=[2, 2])
-    x = conv(x, "grouped", (32, 16, 3, 3), pads=[2, 2, 2, 2] if dilated_grouped else [1, 1, 1, 1], group=2,
-             **({"dilations": [2, 2]} if dilated_grouped else {}))
+    if dilated_grouped:
+        x = conv(x, "grouped", (32, 16, 3, 3), pads=[2, 2, 2, 2], group=2, dilations=[2, 2])
+    else:   # groups of 4 channels, too narrow for a packed block: the NCHW conv kernel
+        x = conv(x, "grouped", (32, 4, 3, 3), pads=[1, 1, 1, 1], group=8)
     x = conv(x, "depthwise", (32, 1, 3, 3), pads=[1, 1, 1, 1], group=32)
     x = conv(x, "pointwise", (64, 32, 1, 1))
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"], name="pool"))

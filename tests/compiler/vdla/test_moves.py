@@ -109,6 +109,7 @@ def test_a_concat_of_other_zero_points_stays_in_fp32_with_its_reason(rng):
     art = compile_model(m, target="vdla", hw_config="pynq")
     concat = art.header["compile"]["placement"]["concat"]
     assert concat["device"] == "cpu" and "different zero points" in concat["reason"] and not concat.get("packed")
+    assert concat["reason"].endswith("(no copy: the memory plan lays its inputs in its output side by side)")
     x = rng.standard_normal((1, 16, 4, 4)).astype(np.float32)
     np.testing.assert_array_equal(Executor(art).run({"x": x})["y"], Executor(art, device="numpy").run({"x": x})["y"])
 

@@ -1,8 +1,11 @@
 """pack_conv_layout (vdla.compiler.graph.passes.layout): convolution chains in NCHWc, packed once
 and unpacked once; constants keep numpy broadcasting; wide 3x3 stride-1 convolutions run as
-Winograd. Results agree with the unpacked graph."""
+Winograd; grouped convolutions whose groups are whole blocks run packed. Results agree with the
+unpacked graph."""
 import numpy as np
 from onnx import helper
+
+from ort_oracle import ort_run, vdla_run
 
 from vdla.compiler.frontend import import_onnx
 from vdla.compiler.graph import optimize, run_reference
@@ -74,3 +77,74 @@ def test_winograd_tile_by_multiplies_against_filter_bytes():
     assert [winograd_tile(1, c, c, s, s) for c, s in ((64, 56), (128, 28), (256, 14), (512, 7))] == [4, 4, 2, 2]
     # a 6x6 output: F(4x4) computes 8x8 of it (1.8x the outputs), F(2x2) none wasted
     assert winograd_tile(1, 32, 32, 6, 6) == 2
+
+
+def test_layout_packs_grouped_convs_whose_groups_are_whole_blocks(rng):
+    """RegNet-style groups of 16 channels (and of 8) run as ConvNCHWc with their group count;
+    groups of 4 channels (ResNeXt's first stage) narrower than NARROW_BLOCK stay NCHW Conv.
+    Results agree with the unoptimized graph, here and through the compiled kernels
+    (onnxruntime as the oracle)."""
+    from vdla.compiler.graph.passes.layout import NARROW_BLOCK
+    assert NARROW_BLOCK == 8            # the 8-channel groups below are the narrowest packed
+
+    def conv(name, x, y, oc, ic, group, **attrs):
+        w = (rng.standard_normal((oc, ic // group, 3, 3)) * 0.2).astype(np.float32)
+        inits.append(const(name, w))
+        return helper.make_node("Conv", [x, name], [y], name=name, group=group, pads=[1, 1, 1, 1], **attrs)
+    inits = []
+    nodes = [conv("g16", "x", "a", 64, 64, 4),
+             helper.make_node("Relu", ["a"], ["b"]),
+             conv("g8", "b", "c", 32, 64, 4, strides=[2, 2]),
+             conv("g4", "c", "y", 32, 32, 8)]
+    m = onnx_model(nodes, [tensor("x", (1, 64, 12, 10))], [tensor("y", None)], inits)
+    g = optimize(import_onnx(m), fuse=False)
+    convs = {n.name: (n.op, n.attrs.get("groups")) for n in g.nodes if n.op.startswith("Conv")}
+    assert convs == {"g16": ("ConvNCHWc", 4), "g8": ("ConvNCHWc", 4), "g4": ("Conv", None)}
+    x = rng.standard_normal((1, 64, 12, 10)).astype(np.float32)
+    want = ort_run(m, {"x": x})[0]
+    np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(vdla_run(m, {"x": x})[0], want, rtol=1e-4, atol=1e-4)
+
+
+def test_layout_concatenates_packed_channels_packed(rng):
+    """A Concat along the channels of conv outputs runs on the packed tensors (no unpack before
+    it, no pack after it for the next conv); one whose inputs do not fill whole blocks (an
+    8-channel input against 16-channel blocks) stays NCHW. Results agree with onnxruntime."""
+    def conv(name, x, y, oc, ic):
+        inits.append(const(name, (rng.standard_normal((oc, ic, 1, 1)) * 0.3).astype(np.float32)))
+        return helper.make_node("Conv", [x, name], [y], name=name)
+    inits = []
+    nodes = [conv("c0", "x", "a", 32, 16), conv("c1", "a", "b", 16, 32),
+             helper.make_node("Concat", ["a", "b"], ["ab"], name="packed", axis=1),
+             conv("c2", "ab", "c", 16, 48),
+             helper.make_node("Concat", ["c", "x8"], ["y"], name="nchw", axis=-3)]
+    m = onnx_model(nodes, [tensor("x", (1, 16, 5, 4)), tensor("x8", (1, 8, 5, 4))], [tensor("y", None)], inits)
+    g = optimize(import_onnx(m), fuse=False)
+    shapes = {n.name: len(g.types[n.outputs[0]].shape) for n in g.nodes if n.op == "Concat"}
+    assert shapes == {"packed": 5, "nchw": 4}
+    assert ops(g).count("LayoutPack") == 1 and ops(g).count("LayoutUnpack") == 1   # x in, c out
+    feeds = {"x": rng.standard_normal((1, 16, 5, 4)).astype(np.float32),
+             "x8": rng.standard_normal((1, 8, 5, 4)).astype(np.float32)}
+    want = ort_run(m, feeds)[0]
+    np.testing.assert_allclose(run_reference(g, feeds)["y"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(vdla_run(m, feeds)[0], want, rtol=1e-4, atol=1e-4)
+
+
+def test_layout_leaves_convs_of_narrow_output_blocks_in_nchw(rng):
+    """58 output channels would pack in blocks of 1 and 12 in blocks of 4 (ShuffleNetV2's
+    branches): those convs run NCHW; 4 output channels (fewer than NARROW_BLOCK, one whole
+    block) and the 3-channel input block of a stem still pack. Results agree with onnxruntime."""
+    def conv(name, x, y, oc, ic):
+        inits.append(const(name, (rng.standard_normal((oc, ic, 3, 3)) * 0.2).astype(np.float32)))
+        return helper.make_node("Conv", [x, name], [y], name=name, pads=[1, 1, 1, 1])
+    inits = []
+    nodes = [conv("stem", "x", "a", 16, 3), conv("odd", "a", "b", 58, 16), conv("twelve", "b", "c", 12, 58),
+             conv("head", "c", "y", 4, 12)]
+    m = onnx_model(nodes, [tensor("x", (1, 3, 9, 8))], [tensor("y", None)], inits)
+    g = optimize(import_onnx(m), fuse=False)
+    convs = {n.name: n.op for n in g.nodes if n.op.startswith("Conv")}
+    assert convs == {"stem": "ConvNCHWc", "odd": "Conv", "twelve": "Conv", "head": "ConvNCHWc"}
+    x = rng.standard_normal((1, 3, 9, 8)).astype(np.float32)
+    want = ort_run(m, {"x": x})[0]
+    np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(vdla_run(m, {"x": x})[0], want, rtol=1e-4, atol=1e-4)

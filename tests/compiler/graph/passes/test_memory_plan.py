@@ -120,3 +120,74 @@ def test_a_concat_that_cannot_take_its_inputs_in_place_copies_them():
     g.nodes[2].outputs = ["m_unused"]
     g.types["m_unused"] = g.types["m"]
     assert plan_memory(g).meta["memory_plan"]["parts"] == ["split"]
+
+
+def _dense_block(rng, batch=1, axis=1):
+    """DenseNet's pattern: each conv reads the concatenation of every feature before it and its
+    output joins the next concatenation (ReLU between, as the real block's BN-ReLU)."""
+    import numpy as np
+    from onnx import helper
+
+    from ..onnx_graphs import const, onnx_model, tensor
+    inits, nodes, feats = [], [], []
+
+    def conv(name, x, y, oc, ic):
+        inits.append(const(name, (rng.standard_normal((oc, ic, 3, 3)) * 0.1).astype(np.float32)))
+        nodes.append(helper.make_node("Conv", [x, name], [y], name=name, pads=[1, 1, 1, 1]))
+
+    conv("stem", "x", "f0", 32, 16)
+    feats.append("f0")
+    for k in (1, 2, 3):
+        src = feats[0] if k == 1 else f"cat{k - 1}"
+        nodes.append(helper.make_node("Relu", [src], [f"r{k}"]))
+        conv(f"conv{k}", f"r{k}", f"f{k}", 16, 32 + 16 * (k - 1))
+        feats.append(f"f{k}")
+        nodes.append(helper.make_node("Concat", list(feats), [f"cat{k}"], name=f"cat{k}", axis=axis))
+    return onnx_model(nodes, [tensor("x", (batch, 16, 8, 6))], [tensor("cat3", None)], inits)
+
+
+def test_a_float_concat_takes_its_inputs_in_place_and_copies_nothing(rng):
+    """Every concatenation of a dense block, packed in NCHWc with one image, holds its inputs
+    where the Concat would copy them: the block's features are written once, side by side, into
+    the last one's bytes; no kernel is compiled for a Concat and the compiled model equals
+    onnxruntime. With two images (the parts interleave) the Concats copy."""
+    import numpy as np
+
+    from ort_oracle import ort_run, vdla_run
+    from vdla.compiler.compile_model import compile_model
+    model = _dense_block(rng)
+    g = optimize(import_onnx(model))
+    plan = g.meta["memory_plan"]
+    cats = {n.name: n for n in g.nodes if n.op == "Concat"}
+    assert sorted(plan["parts"]) == sorted(cats) == ["cat1", "cat2", "cat3"]
+    assert all(len(g.types[i].shape) == 5 for n in cats.values() for i in n.inputs)     # packed
+    whole = cats["cat3"].outputs[0]
+    at = plan["offsets"][whole]
+    for name in cats["cat3"].inputs:
+        assert _span(g, plan, name) == (at, at + g.types[name].nbytes)
+        at += g.types[name].nbytes
+    artifact = compile_model(model)
+    assert not [s for s in artifact.plan.steps if s.op == "Concat" and s.kind != "parts"]
+    x = rng.standard_normal((1, 16, 8, 6)).astype(np.float32)
+    np.testing.assert_allclose(vdla_run(model, {"x": x})[0], ort_run(model, {"x": x})[0], rtol=1e-4, atol=1e-4)
+
+    g = optimize(import_onnx(_dense_block(rng, batch=2)))
+    assert g.meta["memory_plan"]["parts"] == []
+
+
+@pytest.mark.parametrize("channels,in_place", [(1, True), (4, False)])
+def test_a_concat_along_height_is_in_place_only_when_nothing_but_1s_precedes_it(channels, in_place, rng):
+    """Along axis 2 of [1, C, H, W] the inputs are byte ranges of the output only when C is 1;
+    either way the compiled result is numpy's concatenation."""
+    import numpy as np
+    from onnx import helper
+
+    from ort_oracle import vdla_run
+
+    from ..onnx_graphs import onnx_model, tensor
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["x"], ["b"]),
+             helper.make_node("Concat", ["a", "b"], ["y"], name="cat", axis=2)]
+    model = onnx_model(nodes, [tensor("x", (1, channels, 3, 16))], [tensor("y", None)])   # parts of 64-byte multiples
+    assert optimize(import_onnx(model)).meta["memory_plan"]["parts"] == (["cat"] if in_place else [])
+    x = rng.standard_normal((1, channels, 3, 16)).astype(np.float32)
+    np.testing.assert_array_equal(vdla_run(model, {"x": x})[0], np.concatenate([np.maximum(x, 0), -x], axis=2))
