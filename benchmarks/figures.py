@@ -193,8 +193,19 @@ def _e2e_cpu(r: dict) -> str:
             "(`benchmarks/e2e_cpu.py`)")
 
 
+def _torchvision_cpu(r: dict) -> str:
+    labels = {"resnet18": "ResNet-18", "resnet50": "ResNet-50", "mobilenet_v2": "MobileNetV2",
+              "mobilenet_v3_small": "MobileNetV3-small", "efficientnet_b0": "EfficientNet-B0", "googlenet": "GoogLeNet",
+              "squeezenet1_0": "SqueezeNet", "shufflenet_v2_x1_0": "ShuffleNetV2", "densenet121": "DenseNet-121",
+              "regnet_x_400mf": "RegNet-X-400MF", "resnext50_32x4d": "ResNeXt-50"}
+    parts = [f"{labels.get(name, name)} {row['ratio_2t']:.2f}x" for name, row in r["models"].items()]
+    return (", ".join(parts) + f" (geomean {r['geomean_ratio_2t']:.2f}x) onnxruntime's time with 2 threads on "
+            f"{r['host']} (`benchmarks/torchvision_cpu.py`)")
+
+
 # span name -> its rendering from the saved results of the benchmark the name starts with
 SPANS = {"remote_tls": _remote_tls, "vta_compat": _vta_compat, "e2e_cpu": _e2e_cpu,
+         "torchvision_cpu": _torchvision_cpu,
          "dse_resnet18.table": _dse_clock_table, "dse_resnet18.front": _dse_front,
          "dse_kv260.table": _dse_table, "dse_kv260.fastest": _dse_fastest,
          "dse_aup_zu3.table": _dse_table, "dse_aup_zu3.fastest": _dse_fastest,

@@ -1,7 +1,8 @@
 """partition_loops (vdla.compiler.tir.passes.partition): a split's tail guard leaves the main
-loop (a clean prefix), and a padded copy's bounds on a loop's variable split it into its two
-ends, where the simplifier folds the selects to the pad value, and a middle that loads without
-a condition; every kernel still computes what numpy does."""
+loop (a clean prefix); a padded copy's bounds on a loop's variable split it into its two ends,
+where the simplifier folds the selects to the pad value, and a middle that loads without a
+condition; a concatenation's parallel loop splits into one loop per input. Every kernel still
+computes what numpy does."""
 import numpy as np
 import pytest
 
@@ -94,3 +95,24 @@ def test_a_condition_on_two_variables_does_not_split_either_loop(rng):
     build(s, [x, y], name="f").load().run("f", [xa, out])
     i, j = np.indices(xa.shape)
     np.testing.assert_array_equal(out, np.where(i + j < 5, xa, 0))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_concatenation_copies_each_input_by_a_loop_of_its_own(threads, rng):
+    """topi.concat of three inputs along the channels of [1, C, H, W]: the parallel loop over the
+    channels is split where its selects switch input, so no select is left, one loop a part;
+    the result is numpy's concatenation."""
+    xs = [te.placeholder((1, c, 6, 16), "float32", f"x{k}") for k, c in enumerate((64, 32, 16))]
+    y = topi.concat(xs, axis=1)
+    target = Target.host(threads=threads)
+    s = topi.schedule_for([y], target)
+    func = lower(s, [*xs, y], "cat", check=True)
+    selects = []
+    visit(func.body, lambda n: selects.append(n) if isinstance(n, E.Select) else None)
+    parallel = [loop for loop in _loops(func) if loop.kind is S.ForKind.PARALLEL]
+    assert not selects
+    assert [(loop.min.value, loop.extent.value) for loop in parallel] == [(0, 64), (64, 32), (96, 16)]
+    arrays = [rng.standard_normal(x.shape).astype("float32") for x in xs]
+    out = np.zeros(y.shape, "float32")
+    build(s, [*xs, y], target, "cat").load().run("cat", [*arrays, out])
+    np.testing.assert_array_equal(out, np.concatenate(arrays, axis=1))
