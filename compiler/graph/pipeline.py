@@ -17,6 +17,7 @@ PIPELINE = (
     ("infer_types", passes.infer_types),
     ("transposes_as_views", passes.transposes_as_views),  # moving only size-1 axes: a Reshape
     ("flatten_matmul_rows", passes.flatten_matmul_rows),  # a linear layer: one GEMM, weight in panels
+    ("fold_swish", passes.fold_swish),                 # x * Sigmoid(x): one op, fused into its conv
     ("pack_conv_layout", passes.pack_conv_layout),     # NCHWc: a channel block per vector
     ("pack_quantized_matmul", passes.pack_quantized_matmul),  # QLinearMatMul -> uint8 x int8 panels
     ("pack_quantized_conv", passes.pack_quantized_conv),  # QLinearConv -> uint8 x int8 NCHWc
@@ -26,7 +27,7 @@ PIPELINE = (
 )
 
 # the passes that put tensors and weights in the CPU kernels' forms (layout=False: not these)
-_CPU_LAYOUT = ("transposes_as_views", "flatten_matmul_rows", "pack_conv_layout", "pack_quantized_matmul",
+_CPU_LAYOUT = ("transposes_as_views", "flatten_matmul_rows", "fold_swish", "pack_conv_layout", "pack_quantized_matmul",
                "pack_quantized_conv")
 
 

@@ -10,9 +10,10 @@ from .matmul_rows import flatten_matmul_rows
 from .memory_plan import plan_memory
 from .quantized_conv import pack_quantized_conv
 from .quantized_matmul import pack_quantized_matmul
+from .swish import fold_swish
 from .transpose_views import transposes_as_views
 
 __all__ = ["absorb_constant_operands", "canonicalize_gemm", "eliminate_dead_code", "flatten_matmul_rows",
-           "fold_batch_norm", "fold_constants", "fuse_operators", "infer_types", "pack_conv_layout",
+           "fold_batch_norm", "fold_constants", "fold_swish", "fuse_operators", "infer_types", "pack_conv_layout",
            "pack_quantized_conv", "pack_quantized_matmul", "plan_memory", "remove_identities",
            "transposes_as_views"]

@@ -18,7 +18,7 @@ from vdla.driver.host_ops.winograd import TRANSFORMS, transform_weight
 
 from ..ir import Graph, Node, TensorType
 
-_UNARY = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp"}
+_UNARY = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp", "Swish"}
 _BINARY = {"Add", "Sub", "Mul", "Div"}
 _POOLS = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
 # Narrower 3x3 convolutions spend too much of a Winograd kernel in its transforms.
@@ -140,10 +140,13 @@ class _Packer:
         return True
 
     def _packed_operand(self, name: str, block: int, shape: tuple) -> str | None:
-        """The operand of an elementwise op in the packed layout, or None if it has none."""
+        """The operand of an elementwise op in the packed layout, or None if it has none. A packed
+        operand may broadcast over the image ([N, C/b, 1, 1, b]: a squeeze-and-excitation gate)."""
         g = self.g
-        if name in self.packed and g.types[self.packed[name][0]].shape == shape:
-            return self.packed[name][0] if self.packed[name][1] == block else None
+        if name in self.packed and self.packed[name][1] == block:
+            have = g.types[self.packed[name][0]].shape
+            if have == shape or (have[:2] == shape[:2] and have[2:4] == (1, 1) and have[4] == shape[4]):
+                return self.packed[name][0]
         if name in g.constants:
             value = g.constants[name]
             if value.size == 1:
@@ -154,14 +157,14 @@ class _Packer:
         return None
 
     def elementwise(self, node: Node) -> bool:
-        lead = next((n for n in node.inputs if n in self.packed), None)
-        if lead is None or len(node.outputs) != 1:
-            return False
+        y = node.outputs[0] if len(node.outputs) == 1 else None
+        # the packed input of the output's shape leads (a gate it is multiplied by may broadcast)
+        lead = next((n for n in node.inputs if n in self.packed and y and self.g.types[n].shape == self.g.types[y].shape),
+                    None)
+        if lead is None:
+            return False  # no packed input, or the op broadcasts the packed tensors up
         packed_lead, block = self.packed[lead]
         shape = self.g.types[packed_lead].shape
-        y = node.outputs[0]
-        if self.g.types[y].shape != self.g.types[lead].shape:
-            return False  # the op broadcasts the packed tensor up: not a per-element map of it
         ins = []
         for name in node.inputs:
             p = self._packed_operand(name, block, shape) if name else ""

@@ -148,3 +148,26 @@ def test_layout_leaves_convs_of_narrow_output_blocks_in_nchw(rng):
     want = ort_run(m, {"x": x})[0]
     np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(vdla_run(m, {"x": x})[0], want, rtol=1e-4, atol=1e-4)
+
+
+def test_layout_multiplies_by_a_packed_gate_over_the_image(rng):
+    """A squeeze-and-excitation gate [N, C, 1, 1] times the activation [N, C, H, W]: both packed,
+    the gate broadcast over the image in the blocked layout, so the activation is not unpacked
+    for the product (EfficientNet, MobileNetV3). Results agree with onnxruntime."""
+    def conv(name, x, y, oc, ic, k):
+        inits.append(const(name, (rng.standard_normal((oc, ic, k, k)) * 0.3).astype(np.float32)))
+        return helper.make_node("Conv", [x, name], [y], name=name, pads=[k // 2] * 4)
+    inits = []
+    nodes = [conv("c0", "x", "a", 32, 16, 3), helper.make_node("GlobalAveragePool", ["a"], ["p"]),
+             conv("squeeze", "p", "q", 16, 32, 1), helper.make_node("Relu", ["q"], ["r"]),
+             conv("excite", "r", "e", 32, 16, 1), helper.make_node("Sigmoid", ["e"], ["gate"]),
+             helper.make_node("Mul", ["a", "gate"], ["m"], name="scale"), conv("c1", "m", "y", 16, 32, 1)]
+    m = onnx_model(nodes, [tensor("x", (1, 16, 6, 5))], [tensor("y", None)], inits)
+    g = optimize(import_onnx(m), fuse=False)
+    scale = next(n for n in g.nodes if n.name == "scale")
+    assert [g.types[i].shape for i in scale.inputs] == [(1, 2, 6, 5, 16), (1, 2, 1, 1, 16)]
+    assert ops(g).count("LayoutPack") == 1 and ops(g).count("LayoutUnpack") == 1    # x in, y out
+    x = rng.standard_normal((1, 16, 6, 5)).astype(np.float32)
+    want = ort_run(m, {"x": x})[0]
+    np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(vdla_run(m, {"x": x})[0], want, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,31 @@
+"""Pass: x * Sigmoid(x) as one Swish(x) (SiLU: EfficientNet's, YOLO's activation as exporters
+write it).
+
+Why: the product reads x twice, so the fusion pass, which extends a chain only through an
+output's single consumer, leaves the conv that makes x, the Sigmoid and the Mul as separate
+kernels, and x makes a round trip through memory. As one elementwise op of x, the activation
+fuses into the conv's epilogue. Only where the Sigmoid's result feeds nothing else. (The CPU
+pipeline only: the accelerator's quantizer has its own SiLU path.)
+"""
+from __future__ import annotations
+
+from ..ir import Graph, Node
+
+
+def fold_swish(graph: Graph) -> Graph:
+    consumers = graph.consumers()
+    made = {o: n for n in graph.nodes for o in n.outputs if o}
+    gone: set[int] = set()
+    nodes = []
+    for node in graph.nodes:
+        if node.op == "Mul" and len(node.inputs) == 2:
+            for x, s in (node.inputs, node.inputs[::-1]):
+                sig = made.get(s)
+                if sig is not None and sig.op == "Sigmoid" and sig.inputs[0] == x and s not in graph.outputs \
+                        and len(consumers.get(s, [])) == 1 and graph.types[x] == graph.types[node.outputs[0]]:
+                    gone.add(id(sig))
+                    node = Node("Swish", node.name, [x], list(node.outputs), {"alpha": 1.0})
+                    break
+        nodes.append(node)
+    graph.nodes = [n for n in nodes if id(n) not in gone]
+    return graph
