@@ -8,6 +8,7 @@ from .infer_types import infer_types
 from .layout import pack_conv_layout
 from .matmul_rows import flatten_matmul_rows
 from .memory_plan import plan_memory
+from .pointwise_matmul import pointwise_convs_as_matmul
 from .quantized_conv import pack_quantized_conv
 from .quantized_matmul import pack_quantized_matmul
 from .swish import fold_swish
@@ -15,5 +16,5 @@ from .transpose_views import transposes_as_views
 
 __all__ = ["absorb_constant_operands", "canonicalize_gemm", "eliminate_dead_code", "flatten_matmul_rows",
            "fold_batch_norm", "fold_constants", "fold_swish", "fuse_operators", "infer_types", "pack_conv_layout",
-           "pack_quantized_conv", "pack_quantized_matmul", "plan_memory", "remove_identities",
-           "transposes_as_views"]
+           "pack_quantized_conv", "pack_quantized_matmul", "plan_memory", "pointwise_convs_as_matmul",
+           "remove_identities", "transposes_as_views"]
