@@ -22,11 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import pathlib
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -34,7 +31,7 @@ import numpy as np
 from interleave import interleaved_median_ms
 from ort_peer import ort_session
 from results_file import save
-from torchvision_int8 import MODELS, SHAPE
+from torchvision_int8 import MODELS, SHAPE, export_missing, selected
 
 MIN_TIME_S = 0.5
 TOLERANCE = 1e-4
@@ -77,19 +74,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
     ap.add_argument("--results", help="also save the figures (JSON, with this host) to this file")
     args = ap.parse_args(argv)
-    models = [m for m in args.models.split(",") if m]
-    unknown = [m for m in models if m not in MODELS]
-    if unknown:
-        ap.error(f"--models: unknown {', '.join(unknown)}; choose from {', '.join(MODELS)}")
-    out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="vdla_torchvision_"))
-    out.mkdir(parents=True, exist_ok=True)
-    missing = [m for m in models if not (out / f"{m}.onnx").exists()]
-    if missing:
-        if not args.torch_python:
-            ap.error("--torch-python is required to export " + ", ".join(missing))
-        exporter = pathlib.Path(__file__).with_name("torchvision_int8.py")
-        subprocess.run([args.torch_python, str(exporter), "--export-only", "--out", str(out), "--models",
-                        ",".join(missing)], check=True, env={**os.environ, "PYTHONPATH": ""})
+    models, out = selected(ap, args)
+    export_missing(ap, args, models, out)
     print(f"{'model':<20}{'vdla 1t':>9}{'ort 1t':>9}{'ratio':>7}{'vdla 2t':>10}{'ort 2t':>9}{'ratio':>7}"
           f"{'compile s':>11}   (ms, batch 1, 224x224)")
     figures = {}

@@ -57,6 +57,28 @@ def export(models: list[str], out: pathlib.Path) -> None:
         print(f"exported {name}", flush=True)
 
 
+def selected(ap, args) -> tuple[list[str], pathlib.Path]:
+    """The models --models names (an argparse error for an unknown one) and the exports' folder
+    (--out, created; default a temporary one)."""
+    models = [m for m in args.models.split(",") if m]
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        ap.error(f"--models: unknown {', '.join(unknown)}; choose from {', '.join(MODELS)}")
+    out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="vdla_torchvision_"))
+    out.mkdir(parents=True, exist_ok=True)
+    return models, out
+
+
+def export_missing(ap, args, models: list[str], out: pathlib.Path) -> None:
+    """Export the models not yet in `out` by running this script's export in --torch-python."""
+    missing = [m for m in models if not (out / f"{m}.onnx").exists()]
+    if missing:
+        if not args.torch_python:
+            ap.error("--torch-python is required to export " + ", ".join(missing))
+        subprocess.run([args.torch_python, __file__, "--export-only", "--out", str(out), "--models", ",".join(missing)],
+                       check=True, env={**os.environ, "PYTHONPATH": ""})
+
+
 def _sqnr(power: float, noise: float) -> float:
     return round(10 * np.log10(power / noise), 2) if noise > 0 else float("inf")
 
@@ -127,21 +149,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="last line: one JSON object of the figures")
     ap.add_argument("--export-only", action="store_true", help=argparse.SUPPRESS)    # (the torch side)
     args = ap.parse_args(argv)
-    models = [m for m in args.models.split(",") if m]
-    unknown = [m for m in models if m not in MODELS]
-    if unknown:
-        ap.error(f"--models: unknown {', '.join(unknown)}; choose from {', '.join(MODELS)}")
-    out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="vdla_torchvision_"))
-    out.mkdir(parents=True, exist_ok=True)
+    models, out = selected(ap, args)
     if args.export_only:
         export(models, out)
         return 0
-    missing = [m for m in models if not (out / f"{m}.onnx").exists()]
-    if missing:
-        if not args.torch_python:
-            ap.error("--torch-python is required to export " + ", ".join(missing))
-        subprocess.run([args.torch_python, __file__, "--export-only", "--out", str(out), "--models", ",".join(missing)],
-                       check=True, env={**os.environ, "PYTHONPATH": ""})
+    export_missing(ap, args, models, out)
     print(f"{'model':<20}{'offloaded':>10}{'SQNR dB':>9}{'ort int8':>10}{'aim met':>9}{'QDQ repro dB':>14}"
           f"{'ort vs ort':>12}{'compile s':>11}")
     figures = {}
