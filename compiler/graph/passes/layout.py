@@ -159,8 +159,8 @@ class _Packer:
     def elementwise(self, node: Node) -> bool:
         y = node.outputs[0] if len(node.outputs) == 1 else None
         # the packed input of the output's shape leads (a gate it is multiplied by may broadcast)
-        lead = next((n for n in node.inputs if n in self.packed and y and self.g.types[n].shape == self.g.types[y].shape),
-                    None)
+        lead = next((n for n in node.inputs
+                     if n in self.packed and y and self.g.types[n].shape == self.g.types[y].shape), None)
         if lead is None:
             return False  # no packed input, or the op broadcasts the packed tensors up
         packed_lead, block = self.packed[lead]

@@ -15,11 +15,12 @@ weight blocks, so they start on one).
 A Concat or Split of packed accelerator codes along whole channel blocks (PART_OPS) costs no copy
 where the memory plan can lay the parts side by side: with one batch block the parts are
 consecutive byte ranges of the whole. So does a float Concat (ONNX's, on the CPU: DenseNet's
-concatenations of conv outputs, packed or not) along an axis with only axes of extent 1 before it. A Split's outputs then live inside its input; a Concat's
-inputs (their whole storages: a Split's source goes with its parts, as in YOLO's C2f) are placed
-inside its output, which lives from the first part's definition. Where they cannot be (an input
-of the graph, a storage that would overlap another part, a coarser alignment than the place
-offers), the op copies as before. graph.meta["memory_plan"]["parts"] names the ops that do not.
+concatenations of conv outputs, packed or not) along an axis with only axes of extent 1 before
+it. A Split's outputs then live inside its input; a Concat's inputs (their whole storages: a
+Split's source goes with its parts, as in YOLO's C2f) are placed inside its output, which lives
+from the first part's definition. Where they cannot be (an input of the graph, a storage that
+would overlap another part, a coarser alignment than the place offers), the op copies as before.
+graph.meta["memory_plan"]["parts"] names the ops that do not.
 """
 from __future__ import annotations
 
