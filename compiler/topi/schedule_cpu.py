@@ -16,8 +16,9 @@ from ..te.tensor import ComputeOp
 from . import tags
 from .cpu_knobs import RegisterFile, register_tile, vector_factor
 
-# Iterations a generic nest's parallel loop needs: the thread pool cuts a loop into four chunks
-# a thread, and a few iterations a chunk keep the chunks even.
+# Iterations a generic nest's parallel loop needs: the thread pool cuts a loop into chunks
+# (vdla.driver.thread_pool.CHUNKS_PER_THREAD a thread), and several iterations a chunk keep the
+# chunks even on the hosts and boards vdla targets.
 PARALLEL_ITERATIONS = 64
 
 
