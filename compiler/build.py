@@ -31,6 +31,11 @@ def lower(schedule, args, name="kernel", check=False, passes=None):
     func = lower_schedule(schedule, args, name)
     if check:
         verify(func, stage="lower_schedule")
+    return run_passes(func, passes, check)
+
+
+def run_passes(func, passes=None, check=False):
+    """`func` after `passes` (default: the CPU passes); check=True verifies after each."""
     for pass_name, fn in (cpu_passes() if passes is None else passes):
         func = fn(func)
         if check:
@@ -56,13 +61,19 @@ class CompiledKernel:
 def build(schedule, args, target=None, name="kernel", check=False) -> CompiledKernel:
     """Compile `schedule` into one exported function NAME(void* const* buffers) for `target`
     (default: the host); `args` are the tensors in ABI order (inputs, then outputs)."""
+    return build_func(lower(schedule, args, name, check=check), target)
+
+
+def build_func(func, target=None) -> CompiledKernel:
+    """Compile loop IR that has been through its passes: a lowered schedule (build's) or a
+    kernel that topi writes as loop IR, after run_passes."""
     from .codegen import LLVMCodegen, optimize, emit_object
     from .codegen.emit import parse
     if target is None:
         target = Target.host()
     elif isinstance(target, str):
         target = Target.host() if target in ("host", "llvm") else Target(target)
-    func = lower(schedule, args, name, check=check)
+    name = func.name
     cg = LLVMCodegen(target, module_name=name)
     cg.add_kernel(func)
     text = str(cg.module)

@@ -15,7 +15,7 @@ from vdla.driver import kernel_abi
 
 from . import lower_ops
 from .artifact_build import node_record
-from .build import build  # the tensor compiler's entry point
+from .build import build, build_func, run_passes  # the tensor compiler's entry points
 from .graph.ir import Graph, Node
 from .graph.passes.memory_plan import ALIAS_OPS
 
@@ -78,6 +78,8 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tupl
         name = f"k{len(compiled)}_{node.attrs.get('pattern', node.op).replace('+', '_').lower()}"
 
         def build_kernel(node=node, args=args, name=name):
+            if node.op in lower_ops.LOOP_RULES:
+                return build_func(run_passes(lower_ops.group_to_func(graph, node, args, target, name)), target)
             tensors, outputs = lower_ops.group_to_te(graph, node, args)
             schedule = lower_ops.schedule(outputs, target, knobs_for(outputs) if knobs_for else None)
             return build(schedule, tensors, target, name)

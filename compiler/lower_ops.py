@@ -13,6 +13,9 @@ from . import te, topi
 from .graph.ir import Graph, Node
 from .topi.resize import resize_nchw
 from .topi.norm import layer_norm
+from .topi.recurrent import GATES, recurrent_scan
+from .tir.stmt import Buffer
+from vdla.driver.host_ops.recurrent import scan_op
 
 _FLOAT = {"float32"}
 _KERNEL_DTYPES = {"float32", "int32", "int8", "uint8", "int64", "bool"}
@@ -369,6 +372,33 @@ def group_to_te(graph: Graph, node: Node, args: list[str], rules: dict | None = 
     _require(all(graph.types[o].size > 0 for o in node.outputs if o), "empty tensors need no kernel")
     outputs = [env[o] for o in node.outputs if o]
     return placeholders + outputs, outputs
+
+
+def _recurrent_scan(op: str):
+    def rule(graph: Graph, node: Node, params: dict, target, name: str):
+        roles = ["xw", "rt", "rb", "h0", "c0", "p"] if op == "LSTM" else ["xw", "rt", "rb", "h0"]
+        bufs = {role: params.get(n) if n else None for role, n in zip(roles, node.inputs)}
+        bufs.update({role: params[n] for role, n in zip(["y", "yh", "yc"], node.outputs) if n})
+        _require(all(bufs.get(r) is not None for r in ("y", "yh") + (("yc",) if op == "LSTM" else ())),
+                 f"{node.op} without its state outputs (the kernel keeps its state there)")
+        _require(all(b.dtype == "float32" for b in params.values()), f"{node.op} kernels are float32")
+        return recurrent_scan(op, node.attrs, bufs, list(params.values()), target, name)
+    return rule
+
+
+# Ops whose kernel is loop IR built by topi directly (no tensor expression states them):
+# rule(graph, node, {argument name: Buffer}, target, kernel name) -> PrimFunc.
+LOOP_RULES = {scan_op(op): _recurrent_scan(op) for op in GATES}
+
+
+def group_to_func(graph: Graph, node: Node, args: list[str], target, name: str):
+    """The loop IR of a node in LOOP_RULES, its parameters named by `args` (kernel ABI order)."""
+    params = {}
+    for i, a in enumerate(args):
+        t = graph.types[a]
+        _require(t.size > 0, "empty tensors need no kernel")
+        params[a] = Buffer(f"arg{i}", t.shape, t.dtype)
+    return LOOP_RULES[node.op](graph, node, params, target, name)
 
 
 def schedule(outputs, target, knobs=None):

@@ -23,7 +23,7 @@ from ..tir import stmt as S
 from ..tir.functor import visit
 from . import parallel
 from .llvm_function import FunctionState
-from .vector_math import vector_math
+from .vector_math import FUNCTIONS as VECTOR_FUNCTIONS, vector_math
 from .llvm_types import I1, I8, I32, I64, PTR, abi_function_type, abi_type, mangle, scalar_type, value_type
 
 FAST = ("contract",)   # float multiply-adds may fuse; no other fast-math licence
@@ -424,7 +424,7 @@ class LLVMCodegen:
             return b.call(self.module.globals[e.name], args)
         if not dt.is_float(e.dtype):
             raise CodegenError(f"math function {e.name} needs a float argument, got {e.dtype}")
-        if len(args) == 1 and e.name in ("exp", "erf"):
+        if len(args) == 1 and e.name in VECTOR_FUNCTIONS:
             vec = vector_math(b, e.name, args[0], self._intrinsic)   # None: not a float vector
             if vec is not None:
                 return vec

@@ -1,4 +1,4 @@
-"""exp and erf of float32 vectors as straight-line LLVM IR (polynomials and bit arithmetic).
+"""exp, erf and tanh of float32 vectors as straight-line LLVM IR (polynomials and bit arithmetic).
 
 Why: LLVM lowers llvm.exp of a vector, and vdla's erf (libm's erff), to one scalar libm call
 per lane; a softmax or an exporter's GELU then spends most of its time in those calls (ViT-Tiny:
@@ -13,6 +13,9 @@ GELU and softmax a third of the run). These forms vectorize like any arithmetic.
   float64's erf and erfc(x) e^(x^2) (relative error 1.4e-9 and 6e-9 before rounding; a
   polynomial in u rather than in 1/|x|: no division); evaluated with fused multiply-adds,
   within 2e-7 relative of float64's erf.
+- tanh: x + x^3 P(x^2) below |x| = 0.625 (Cephes' tanhf polynomial), 1 - 2 / (e^(2|x|) + 1) with
+  x's sign from there (e^(2|x|) overflowing to infinity gives 1, as it should); within 3e-7 of
+  float64's tanh. An LSTM's cell and the GELU that exporters write with tanh vectorize with it.
 """
 from __future__ import annotations
 
@@ -31,8 +34,11 @@ ERF_Q = (0.21080636368931846, -0.11152100738965244, 0.05611051653600779, -0.0270
          0.00040998954720580447, -0.00014469252807226517, 5.902009049823876e-05, -3.6655595029367765e-05,
          1.2445859926600583e-05)     # in u = (|x| - 2.5) / 1.5, over [1, 4]
 ERF_SPLIT, ERF_ONE = 1.0, 4.0
+TANH_P = (-3.33332819422e-1, 1.33314422036e-1, -5.37397155531e-2, 2.06390887954e-2,
+          -5.70498872745e-3)               # tanh x = x + x^3 P(x^2), Cephes, lowest order first
+TANH_SPLIT = 0.625
 
-FUNCTIONS = ("exp", "erf")
+FUNCTIONS = ("exp", "erf", "tanh")
 
 
 class VectorMath:
@@ -97,6 +103,16 @@ class VectorMath:
         big = self.call("llvm.copysign", big, x)
         # NaN: |x| < 1 is false, and big is NaN (1 - e^(-NaN) Q): NaN, as erf(NaN)
         return b.select(b.fcmp_ordered("<", ax, self.c(ERF_SPLIT)), small, big)
+
+    def tanh(self, x):
+        b = self.b
+        ax = self.call("llvm.fabs", x)
+        z = b.fmul(x, x)
+        small = self.fma(b.fmul(x, z), self.horner(z, TANH_P), x)
+        e = self.exp(b.fadd(ax, ax))
+        big = b.fsub(self.c(1.0), b.fdiv(self.c(2.0), b.fadd(e, self.c(1.0))))
+        # x's sign on both (tanh(-0) is -0); NaN: the compare is false and big is NaN
+        return self.call("llvm.copysign", b.select(b.fcmp_ordered("<", ax, self.c(TANH_SPLIT)), small, big), x)
 
 
 def vector_math(b: ir.IRBuilder, name: str, arg, intrinsic):

@@ -54,9 +54,9 @@ def _num_directions(attrs: dict) -> int:
     return 2 if direction == "bidirectional" else 1
 
 
-def _activations(op: str, attrs: dict) -> list[list]:
-    """Per direction, the op's activations as functions of x with their alpha and beta bound.
-    The alpha (beta) values are consumed in order by the functions that take one."""
+def activation_specs(op: str, attrs: dict) -> list[list[tuple]]:
+    """Per direction, the op's activations as (lower-case name, alpha, beta): the alpha (beta)
+    values are consumed in order by the functions that take one, the others get None."""
     per, n_dir = _SHAPE[op][1], _num_directions(attrs)
     names = _names(attrs)
     if names is None or (op == "RNN" and names == _RNN_DEFAULT):
@@ -65,13 +65,19 @@ def _activations(op: str, attrs: dict) -> list[list]:
         raise OperandError(f"activations lists {len(names)} functions; {op} with direction "
                            f"{attrs.get('direction', 'forward')!r} needs {per * n_dir}")
     alphas, betas = list(attrs.get("activation_alpha") or []), list(attrs.get("activation_beta") or [])
-    bound = []
+    specs = []
     for name in names:
-        fn, alpha, beta = ACTIVATIONS[name.lower()]
+        _, alpha, beta = ACTIVATIONS[name.lower()]
         alpha = alphas.pop(0) if alpha is not None and alphas else alpha
         beta = betas.pop(0) if beta is not None and betas else beta
-        bound.append(lambda x, fn=fn, a=alpha, b=beta: fn(x, a, b))
-    return [bound[d * per:(d + 1) * per] for d in range(n_dir)]
+        specs.append((name.lower(), alpha, beta))
+    return [specs[d * per:(d + 1) * per] for d in range(n_dir)]
+
+
+def _activations(op: str, attrs: dict) -> list[list]:
+    """Per direction, the op's activations as functions of x with their alpha and beta bound."""
+    return [[(lambda x, fn=ACTIVATIONS[name][0], a=alpha, b=beta: fn(x, a, b)) for name, alpha, beta in direction]
+            for direction in activation_specs(op, attrs)]
 
 
 def unsupported(attrs: dict) -> str | None:
@@ -134,48 +140,101 @@ def _scan(cell, xw, h, c, lens, reverse):
     return y, np.where(empty, 0, h), np.where(empty, 0, c)
 
 
+def _states(op: str, attrs: dict, h0, c0, p, n_dir: int, batch: int, hidden: int, work):
+    """initial_h, initial_c ([num_directions, batch, hidden], zeros where absent) and P."""
+    batch_first = attrs.get("layout", 0) == 1
+    states = []
+    for s in (h0, c0 if op == "LSTM" else None):
+        s = np.zeros((n_dir, batch, hidden)) if s is None else (np.swapaxes(s, 0, 1) if batch_first else s)
+        states.append(s.astype(work))
+    p = p if op == "LSTM" and p is not None else np.zeros((n_dir, 3 * hidden))
+    return states, p
+
+
+def _recur(op: str, attrs: dict, xws: list, rs: list, rbs: list, h0, c0, p, lens, dtype):
+    """Y and the final states from each direction's input projection xws[d] [seq, batch,
+    gates * hidden] (x W^T + Wb), recurrence weight rs[d] [gates * hidden, hidden] and bias rbs[d]."""
+    work = xws[0].dtype
+    seq, batch = xws[0].shape[:2]
+    n_dir, hidden = len(xws), rs[0].shape[-1]
+    lens = np.full(batch, seq) if lens is None else np.asarray(lens).astype(np.int64)
+    if lens.shape != (batch,) or (lens < 0).any() or (lens > seq).any():
+        raise OperandError(f"sequence_lens {lens.tolist()} must hold {batch} lengths (one per batch entry) "
+                           f"within 0..{seq}")
+    states, p = _states(op, attrs, h0, c0, p, n_dir, batch, hidden, work)
+    clip = _clipped(attrs.get("clip"))
+    reverse = [attrs.get("direction", "forward") == "reverse", True][:n_dir]
+    ys, hs, cs = [], [], []
+    for d, acts in enumerate(_activations(op, attrs)):
+        def cell(xw_t, h, c, rd=rs[d].astype(work), rb=rbs[d].astype(work), pd=p[d].astype(work), acts=acts):
+            return _CELLS[op](xw_t, h, c, rd, rb, pd, acts, clip, attrs)
+        y, h, c = _scan(cell, xws[d], states[0][d], states[1][d], lens, reverse[d])
+        ys.append(y)
+        hs.append(h)
+        cs.append(c)
+    y = np.stack(ys, axis=1)                      # [seq, num_directions, batch, hidden]
+    finals = [np.stack(hs), np.stack(cs)][:2 if op == "LSTM" else 1]
+    if attrs.get("layout", 0) == 1:
+        y = np.transpose(y, (2, 0, 1, 3))
+        finals = [np.swapaxes(s, 0, 1) for s in finals]
+    return [np.asarray(v, dtype=dtype) for v in [y, *finals]]
+
+
 def _run(op: str):
     def run(inputs, attrs):
         arg = (lambda i: inputs[i] if len(inputs) > i and inputs[i] is not None else None)
         x, w, r = inputs[0], inputs[1], inputs[2]
         # float16 steps in float32, so the recurrence does not compound half-precision rounding
         work = np.promote_types(x.dtype, np.float32)
-        batch_first = attrs.get("layout", 0) == 1
-        x = (np.swapaxes(x, 0, 1) if batch_first else x).astype(work)
-        seq, batch = x.shape[:2]
-        n_dir, hidden, gates = w.shape[0], r.shape[-1], _SHAPE[op][0]
+        x = (np.swapaxes(x, 0, 1) if attrs.get("layout", 0) == 1 else x).astype(work)
+        n_dir, gates = w.shape[0], _SHAPE[op][0]
+        hidden = r.shape[-1]
         b = arg(3) if arg(3) is not None else np.zeros((n_dir, 2 * gates * hidden))
-        lens = arg(4)
-        lens = np.full(batch, seq) if lens is None else np.asarray(lens).astype(np.int64)
-        if lens.shape != (batch,) or (lens < 0).any() or (lens > seq).any():
-            raise OperandError(f"sequence_lens {lens.tolist()} must hold {batch} lengths (one per batch entry) "
-                               f"within 0..{seq}")
-        states = []
-        for i in (5, 6):
-            s = arg(i) if op == "LSTM" or i == 5 else None
-            s = np.zeros((n_dir, batch, hidden)) if s is None else (np.swapaxes(s, 0, 1) if batch_first else s)
-            states.append(s.astype(work))
-        p = arg(7) if op == "LSTM" and arg(7) is not None else np.zeros((n_dir, 3 * hidden))
-        clip = _clipped(attrs.get("clip"))
-        reverse = [attrs.get("direction", "forward") == "reverse", True][:n_dir]
-        ys, hs, cs = [], [], []
-        for d, acts in enumerate(_activations(op, attrs)):
-            wd, rd, bd = w[d].astype(work), r[d].astype(work), b[d].astype(work)
-            xw = x @ wd.T + bd[:gates * hidden]
-
-            def cell(xw_t, h, c, rd=rd, rb=bd[gates * hidden:], pd=p[d].astype(work), acts=acts):
-                return _CELLS[op](xw_t, h, c, rd, rb, pd, acts, clip, attrs)
-            y, h, c = _scan(cell, xw, states[0][d], states[1][d], lens, reverse[d])
-            ys.append(y)
-            hs.append(h)
-            cs.append(c)
-        y = np.stack(ys, axis=1)                      # [seq, num_directions, batch, hidden]
-        finals = [np.stack(hs), np.stack(cs)][:2 if op == "LSTM" else 1]
-        if batch_first:
-            y = np.transpose(y, (2, 0, 1, 3))
-            finals = [np.swapaxes(s, 0, 1) for s in finals]
-        return [np.asarray(v, dtype=inputs[0].dtype) for v in [y, *finals]]
+        xws = [x @ w[d].astype(work).T + b[d, :gates * hidden].astype(work) for d in range(n_dir)]
+        return _recur(op, attrs, xws, [r[d] for d in range(n_dir)], [b[d, gates * hidden:] for d in range(n_dir)],
+                      arg(5), arg(6) if op == "LSTM" else None, arg(7), arg(4), inputs[0].dtype)
     return run
+
+
+# -- the recurrence alone: "LSTMScan", "GRUScan", "RNNScan" -----------------------------------
+# The CPU pipeline splits a recurrent op in two (compiler/graph/passes/recurrent.py): the input
+# projection of every step at once, a matmul, and the recurrence, which only this op can state.
+# Inputs: XW [seq, batch, num_directions * gates * hidden] (batch first with layout 1: x W^T + Wb,
+# the directions side by side), RT [num_directions, hidden, gates * hidden] (R transposed, so a
+# kernel reads a step's gates in vectors), RB [num_directions, gates * hidden] (R's bias), then
+# the optional initial_h, initial_c (LSTM) and P (LSTM). Attributes and outputs: the op's.
+
+def scan_op(op: str) -> str:
+    return f"{op}Scan"
+
+
+def _run_scan(op: str):
+    def run(inputs, attrs):
+        arg = (lambda i: inputs[i] if len(inputs) > i and inputs[i] is not None else None)
+        xw, rt, rb = inputs[0], inputs[1], inputs[2]
+        xw = np.swapaxes(xw, 0, 1) if attrs.get("layout", 0) == 1 else xw
+        n_dir, size = rt.shape[0], rt.shape[2]
+        xws = [xw[..., d * size:(d + 1) * size] for d in range(n_dir)]
+        return _recur(op, attrs, xws, [rt[d].T for d in range(n_dir)], [rb[d] for d in range(n_dir)],
+                      arg(3), arg(4) if op == "LSTM" else None, arg(5), None, xw.dtype)
+    return run
+
+
+def _scan_types(op: str):
+    def rule(inputs, attrs):
+        xw, rt = inputs[0], inputs[1]
+        if xw.ndim != 3 or rt.ndim != 3 or xw.shape[2] != rt.shape[0] * rt.shape[2] \
+                or rt.shape[2] != _SHAPE[op][0] * rt.shape[1]:
+            raise OperandError(f"XW {list(xw.shape)} and RT {list(rt.shape)}: expected [seq, batch, directions * "
+                               f"{_SHAPE[op][0]} * hidden] and [directions, hidden, {_SHAPE[op][0]} * hidden]")
+        n_dir, hidden = rt.shape[0], rt.shape[1]
+        seq, batch = xw.shape[:2] if attrs.get("layout", 0) == 0 else xw.shape[1::-1]
+        layout0 = attrs.get("layout", 0) == 0
+        state = (n_dir, batch, hidden) if layout0 else (batch, n_dir, hidden)
+        y = (seq, n_dir, batch, hidden) if layout0 else (batch, seq, n_dir, hidden)
+        dtype = dtype_name(xw)
+        return [(y, dtype), (state, dtype)] + ([(state, dtype)] if op == "LSTM" else [])
+    return rule
 
 
 def _types(op: str):
@@ -207,3 +266,4 @@ def _types(op: str):
 
 
 DEFS: dict[str, OpDef] = {op: OpDef(_run(op), _types(op), unsupported=unsupported) for op in _SHAPE}
+DEFS.update({scan_op(op): OpDef(_run_scan(op), _scan_types(op), unsupported=unsupported) for op in _SHAPE})

@@ -32,12 +32,12 @@ KERNELS = {
     "convnext_opset20": {"Conv", "LayerNormalization", "MatMul", "Gelu", "Gemm"},
     "yolov8n": {"Conv", "Sigmoid", "Split", "Concat", "MaxPool", "Resize", "Softmax"},
     "lraspp": {"Conv", "HardSwish", "HardSigmoid", "GlobalAveragePool", "Resize"},
-    "lstm": {"Gemm", "Softmax"},
-    "gru": {"Gemm", "Softmax"},
+    # the recurrent op as its projection (a matmul) and its recurrence (one kernel, the scan)
+    "lstm": {"Gemm", "Softmax", "MatMul", "LSTM"},
+    "gru": {"Gemm", "Softmax", "MatMul", "GRU"},
 }
-# host steps these models are expected to keep, with the reason vdla gives (the recurrent
-# cell; the Gather of its last step, one constant index, is a kernel)
-HOST = {"lstm": {"LSTM"}, "gru": {"GRU"}}
+# host steps these models are expected to keep, with the reason vdla gives
+HOST: dict[str, set] = {}
 
 # the slices of an output whose scales differ (YOLO: pixel boxes, then class probabilities)
 PARTS = {"yolov8n": (slice(0, 4), slice(4, None))}
@@ -55,7 +55,8 @@ def _compile_and_run(name: str, kernels: bool, rng):
 
 
 # the compiler's forms of an ONNX op: Winograd's conv, a linear layer whose weight is in panels
-ONNX_OP = {"ConvWinograd": "Conv", "MatMulPanels": "MatMul"}
+ONNX_OP = {"ConvWinograd": "Conv", "MatMulPanels": "MatMul", "LSTMScan": "LSTM", "GRUScan": "GRU",
+           "RNNScan": "RNN"}
 
 
 def _ops(step: dict) -> set[str]:

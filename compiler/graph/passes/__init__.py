@@ -11,10 +11,11 @@ from .memory_plan import plan_memory
 from .pointwise_matmul import pointwise_convs_as_matmul
 from .quantized_conv import pack_quantized_conv
 from .quantized_matmul import pack_quantized_matmul
+from .recurrent import split_recurrent_projection
 from .swish import fold_swish
 from .transpose_views import transposes_as_views
 
 __all__ = ["absorb_constant_operands", "canonicalize_gemm", "eliminate_dead_code", "flatten_matmul_rows",
            "fold_batch_norm", "fold_constants", "fold_swish", "fuse_operators", "infer_types", "pack_conv_layout",
            "pack_quantized_conv", "pack_quantized_matmul", "plan_memory", "pointwise_convs_as_matmul",
-           "remove_identities", "transposes_as_views"]
+           "remove_identities", "split_recurrent_projection", "transposes_as_views"]

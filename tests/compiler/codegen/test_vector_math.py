@@ -1,4 +1,4 @@
-"""The vector forms of exp and erf (codegen/vector_math.py): vectorized kernels call no libm
+"""The vector forms of exp, erf and tanh (codegen/vector_math.py): vectorized kernels call no libm
 function per lane, and agree with float64's functions to float32 precision over the whole
 range, at the special values and where the results go subnormal, zero or infinite."""
 import math
@@ -56,6 +56,18 @@ def test_erf_is_vectorized_and_within_float32_rounding(host, rng):
     np.testing.assert_allclose(got[finite], want, rtol=2e-7, atol=1e-38)
     assert np.isnan(got[~finite]).all()
     assert np.signbit(got[xa == 0]).tolist() == np.signbit(xa[xa == 0]).tolist()   # erf(-0) = -0
+
+
+def test_tanh_is_vectorized_and_within_float32_rounding(host, rng):
+    xa = _inputs(rng, -12, 12)
+    xa[:8] = [0.62499994, 0.625, 0.62500006, -0.625, 44.4, 45.0, -46.0, 1e-4]  # the join; e^(2|x|) overflows
+    kernel, got = _run(host, topi.tanh, xa)
+    assert "tanhf" not in kernel.llvm_ir and "llvm.tanh" not in kernel.llvm_ir
+    finite = ~np.isnan(xa)
+    want = np.tanh(xa[finite].astype(np.float64))
+    np.testing.assert_allclose(got[finite], want, rtol=3e-7, atol=1e-38)
+    assert np.isnan(got[~finite]).all()
+    assert np.signbit(got[xa == 0]).tolist() == np.signbit(xa[xa == 0]).tolist()   # tanh(-0) = -0
 
 
 def test_scalar_tails_keep_libm(host, rng):
