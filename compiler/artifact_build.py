@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from vdla.driver.artifact import FORMAT_VERSION, Artifact
+from vdla.driver.artifact import FORMAT_VERSION, Artifact, aligned
 from vdla.driver.header_fields import nbytes
 from vdla.driver.plan import (AliasStep, GpuStep, HostStep, KernelStep, PartsStep, Plan, PlannedTensor,
                               ValueSpec, VdlaStep)
@@ -100,7 +100,8 @@ def make_artifact(graph: Graph, kernel_steps: dict, objects: dict[str, bytes], k
         header["vdla_programs_1vt"] = vdla_programs_1vt
     if gpu_programs:
         header["gpu_programs"] = gpu_programs
-    params = {name: np.asarray(value, order="C") for name, value in graph.constants.items()}   # 0-d stays 0-d
+    # 0-d stays 0-d; on the CPU kernels' alignment, as a loaded artifact's are
+    params = {name: aligned(np.asarray(value, order="C")) for name, value in graph.constants.items()}
     return Artifact(header, params, dict(objects))
 
 

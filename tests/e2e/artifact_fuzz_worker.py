@@ -18,7 +18,8 @@ import numpy as np
 
 
 def _regions(ex) -> list[tuple[int, int]]:
-    arrays = [ex.arena, *ex.artifact.params.values()]
+    # the parameters as the executor binds them (an aligned copy of one the file left unaligned)
+    arrays = [ex.arena, *(ex.buffers[name] for name in ex.artifact.params)]
     return [(a.ctypes.data, a.ctypes.data + a.nbytes) for a in arrays]
 
 
