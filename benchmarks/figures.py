@@ -203,9 +203,18 @@ def _torchvision_cpu(r: dict) -> str:
             f"{r['host']} (`benchmarks/torchvision_cpu.py`)")
 
 
+def _recurrent_cpu(r: dict) -> str:
+    rows = {(row["case"], row["threads"]): row for row in r["cases"]}
+    speech = rows[("lstm_speech_100x1x80_h256", 2)]
+    return (f"{r['geomean_ratio_vs_ort_2t']:.2f}x onnxruntime's time with 2 threads and "
+            f"{r['geomean_ratio_vs_ort_1t']:.2f}x with 1 (geomeans over {len(r['cases']) // 2} layers; an LSTM of "
+            f"100 steps and 256 units {speech['ours_ms']:.2f} against {speech['ort_ms']:.2f} ms, and "
+            f"{speech['host_ms']:.2f} ms as numpy host steps) on {r['host']} (`benchmarks/recurrent_cpu.py`)")
+
+
 # span name -> its rendering from the saved results of the benchmark the name starts with
 SPANS = {"remote_tls": _remote_tls, "vta_compat": _vta_compat, "e2e_cpu": _e2e_cpu,
-         "torchvision_cpu": _torchvision_cpu,
+         "torchvision_cpu": _torchvision_cpu, "recurrent_cpu": _recurrent_cpu,
          "dse_resnet18.table": _dse_clock_table, "dse_resnet18.front": _dse_front,
          "dse_kv260.table": _dse_table, "dse_kv260.fastest": _dse_fastest,
          "dse_aup_zu3.table": _dse_table, "dse_aup_zu3.fastest": _dse_fastest,

@@ -19,12 +19,16 @@ from .llvm_types import I8, I32, I64, PTR, abi_function_type, abi_type, value_ty
 # once), so 50k is about 20 us: a call into the warm (spinning) pool costs a few us, a call
 # that must wake a sleeping worker about 45 us.
 PARALLEL_MIN_WORK = 50_000
+MIN_WORK = "parallel_min_work"     # a For annotation: this loop's threshold instead
 
 
 def worth_threads(st, s, threads: int) -> bool:
     """Whether the parallel loop `s` goes to the pool: not inside another's task, with more
-    than one thread, and enough work to repay the call."""
-    return not st.in_parallel and threads > 1 and estimated_work(s) >= PARALLEL_MIN_WORK
+    than one thread, and enough work to repay the call. A loop may state its own threshold
+    (annotation MIN_WORK): one called back to back, every step of a recurrence, finds the pool's
+    workers still spinning, and a call costs about 1 us there."""
+    least = s.annotations.get(MIN_WORK, PARALLEL_MIN_WORK)
+    return not st.in_parallel and threads > 1 and estimated_work(s) >= least
 
 
 def emit_parallel_for(cg, st, s):

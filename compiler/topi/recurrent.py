@@ -7,19 +7,31 @@ computes them as one matmul), and per step computes h R^T + Rb and the cell (the
 vdla.driver.host_ops.recurrent, which states the op). Work items are directions times chunks of
 the batch, each on its own thread: a bidirectional layer runs its two directions side by side.
 Each item keeps its state in its rows of Y_h and Y_c, so a step's matvec reads the state where
-the previous step's cell wrote it. The matvec keeps a register tile of output vectors across
-the whole reduction, as the matmul schedule does; the cell runs in vectors along the hidden axis.
+the previous step's cell wrote it. One sequence with threads to spare splits each step's hidden
+units over the threads instead (SPLIT_MACS): a thread computes its units' gates, all of them, and
+their cell; h then alternates between two buffers, so no thread overwrites the state another
+is still reading, and the cell state stays in Y_c, each unit read and written by one thread.
+The matvec keeps a register tile of output vectors (across gates where a thread's units are
+few) over the whole reduction, as the matmul schedule does; the cell runs in vectors along the
+hidden axis.
 """
 from __future__ import annotations
 
 import math
 
 from vdla.driver.host_ops.recurrent import activation_specs
+from ..codegen.parallel import MIN_WORK
 from ..tir import expr as E
 from ..tir.stmt import Allocate, Buffer, BufferStore, For, ForKind, PrimFunc, seq
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 MAX_ROW_TILE = 4            # batch rows that share one load of a weight vector in the matvec
+# A step's matvec of at least this many multiply-adds, with one work item for several threads
+# (one sequence, one direction), splits its hidden units over the threads, at the price of a
+# fork and join per step (about 1 us with the pool's threads spinning); each thread then reads
+# only its part of R^T. Measured per step on 2 threads (Zen 5), one thread -> split: LSTM hidden
+# 128 (65 K MACs) 2.2 -> 2.6 us; 160 (102 K) 3.3 -> 2.0; 256 (262 K) 8.9 -> 6.3; GRU 192 3.5 -> 2.2.
+SPLIT_MACS = 80_000
 
 
 def _f(v) -> E.Expr:
@@ -61,11 +73,11 @@ def _largest_divisor(n: int, most: int) -> int:
     return max(k for k in range(1, max(1, min(n, most)) + 1) if n % k == 0)
 
 
-def _loop(name: str, extent: int, body_fn, kind=ForKind.SERIAL):
+def _loop(name: str, extent: int, body_fn, kind=ForKind.SERIAL, annotations=None):
     v = E.Var(name)
     if kind is ForKind.VECTORIZED and extent == 1:
         kind = ForKind.SERIAL
-    return For(v, 0, extent, kind, body_fn(v))
+    return For(v, 0, extent, kind, body_fn(v), annotations)
 
 
 class _Scan:
@@ -85,6 +97,9 @@ class _Scan:
         self.rows = self.batch // self.chunks
         self.row_tile = _largest_divisor(self.rows, MAX_ROW_TILE)
         self.accumulators = max(1, target.vector_registers // 2)
+        self.parts = 1
+        if self.n_dir * self.chunks == 1 and self.rows * self.hidden * self.size >= SPLIT_MACS:
+            self.parts = max(p for p in range(1, threads + 1) if self.hidden % (p * self.lanes) == 0)
         clip = attrs.get("clip")
         self.clip = (lambda v: v) if clip is None else (lambda v: E.min_expr(E.max_expr(v, _f(-clip)), _f(clip)))
         self.direction = attrs.get("direction", "forward")
@@ -111,25 +126,47 @@ class _Scan:
         self.b0 = (item % self.chunks) * self.rows
         self.gates = Buffer("gates", (self.rows, self.size), "float32")
         self.reset_h = Buffer("reset_h", (self.rows, self.hidden), "float32")   # GRU: r * h
-        body = seq(self._initial_state(), _loop("s", self.seq, self._step))
+        self.h_split = Buffer("h", (2, self.rows, self.hidden), "float32")      # split: h by step parity
+        body = seq(self._initial_state(), _loop("s", self.seq, self._step), self._final_state())
         if self.op == "GRU" and not self.attrs.get("linear_before_reset", 0):
             body = Allocate(self.reset_h, body)
+        if self.parts > 1:
+            body = Allocate(self.h_split, body)
         return Allocate(self.gates, body)
 
-    def _vector_rows(self, body_fn):
-        """body_fn(b, bi, j) for every row of the item and hidden unit, in vectors."""
+    # -- where h lives: Y_h itself, or (split) the buffer of the step's parity ------------------
+    def h_load(self, s, bi, j):
+        if self.parts > 1:
+            return E.BufferLoad(self.h_split, [E.to_expr(s % 2), bi, j])
+        return E.BufferLoad(self.b["yh"], self.state(self.b0 + bi, j))
+
+    def h_store(self, s, bi, value, j):
+        if self.parts > 1:
+            return BufferStore(self.h_split, value, [E.to_expr((s + 1) % 2), bi, j])
+        return BufferStore(self.b["yh"], value, self.state(self.b0 + bi, j))
+
+    def _final_state(self):
+        if self.parts == 1:
+            return None
+        return self._vector_rows(lambda b, bi, j: BufferStore(
+            self.b["yh"], self.h_load(self.seq, bi, j), self.state(b, j)))
+
+    def _vector_rows(self, body_fn, u0=0, units=None):
+        """body_fn(b, bi, j) for every row of the item and hidden unit j in [u0, u0 + units), in vectors."""
         L = self.lanes
-        return _loop("bi", self.rows, lambda bi: _loop("ho", self.hidden // L, lambda jo: _loop(
-            "hi", L, lambda v: body_fn(self.b0 + bi, bi, jo * L + v), ForKind.VECTORIZED)))
+        return _loop("bi", self.rows, lambda bi: _loop("ho", (units or self.hidden) // L, lambda jo: _loop(
+            "hi", L, lambda v: body_fn(self.b0 + bi, bi, u0 + jo * L + v), ForKind.VECTORIZED)))
 
     def _initial_state(self):
         def body(b, bi, j):
             stores = []
-            for init, out in (("h0", "yh"), ("c0", "yc")):
-                if self.b.get(out) is not None:
-                    src = self.b.get(init)
-                    value = _f(0) if src is None else E.BufferLoad(src, self.state(b, j))
-                    stores.append(BufferStore(self.b[out], value, self.state(b, j)))
+            for init in ("h0", "c0"):
+                if init == "c0" and self.b.get("yc") is None:
+                    continue
+                src = self.b.get(init)
+                value = _f(0) if src is None else E.BufferLoad(src, self.state(b, j))
+                stores.append(self.h_store(-1, bi, value, j) if init == "h0" else
+                              BufferStore(self.b["yc"], value, self.state(b, j)))
             return seq(*stores)
         return self._vector_rows(body)
 
@@ -138,39 +175,47 @@ class _Scan:
             t = s + self.d * (self.seq - 1 - 2 * s)
         else:
             t = self.seq - 1 - s if self.direction == "reverse" else s
-        h = lambda bi, k: E.BufferLoad(self.b["yh"], self.state(self.b0 + bi, k))   # noqa: E731
+        h = lambda bi, k: self.h_load(s, bi, k)      # noqa: E731
+        cell = lambda b, bi, j: self._cell(s, t, b, bi, j)       # noqa: E731
         if self.op == "GRU" and not self.attrs.get("linear_before_reset", 0):
-            # the candidate's matvec reads r * h, so the reset gate comes first
-            reset = lambda bi, k: E.BufferLoad(self.reset_h, [bi, k])   # noqa: E731
-            return seq(self._matvec(h, 0, 2 * self.hidden),
-                       self._vector_rows(lambda b, bi, j: self._gru_reset(t, b, bi, j)),
-                       self._matvec(reset, 2 * self.hidden, self.hidden),
-                       self._vector_rows(lambda b, bi, j: self._cell(t, b, bi, j)))
-        return seq(self._matvec(h, 0, self.size), self._vector_rows(lambda b, bi, j: self._cell(t, b, bi, j)))
+            # the candidate's matvec reads r * h of every unit: the reset gates come first
+            reset = lambda bi, k: E.BufferLoad(self.reset_h, [bi, k])     # noqa: E731
+            phases = [lambda u0, n: seq(self._gates_matvec(h, (0, 1), u0, n), self._vector_rows(
+                          lambda b, bi, j: self._gru_reset(s, t, b, bi, j), u0, n)),
+                      lambda u0, n: seq(self._gates_matvec(reset, (2,), u0, n), self._vector_rows(cell, u0, n))]
+        else:
+            phases = [lambda u0, n: seq(self._gates_matvec(h, range(GATES[self.op]), u0, n),
+                                        self._vector_rows(cell, u0, n))]
+        if self.parts == 1:
+            return seq(*[phase(0, self.hidden) for phase in phases])
+        units = self.hidden // self.parts
+        # SPLIT_MACS chose the split; the pool's workers stay warm from one step to the next
+        return seq(*[_loop("part", self.parts, lambda p, phase=phase: phase(p * units, units), ForKind.PARALLEL,
+                           {MIN_WORK: 0}) for phase in phases])
 
-    def _matvec(self, src, col0: int, ncols: int):
-        """gates[bi, col0 + j] = Rb[j'] + sum_k src(bi, k) RT[k, j'] (j' = col0 + j, j < ncols) for
-        every row of the item: a tile of row_tile rows by `vectors` vectors stays in registers
-        over all k."""
-        P, bt = self.lanes, self.row_tile
-        vectors = _largest_divisor(ncols // P, max(1, self.accumulators // bt))
-        width = vectors * P
-        rt, rb, gates = self.b["rt"], self.b["rb"], self.gates
+    def _gates_matvec(self, src, gates, u0, units: int):
+        """gates[bi, g H + j] = Rb[g H + j] + sum_k src(bi, k) RT[k, g H + j] for the gates `gates`,
+        hidden units j in [u0, u0 + units) and every row of the item. Register tiles of row_tile
+        rows by up to `accumulators` vectors (across gates where a part's units are few) stay
+        in registers over all k."""
+        P, bt, H = self.lanes, self.row_tile, self.hidden
+        columns = [g * H + u0 + q * P for g in gates for q in range(units // P)]   # each vector's first
+        per_tile = _largest_divisor(len(columns), max(1, self.accumulators // bt))
+        rt, rb = self.b["rt"], self.b["rb"]
 
-        def block(bo, jo):
-            acc = Buffer("acc", (bt, width), "float32", scope="local")
-            col = lambda u, v: col0 + jo * width + u * P + v     # noqa: E731
+        def block(bo, cols):
+            acc = Buffer("acc", (bt, len(cols) * P), "float32", scope="local")
 
-            def tile(fn):
-                return _loop("r", bt, lambda r: _loop("u", vectors, lambda u: _loop(
-                    "w", P, lambda v: fn(r, u, v), ForKind.VECTORIZED), ForKind.UNROLLED), ForKind.UNROLLED)
-            init = tile(lambda r, u, v: BufferStore(acc, E.BufferLoad(rb, [self.d, col(u, v)]), [r, u * P + v]))
-            update = _loop("k", self.hidden, lambda k: tile(lambda r, u, v: BufferStore(
-                acc, E.BufferLoad(acc, [r, u * P + v]) + src(bo * bt + r, k) * E.BufferLoad(rt, [self.d, k, col(u, v)]),
-                [r, u * P + v])))
-            out = tile(lambda r, u, v: BufferStore(gates, E.BufferLoad(acc, [r, u * P + v]), [bo * bt + r, col(u, v)]))
+            def tile(fn):       # fn(row, accumulator slot, column) for each lane of the tile, unrolled here
+                return seq(*[_loop("w", P, lambda v, r=r, u=u: fn(r, [E.const(r), u * P + v], cols[u] + v),
+                                   ForKind.VECTORIZED) for r in range(bt) for u in range(len(cols))])
+            init = tile(lambda r, slot, j: BufferStore(acc, E.BufferLoad(rb, [self.d, j]), slot))
+            update = _loop("k", H, lambda k: tile(lambda r, slot, j: BufferStore(
+                acc, E.BufferLoad(acc, slot) + src(bo * bt + r, k) * E.BufferLoad(rt, [self.d, k, j]), slot)))
+            out = tile(lambda r, slot, j: BufferStore(self.gates, E.BufferLoad(acc, slot), [bo * bt + r, j]))
             return Allocate(acc, seq(init, update, out))
-        return _loop("bo", self.rows // bt, lambda bo: _loop("jo", ncols // width, lambda jo: block(bo, jo)))
+        return _loop("bo", self.rows // bt, lambda bo: seq(*[block(bo, columns[i:i + per_tile])
+                                                            for i in range(0, len(columns), per_tile)]))
 
     def _act(self, k: int, x):
         """Activation k of the op at x; where the directions' differ, the item's direction picks."""
@@ -184,17 +229,20 @@ class _Scan:
         v = self.xw(t, b, col) + E.BufferLoad(self.gates, [bi, col])
         return self.clip(v if extra is None else v + extra)
 
-    def _gru_reset(self, t, b, bi, j):
+    def _gru_reset(self, s, t, b, bi, j):
         r = self._act(0, self._pre(t, b, bi, j, 1))
-        return BufferStore(self.reset_h, r * E.BufferLoad(self.b["yh"], self.state(b, j)), [bi, j])
+        return BufferStore(self.reset_h, r * self.h_load(s, bi, j), [bi, j])
 
-    def _cell(self, t, b, bi, j):
+    def _new_h(self, s, t, b, bi, j, value):
+        """h's store and Y's, read back from h's."""
+        return [self.h_store(s, bi, value, j),
+                BufferStore(self.b["y"], self.h_load(s + 1, bi, j), self.y(t, b, j))]
+
+    def _cell(self, s, t, b, bi, j):
         H, at = self.hidden, self.state(b, j)
-        h_prev = E.BufferLoad(self.b["yh"], at)
+        h_prev = self.h_load(s, bi, j)
         if self.op == "RNN":
-            h_new = self._act(0, self._pre(t, b, bi, j, 0))
-            return seq(BufferStore(self.b["yh"], h_new, at),
-                       BufferStore(self.b["y"], E.BufferLoad(self.b["yh"], at), self.y(t, b, j)))
+            return seq(*self._new_h(s, t, b, bi, j, self._act(0, self._pre(t, b, bi, j, 0))))
         if self.op == "GRU":
             z = self._act(0, self._pre(t, b, bi, j, 0))
             if self.attrs.get("linear_before_reset", 0):
@@ -203,9 +251,7 @@ class _Scan:
                 cand = self._act(1, self.clip(self.xw(t, b, col) + r * E.BufferLoad(self.gates, [bi, col])))
             else:
                 cand = self._act(1, self._pre(t, b, bi, j, 2))
-            h_new = (_f(1) - z) * cand + z * h_prev
-            return seq(BufferStore(self.b["yh"], h_new, at),
-                       BufferStore(self.b["y"], E.BufferLoad(self.b["yh"], at), self.y(t, b, j)))
+            return seq(*self._new_h(s, t, b, bi, j, (_f(1) - z) * cand + z * h_prev))
         p = self.b.get("p")
         peep = (lambda g, c: None) if p is None else (lambda g, c: E.BufferLoad(p, [self.d, g * H + j]) * c)
         c = E.BufferLoad(self.b["yc"], at)
@@ -214,9 +260,7 @@ class _Scan:
         c_new = forget * c + i * self._act(1, self._pre(t, b, bi, j, 3))
         c_now = E.BufferLoad(self.b["yc"], at)     # read after its store: o and h see the new cell
         o = self._act(0, self._pre(t, b, bi, j, 1, peep(1, c_now)))
-        return seq(BufferStore(self.b["yc"], c_new, at),
-                   BufferStore(self.b["yh"], o * self._act(2, c_now), at),
-                   BufferStore(self.b["y"], E.BufferLoad(self.b["yh"], at), self.y(t, b, j)))
+        return seq(BufferStore(self.b["yc"], c_new, at), *self._new_h(s, t, b, bi, j, o * self._act(2, c_now)))
 
 
 def recurrent_scan(op: str, attrs: dict, bufs: dict, params: list, target, name: str) -> PrimFunc:

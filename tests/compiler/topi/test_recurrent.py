@@ -9,7 +9,13 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 from ort_oracle import node_model, ort_run
+from vdla.compiler import lower_ops
 from vdla.compiler.compile_model import compile_model
+from vdla.compiler.frontend import import_onnx
+from vdla.compiler.graph import optimize
+from vdla.compiler.lower_graph import kernel_args
+from vdla.compiler.target import Target
+from vdla.compiler.topi.recurrent import SPLIT_MACS
 from vdla.driver.executor import Executor
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -22,7 +28,8 @@ def _model(rng, op, seq, batch, size, hidden, attrs, initial=False, peepholes=Fa
     x = rng.standard_normal((batch, seq, size) if layout1 else (seq, batch, size)).astype(np.float32)
     state = (batch, n_dir, hidden) if layout1 else (n_dir, batch, hidden)
     inputs = {"X": x, "W": 0.3 * rng.standard_normal((n_dir, g * hidden, size)).astype(np.float32),
-              "R": 0.3 * rng.standard_normal((n_dir, g * hidden, hidden)).astype(np.float32),
+              # R scaled so that h R^T stays about 1 whatever the hidden size
+              "R": (rng.standard_normal((n_dir, g * hidden, hidden)) / np.sqrt(hidden)).astype(np.float32),
               "B": 0.2 * rng.standard_normal((n_dir, 2 * g * hidden)).astype(np.float32),
               "sequence_lens": None,
               "initial_h": rng.standard_normal(state).astype(np.float32) if initial else None}
@@ -41,6 +48,12 @@ def _model(rng, op, seq, batch, size, hidden, attrs, initial=False, peepholes=Fa
         model.graph.output.extend(kept)
     feeds = {k: v for k, v in inputs.items() if v is not None and k not in ("W", "R", "B", "P")}
     return model, feeds
+
+
+def _loop_ir(model, op, threads):
+    g = optimize(import_onnx(model))
+    node = next(n for n in g.nodes if n.op == f"{op}Scan")
+    return repr(lower_ops.group_to_func(g, node, kernel_args(g, node), Target.host(threads=threads), "k"))
 
 
 def _check(model, feeds, op, threads=2, reference=False):
@@ -122,3 +135,20 @@ def test_rnn(rng, activations):
     attrs = {"hidden_size": 32} | activations
     model, feeds = _model(rng, "RNN", 9, 2, 6, 32, attrs, initial=True)
     _check(model, feeds, "RNN")
+
+
+@pytest.mark.parametrize("op, batch, hidden, attrs", [
+    ("LSTM", 1, 160, {}), ("LSTM", 3, 96, {"layout": 1}), ("LSTM", 1, 160, {"direction": "reverse"}),
+    ("GRU", 1, 192, {}), ("GRU", 1, 192, {"linear_before_reset": 1}), ("RNN", 1, 320, {})])
+def test_one_sequence_splits_its_hidden_units_over_the_threads(rng, op, batch, hidden, attrs):
+    """One work item with a step's matvec of >= SPLIT_MACS: each step's units in parallel parts,
+    h alternating between two buffers (GRU without linear_before_reset: two parts per step, the
+    reset gates first)."""
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    assert batch * hidden * gates * hidden >= SPLIT_MACS
+    attrs = {"hidden_size": hidden, **attrs}
+    model, feeds = _model(rng, op, 4, batch, 5, hidden, attrs, initial=True, peepholes=op == "LSTM")
+    loops = _loop_ir(model, op, threads=2)
+    assert loops.count("# parallel") == (2 if op == "GRU" and not attrs.get("linear_before_reset") else 1), loops
+    assert "# parallel" not in _loop_ir(model, op, threads=1)
+    _check(model, feeds, op, reference=attrs.get("layout") == 1)
