@@ -170,10 +170,11 @@ EXPORTS = Path(__file__).parent / "exports"
 
 
 @pytest.mark.parametrize("triple", TRIPLES)
-@pytest.mark.parametrize("export", ["vit_tiny_dynamo", "bert_torchscript", "lraspp_torchscript"])
+@pytest.mark.parametrize("export", ["vit_tiny_dynamo", "bert_torchscript", "lraspp_torchscript", "lstm_torchscript"])
 def test_real_exports_run_on_the_board_triples_as_on_this_machine(export, triple, hosts):
-    """Today's exporters' node patterns (attention, GELU, LayerNorm, Resize; the
-    checked-in torch exports of test_real_exports.py) on the boards' kernels."""
+    """Today's exporters' node patterns (attention, GELU, LayerNorm, Resize, a bidirectional
+    LSTM's recurrence kernel; the checked-in torch exports of test_real_exports.py) on the
+    boards' kernels."""
     data = dict(np.load(EXPORTS / f"{export.rsplit('_', 1)[0]}.npz"))
     feeds = {k[3:]: v for k, v in data.items() if k.startswith("in_")}
     want = Executor(compile_model(str(EXPORTS / f"{export}.onnx"), target="cpu")).run(feeds)

@@ -266,3 +266,24 @@ def test_a_qdq_silu_model_reproduces_onnxruntime_where_the_cpu_runs_its_pairs(tm
         ours.append(sim.run({"input": x})[qdq.graph.output[0].name])
         theirs.append(session.run(None, {"input": x})[0])
     assert _sqnr(theirs, ours) >= 30.0, _sqnr(theirs, ours)
+
+
+def test_a_recurrent_layer_on_the_cpu_part_runs_as_its_kernel():
+    """A vdla compile's CPU part takes the CPU pipeline's form of an LSTM (the projection matmul
+    and the recurrence kernel), not a numpy host step; the quantized head stays accurate."""
+    import vision_builders as vb
+    model = vb.lstm_classifier()
+    rng = np.random.default_rng(0)
+    name = model.graph.input[0].name
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    calib = rng.standard_normal([8] + shape).astype(np.float32)
+    art = compile_model(model, target="vdla", calibration={name: calib})
+    steps = {s.op: s.kind for s in art.plan.steps}
+    assert steps.get("LSTMScan") == "kernel" and "LSTM" not in steps, art.header["compile"]["host_reasons"]
+    lstm = next(n.name for n in model.graph.node if n.op_type == "LSTM")
+    assert art.header["compile"]["placement"][lstm]["device"] == "cpu"
+    assert art.header["compile"]["placement"][lstm]["reason"]
+    fp32 = ort.InferenceSession(model.SerializeToString())
+    x = rng.standard_normal(shape).astype(np.float32)
+    out = model.graph.output[0].name
+    assert _sqnr([fp32.run(None, {name: x})[0]], [Executor(art).run({name: x})[out]]) > 30
