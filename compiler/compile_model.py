@@ -126,7 +126,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
 
     from .graph.passes.calibrate import quantization_error, random_feed, sample_batches
     from .graph.passes.memory_plan import plan_memory
-    from .graph.passes.recurrent import split_recurrent_projection
+    from .graph.passes import conv_transpose_as_conv, group_norms_as_layer_norm, split_recurrent_projection
     from .lower_graph import lower_graph
     from .target import Target
     from .vdla import Kernels, lower_vdla, quantize_for_vdla
@@ -136,8 +136,9 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     kernels = Kernels(config, vta_compat, tuning)     # placement settles with them, lowering takes them
     graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
                                                          constant_inputs, per_channel_activations, vta_compat, kernels)
-    # the CPU's recurrent layers as the CPU pipeline runs them (placement names each by its node)
-    graph = split_recurrent_projection(graph)
+    # the CPU's recurrent layers, transposed convolutions and instance/group normalizations as the
+    # CPU pipeline runs them (placement names each by its node)
+    graph = group_norms_as_layer_norm(conv_transpose_as_conv(split_recurrent_projection(graph)))
     graph = plan_memory(graph)
     _note_parts_in_place(graph, place)
     vdla_steps, programs, single_thread = lower_vdla(graph, config, log=log, vta_compat=vta_compat, kernels=kernels)

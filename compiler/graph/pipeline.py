@@ -17,6 +17,8 @@ PIPELINE = (
     ("infer_types", passes.infer_types),
     ("transposes_as_views", passes.transposes_as_views),  # moving only size-1 axes: a Reshape
     ("split_recurrent_projection", passes.split_recurrent_projection),  # all steps' x W^T in one matmul
+    ("conv_transpose_as_conv", passes.conv_transpose_as_conv),  # one conv over the output phases
+    ("group_norms_as_layer_norm", passes.group_norms_as_layer_norm),  # statistics by LayerNormalization's kernel
     ("flatten_matmul_rows", passes.flatten_matmul_rows),  # a linear layer: one GEMM, weight in panels
     ("fold_swish", passes.fold_swish),                 # x * Sigmoid(x): one op, fused into its conv
     ("pack_conv_layout", passes.pack_conv_layout),     # NCHWc: a channel block per vector
@@ -29,7 +31,8 @@ PIPELINE = (
 )
 
 # the passes that put tensors and weights in the CPU kernels' forms (layout=False: not these)
-_CPU_LAYOUT = ("transposes_as_views", "split_recurrent_projection", "flatten_matmul_rows", "fold_swish", "pack_conv_layout",
+_CPU_LAYOUT = ("transposes_as_views", "split_recurrent_projection", "conv_transpose_as_conv",
+               "group_norms_as_layer_norm", "flatten_matmul_rows", "fold_swish", "pack_conv_layout",
                "pointwise_convs_as_matmul", "pack_quantized_matmul", "pack_quantized_conv")
 
 

@@ -87,7 +87,7 @@ def _per_channel(param, x):
     return param.reshape((1, -1) + (1,) * (x.ndim - 2))
 
 
-def _group_param_len(x_shape, attrs) -> int:
+def group_param_len(x_shape, attrs) -> int:
     """Opset 21 gives scale and bias per channel; opset 18 (no stash_type attribute) per group."""
     return x_shape[1] if "stash_type" in attrs else attrs["num_groups"]
 
@@ -96,7 +96,7 @@ def _group_norm(inputs, attrs):
     x, scale, bias = inputs[0], inputs[1], inputs[2]
     groups = attrs["num_groups"]
     y = _standardize_groups(x, groups, attrs["epsilon"]).astype(x.dtype)
-    if _group_param_len(x.shape, attrs) != x.shape[1]:     # per group: one value for its channels
+    if group_param_len(x.shape, attrs) != x.shape[1]:     # per group: one value for its channels
         scale, bias = (np.repeat(p, x.shape[1] // groups) for p in (scale, bias))
     return [(y * _per_channel(scale, x) + _per_channel(bias, x)).astype(x.dtype)]
 
@@ -115,7 +115,7 @@ def _group_norm_types(inputs, attrs):
     if x.ndim < 2 or groups < 1 or x.shape[1] % groups:
         raise OperandError(f"num_groups {groups} must be positive and divide the channels of the input "
                            f"{list(x.shape)}")
-    length = _group_param_len(x.shape, attrs)
+    length = group_param_len(x.shape, attrs)
     _check_channel_params(x, [("scale", inputs[1]), ("bias", inputs[2])], length,
                           "one value per channel" if "stash_type" in attrs else "one value per group (opset 18)")
     return [(tuple(x.shape), dtype_name(x))]

@@ -287,3 +287,27 @@ def test_a_recurrent_layer_on_the_cpu_part_runs_as_its_kernel():
     x = rng.standard_normal(shape).astype(np.float32)
     out = model.graph.output[0].name
     assert _sqnr([fp32.run(None, {name: x})[0]], [Executor(art).run({name: x})[out]]) > 30
+
+
+def test_a_transposed_conv_and_an_instance_norm_on_the_cpu_part_run_as_kernels():
+    """The accelerator takes neither: the CPU part runs them as the CPU pipeline does (a Conv
+    over the output phases and their interleave; LayerNormalization's kernel), no numpy step."""
+    from model_builders import ModelBuilder
+    b = ModelBuilder("decoder", seed=5)
+    y = b.node("Relu", [b.conv("input", 8, 16, 3, bias=True)])
+    y = b.node("ConvTranspose", [y, b.const("up", (0.2 * b.rng.standard_normal((16, 8, 4, 4))).astype(np.float32))],
+               strides=[2, 2], pads=[1, 1, 1, 1])
+    y = b.node("InstanceNormalization", [y, b.const("s", np.full(8, 1.5, np.float32)),
+                                         b.const("bn", np.zeros(8, np.float32))])
+    y = b.node("Relu", [b.conv(y, 8, 8, 3, bias=True)])
+    model = b.model("input", (1, 8, 12, 12), y, (1, 8, 24, 24))
+    rng = np.random.default_rng(0)
+    calib = rng.standard_normal((8, 1, 8, 12, 12)).astype(np.float32)
+    art = compile_model(model, target="vdla", calibration={"input": calib})
+    kinds = {s.op: s.kind for s in art.plan.steps}
+    assert "ConvTranspose" not in kinds and "InstanceNormalization" not in kinds, kinds
+    assert kinds.get("LayerNormalization") == "kernel" and "vdla" in kinds.values(), kinds
+    x = rng.standard_normal((1, 8, 12, 12)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"input": x})[0]
+    db = _sqnr([want], [Executor(art).run({"input": x})[model.graph.output[0].name]])
+    assert db > 25

@@ -1,9 +1,11 @@
 """Graph passes: each is a function Graph -> Graph with a name (the pipeline lists them)."""
 from .batch_norm import fold_batch_norm
 from .constants import absorb_constant_operands, fold_constants
+from .conv_transpose import conv_transpose_as_conv
 from .dead_code import eliminate_dead_code, remove_identities
 from .fusion import fuse_operators
 from .gemm import canonicalize_gemm
+from .group_norm import group_norms_as_layer_norm
 from .infer_types import infer_types
 from .layout import pack_conv_layout
 from .matmul_rows import flatten_matmul_rows
@@ -15,7 +17,8 @@ from .recurrent import split_recurrent_projection
 from .swish import fold_swish
 from .transpose_views import transposes_as_views
 
-__all__ = ["absorb_constant_operands", "canonicalize_gemm", "eliminate_dead_code", "flatten_matmul_rows",
-           "fold_batch_norm", "fold_constants", "fold_swish", "fuse_operators", "infer_types", "pack_conv_layout",
-           "pack_quantized_conv", "pack_quantized_matmul", "plan_memory", "pointwise_convs_as_matmul",
-           "remove_identities", "split_recurrent_projection", "transposes_as_views"]
+__all__ = ["absorb_constant_operands", "canonicalize_gemm", "conv_transpose_as_conv", "eliminate_dead_code",
+           "flatten_matmul_rows", "fold_batch_norm", "fold_constants", "fold_swish", "fuse_operators",
+           "group_norms_as_layer_norm", "infer_types", "pack_conv_layout", "pack_quantized_conv",
+           "pack_quantized_matmul", "plan_memory", "pointwise_convs_as_matmul", "remove_identities",
+           "split_recurrent_projection", "transposes_as_views"]
