@@ -285,6 +285,25 @@ def _gather(node: Node, ins, graph):
     return [topi.take(ins[0], int(ins[1]), node.attrs.get("axis", 0))]
 
 
+def _sum(node: Node, ins, graph):
+    """Sum and Mean of one or more inputs (broadcast), added left to right."""
+    present = [t for t in ins if t is not None]
+    _require(isinstance(present[0], te.Tensor), f"{node.op} whose first operand is a literal")
+    _require(node.op == "Sum" or present[0].dtype in _FLOAT, f"{node.op} of {present[0].dtype}")
+    out = topi.identity(present[0]) if len(present) == 1 else present[0]
+    for t in present[1:]:
+        out = topi.add(out, t)
+    return [topi.multiply(out, 1.0 / len(present)) if node.op == "Mean" else out]
+
+
+def _block_move(node: Node, ins, graph):
+    _require(len(ins[0].shape) == 4, f"{node.op} of a {len(ins[0].shape)}-D tensor")
+    b, mode = int(node.attrs["blocksize"]), node.attrs.get("mode", "DCR")
+    if node.op == "DepthToSpace":
+        return [topi.depth_to_space(ins[0], b, mode)]
+    return [topi.space_to_depth(ins[0], b, mode)]
+
+
 def _where(node: Node, ins, graph):
     _require(isinstance(ins[0], te.Tensor), "Where with a literal condition")
     return [topi.where(*ins)]
@@ -328,6 +347,20 @@ RULES = {
     "Elu": _float_unary(lambda x, a: topi.elu(x, a["alpha"])),
     "Swish": _float_unary(lambda x, a: topi.swish(x, a["alpha"])),
     "PRelu": lambda n, ins, g: [topi.prelu(ins[0], ins[1])],
+    "Floor": _float_unary(lambda x, a: topi.floor(x)), "Ceil": _float_unary(lambda x, a: topi.ceil(x)),
+    "Round": _float_unary(lambda x, a: topi.round(x)), "Log": _float_unary(lambda x, a: topi.log(x)),
+    "Softsign": _float_unary(lambda x, a: topi.softsign(x)), "Mish": _float_unary(lambda x, a: topi.mish(x)),
+    "Selu": _float_unary(lambda x, a: topi.selu(x, a["alpha"], a["gamma"])),
+    "Celu": _float_unary(lambda x, a: topi.celu(x, a["alpha"])),
+    "ThresholdedRelu": _float_unary(lambda x, a: topi.thresholded_relu(x, a["alpha"])),
+    "Sign": lambda n, ins, g: (_require(ins[0].dtype != "bool", "Sign of bool") or [topi.sign(ins[0])]),
+    "Not": lambda n, ins, g: [topi.logical_not(ins[0])],
+    **{op: (lambda n, ins, g: (_require(all(isinstance(t, te.Tensor) for t in ins), f"{n.op} of a literal")
+                               or [topi.logical(n.op, ins[0], ins[1])])) for op in ("And", "Or", "Xor")},
+    "Sum": _sum, "Mean": _sum,
+    "Expand": lambda n, ins, g: [topi.broadcast_to(ins[0], n.attrs["shape"])],
+    "Tile": lambda n, ins, g: [topi.tile(ins[0], [int(r) for r in n.attrs["repeats"]])],
+    "DepthToSpace": _block_move, "SpaceToDepth": _block_move,
 }
 
 

@@ -6,9 +6,11 @@ from .elemwise import (add, subtract, multiply, divide, maximum, minimum, power,
                        relu, exp, log, sqrt, tanh, abs, sigmoid, erf, floor, round, clip,
                        leaky_relu, hard_sigmoid, hard_swish, cast, identity, broadcast_shape,
                        reciprocal, equal, less, greater, less_equal, greater_equal, softplus, elu,
-                       prelu, gelu, swish)
+                       prelu, gelu, swish, ceil, logical_not, sign, softsign, selu, celu,
+                       thresholded_relu, logical, mish)
 from .transform import (pad, reshape, flatten, transpose, concat, strided_slice, split,
-                        nchw_to_nchwc, nchwc_to_nchw, squeeze, expand_dims, take)
+                        nchw_to_nchwc, nchwc_to_nchw, squeeze, expand_dims, take, broadcast_to, tile,
+                        depth_to_space, space_to_depth)
 from .conv import (conv2d_nchw, conv2d_nchwc, depthwise_conv2d_nchwc, pack_weight_nchwc,
                    pack_depthwise_weight_nchwc, conv2d_int8,
                    conv2d_nchwc_int8, pack_weight_nchwc_int8, matmul_int8_panels)

@@ -134,7 +134,43 @@ def sigmoid(x): return unary(lambda v: E.Call("sigmoid", [v], v.dtype), x, "sigm
 def erf(x): return unary(lambda v: E.Call("erf", [v], v.dtype), x, "erf")  # libm's erff: < 1 ulp
 def reciprocal(x): return unary(lambda v: _c(1.0, v) / v, x, "reciprocal")
 def floor(x): return unary(te.floor, x, "floor")
+def ceil(x): return unary(lambda v: te.call("ceil", v), x, "ceil")
 def round(x): return unary(te.round, x, "round")  # noqa: A001  (half to even, like numpy)
+def logical_not(x): return unary(lambda v: E.Not(v), x, "not")
+
+
+def sign(x):
+    """-1, 0 or 1 (NaN stays NaN: both compares are false, and NaN selects itself)."""
+    def f(v):
+        zero = _c(0, v)
+        return E.Select(v > zero, _c(1, v), E.Select(v < zero, _c(-1, v), v if dt.is_float(v.dtype) else zero))
+    return unary(f, x, "sign")
+
+
+def softsign(x): return unary(lambda v: v / (_c(1.0, v) + te.fabs(v)), x, "softsign")
+
+
+def selu(x, alpha, gamma):
+    """ONNX Selu: gamma * (alpha * (e^x - 1) below 0, x from 0 on)."""
+    return unary(lambda v: _c(gamma, v) * E.Select(v > _c(0.0, v), v, _c(alpha, v) * (te.exp(v) - _c(1.0, v))),
+                 x, "selu")
+
+
+def celu(x, alpha):
+    """ONNX Celu: max(0, x) + min(0, alpha * (e^(x / alpha) - 1))."""
+    return unary(lambda v: E.max_expr(v, _c(0.0, v)) + E.min_expr(
+        _c(0.0, v), _c(alpha, v) * (te.exp(v / _c(alpha, v)) - _c(1.0, v))), x, "celu")
+
+
+def thresholded_relu(x, alpha):
+    return unary(lambda v: E.Select(v > _c(alpha, v), v, _c(0.0, v)), x, "thresholded_relu")
+
+
+def logical(op, a, b):
+    """And, Or, Xor of bool tensors, broadcast."""
+    fn = {"And": lambda p, q: E.And(p, q), "Or": lambda p, q: E.Or(p, q),
+          "Xor": lambda p, q: E.NE(p, q)}[op]
+    return broadcast_op(fn, a, b, name=op.lower())
 
 
 def clip(x, a_min=None, a_max=None):
@@ -184,6 +220,7 @@ def _softplus(v):
 
 
 def softplus(x): return unary(_softplus, x, "softplus")
+def mish(x): return unary(lambda v: v * te.tanh(_softplus(v)), x, "mish")     # x tanh(softplus(x))
 
 
 def elu(x, alpha=1.0):

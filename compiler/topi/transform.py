@@ -58,6 +58,48 @@ def reshape(x, newshape):
     return te.compute(newshape, f, name="reshape", tag=tags.INJECTIVE)
 
 
+def broadcast_to(x, shape):
+    """ONNX Expand: x broadcast with `shape` (numpy's rule, either side may be 1)."""
+    from .elemwise import broadcast_shape
+    out = broadcast_shape(tuple(x.shape), tuple(shape))
+    off = len(out) - x.ndim
+    return te.compute(out, lambda *i: x(*[0 if x.shape[k] == 1 else i[k + off] for k in range(x.ndim)]),
+                      name="expand", tag=tags.BROADCAST)
+
+
+def tile(x, repeats):
+    """ONNX Tile: x repeated `repeats[k]` times along axis k."""
+    if len(repeats) != x.ndim:
+        raise ValueError(f"tile: {len(repeats)} repeats for {x.ndim} axes")
+    out = [s * r for s, r in zip(x.shape, repeats)]
+    return te.compute(out, lambda *i: x(*[ik % s if r != 1 else ik for ik, s, r in zip(i, x.shape, repeats)]),
+                      name="tile", tag=tags.INJECTIVE)
+
+
+def depth_to_space(x, block, mode="DCR"):
+    """ONNX DepthToSpace of [N, C, H, W]: DCR reads channel (bh * b + bw) * C' + c, CRD
+    c * b * b + bh * b + bw, for output (c, h * b + bh, w * b + bw)."""
+    n, c, h, w = x.shape
+    cc = c // (block * block)
+
+    def f(i, k, y, z):
+        bh, bw = y % block, z % block
+        ch = (bh * block + bw) * cc + k if mode == "DCR" else k * block * block + bh * block + bw
+        return x(i, ch, y // block, z // block)
+    return te.compute((n, cc, h * block, w * block), f, name="depth_to_space", tag=tags.INJECTIVE)
+
+
+def space_to_depth(x, block, mode="DCR"):
+    """ONNX SpaceToDepth of [N, C, H, W]: output channel (bh * b + bw) * C + c (DCR; CRD:
+    c * b * b + bh * b + bw) holds (h * b + bh, w * b + bw)."""
+    n, c, h, w = x.shape
+
+    def f(i, ch, y, z):
+        k, phase = (ch % c, ch // c) if mode == "DCR" else (ch // (block * block), ch % (block * block))
+        return x(i, k, y * block + phase // block, z * block + phase % block)
+    return te.compute((n, c * block * block, h // block, w // block), f, name="space_to_depth", tag=tags.INJECTIVE)
+
+
 def flatten(x, axis=1):
     """ONNX Flatten: [prod(shape[:axis]), prod(shape[axis:])]."""
     return reshape(x, [math.prod(x.shape[:axis]), math.prod(x.shape[axis:])])

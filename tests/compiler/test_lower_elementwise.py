@@ -140,3 +140,44 @@ def test_chains_of_math_ops_fuse_into_kernels(rng):
         ("kernel", "Div+Erf+Add+Mul+Mul+Pow+Sqrt"), ("kernel", "Less+Where+Max")]
     got = Executor(artifact).run({"x": x})["y"]
     np.testing.assert_allclose(got, ort_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op, attrs", [("Floor", {}), ("Ceil", {}), ("Round", {}), ("Softsign", {}), ("Mish", {}),
+                                       ("Selu", {}), ("Selu", {"alpha": 2.0, "gamma": 0.5}), ("Celu", {}),
+                                       ("Celu", {"alpha": 0.4}), ("ThresholdedRelu", {"alpha": 0.3}), ("Sign", {})])
+def test_more_float_unary(op, attrs, rng):
+    x = signed(rng, (3, 40))
+    x.flat[4:8] = [1.5, -1.5, 2.5, 0.49999997]       # Round's ties go to even
+    check_kernel(op, {"x": x}, attrs, rtol=2e-6, atol=1e-6)
+
+
+def test_log_and_integer_sign(rng):
+    check_kernel("Log", {"x": rng.uniform(0.001, 100, (4, 33)).astype(np.float32)})
+    check_kernel("Sign", {"x": rng.integers(-3, 4, (4, 33)).astype(np.int32)})
+
+
+@pytest.mark.parametrize("op", ["And", "Or", "Xor"])
+def test_logical(op, rng):
+    check_kernel(op, {"a": rng.random((3, 1, 20)) > 0.5, "b": rng.random((4, 20)) > 0.3})
+    check_kernel("Not", {"x": rng.random((5, 17)) > 0.5})
+
+
+@pytest.mark.parametrize("op", ["Sum", "Mean"])
+def test_variadic_sum_and_mean(op, rng):
+    check_kernel(op, {"a": signed(rng, (2, 3, 8)), "b": signed(rng, (3, 1)), "c": signed(rng, (8,))})
+    check_kernel(op, {"a": signed(rng, (2, 5))})
+
+
+def test_expand_and_tile(rng):
+    x = signed(rng, (3, 1, 5))
+    check_kernel("Expand", {"x": x, "shape": np.array([2, 3, 4, 5], np.int64)}, constants={"shape"})
+    check_kernel("Expand", {"x": x, "shape": np.array([1, 1], np.int64)}, constants={"shape"})
+    check_kernel("Tile", {"x": x, "repeats": np.array([2, 3, 1], np.int64)}, constants={"repeats"})
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_depth_to_space_and_back(mode, rng):
+    check_kernel("DepthToSpace", {"x": signed(rng, (2, 12, 3, 5))}, {"blocksize": 2, "mode": mode})
+    check_kernel("SpaceToDepth", {"x": signed(rng, (2, 3, 6, 9))}, {"blocksize": 3})
+    # CRD for SpaceToDepth came with opset 25, which onnxruntime lacks: the ONNX node test
+    # test_spacetodepth_crd_mode_example checks it against the reference outputs

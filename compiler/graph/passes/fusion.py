@@ -17,7 +17,9 @@ ANCHORS = {"Conv", "ConvNCHWc", "ConvWinogradNCHWc", "QConvNCHWcInt8", "QMatMulI
 ELEMENTWISE = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp",
                "Add", "Sub", "Mul", "Div", "QuantizeLinear", "DequantizeLinear", "Cast", "RequantizeChannels",
                "Erf", "Gelu", "Pow", "Sqrt", "Neg", "Abs", "Reciprocal", "Where", "Min", "Max", "Equal", "Less",
-               "Greater", "LessOrEqual", "GreaterOrEqual", "Softplus", "Elu", "PRelu", "Swish"}
+               "Greater", "LessOrEqual", "GreaterOrEqual", "Softplus", "Elu", "PRelu", "Swish", "Floor", "Ceil",
+               "Round", "Log", "Softsign", "Mish", "Selu", "Celu", "ThresholdedRelu", "Sign", "Not",
+               "And", "Or", "Xor"}
 
 
 def _extends(graph: Graph, consumers: dict, tail: str, nxt: Node, position: dict) -> bool:

@@ -18,7 +18,8 @@ from vdla.driver.host_ops.winograd import TRANSFORMS, transform_weight
 
 from ..ir import Graph, Node, TensorType
 
-_UNARY = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp", "Swish"}
+_UNARY = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Exp", "Swish", "Mish",
+          "Selu", "Celu", "Softsign"}
 _BINARY = {"Add", "Sub", "Mul", "Div"}
 _POOLS = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}
 # Narrower 3x3 convolutions spend too much of a Winograd kernel in its transforms.

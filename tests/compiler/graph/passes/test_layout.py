@@ -3,6 +3,7 @@ and unpacked once; constants keep numpy broadcasting; wide 3x3 stride-1 convolut
 Winograd; grouped convolutions whose groups are whole blocks run packed. Results agree with the
 unpacked graph."""
 import numpy as np
+import pytest
 from onnx import helper
 
 from ort_oracle import ort_run, vdla_run
@@ -10,7 +11,7 @@ from ort_oracle import ort_run, vdla_run
 from vdla.compiler.frontend import import_onnx
 from vdla.compiler.graph import optimize, run_reference
 
-from ..onnx_graphs import const, onnx_model, ops, tensor
+from ..onnx_graphs import const, onnx_model, ops, patterns, tensor
 
 
 def test_layout_packs_whole_conv_chains(resnet):
@@ -171,3 +172,15 @@ def test_layout_multiplies_by_a_packed_gate_over_the_image(rng):
     want = ort_run(m, {"x": x})[0]
     np.testing.assert_allclose(run_reference(g, {"x": x})["y"], want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(vdla_run(m, {"x": x})[0], want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("act, attrs", [("Mish", {}), ("Selu", {}), ("Celu", {"alpha": 0.5}), ("Softsign", {})])
+def test_layout_runs_a_convs_activation_packed_in_its_epilogue(rng, act, attrs):
+    """YOLOv4's Mish and the other activations after a conv: one packed kernel."""
+    w = (rng.standard_normal((16, 16, 3, 3)) * 0.2).astype(np.float32)
+    m = onnx_model([helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                    helper.make_node(act, ["c"], ["y"], **attrs)],
+                   [tensor("x", (1, 16, 6, 5))], [tensor("y", None)], [const("w", w)], opset=18)
+    assert f"ConvNCHWc+{act}" in patterns(optimize(import_onnx(m)))
+    x = rng.standard_normal((1, 16, 6, 5)).astype(np.float32)
+    np.testing.assert_allclose(vdla_run(m, {"x": x})[0], ort_run(m, {"x": x})[0], rtol=1e-5, atol=1e-6)
