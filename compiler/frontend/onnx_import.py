@@ -138,7 +138,13 @@ def _plain(value):
 
 def _schema_attributes(node: onnx.NodeProto, opset: int) -> tuple[set[str], dict]:
     """The attributes an op's ONNX schema declares at `opset`, and their defaults."""
-    schema = defs.get_schema(node.op_type, opset, "")
+    try:
+        schema = defs.get_schema(node.op_type, opset, "")
+    except defs.SchemaError:      # the op is younger than the model's opset (Mish before 18)
+        since = min(d.since_version for d in defs.get_all_schemas_with_history()
+                    if d.name == node.op_type and d.domain == "")
+        raise InvalidModelError(f"{_label(node, opset)}: {node.op_type} is not defined at opset {opset} of the "
+                                f"default domain; it exists from opset {since}: raise the model's opset") from None
     defaults = {}
     for name, spec in schema.attributes.items():
         if spec.default_value.name:             # declared with a default

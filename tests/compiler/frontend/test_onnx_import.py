@@ -41,6 +41,12 @@ def test_batch_norm_running_statistics_need_training_mode():
         import_onnx(m)
 
 
+def test_an_op_younger_than_the_models_opset_is_named_with_the_opset_it_needs():
+    m = _model([helper.make_node("Mish", ["x"], ["y"], name="act")], [_vi("x", [2])], [_vi("y", [2])], opset=17)
+    with pytest.raises(InvalidModelError, match="'act'.*Mish is not defined at opset 17.*from opset 18"):
+        import_onnx(m)
+
+
 def test_opset_out_of_range():
     from vdla.compiler.frontend.onnx_import import MAX_OPSET
     m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])], opset=MAX_OPSET + 1)
