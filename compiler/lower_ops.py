@@ -129,8 +129,9 @@ def _softmax(node: Node, ins, graph, lanes: int | None = SOFTMAX_LANES):
     x = ins[0]
     axis = node.attrs.get("axis", -1) % len(x.shape)
     _require(not node.attrs.get("coerce_2d") or axis == len(x.shape) - 1,
-             "opset < 13 Softmax over several axes")
-    return [topi.softmax(x, axis=axis, lanes=lanes)]
+             f"opset < 13 {node.op} over several axes")
+    _require(x.dtype in _FLOAT, f"{node.op} kernels are float32 (got {x.dtype})")
+    return [topi.softmax(x, axis=axis, lanes=lanes, log=node.op == "LogSoftmax")]
 
 
 def _reduce(fn):
@@ -321,7 +322,7 @@ RULES = {
     "GlobalAveragePool": _global_pool, "GlobalMaxPool": _global_pool,
     "MaxPoolNCHWc": _pool, "AveragePoolNCHWc": _pool,
     "GlobalAveragePoolNCHWc": _global_pool, "GlobalMaxPoolNCHWc": _global_pool,
-    "Softmax": _softmax, "ReduceMean": _reduce(topi.reduce_mean),
+    "Softmax": _softmax, "LogSoftmax": _softmax, "ReduceMean": _reduce(topi.reduce_mean),
     "ReduceSum": _reduce(topi.reduce_sum), "ReduceMax": _reduce(topi.reduce_max),
     "ReduceMin": _reduce(topi.reduce_min), "LayerNormalization": _layer_norm,
     "Add": _binary(topi.add), "Sub": _binary(topi.subtract), "Mul": _binary(topi.multiply),
@@ -366,7 +367,7 @@ RULES = {
 
 # The GPU's forms where they differ from the CPU's: its schedules run each reduction stage of a
 # softmax as a kernel of its own, one row per block.
-GPU_RULES = {"Softmax": lambda n, ins, g: _softmax(n, ins, g, lanes=None)}
+GPU_RULES = {op: (lambda n, ins, g: _softmax(n, ins, g, lanes=None)) for op in ("Softmax", "LogSoftmax")}
 
 
 def group_to_te(graph: Graph, node: Node, args: list[str], rules: dict | None = None):

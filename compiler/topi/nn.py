@@ -200,10 +200,12 @@ def global_max_pool2d(x, layout="NCHW"):
     return _global(x, layout, "max", "global_max_pool2d")
 
 
-def softmax(x, axis=-1, lanes: int | None = None):
-    """exp(x - max) / sum(exp(x - max)) along one axis (ONNX Softmax, opset >= 13). lanes: over
-    the last axis, reduce each row in that many vector lanes first (the CPU's form, _softmax_rows),
-    where the row holds at least two such vectors; None: one reduction per row."""
+def softmax(x, axis=-1, lanes: int | None = None, log: bool = False):
+    """exp(x - max) / sum(exp(x - max)) along one axis (ONNX Softmax, opset >= 13); log=True:
+    x - max - log(sum(exp(x - max))) (LogSoftmax), the log taken once per row (softmax_logsum)
+    and never of an underflowed quotient. lanes: over the last axis, reduce each row in that
+    many vector lanes first (the CPU's form, _softmax_rows), where the row holds at least two
+    such vectors; None: one reduction per row."""
     axis = axis % x.ndim
     k1 = te.reduce_axis((0, x.shape[axis]), "k1")
     k2 = te.reduce_axis((0, x.shape[axis]), "k2")
@@ -217,9 +219,12 @@ def softmax(x, axis=-1, lanes: int | None = None):
         mx = te.compute([1], lambda z: te.max(x(k1.var), axis=k1), name="softmax_max", tag=tags.SOFTMAX)
         ex = te.compute(x.shape, lambda i: te.exp(x(i) - mx(0)), name="softmax_exp", tag=tags.SOFTMAX)
         sm = te.compute([1], lambda z: te.sum(ex(k2.var), axis=k2), name="softmax_sum", tag=tags.SOFTMAX)
+        if log:
+            ls = _logsum(mx, sm, [1], None)
+            return te.compute(x.shape, lambda i: x(i) - ls(0), name="log_softmax", tag=tags.SOFTMAX)
         return te.compute(x.shape, lambda i: ex(i) / sm(0), name="softmax", tag=tags.SOFTMAX)
     if lanes is not None and axis == x.ndim - 1 and x.shape[axis] >= 2 * lanes:
-        return _softmax_rows(x, lanes)
+        return _softmax_rows(x, lanes, log)
     # attrs: the axis, for schedule_cpu's row-at-a-time softmax schedule
     mx = te.compute(red_shape, lambda *i: te.max(x(*at(keep(i), k1.var)), axis=k1), name="softmax_max",
                     tag=tags.SOFTMAX, attrs={"axis": axis})
@@ -228,8 +233,18 @@ def softmax(x, axis=-1, lanes: int | None = None):
                     attrs={"axis": axis})
     sm = te.compute(red_shape, lambda *i: te.sum(ex(*at(keep(i), k2.var)), axis=k2), name="softmax_sum",
                     tag=tags.SOFTMAX, attrs={"axis": axis})
+    if log:
+        ls = _logsum(mx, sm, red_shape, axis)
+        return te.compute(x.shape, lambda *i: x(*i) - ls(*drop(i)), name="log_softmax", tag=tags.SOFTMAX,
+                          attrs={"axis": axis})
     return te.compute(x.shape, lambda *i: ex(*i) / sm(*drop(i)), name="softmax", tag=tags.SOFTMAX,
                       attrs={"axis": axis})
+
+
+def _logsum(mx, sm, shape, axis):
+    """max + log(sum of exp(x - max)) per row: what LogSoftmax takes from x."""
+    return te.compute(list(shape), lambda *i: mx(*i) + te.log(sm(*i)), name="softmax_logsum", tag=tags.SOFTMAX,
+                      attrs={} if axis is None else {"axis": axis})
 
 
 def _lane_reduce(term, lead: tuple, length: int, lanes: int, reducer, identity, name: str):
@@ -251,7 +266,7 @@ def _lane_reduce(term, lead: tuple, length: int, lanes: int, reducer, identity, 
                       attrs={"axis": len(lead)})
 
 
-def _softmax_rows(x, lanes: int):
+def _softmax_rows(x, lanes: int, log: bool = False):
     """Softmax over the last axis with the row max and sum reduced in vector lanes (a sum of
     one scalar chain per row waits on every add: a ViT's 197-key rows spent half their time
     there)."""
@@ -261,6 +276,10 @@ def _softmax_rows(x, lanes: int):
     ex = te.compute(x.shape, lambda *i: te.exp(x(*i) - mx(*i[:-1])), name="softmax_exp", tag=tags.SOFTMAX,
                     attrs={"axis": axis})
     sm = _lane_reduce(lambda r, j: ex(*r, j), lead, length, lanes, te.sum, 0.0, "softmax_sum")
+    if log:
+        ls = _logsum(mx, sm, lead, axis)
+        return te.compute(x.shape, lambda *i: x(*i) - ls(*i[:-1]), name="log_softmax", tag=tags.SOFTMAX,
+                          attrs={"axis": axis})
     return te.compute(x.shape, lambda *i: ex(*i) / sm(*i[:-1]), name="softmax", tag=tags.SOFTMAX,
                       attrs={"axis": axis})
 

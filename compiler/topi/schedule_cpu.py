@@ -83,7 +83,7 @@ def _schedule_softmax_rows(s, outputs, target):
     out = s[outputs[0]] if len(outputs) == 1 else None
     stages = {st.op.name: st for st in s.stages if st.op.tag == tags.SOFTMAX}
     ex = stages.get("softmax_exp")
-    if out is None or ex is None or len(stages) not in (4, 6) \
+    if out is None or ex is None or len(stages) - ("softmax_logsum" in stages) not in (4, 6) \
             or ex.op.attrs.get("axis") != len(ex.op.shape) - 1 or len(ex.op.shape) < 2 \
             or tuple(out.op.shape) != tuple(ex.op.shape) \
             or any(st.reduce_axis and st.op.tag != tags.SOFTMAX for st in s.stages):

@@ -181,3 +181,12 @@ def test_depth_to_space_and_back(mode, rng):
     check_kernel("SpaceToDepth", {"x": signed(rng, (2, 3, 6, 9))}, {"blocksize": 3})
     # CRD for SpaceToDepth came with opset 25, which onnxruntime lacks: the ONNX node test
     # test_spacetodepth_crd_mode_example checks it against the reference outputs
+
+
+@pytest.mark.parametrize("shape, axis", [((6, 1000), -1), ((3, 5), -1), ((2, 40, 7), 1), ((37,), 0)])
+def test_log_softmax(shape, axis, rng):
+    """Rows of 1000 (a classifier's), short rows (scalar reductions), a middle axis, 1-D; values
+    far below the row's max stay finite (the log of the sum, not of an underflowed quotient)."""
+    x = signed(rng, shape) * 10
+    x.flat[1] = -300.0
+    check_kernel("LogSoftmax", {"x": x}, {"axis": axis}, rtol=1e-5, atol=1e-4)
