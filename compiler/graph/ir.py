@@ -114,6 +114,16 @@ class Graph:
                     users.setdefault(name, []).append(node)
         return users
 
+    def expand_nodes(self, rewrite) -> "Graph":
+        """Each node replaced, in place in the order, by the nodes `rewrite(node)` returns (None:
+        the node stays): how a pass lowers one op into several."""
+        nodes: list[Node] = []
+        for node in self.nodes:
+            new = rewrite(node)
+            nodes.extend([node] if new is None else new)
+        self.nodes = nodes
+        return self
+
     def is_constant(self, name: str) -> bool:
         return name in self.constants
 

@@ -56,8 +56,4 @@ def _rewrite(graph: Graph, node: Node) -> list[Node]:
 
 
 def group_norms_as_layer_norm(graph: Graph) -> Graph:
-    nodes: list[Node] = []
-    for node in graph.nodes:
-        nodes.extend(_rewrite(graph, node) if _applies(graph, node) else [node])
-    graph.nodes = nodes
-    return graph
+    return graph.expand_nodes(lambda node: _rewrite(graph, node) if _applies(graph, node) else None)

@@ -75,8 +75,4 @@ def _split(graph: Graph, node: Node) -> list[Node]:
 
 
 def split_recurrent_projection(graph: Graph) -> Graph:
-    nodes: list[Node] = []
-    for node in graph.nodes:
-        nodes.extend(_split(graph, node) if _applies(graph, node) else [node])
-    graph.nodes = nodes
-    return graph
+    return graph.expand_nodes(lambda node: _split(graph, node) if _applies(graph, node) else None)

@@ -66,3 +66,12 @@ def test_added_tensors_and_constants_get_free_names_from_their_stem():
     name = g.add_constant("c", value)
     assert name == "c'" and g.constants[name] is value and g.types[name] == TensorType((4,), "int8")
     verify(g)
+
+
+def test_expand_nodes_replaces_each_node_in_place():
+    g = Graph("g", ["x"], ["z"], [Node("Relu", "a", ["x"], ["y"]), Node("Neg", "b", ["y"], ["z"])],
+              {n: TensorType((2,), "float32") for n in ("x", "y", "z", "y2")})
+    out = g.expand_nodes(lambda n: [Node("Abs", "a1", ["x"], ["y2"]), Node("Relu", "a2", ["y2"], ["y"])]
+                         if n.name == "a" else None)
+    assert out is g and [n.name for n in g.nodes] == ["a1", "a2", "b"]
+    verify(g)
