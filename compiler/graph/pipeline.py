@@ -18,6 +18,7 @@ PIPELINE = (
     ("transposes_as_views", passes.transposes_as_views),  # moving only size-1 axes: a Reshape
     ("split_recurrent_projection", passes.split_recurrent_projection),  # all steps' x W^T in one matmul
     ("conv_transpose_as_conv", passes.conv_transpose_as_conv),  # one conv over the output phases
+    ("trim_dead_conv_taps", passes.trim_dead_conv_taps),   # kernel rows that read only padding
     ("group_norms_as_layer_norm", passes.group_norms_as_layer_norm),  # statistics by LayerNormalization's kernel
     ("flatten_matmul_rows", passes.flatten_matmul_rows),  # a linear layer: one GEMM, weight in panels
     ("fold_swish", passes.fold_swish),                 # x * Sigmoid(x): one op, fused into its conv
