@@ -6,8 +6,17 @@ from ..ir import Graph
 _IDENTITIES = {"Identity", "Dropout"}
 
 
+def _is_identity(node) -> bool:
+    """Identity, inference Dropout, and a Pad of zeros (Swin pads its windows by what the map
+    lacks: zero for most maps)."""
+    if node.op == "Pad":
+        pads = node.attrs.get("pads")
+        return pads is not None and not any(pads) and len([n for n in node.inputs if n]) == 1
+    return node.op in _IDENTITIES
+
+
 def remove_identities(graph: Graph) -> Graph:
-    """Identity and inference Dropout forward their input; uses are renamed to the input.
+    """Identities (_is_identity) forward their input; uses are renamed to the input.
     One that produces a graph output from a graph input or constant stays (it is a copy)."""
     renamed: dict[str, str] = {}
     kept = []
@@ -15,7 +24,7 @@ def remove_identities(graph: Graph) -> Graph:
         node.inputs = [renamed.get(n, n) for n in node.inputs]
         for inner in node.body:            # a host step made early (runtime_shaped) reads by name too
             inner.inputs = [renamed.get(n, n) for n in inner.inputs]
-        if node.op in _IDENTITIES and node.outputs[0] not in graph.outputs \
+        if _is_identity(node) and node.outputs[0] not in graph.outputs \
                 and not any(o for o in node.outputs[1:]):
             renamed[node.outputs[0]] = node.inputs[0]
             continue

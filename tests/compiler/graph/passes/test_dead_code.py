@@ -1,6 +1,6 @@
 """remove_identities and eliminate_dead_code (vdla.compiler.graph.passes.dead_code): identities
 forward their input, nodes and constants no output needs are removed, and an identity that
-copies a graph input to a graph output stays."""
+copies a graph input to a graph output stays; a Pad of zeros is an identity too."""
 import numpy as np
 from onnx import helper
 
@@ -42,3 +42,18 @@ def test_dead_code_keeps_what_a_fused_body_reads(rng):
     assert ops(g) == ["Fused"] and "k" in g.constants
     x = rng.standard_normal((2, 3)).astype(np.float32)
     np.testing.assert_allclose(run_reference(g, {"x": x})["y"], np.maximum(x, 0) * 3)
+
+
+def test_a_pad_of_zeros_is_an_identity_and_a_graph_outputs_stays_a_copy(rng):
+    """Swin pads its windows by what the map lacks, zero for most maps; compiled, a zero Pad that
+    makes a graph output is a kernel that writes it (topi hands the argument back unchanged)."""
+    from ort_oracle import ort_run, vdla_run
+    nodes = [helper.make_node("Pad", ["x", "p"], ["padded"]), helper.make_node("Relu", ["padded"], ["y"]),
+             helper.make_node("Pad", ["x", "p"], ["copy"])]
+    m = onnx_model(nodes, [tensor("x", (1, 5, 4, 3))], [tensor("y", None), tensor("copy", None)],
+                   [const("p", np.zeros(8, np.int64))])
+    g = optimize(import_onnx(m), stop_after="remove_identities")
+    assert ops(g) == ["Relu", "Pad"] and g.nodes[0].inputs == ["x"]
+    x = rng.standard_normal((1, 5, 4, 3)).astype(np.float32)
+    for got, want in zip(vdla_run(m, {"x": x}), ort_run(m, {"x": x})):
+        np.testing.assert_array_equal(got, want)
