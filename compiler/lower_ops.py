@@ -134,13 +134,14 @@ def _softmax(node: Node, ins, graph, lanes: int | None = SOFTMAX_LANES):
     return [topi.softmax(x, axis=axis, lanes=lanes, log=node.op == "LogSoftmax")]
 
 
-def _reduce(fn):
-    """ReduceMean/Sum/Max/Min; axes already an attribute (absorb_constant_operands)."""
+def _reduce(fn, float_only: bool = False):
+    """ReduceMean/Sum/Max/Min and the norms; axes already an attribute (absorb_constant_operands)."""
     def rule(node: Node, ins, graph):
         x, a = ins[0], node.attrs
         axes = np.atleast_1d(a["axes"]).tolist() if a.get("axes") is not None else []
         _require(axes or not a.get("noop_with_empty_axes"), f"no-op {node.op}")
         _require(x.dtype != "bool", f"{node.op} of bool")
+        _require(not float_only or x.dtype in _FLOAT, f"{node.op} kernels are float32 (got {x.dtype})")
         axes = sorted({int(v) % len(x.shape) for v in axes}) or None    # an axis named twice is reduced once
         return [fn(x, axes, bool(a.get("keepdims", 1)))]
     return rule
@@ -323,6 +324,12 @@ RULES = {
     "MaxPoolNCHWc": _pool, "AveragePoolNCHWc": _pool,
     "GlobalAveragePoolNCHWc": _global_pool, "GlobalMaxPoolNCHWc": _global_pool,
     "Softmax": _softmax, "LogSoftmax": _softmax, "ReduceMean": _reduce(topi.reduce_mean),
+    # Swin-V2's cosine attention normalizes by ReduceL2; the other norms of the same family
+    "ReduceL2": _reduce(lambda x, axes, keep: topi.sqrt(topi.reduce_sum(topi.multiply(x, x), axes, keep)),
+                        float_only=True),
+    "ReduceSumSquare": _reduce(lambda x, axes, keep: topi.reduce_sum(topi.multiply(x, x), axes, keep)),
+    "ReduceL1": _reduce(lambda x, axes, keep: topi.reduce_sum(topi.abs(x), axes, keep)),
+    "ReduceLogSum": _reduce(lambda x, axes, keep: topi.log(topi.reduce_sum(x, axes, keep)), float_only=True),
     "ReduceSum": _reduce(topi.reduce_sum), "ReduceMax": _reduce(topi.reduce_max),
     "ReduceMin": _reduce(topi.reduce_min), "LayerNormalization": _layer_norm,
     "Add": _binary(topi.add), "Sub": _binary(topi.subtract), "Mul": _binary(topi.multiply),

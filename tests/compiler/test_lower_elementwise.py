@@ -190,3 +190,11 @@ def test_log_softmax(shape, axis, rng):
     x = signed(rng, shape) * 10
     x.flat[1] = -300.0
     check_kernel("LogSoftmax", {"x": x}, {"axis": axis}, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["ReduceL2", "ReduceSumSquare", "ReduceL1", "ReduceLogSum"])
+@pytest.mark.parametrize("axes, keepdims", [([-1], 1), ([1, 2], 0), (None, 1)])
+def test_norm_reductions(op, axes, keepdims, rng):
+    x = signed(rng, (2, 6, 33)) if op != "ReduceLogSum" else rng.uniform(0.1, 2, (2, 6, 33)).astype(np.float32)
+    inputs = {"x": x} if axes is None else {"x": x, "axes": np.array(axes, np.int64)}
+    check_kernel(op, inputs, {"keepdims": keepdims}, constants={"axes"}, rtol=1e-5, atol=1e-5)
