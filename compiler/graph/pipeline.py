@@ -15,6 +15,7 @@ PIPELINE = (
     ("canonicalize_gemm", passes.canonicalize_gemm),   # dense form: B [N, K], alpha/beta folded
     ("eliminate_dead_code", passes.eliminate_dead_code),
     ("infer_types", passes.infer_types),
+    ("einsum_as_matmul", passes.einsum_as_matmul),     # a batched matrix product written as Einsum
     ("transposes_as_views", passes.transposes_as_views),  # moving only size-1 axes: a Reshape
     ("split_recurrent_projection", passes.split_recurrent_projection),  # all steps' x W^T in one matmul
     ("conv_transpose_as_conv", passes.conv_transpose_as_conv),  # one conv over the output phases
@@ -32,7 +33,7 @@ PIPELINE = (
 )
 
 # the passes that put tensors and weights in the CPU kernels' forms (layout=False: not these)
-_CPU_LAYOUT = ("transposes_as_views", "split_recurrent_projection", "conv_transpose_as_conv",
+_CPU_LAYOUT = ("einsum_as_matmul", "transposes_as_views", "split_recurrent_projection", "conv_transpose_as_conv",
                "group_norms_as_layer_norm", "flatten_matmul_rows", "fold_swish", "pack_conv_layout",
                "pointwise_convs_as_matmul", "pack_quantized_matmul", "pack_quantized_conv")
 
