@@ -202,7 +202,7 @@ def global_max_pool2d(x, layout="NCHW"):
 
 def softmax(x, axis=-1, lanes: int | None = None, log: bool = False):
     """exp(x - max) / sum(exp(x - max)) along one axis (ONNX Softmax, opset >= 13); log=True:
-    x - max - log(sum(exp(x - max))) (LogSoftmax), the log taken once per row (softmax_logsum)
+    (x - max) - log(sum(exp(x - max))) (LogSoftmax), the log taken once per row (softmax_logsum)
     and never of an underflowed quotient. lanes: over the last axis, reduce each row in that
     many vector lanes first (the CPU's form, _softmax_rows), where the row holds at least two
     such vectors; None: one reduction per row."""
@@ -220,8 +220,8 @@ def softmax(x, axis=-1, lanes: int | None = None, log: bool = False):
         ex = te.compute(x.shape, lambda i: te.exp(x(i) - mx(0)), name="softmax_exp", tag=tags.SOFTMAX)
         sm = te.compute([1], lambda z: te.sum(ex(k2.var), axis=k2), name="softmax_sum", tag=tags.SOFTMAX)
         if log:
-            ls = _logsum(mx, sm, [1], None)
-            return te.compute(x.shape, lambda i: x(i) - ls(0), name="log_softmax", tag=tags.SOFTMAX)
+            ls = _logsum(sm, [1], None)
+            return te.compute(x.shape, lambda i: (x(i) - mx(0)) - ls(0), name="log_softmax", tag=tags.SOFTMAX)
         return te.compute(x.shape, lambda i: ex(i) / sm(0), name="softmax", tag=tags.SOFTMAX)
     if lanes is not None and axis == x.ndim - 1 and x.shape[axis] >= 2 * lanes:
         return _softmax_rows(x, lanes, log)
@@ -234,16 +234,17 @@ def softmax(x, axis=-1, lanes: int | None = None, log: bool = False):
     sm = te.compute(red_shape, lambda *i: te.sum(ex(*at(keep(i), k2.var)), axis=k2), name="softmax_sum",
                     tag=tags.SOFTMAX, attrs={"axis": axis})
     if log:
-        ls = _logsum(mx, sm, red_shape, axis)
-        return te.compute(x.shape, lambda *i: x(*i) - ls(*drop(i)), name="log_softmax", tag=tags.SOFTMAX,
-                          attrs={"axis": axis})
+        ls = _logsum(sm, red_shape, axis)
+        return te.compute(x.shape, lambda *i: (x(*i) - mx(*drop(i))) - ls(*drop(i)), name="log_softmax",
+                          tag=tags.SOFTMAX, attrs={"axis": axis})
     return te.compute(x.shape, lambda *i: ex(*i) / sm(*drop(i)), name="softmax", tag=tags.SOFTMAX,
                       attrs={"axis": axis})
 
 
-def _logsum(mx, sm, shape, axis):
-    """max + log(sum of exp(x - max)) per row: what LogSoftmax takes from x."""
-    return te.compute(list(shape), lambda *i: mx(*i) + te.log(sm(*i)), name="softmax_logsum", tag=tags.SOFTMAX,
+def _logsum(sm, shape, axis):
+    """log(sum of exp(x - max)) per row. LogSoftmax takes max, then this, from x: max + log(sum)
+    first would round at max's magnitude (an ulp of 1e4 is 1e-3)."""
+    return te.compute(list(shape), lambda *i: te.log(sm(*i)), name="softmax_logsum", tag=tags.SOFTMAX,
                       attrs={} if axis is None else {"axis": axis})
 
 
@@ -277,9 +278,9 @@ def _softmax_rows(x, lanes: int, log: bool = False):
                     attrs={"axis": axis})
     sm = _lane_reduce(lambda r, j: ex(*r, j), lead, length, lanes, te.sum, 0.0, "softmax_sum")
     if log:
-        ls = _logsum(mx, sm, lead, axis)
-        return te.compute(x.shape, lambda *i: x(*i) - ls(*i[:-1]), name="log_softmax", tag=tags.SOFTMAX,
-                          attrs={"axis": axis})
+        ls = _logsum(sm, lead, axis)
+        return te.compute(x.shape, lambda *i: (x(*i) - mx(*i[:-1])) - ls(*i[:-1]), name="log_softmax",
+                          tag=tags.SOFTMAX, attrs={"axis": axis})
     return te.compute(x.shape, lambda *i: ex(*i) / sm(*i[:-1]), name="softmax", tag=tags.SOFTMAX,
                       attrs={"axis": axis})
 
