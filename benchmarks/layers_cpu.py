@@ -7,7 +7,7 @@ Cases: transposed convolutions (a U-Net decoder's 2x2 stride 2, a DCGAN's 4x4 st
 InstanceNormalization and GroupNormalization of a 64-channel 64x64 map, Mish (YOLOv4), LogSoftmax
 (a classifier's 1000 classes, a CTC head's 29), DepthToSpace, Expand. Each output is checked
 against onnxruntime's before anything is timed; `host_ms` is timed after the pair, not between
-their calls (numpy's BLAS threads spin after each call and would take the cores from both).
+their calls (one_layer.py).
 
 Usage: python benchmarks/layers_cpu.py [--json] [--repeat N] [--threads 1,2] [--quick]
 With --json the last line is one JSON object: per case and thread count ours_ms, ort_ms,
@@ -22,10 +22,8 @@ import math
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
 
-from interleave import interleaved_median_ms
-from ort_peer import ort_session
+from one_layer import one_node_model, timed_row
 
 
 def _weight(rng, *shape):
@@ -52,15 +50,6 @@ CASES = {
 QUICK = ("convtranspose_unet_128x32x32_k2s2", "instancenorm_64x64x64")
 
 
-def layer_model(op, shape, attrs, consts, rng):
-    values = {k: make(rng) for k, make in consts.items()}
-    node = helper.make_node(op, ["x", *values], ["y"], **attrs)
-    graph = helper.make_graph([node], op, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(v, k) for k, v in values.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=9)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true")
@@ -71,7 +60,6 @@ def main(argv=None):
     from vdla.compiler.compile_model import compile_model
     from vdla.compiler.frontend import import_onnx
     from vdla.compiler.graph import run_reference
-    from vdla.driver.executor import Executor
     threads = [int(t) for t in args.threads.split(",")]
     rng = np.random.default_rng(0)
     rows = []
@@ -79,27 +67,21 @@ def main(argv=None):
     for name, (op, shape, attrs, consts) in CASES.items():
         if args.quick and name not in QUICK:
             continue
-        model = layer_model(op, shape, attrs, consts, rng)
+        model = one_node_model(op, shape, attrs, {k: make(rng) for k, make in consts.items()})
         feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
         compiled, imported = compile_model(model), import_onnx(model)
-        kinds = sorted({s.kind for s in compiled.plan.steps})
+
+        def host_step():     # materialized, as a host step writes its output (Expand's numpy statement is a view)
+            return [np.ascontiguousarray(v) for v in run_reference(imported, feeds).values()]
         for t in threads:
-            ours, peer = Executor(compiled, threads=t), ort_session(model, t)
-            (want,), got = peer.run(None, feeds), ours.run(feeds)["y"]
-            err = float(np.abs(got - want).max() / max(1e-6, np.abs(want).max()))
-            if err > 1e-4:
-                print(f"{name}: vdla differs from onnxruntime by {err:.3g} of the output's scale; not timed")
+            row = timed_row(name, model, compiled, feeds, t, host_step, args.quick, args.repeat)
+            if isinstance(row, str):
+                print(row)
                 return 1
-            rounds, min_time = (3, 0.2) if args.quick else (args.repeat, 0.5)
-            a, b = interleaved_median_ms([lambda: ours.run(feeds), lambda: peer.run(None, feeds)], rounds,
-                                         min_time=min_time)
-            # materialized, as a host step writes its output (Expand's numpy statement is a view)
-            def host_step():
-                return [np.ascontiguousarray(v) for v in run_reference(imported, feeds).values()]
-            c, = interleaved_median_ms([host_step], rounds, min_time=min_time)
-            rows.append({"case": name, "threads": t, "ours_ms": round(a, 4), "ort_ms": round(b, 4),
-                         "host_ms": round(c, 4), "ratio": round(a / b, 4), "kernels": kinds})
-            print(f"{name:38s} {t:3d} {a:9.3f} {b:9.3f} {c:9.3f} {a / b:6.2f}", flush=True)
+            row["kernels"] = sorted({s.kind for s in compiled.plan.steps})
+            rows.append(row)
+            print(f"{name:38s} {t:3d} {row['ours_ms']:9.3f} {row['ort_ms']:9.3f} {row['host_ms']:9.3f} "
+                  f"{row['ratio']:6.2f}", flush=True)
     geo = round(math.exp(sum(math.log(r["ratio"]) for r in rows) / len(rows)), 4)
     print(f"geomean ratio (ours/ort): {geo}")
     if args.json:

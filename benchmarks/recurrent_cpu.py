@@ -5,9 +5,8 @@ Each case is a one-node model with constant weights, as exporters write them (Py
 with linear_before_reset=1, ONNX's default 0 beside it): vdla compiles it to the projection
 of every step (one matmul) and the recurrence kernel (compiler/topi/recurrent.py), with 1 and
 2 threads. `host_ms` is the same model run as numpy host steps (kernels=False), how the op ran
-before it had a kernel; it is timed after the pair, not between their calls (numpy's BLAS
-threads spin after each call and would take the cores from both). Every output is checked
-against onnxruntime's before anything is timed.
+before it had a kernel, timed after the pair (one_layer.py). Every output is checked against
+onnxruntime's before anything is timed.
 
 Usage: python benchmarks/recurrent_cpu.py [--json] [--repeat N] [--quick] [--results FILE]
 With --json the last line is one JSON object: per case ours_ms, ort_ms, host_ms, ratio (ours /
@@ -22,11 +21,8 @@ import math
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
 
-from interleave import interleaved_median_ms
-from ort_peer import ort_session
+from one_layer import one_node_model, timed_row
 from results_file import save
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -50,11 +46,8 @@ def layer_model(op, seq, batch, size, hidden, attrs, rng):
     weights = {"W": rng.standard_normal((n_dir, g * hidden, size)) / math.sqrt(size),
                "R": rng.standard_normal((n_dir, g * hidden, hidden)) / math.sqrt(hidden),
                "B": 0.1 * rng.standard_normal((n_dir, 2 * g * hidden))}
-    node = helper.make_node(op, ["x", "W", "R", "B"], ["y", "y_h"], hidden_size=hidden, **attrs)
-    graph = helper.make_graph([node], op, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, batch, size])],
-                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "y_h")],
-                              [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    return one_node_model(op, (seq, batch, size), {"hidden_size": hidden, **attrs},
+                          {k: v.astype(np.float32) for k, v in weights.items()}, outputs=("y", "y_h"), opset=17)
 
 
 def main(argv=None):
@@ -79,21 +72,15 @@ def main(argv=None):
             print(f"{name}: the recurrence did not compile: {compiled.header['compile']['host_reasons']}")
             return 1
         for threads in (1, 2):
-            ours, peer, numpy_steps = Executor(compiled, threads=threads), ort_session(model, threads), Executor(host)
-            want = peer.run(None, feeds)
-            got = ours.run(feeds)
-            err = max(float(np.abs(got[n] - w).max()) for n, w in zip(("y", "y_h"), want))
-            if err > 1e-4:
-                print(f"{name}: vdla differs from onnxruntime by {err:.3g}; not timed")
+            numpy_steps = Executor(host)
+            row = timed_row(name, model, compiled, feeds, threads, lambda: numpy_steps.run(feeds), args.quick,
+                            args.repeat)
+            if isinstance(row, str):
+                print(row)
                 return 1
-            rounds, min_time = (3, 0.2) if args.quick else (args.repeat, 0.5)
-            a, b = interleaved_median_ms([lambda: ours.run(feeds), lambda: peer.run(None, feeds)], rounds,
-                                         min_time=min_time)
-            # apart: numpy's BLAS threads spin after each call and would take the cores from the others
-            c, = interleaved_median_ms([lambda: numpy_steps.run(feeds)], rounds, min_time=min_time)
-            rows.append({"case": name, "threads": threads, "ours_ms": round(a, 4), "ort_ms": round(b, 4),
-                         "host_ms": round(c, 4), "ratio": round(a / b, 4)})
-            print(f"{name:30s} {threads:3d} {a:9.3f} {b:9.3f} {c:9.3f} {a / b:6.2f}", flush=True)
+            rows.append(row)
+            print(f"{name:30s} {threads:3d} {row['ours_ms']:9.3f} {row['ort_ms']:9.3f} {row['host_ms']:9.3f} "
+                  f"{row['ratio']:6.2f}", flush=True)
 
     def geo(rs):
         return round(math.exp(sum(math.log(r["ratio"]) for r in rs) / len(rs)), 4) if rs else None
