@@ -421,12 +421,13 @@ def group_to_te(graph: Graph, node: Node, args: list[str], rules: dict | None = 
 
 def _recurrent_scan(op: str):
     def rule(graph: Graph, node: Node, params: dict, target, name: str):
-        roles = ["xw", "rt", "rb", "h0", "c0", "p"] if op == "LSTM" else ["xw", "rt", "rb", "h0"]
+        roles = ["xw", "rt", "rb", "h0", "c0", "p", "lens"] if op == "LSTM" else ["xw", "rt", "rb", "h0", "lens"]
         bufs = {role: params.get(n) if n else None for role, n in zip(roles, node.inputs)}
         bufs.update({role: params[n] for role, n in zip(["y", "yh", "yc"], node.outputs) if n})
         _require(all(bufs.get(r) is not None for r in ("y", "yh") + (("yc",) if op == "LSTM" else ())),
                  f"{node.op} without its state outputs (the kernel keeps its state there)")
-        _require(all(b.dtype == "float32" for b in params.values()), f"{node.op} kernels are float32")
+        _require(all(b.dtype == "float32" for r, b in bufs.items() if b is not None and r != "lens"),
+                 f"{node.op} kernels are float32")
         return recurrent_scan(op, node.attrs, bufs, list(params.values()), target, name)
     return rule
 

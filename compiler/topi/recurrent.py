@@ -81,8 +81,11 @@ def _loop(name: str, extent: int, body_fn, kind=ForKind.SERIAL, annotations=None
 
 
 class _Scan:
-    """The loop nest of one recurrent op; `bufs` maps roles (xw, rt, rb, h0, c0, p, y, yh, yc)
-    to the kernel's parameter buffers (h0, c0, p and yc may be None)."""
+    """The loop nest of one recurrent op; `bufs` maps roles (xw, rt, rb, h0, c0, p, lens, y, yh, yc)
+    to the kernel's parameter buffers (h0, c0, p, lens and yc may be None). With sequence_lens,
+    a step past a batch entry's length keeps its state and writes zeros to Y (the reverse
+    direction starts at the entry's last step), and an entry of length 0 ends with zero states,
+    as the op states them."""
 
     def __init__(self, op: str, attrs: dict, bufs: dict, target):
         self.op, self.attrs, self.b = op, attrs, bufs
@@ -134,6 +137,15 @@ class _Scan:
             body = Allocate(self.h_split, body)
         return Allocate(self.gates, body)
 
+    def live(self, t, b):
+        """Whether step t is inside batch entry b's sequence (None: every step is)."""
+        lens = self.b.get("lens")
+        return None if lens is None else t < E.cast("int32", E.BufferLoad(lens, [b]))
+
+    def _kept(self, t, b, new, old):
+        live = self.live(t, b)
+        return new if live is None else E.Select(live, new, old)
+
     # -- where h lives: Y_h itself, or (split) the buffer of the step's parity ------------------
     def h_load(self, s, bi, j):
         if self.parts > 1:
@@ -146,10 +158,22 @@ class _Scan:
         return BufferStore(self.b["yh"], value, self.state(self.b0 + bi, j))
 
     def _final_state(self):
-        if self.parts == 1:
+        """Y_h from the split buffers; zero states for an entry of length 0 (it has no last step)."""
+        lens = self.b.get("lens")
+
+        def body(b, bi, j):
+            empty = None if lens is None else E.cast("int32", E.BufferLoad(lens, [b])).equal(E.const(0))
+            stores = []
+            for out, value in (("yh", self.h_load(self.seq, bi, j)),
+                               ("yc", E.BufferLoad(self.b["yc"], self.state(b, j)) if self.b.get("yc") else None)):
+                if value is None or (empty is None and (out == "yc" or self.parts == 1)):
+                    continue
+                stores.append(BufferStore(self.b[out], value if empty is None else E.Select(empty, _f(0), value),
+                                          self.state(b, j)))
+            return seq(*stores)
+        if lens is None and self.parts == 1:
             return None
-        return self._vector_rows(lambda b, bi, j: BufferStore(
-            self.b["yh"], self.h_load(self.seq, bi, j), self.state(b, j)))
+        return self._vector_rows(body)
 
     def _vector_rows(self, body_fn, u0=0, units=None):
         """body_fn(b, bi, j) for every row of the item and hidden unit j in [u0, u0 + units), in vectors."""
@@ -234,9 +258,11 @@ class _Scan:
         return BufferStore(self.reset_h, r * self.h_load(s, bi, j), [bi, j])
 
     def _new_h(self, s, t, b, bi, j, value):
-        """h's store and Y's, read back from h's."""
-        return [self.h_store(s, bi, value, j),
-                BufferStore(self.b["y"], self.h_load(s + 1, bi, j), self.y(t, b, j))]
+        """h's store and Y's, read back from h's (past the entry's length: h kept, Y zero)."""
+        live = self.live(t, b)
+        stored = self.h_load(s + 1, bi, j)
+        return [self.h_store(s, bi, self._kept(t, b, value, self.h_load(s, bi, j)), j),
+                BufferStore(self.b["y"], stored if live is None else E.Select(live, stored, _f(0)), self.y(t, b, j))]
 
     def _cell(self, s, t, b, bi, j):
         H, at = self.hidden, self.state(b, j)
@@ -260,7 +286,8 @@ class _Scan:
         c_new = forget * c + i * self._act(1, self._pre(t, b, bi, j, 3))
         c_now = E.BufferLoad(self.b["yc"], at)     # read after its store: o and h see the new cell
         o = self._act(0, self._pre(t, b, bi, j, 1, peep(1, c_now)))
-        return seq(BufferStore(self.b["yc"], c_new, at), *self._new_h(s, t, b, bi, j, o * self._act(2, c_now)))
+        return seq(BufferStore(self.b["yc"], self._kept(t, b, c_new, c), at),
+                   *self._new_h(s, t, b, bi, j, o * self._act(2, c_now)))
 
 
 def recurrent_scan(op: str, attrs: dict, bufs: dict, params: list, target, name: str) -> PrimFunc:

@@ -202,7 +202,8 @@ def _run(op: str):
 # Inputs: XW [seq, batch, num_directions * gates * hidden] (batch first with layout 1: x W^T + Wb,
 # the directions side by side), RT [num_directions, hidden, gates * hidden] (R transposed, so a
 # kernel reads a step's gates in vectors), RB [num_directions, gates * hidden] (R's bias), then
-# the optional initial_h, initial_c (LSTM) and P (LSTM). Attributes and outputs: the op's.
+# the optional initial_h, initial_c and P (LSTM only) and sequence_lens. Attributes and outputs:
+# the op's.
 
 def scan_op(op: str) -> str:
     return f"{op}Scan"
@@ -215,8 +216,9 @@ def _run_scan(op: str):
         xw = np.swapaxes(xw, 0, 1) if attrs.get("layout", 0) == 1 else xw
         n_dir, size = rt.shape[0], rt.shape[2]
         xws = [xw[..., d * size:(d + 1) * size] for d in range(n_dir)]
+        lens = arg(6) if op == "LSTM" else arg(4)
         return _recur(op, attrs, xws, [rt[d].T for d in range(n_dir)], [rb[d] for d in range(n_dir)],
-                      arg(3), arg(4) if op == "LSTM" else None, arg(5), None, xw.dtype)
+                      arg(3), arg(4) if op == "LSTM" else None, arg(5) if op == "LSTM" else None, lens, xw.dtype)
     return run
 
 

@@ -8,8 +8,8 @@ is left per step is h W_r^T and the cell, the part that must run in order, as on
 vdla.compiler.topi.recurrent's). As one numpy host step, the op spent its time in the per-step
 overhead: 3.5x to 11x onnxruntime's time on single layers.
 
-Only where the kernel applies: float32, W, R and B constant, no sequence_lens other than every
-step. Otherwise the op stays a host step.
+Only where the kernel applies: float32, W, R and B constant (sequence_lens, constant or not, goes
+to the scan: a batch entry past its length holds its state). Otherwise the op stays a host step.
 """
 from __future__ import annotations
 
@@ -33,12 +33,15 @@ def _applies(graph: Graph, node: Node) -> bool:
     has = (lambda i: len(node.inputs) > i and bool(node.inputs[i]))
     if w is None or r is None or (has(3) and _constant(graph, node, 3) is None):
         return False
-    if has(4):      # sequence_lens: only every step of every batch entry is the kernel's
-        lens = _constant(graph, node, 4)
-        seq = graph.types[node.inputs[0]].shape[node.attrs.get("layout", 0)]
-        if lens is None or not (np.asarray(lens) == seq).all():
-            return False
-    return True
+    return not has(4) or graph.types[node.inputs[4]].dtype == "int32"
+
+
+def _lens(graph: Graph, node: Node) -> str:
+    """sequence_lens for the scan, or "" where every batch entry runs every step."""
+    name = node.inputs[4] if len(node.inputs) > 4 else ""
+    lens = _constant(graph, node, 4)
+    seq = graph.types[node.inputs[0]].shape[node.attrs.get("layout", 0)]
+    return "" if not name or (lens is not None and (np.asarray(lens) == seq).all()) else name
 
 
 def _split(graph: Graph, node: Node) -> list[Node]:
@@ -60,6 +63,9 @@ def _split(graph: Graph, node: Node) -> list[Node]:
     inputs = [xw, rt, rb] + [node.inputs[i] if len(node.inputs) > i else "" for i in (5, 6, 7)]
     if node.op != "LSTM":
         inputs = inputs[:4]
+    lens = _lens(graph, node)
+    if lens:
+        inputs.append(lens)
     # the kernel writes Y and keeps its state in Y_h and Y_c: outputs even where nothing reads them
     seq, batch = xt.shape[:2] if node.attrs.get("layout", 0) == 0 else xt.shape[1::-1]
     layout0 = node.attrs.get("layout", 0) == 0

@@ -21,7 +21,7 @@ from vdla.driver.executor import Executor
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
 
-def _model(rng, op, seq, batch, size, hidden, attrs, initial=False, peepholes=False, outputs=None):
+def _model(rng, op, seq, batch, size, hidden, attrs, initial=False, peepholes=False, outputs=None, lens=None):
     n_dir = 2 if attrs.get("direction") == "bidirectional" else 1
     g = GATES[op]
     layout1 = attrs.get("layout", 0) == 1
@@ -31,7 +31,7 @@ def _model(rng, op, seq, batch, size, hidden, attrs, initial=False, peepholes=Fa
               # R scaled so that h R^T stays about 1 whatever the hidden size
               "R": (rng.standard_normal((n_dir, g * hidden, hidden)) / np.sqrt(hidden)).astype(np.float32),
               "B": 0.2 * rng.standard_normal((n_dir, 2 * g * hidden)).astype(np.float32),
-              "sequence_lens": None,
+              "sequence_lens": None if lens is None else np.asarray(lens, np.int32),
               "initial_h": rng.standard_normal(state).astype(np.float32) if initial else None}
     if op == "LSTM":
         inputs["initial_c"] = rng.standard_normal(state).astype(np.float32) if initial else None
@@ -152,3 +152,19 @@ def test_one_sequence_splits_its_hidden_units_over_the_threads(rng, op, batch, h
     assert loops.count("# parallel") == (2 if op == "GRU" and not attrs.get("linear_before_reset") else 1), loops
     assert "# parallel" not in _loop_ir(model, op, threads=1)
     _check(model, feeds, op, reference=attrs.get("layout") == 1)
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_sequence_lens_at_run_time(rng, op, direction):
+    """Entries shorter than the sequence hold their state and write zero Y past their length (the
+    reverse direction starts at their last step); an entry of length 0 ends with zero states."""
+    attrs = {"direction": direction, "hidden_size": 16}
+    model, feeds = _model(rng, op, 6, 4, 5, 16, attrs, initial=True, peepholes=op == "LSTM", lens=[6, 3, 0, 1])
+    _check(model, feeds, op)
+
+
+def test_sequence_lens_with_the_units_split_over_the_threads(rng):
+    model, feeds = _model(rng, "LSTM", 5, 1, 5, 160, {"hidden_size": 160}, initial=True, lens=[3])
+    assert _loop_ir(model, "LSTM", threads=2).count("# parallel") == 1
+    _check(model, feeds, "LSTM")

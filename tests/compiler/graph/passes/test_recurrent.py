@@ -1,8 +1,8 @@
 """split_recurrent_projection (vdla.compiler.graph.passes.recurrent): an LSTM/GRU/RNN with
 constant weights becomes the projection of all steps (a matmul with its bias, fused) and the
-op's scan; runtime weights, a sequence_lens that stops early or at run time, and float64 stay
-one host step. Compiled either way, the results equal onnxruntime's. The scan's numpy
-statement equals the op's given the projection (both from vdla.driver.host_ops.recurrent)."""
+op's scan, which takes sequence_lens too; runtime weights and float64 stay one host step.
+Compiled either way, the results equal onnxruntime's. The scan's numpy statement equals the
+op's given the projection (both from vdla.driver.host_ops.recurrent)."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -60,11 +60,18 @@ def test_constant_weights_split_into_a_projection_and_the_scan(rng, op):
     _check(model, feeds)
 
 
-@pytest.mark.parametrize("case", ["runtime weight", "runtime lens", "shorter lens", "float64"])
+@pytest.mark.parametrize("lens", ["runtime", [SEQ, SEQ - 1]])
+def test_sequence_lens_go_to_the_scan(rng, lens):
+    model, feeds = _model(rng, lens=lens)
+    g = optimize(import_onnx(model))
+    (scan,) = [n for n in g.nodes if n.op == "LSTMScan"]
+    assert scan.inputs[-1] == "lens"
+    _check(model, feeds)
+
+
+@pytest.mark.parametrize("case", ["runtime weight", "float64"])
 def test_what_the_kernel_does_not_take_stays_the_op(rng, case):
     model, feeds = {"runtime weight": lambda: _model(rng, runtime=("r",)),
-                    "runtime lens": lambda: _model(rng, lens="runtime"),
-                    "shorter lens": lambda: _model(rng, lens=[SEQ, SEQ - 1]),
                     "float64": lambda: _model(rng, dtype=np.float64)}[case]()
     g = optimize(import_onnx(model))
     assert "LSTM" in ops(g) and "LSTMScan" not in ops(g)
