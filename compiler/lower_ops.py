@@ -13,9 +13,9 @@ from . import te, topi
 from .graph.ir import Graph, Node
 from .topi.resize import resize_nchw
 from .topi.norm import layer_norm
-from .topi.recurrent import GATES, recurrent_scan
+from .topi.recurrent import recurrent_scan
 from .tir.stmt import Buffer
-from vdla.driver.host_ops.recurrent import scan_op
+from vdla.driver.host_ops.recurrent import GATES, scan_op
 
 _FLOAT = {"float32"}
 _KERNEL_DTYPES = {"float32", "int32", "int8", "uint8", "int64", "bool"}

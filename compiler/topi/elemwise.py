@@ -121,7 +121,22 @@ def _c(v, x):
 
 
 def negative(x): return unary(lambda v: _c(0, v) - v, x, "negative")
-def relu(x): return unary(lambda v: E.max_expr(v, _c(0, v)), x, "relu")
+# One element's expression of an activation: the ops below apply them over tensors, the
+# recurrence kernel (topi/recurrent.py) inside its own loops.
+def relu_expr(v): return E.max_expr(v, _c(0, v))
+def sigmoid_expr(v): return E.Call("sigmoid", [v], v.dtype)
+def softsign_expr(v): return v / (_c(1.0, v) + te.fabs(v))
+def thresholded_relu_expr(v, alpha): return E.Select(v > _c(alpha, v), v, _c(0.0, v))
+def leaky_relu_expr(v, alpha): return E.Select(v > _c(0, v), v, v * _c(alpha, v))
+def elu_expr(v, alpha): return E.Select(v < _c(0.0, v), _c(alpha, v) * (te.exp(v) - _c(1.0, v)), v)
+
+
+def hard_sigmoid_expr(v, alpha, beta):
+    """ONNX HardSigmoid: max(0, min(1, alpha*x + beta))."""
+    return E.max_expr(_c(0.0, v), E.min_expr(_c(1.0, v), v * _c(alpha, v) + _c(beta, v)))
+
+
+def relu(x): return unary(relu_expr, x, "relu")
 def exp(x): return unary(te.exp, x, "exp")
 def log(x): return unary(te.log, x, "log")
 def sqrt(x): return unary(te.sqrt, x, "sqrt")
@@ -130,7 +145,7 @@ def abs(x):  # noqa: A001
     if dt.is_float(x.dtype):
         return unary(te.fabs, x, "abs")
     return unary(lambda v: E.Select(v < _c(0, v), _c(0, v) - v, v), x, "abs")
-def sigmoid(x): return unary(lambda v: E.Call("sigmoid", [v], v.dtype), x, "sigmoid")
+def sigmoid(x): return unary(sigmoid_expr, x, "sigmoid")
 def erf(x): return unary(lambda v: E.Call("erf", [v], v.dtype), x, "erf")  # libm's erff: < 1 ulp
 def reciprocal(x): return unary(lambda v: _c(1.0, v) / v, x, "reciprocal")
 def floor(x): return unary(te.floor, x, "floor")
@@ -147,7 +162,7 @@ def sign(x):
     return unary(f, x, "sign")
 
 
-def softsign(x): return unary(lambda v: v / (_c(1.0, v) + te.fabs(v)), x, "softsign")
+def softsign(x): return unary(softsign_expr, x, "softsign")
 
 
 def selu(x, alpha, gamma):
@@ -163,7 +178,7 @@ def celu(x, alpha):
 
 
 def thresholded_relu(x, alpha):
-    return unary(lambda v: E.Select(v > _c(alpha, v), v, _c(0.0, v)), x, "thresholded_relu")
+    return unary(lambda v: thresholded_relu_expr(v, alpha), x, "thresholded_relu")
 
 
 def logical(op, a, b):
@@ -184,13 +199,11 @@ def clip(x, a_min=None, a_max=None):
 
 
 def leaky_relu(x, alpha=0.01):
-    return unary(lambda v: E.Select(v > _c(0, v), v, v * _c(alpha, v)), x, "leaky_relu")
+    return unary(lambda v: leaky_relu_expr(v, alpha), x, "leaky_relu")
 
 
 def hard_sigmoid(x, alpha=0.2, beta=0.5):
-    """ONNX HardSigmoid: max(0, min(1, alpha*x + beta))."""
-    return unary(lambda v: E.max_expr(_c(0.0, v), E.min_expr(_c(1.0, v), v * _c(alpha, v) + _c(beta, v))),
-                 x, "hard_sigmoid")
+    return unary(lambda v: hard_sigmoid_expr(v, alpha, beta), x, "hard_sigmoid")
 
 
 def hard_swish(x):
@@ -214,18 +227,18 @@ def _log1p(u):
     return E.Select(w.equal(_c(1.0, u)), u, te.log(w) * u / (w - _c(1.0, u)))
 
 
-def _softplus(v):
+def softplus_expr(v):
     """log(1 + e^v) = max(v, 0) + log(1 + e^-|v|): e^-|v| <= 1 never overflows."""
     return E.max_expr(v, _c(0.0, v)) + _log1p(te.exp(_c(0.0, v) - te.fabs(v)))
 
 
-def softplus(x): return unary(_softplus, x, "softplus")
-def mish(x): return unary(lambda v: v * te.tanh(_softplus(v)), x, "mish")     # x tanh(softplus(x))
+def softplus(x): return unary(softplus_expr, x, "softplus")
+def mish(x): return unary(lambda v: v * te.tanh(softplus_expr(v)), x, "mish")     # x tanh(softplus(x))
 
 
 def elu(x, alpha=1.0):
     """ONNX Elu: alpha * (e^x - 1) below 0, x from 0 on."""
-    return unary(lambda v: E.Select(v < _c(0.0, v), _c(alpha, v) * (te.exp(v) - _c(1.0, v)), v), x, "elu")
+    return unary(lambda v: elu_expr(v, alpha), x, "elu")
 
 
 def prelu(x, slope):

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import math
 
-from vdla.driver.host_ops.recurrent import activation_specs
+from vdla.driver.host_ops.recurrent import GATES, activation_specs
+from .. import te
 from ..codegen.parallel import MIN_WORK
+from . import elemwise as EW
 from ..tir import expr as E
 from ..tir.stmt import Allocate, Buffer, BufferStore, For, ForKind, PrimFunc, seq
 
-GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 MAX_ROW_TILE = 4            # batch rows that share one load of a weight vector in the matvec
 # A step's matvec of at least this many multiply-adds, with one work item for several threads
 # (one sequence, one direction), splits its hidden units over the threads, at the price of a
@@ -38,26 +39,21 @@ def _f(v) -> E.Expr:
     return E.const(float(v), "float32")
 
 
-def _tanh(x):
-    return E.Call("tanh", [x], x.dtype)
-
-
 # The activations of vdla.driver.host_ops.recurrent.ACTIVATIONS (all of them) as loop-IR
-# expressions of one element; alpha and beta are those activation_specs binds.
+# expressions of one element, topi.elemwise's where it has them; alpha and beta are those
+# activation_specs binds.
 ACTIVATIONS = {
-    "sigmoid": lambda x, a, b: E.Call("sigmoid", [x], x.dtype),
-    "tanh": lambda x, a, b: _tanh(x),
-    "relu": lambda x, a, b: E.max_expr(x, _f(0)),
+    "sigmoid": lambda x, a, b: EW.sigmoid_expr(x),
+    "tanh": lambda x, a, b: te.tanh(x),
+    "relu": lambda x, a, b: EW.relu_expr(x),
     "affine": lambda x, a, b: x * _f(a) + _f(b),
-    "leakyrelu": lambda x, a, b: E.Select(x >= _f(0), x, x * _f(a)),
-    "thresholdedrelu": lambda x, a, b: E.Select(x > _f(a), x, _f(0)),
-    "scaledtanh": lambda x, a, b: _f(a) * _tanh(x * _f(b)),
-    "hardsigmoid": lambda x, a, b: E.min_expr(E.max_expr(x * _f(a) + _f(b), _f(0)), _f(1)),
-    "elu": lambda x, a, b: E.Select(x >= _f(0), x, _f(a) * (E.Call("exp", [x], x.dtype) - _f(1))),
-    "softsign": lambda x, a, b: x / (_f(1) + E.Call("fabs", [x], x.dtype)),
-    # log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|)
-    "softplus": lambda x, a, b: E.max_expr(x, _f(0)) + E.Call(
-        "log", [_f(1) + E.Call("exp", [_f(0) - E.Call("fabs", [x], x.dtype)], x.dtype)], x.dtype),
+    "leakyrelu": lambda x, a, b: EW.leaky_relu_expr(x, a),
+    "thresholdedrelu": lambda x, a, b: EW.thresholded_relu_expr(x, a),
+    "scaledtanh": lambda x, a, b: _f(a) * te.tanh(x * _f(b)),
+    "hardsigmoid": lambda x, a, b: EW.hard_sigmoid_expr(x, a, b),
+    "elu": lambda x, a, b: EW.elu_expr(x, a),
+    "softsign": lambda x, a, b: EW.softsign_expr(x),
+    "softplus": lambda x, a, b: EW.softplus_expr(x),
 }
 
 
@@ -106,6 +102,7 @@ class _Scan:
         clip = attrs.get("clip")
         self.clip = (lambda v: v) if clip is None else (lambda v: E.min_expr(E.max_expr(v, _f(-clip)), _f(clip)))
         self.direction = attrs.get("direction", "forward")
+        self.activations = activation_specs(op, attrs)      # per direction: (name, alpha, beta)
 
     # -- indexing in the op's layouts --------------------------------------------------------
     def xw(self, t, b, j):
@@ -243,7 +240,7 @@ class _Scan:
 
     def _act(self, k: int, x):
         """Activation k of the op at x; where the directions' differ, the item's direction picks."""
-        per_dir = [activation_specs(self.op, self.attrs)[d][k] for d in range(self.n_dir)]
+        per_dir = [self.activations[d][k] for d in range(self.n_dir)]
         values = [ACTIVATIONS[name](x, alpha, beta) for name, alpha, beta in dict.fromkeys(per_dir)]
         return values[0] if len(values) == 1 else E.Select(self.d.equal(0), values[0], values[1])
 

@@ -36,6 +36,8 @@ ACTIVATIONS = {
 _SHAPE = {"LSTM": (4, 3, ["Sigmoid", "Tanh", "Tanh"]),
           "GRU": (3, 2, ["Sigmoid", "Tanh"]),
           "RNN": (1, 1, ["Tanh"])}
+# the gates per direction in W and R, by op: what the compiler's recurrence kernel reads too
+GATES = {op: shape[0] for op, shape in _SHAPE.items()}
 # RNN's schema states its default for two directions whatever the direction
 _RNN_DEFAULT = ["Tanh", "Tanh"]
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from vdla.driver.host_ops.recurrent import scan_op
+from vdla.driver.host_ops.recurrent import GATES, scan_op
+from ..infer import infer_node
 from ..ir import Graph, Node, TensorType
-
-_OPS = ("LSTM", "GRU", "RNN")
 
 
 def _constant(graph: Graph, node: Node, i: int):
@@ -27,7 +26,7 @@ def _constant(graph: Graph, node: Node, i: int):
 
 
 def _applies(graph: Graph, node: Node) -> bool:
-    if node.op not in _OPS or graph.types[node.inputs[0]].dtype != "float32":
+    if node.op not in GATES or graph.types[node.inputs[0]].dtype != "float32":
         return False
     w, r = _constant(graph, node, 1), _constant(graph, node, 2)
     has = (lambda i: len(node.inputs) > i and bool(node.inputs[i]))
@@ -47,7 +46,7 @@ def _lens(graph: Graph, node: Node) -> str:
 def _split(graph: Graph, node: Node) -> list[Node]:
     x = node.inputs[0]
     w, r = _constant(graph, node, 1), _constant(graph, node, 2)
-    n_dir, size, hidden = w.shape[0], r.shape[1], r.shape[2]
+    n_dir, size = w.shape[0], r.shape[1]
     b = _constant(graph, node, 3)
     b = np.zeros((n_dir, 2 * size), np.float32) if b is None else b.astype(np.float32)
     xt = graph.types[x]
@@ -66,15 +65,11 @@ def _split(graph: Graph, node: Node) -> list[Node]:
     lens = _lens(graph, node)
     if lens:
         inputs.append(lens)
-    # the kernel writes Y and keeps its state in Y_h and Y_c: outputs even where nothing reads them
-    seq, batch = xt.shape[:2] if node.attrs.get("layout", 0) == 0 else xt.shape[1::-1]
-    layout0 = node.attrs.get("layout", 0) == 0
-    shapes = [(seq, n_dir, batch, hidden) if layout0 else (batch, seq, n_dir, hidden)]
-    shapes += [(n_dir, batch, hidden) if layout0 else (batch, n_dir, hidden)] * (2 if node.op == "LSTM" else 1)
-    outputs = (list(node.outputs) + [""] * 3)[:len(shapes)]
-    for i, shape in enumerate(shapes):
-        if not outputs[i]:
-            outputs[i] = graph.add_tensor(f"{node.name}.output{i}", TensorType(shape, "float32"))
+    # the kernel writes Y and keeps its state in Y_h and Y_c: outputs even where nothing reads them,
+    # typed by the scan's own rule
+    outputs = (list(node.outputs) + [""] * 3)[:3 if node.op == "LSTM" else 2]
+    types = infer_node(graph, Node(scan_op(node.op), node.name, inputs, outputs, dict(node.attrs)))
+    outputs = [o or graph.add_tensor(f"{node.name}.output{i}", t) for i, (o, t) in enumerate(zip(outputs, types))]
     return [Node("MatMul", f"{node.name}.projection", [x, wt], [projected]),
             Node("Add", f"{node.name}.projection_bias", [projected, wb], [xw]),
             Node(scan_op(node.op), node.name, inputs, outputs, dict(node.attrs))]
