@@ -50,6 +50,10 @@ MATMUL_ROW_TILE = 8
 # free (the column tail's masks, the operands' addresses): ViT-Tiny's attention on a Zen 5 ran
 # 7 x 2 (23 registers) in 0.042 ms where 7 x 3 (31) took 0.108 and the old 8 x 1 0.053; its
 # linear layers (one 16-column vector per packed block) 14 x 1 in 0.152 ms against 0.164.
+# With 16 registers and broadcasts in a register (AVX2) it keeps one free: on a Zen 3, ViT-Tiny's
+# [197, 192] @ [192, 768] ran 6 x 2 (12 accumulators, 15 registers) in 0.67 ms against 0.83 for
+# 4 x 2, 3.8 for 4 x 3 (16 registers) and 2.0 for the 10 x 1 of a quarter-free budget; any tile of
+# one 8-column vector ran 2-3.6x slower than 6 x 2 (attention's [197, 64] @ [64, 197] alike).
 MATMUL_VECTORS = (1, 2)
 
 
@@ -62,14 +66,22 @@ def _positive(knobs, *names):
 
 @dataclass(frozen=True)
 class RegisterFile:
-    """What a register tile has to fit in: the target's vector registers and 32-bit lanes per register."""
+    """What a register tile has to fit in: the target's vector registers and 32-bit lanes per
+    register, and whether a broadcast input takes a register of its own that the tile's FMAs
+    consume at once (x86 without AVX-512: no broadcast memory operand, and LLVM loads each
+    broadcast just before its FMAs) rather than the row tile's broadcasts being loaded ahead."""
     vectors: int
     lanes: int
+    broadcast_in_register: bool = False
 
     @staticmethod
     def of(target) -> "RegisterFile":
         """The target's (compiler.target.Target); BASELINE_REGISTERS without one."""
-        return BASELINE_REGISTERS if target is None else RegisterFile(target.vector_registers, target.vector_lanes(32))
+        if target is None:
+            return BASELINE_REGISTERS
+        x86 = target.arch.startswith(("x86_64", "amd64"))
+        return RegisterFile(target.vector_registers, target.vector_lanes(32),
+                            x86 and target.vector_registers < 32)
 
 
 # x86-64's SSE2 and 32-bit ARM's NEON: what every target vdla builds for has at least
@@ -157,18 +169,21 @@ def vector_factor(extent: int, lanes: int) -> int | None:
     return None
 
 
-def tile_registers(row_tile: int, oc_blocks: int, vectors_per_block: int, depthwise: bool = False) -> int:
+def tile_registers(row_tile: int, oc_blocks: int, vectors_per_block: int, depthwise: bool = False,
+                   broadcast_in_register: bool = False) -> int:
     """Vector registers a conv micro-kernel's register tile keeps live: its accumulators, a step's
     weight vectors, and its broadcast inputs (one, folded into the FMA, when a single block uses
-    each; all `row_tile` of them when several blocks share each). A depthwise step loads an input
-    and a weight vector per block instead (nothing is broadcast).
+    each; all `row_tile` of them when several blocks share each; one when each broadcast goes to a
+    register its FMAs consume at once, RegisterFile.broadcast_in_register). A depthwise step
+    loads an input and a weight vector per block instead (nothing is broadcast).
     Measured on a Zen 5 (AVX-512): 12 x 2 and 14 x 2 tiles (24 and 28 accumulators) run 1.5x
     slower than 10 x 2 or 5 x 4, which this count keeps within 32 registers, and with 256-bit
     vectors (16 registers, two per 16-channel block) the old 14 x 1 ran 1.5-2x slower than 5 x 1."""
     accumulators = row_tile * oc_blocks * vectors_per_block
     if depthwise:
         return accumulators + 2 * vectors_per_block
-    return accumulators + oc_blocks * vectors_per_block + (row_tile if oc_blocks > 1 else 1)
+    return accumulators + oc_blocks * vectors_per_block + (row_tile if oc_blocks > 1 and not broadcast_in_register
+                                                           else 1)
 
 
 def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, tails: bool = True,
@@ -182,7 +197,7 @@ def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, 
     per = max(1, -(-block // registers.lanes))
     fits = [(t, b) for b in oc_blocks if (blocks % b == 0 if whole_blocks else b <= blocks)
             for t in range(1, min(width, MAX_REG_TILE) + 1)
-            if tile_registers(t, b, per, depthwise) <= registers.vectors
+            if tile_registers(t, b, per, depthwise, registers.broadcast_in_register) <= registers.vectors
             and (tails or width % t == 0)]
     pool = [c for c in fits if c[0] * c[1] * per >= MIN_ACCUMULATORS] or fits or [(1, 1)]
 
@@ -214,7 +229,8 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
     if kind == "dense":
         return DenseKnobs(1)
     if kind == "matmul":
-        budget = RegisterFile(registers.vectors * 3 // 4, registers.lanes)
+        budget = RegisterFile(registers.vectors - 1 if registers.broadcast_in_register else registers.vectors * 3 // 4,
+                              registers.lanes, registers.broadcast_in_register)
         vectors = -(-dims["columns"] // registers.lanes)
         return MatmulKnobs(*register_tile(dims["rows"], vectors, registers.lanes, budget, oc_blocks=MATMUL_VECTORS,
                                           whole_blocks=False))
