@@ -24,6 +24,7 @@ PIPELINE = (
     ("flatten_matmul_rows", passes.flatten_matmul_rows),  # a linear layer: one GEMM, weight in panels
     ("fold_swish", passes.fold_swish),                 # x * Sigmoid(x): one op, fused into its conv
     ("pack_conv_layout", passes.pack_conv_layout),     # NCHWc: a channel block per vector
+    ("pointwise_convs_as_rows", passes.pointwise_convs_as_rows),  # 1x1 NCHWc: small images as one row
     ("pointwise_convs_as_matmul", passes.pointwise_convs_as_matmul),  # 1x1 left NCHW: W @ pixels
     ("pack_quantized_matmul", passes.pack_quantized_matmul),  # QLinearMatMul -> uint8 x int8 panels
     ("pack_quantized_conv", passes.pack_quantized_conv),  # QLinearConv -> uint8 x int8 NCHWc
@@ -35,7 +36,7 @@ PIPELINE = (
 # the passes that put tensors and weights in the CPU kernels' forms (layout=False: not these)
 _CPU_LAYOUT = ("einsum_as_matmul", "transposes_as_views", "split_recurrent_projection", "conv_transpose_as_conv",
                "group_norms_as_layer_norm", "flatten_matmul_rows", "fold_swish", "pack_conv_layout",
-               "pointwise_convs_as_matmul", "pack_quantized_matmul", "pack_quantized_conv")
+               "pointwise_convs_as_rows", "pointwise_convs_as_matmul", "pack_quantized_matmul", "pack_quantized_conv")
 
 
 def optimize(graph: Graph, stop_after: str | None = None, fuse: bool = True,

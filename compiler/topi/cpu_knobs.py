@@ -32,8 +32,12 @@ from dataclasses import dataclass
 MAX_REG_TILE = 14
 MIN_ACCUMULATORS = 8    # FMA latency (4) x FMA ports (2) on the hosts we tune for
 # A row tile that leaves a tail: its tail tile runs its own, shorter code. On a Zen 5 a 7-pixel row
-# ran 1.2x faster as one 7 x 2 tile than as 4 x 4 and 3 x 4, whose loads per FMA are 0.83x.
+# ran 1.2x faster as one 7 x 2 tile than as 4 x 4 and 3 x 4, whose loads per FMA are 0.83x. That
+# is a tail's cost in a row of TAIL_ROW pixels; a longer row spreads it (TAIL_ROW / width of it):
+# on a Zen 3 (AVX2) MobileNetV2's 1x1 convs over 196-pixel rows ran 6 x 1 (a 4-pixel tail) in
+# 0.26 ms against 0.34 for the tail-free 2 x 2 that the whole 1.25 picked.
 TAIL_COST = 1.25
+TAIL_ROW = 7
 # output-channel blocks a register tile may hold (the defaults pick among them, the tuner searches them)
 OC_BLOCKS = (1, 2, 4)
 # Winograd: images of at most this many output tiles get the whole-image schedule (measured
@@ -189,15 +193,18 @@ def tile_registers(row_tile: int, oc_blocks: int, vectors_per_block: int, depthw
 def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, tails: bool = True,
                   oc_blocks=OC_BLOCKS, depthwise: bool = False, whole_blocks: bool = True) -> tuple[int, int]:
     """(row_tile, oc_blocks) of a default register tile over rows of `width` outputs and `blocks`
-    output-channel blocks of `block` lanes: among the tiles whose registers fit the target's and
-    that hold at least MIN_ACCUMULATORS accumulators, the one with the fewest loads per FMA over
-    a row (a weight vector per tile and block, an input per pixel), a tile with a tail counted
-    TAIL_COST times dearer; `tails` False: only tiles that divide the row; `whole_blocks` False:
-    the tile's blocks need not divide `blocks` (a matmul's last column tile is partitioned off)."""
+    output-channel blocks of `block` lanes: among the tiles whose registers fit the target's (all
+    but one where broadcasts sit in a register: on a Zen 3 a 14 x 1 tile of 8-channel blocks, all
+    16 registers, ran 1.25-1.4x slower than 13 x 1 or 7 x 1) and that hold at least
+    MIN_ACCUMULATORS accumulators, the one with the fewest loads per FMA over a row (a weight
+    vector per tile and block, an input per pixel), a tile with a tail counted dearer by TAIL_COST
+    spread over the row; `tails` False: only tiles that divide the row; `whole_blocks` False: the
+    tile's blocks need not divide `blocks` (a matmul's last column tile is partitioned off)."""
     per = max(1, -(-block // registers.lanes))
+    budget = registers.vectors - 1 if registers.broadcast_in_register and not depthwise else registers.vectors
     fits = [(t, b) for b in oc_blocks if (blocks % b == 0 if whole_blocks else b <= blocks)
             for t in range(1, min(width, MAX_REG_TILE) + 1)
-            if tile_registers(t, b, per, depthwise, registers.broadcast_in_register) <= registers.vectors
+            if tile_registers(t, b, per, depthwise, registers.broadcast_in_register) <= budget
             and (tails or width % t == 0)]
     pool = [c for c in fits if c[0] * c[1] * per >= MIN_ACCUMULATORS] or fits or [(1, 1)]
 
@@ -205,7 +212,8 @@ def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, 
         t, b = tile
         loads_per_fma = (-(-width // t) * b * per + width) / (width * b * per)
         # equal costs: the larger tail, then more blocks (fewer tiles stream each weight), then the longer row
-        return loads_per_fma * (TAIL_COST if width % t else 1.0), -(width % t), -b, -t
+        tail = 1 + (TAIL_COST - 1) * min(1.0, TAIL_ROW / width) if width % t else 1.0
+        return loads_per_fma * tail, -(width % t), -b, -t
     return min(pool, key=cost)
 
 
@@ -228,8 +236,8 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
         return NchwConvKnobs(divisor_up_to(dims["out_channels"], NCHW_OC_TILE))
     if kind == "dense":
         return DenseKnobs(1)
-    if kind == "matmul":
-        budget = RegisterFile(registers.vectors - 1 if registers.broadcast_in_register else registers.vectors * 3 // 4,
+    if kind == "matmul":    # register_tile keeps one more free where broadcasts sit in a register
+        budget = RegisterFile(registers.vectors if registers.broadcast_in_register else registers.vectors * 3 // 4,
                               registers.lanes, registers.broadcast_in_register)
         vectors = -(-dims["columns"] // registers.lanes)
         return MatmulKnobs(*register_tile(dims["rows"], vectors, registers.lanes, budget, oc_blocks=MATMUL_VECTORS,

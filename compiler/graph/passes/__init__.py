@@ -1,6 +1,7 @@
 """Graph passes: each is a function Graph -> Graph with a name (the pipeline lists them)."""
 from .batch_norm import fold_batch_norm
 from .constants import absorb_constant_operands, fold_constants
+from .conv_rows import pointwise_convs_as_rows
 from .conv_taps import trim_dead_conv_taps
 from .conv_transpose import conv_transpose_as_conv
 from .dead_code import eliminate_dead_code, remove_identities
@@ -23,5 +24,6 @@ __all__ = ["absorb_constant_operands", "canonicalize_gemm", "conv_transpose_as_c
            "eliminate_dead_code",
            "flatten_matmul_rows", "fold_batch_norm", "fold_constants", "fold_swish", "fuse_operators",
            "group_norms_as_layer_norm", "infer_types", "pack_conv_layout", "pack_quantized_conv",
-           "pack_quantized_matmul", "plan_memory", "pointwise_convs_as_matmul", "remove_identities",
+           "pack_quantized_matmul", "plan_memory", "pointwise_convs_as_matmul", "pointwise_convs_as_rows",
+           "remove_identities",
            "split_recurrent_projection", "transposes_as_views", "trim_dead_conv_taps"]

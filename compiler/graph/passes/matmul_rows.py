@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..ir import Graph, Node, TensorType
-from .fusion import ELEMENTWISE
+from .view_chain import chain_on_view, rewrite_with_chains
 
 MIN_ROWS = 8
 # The weight is read in panels of PANEL columns, each contiguous: a [K, N] row-major weight
@@ -73,19 +73,7 @@ def _row_operand(graph: Graph, name: str, shape: tuple, rows: int, views: list, 
     return view
 
 
-def _next_op(graph: Graph, consumers: dict, tail: str) -> Node | None:
-    """The elementwise op fusion would add to the chain ending in `tail`: its only reader."""
-    users = consumers.get(tail, [])
-    if tail in graph.outputs or len(users) != 1:
-        return None
-    nxt = users[0]
-    if nxt.op not in ELEMENTWISE or len(nxt.outputs) != 1 or nxt.inputs.count(tail) != 1 \
-            or graph.types[nxt.outputs[0]].shape != graph.types[tail].shape:
-        return None
-    return nxt
-
-
-def _flatten(graph: Graph, node: Node, consumers: dict, defined: set, done: set) -> list[Node] | None:
+def _flatten(node: Node, consumers: dict, defined: set, done: set, graph: Graph) -> list[Node] | None:
     x, w = node.inputs
     xt, wt = graph.types[x], graph.types[w]
     if len(xt.shape) < 2 or len(wt.shape) != 2 or w not in graph.constants or xt.dtype != "float32":
@@ -97,9 +85,6 @@ def _flatten(graph: Graph, node: Node, consumers: dict, defined: set, done: set)
         return None
     shape = graph.types[node.outputs[0]].shape
 
-    def as_inner(name: str) -> str:
-        return graph.add_tensor(f"{name}@rows", TensorType((rows, n), graph.types[name].dtype))
-
     out = []
     if len(xt.shape) > 2:
         x2 = graph.add_tensor(f"{x}@rows", TensorType((rows, k), xt.dtype))
@@ -109,21 +94,11 @@ def _flatten(graph: Graph, node: Node, consumers: dict, defined: set, done: set)
         weight = graph.constants[w]
         w = graph.add_constant(f"{w}@panels", np.ascontiguousarray(
             weight.reshape(k, n // PANEL, PANEL).transpose(1, 0, 2)))
-    tail = node.outputs[0]
-    tail2 = as_inner(tail)
-    chain = [Node("MatMulPanels" if panels else "MatMul", node.name, [x, w], [tail2])]
-    while (nxt := _next_op(graph, consumers, tail)) is not None:
-        views: list[Node] = []
-        operands = [tail2 if name == tail else "" if not name else
-                    _row_operand(graph, name, shape, rows, views, defined) for name in nxt.inputs]
-        if any(o is None for o in operands):
-            break
-        done.add(id(nxt))
-        out.extend(views)
-        tail = nxt.outputs[0]
-        tail2 = as_inner(tail)
-        chain.append(Node(nxt.op, nxt.name, operands, [tail2], dict(nxt.attrs)))
-    out.extend(chain)
+    product = graph.add_tensor(f"{node.outputs[0]}@rows", TensorType((rows, n), graph.types[node.outputs[0]].dtype))
+    views, chain, tail, tail2 = chain_on_view(
+        graph, consumers, node.outputs[0], product, (rows, n), "rows",
+        lambda name, new: _row_operand(graph, name, shape, rows, new, defined), done)
+    out += views + [Node("MatMulPanels" if panels else "MatMul", node.name, [x, w], [product])] + chain
     out.append(Node("Reshape", f"{tail}.unrows", [tail2], [tail], {"shape": list(shape)}))
     return out
 
@@ -136,15 +111,4 @@ def flatten_matmul_rows(graph: Graph) -> Graph:
         else:
             nodes.append(node)
     graph.nodes = nodes
-    consumers = graph.consumers()
-    defined = set(graph.inputs) | set(graph.constants)
-    done: set[int] = set()                # ids of the nodes moved into a MatMul's [rows, N] chain
-    nodes = []
-    for node in graph.nodes:
-        if id(node) in done:
-            continue
-        new = _flatten(graph, node, consumers, defined, done) if node.op == "MatMul" else None
-        nodes.extend(new or [node])
-        defined.update(o for n in (new or [node]) for o in n.outputs)
-    graph.nodes = nodes
-    return graph
+    return rewrite_with_chains(graph, "MatMul", lambda node, *context: _flatten(node, *context, graph))

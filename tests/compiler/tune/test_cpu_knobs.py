@@ -189,6 +189,17 @@ def test_the_default_tile_follows_the_register_file():
     assert register_tile(7, 32, 16, RegisterFile(16, 4)) == (2, 1)
 
 
+def test_avx2_keeps_a_register_free_and_long_rows_take_a_tile_with_a_tail():
+    """Zen 3 (AVX2): 8-channel blocks over a 56-pixel row no longer fill all 16 registers (14 x 1);
+    a 196-pixel row (a 14x14 image as one row) takes 6 x 1 and its 4-pixel tail, a 7-pixel row
+    still the tail-free-per-cost 4 x 1 (the tail's cost counts whole in a row that short)."""
+    avx2 = RegisterFile(16, 8, True)
+    t, b = register_tile(56, 3, 8, avx2)
+    assert tile_registers(t, b, 1, broadcast_in_register=True) <= 15 and t < 14
+    assert register_tile(196, 6, 16, avx2) == (6, 1)
+    assert register_tile(7, 32, 16, avx2) == (4, 1)
+
+
 def test_a_depthwise_tile_holds_an_input_and_a_weight_per_block_besides_its_accumulators():
     assert tile_registers(14, 1, 1, depthwise=True) == 16
     t, b = register_tile(56, 4, 16, RegisterFile(16, 8), oc_blocks=(1,), depthwise=True)
