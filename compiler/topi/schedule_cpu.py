@@ -20,6 +20,8 @@ from .cpu_knobs import RegisterFile, register_tile, vector_factor
 # (vdla.driver.thread_pool.CHUNKS_PER_THREAD a thread), and several iterations a chunk keep the
 # chunks even on the hosts and boards vdla targets.
 PARALLEL_ITERATIONS = 64
+# a last axis of at most this many vectors is unrolled (generic_schedule)
+UNROLLED_VECTORS = 4
 
 
 def _lanes(target, dtype):
@@ -63,6 +65,10 @@ def generic_schedule(s, st, target):
         st.parallel(outer_last)
     if inner is not None:
         st.vectorize(inner)
+        if not st.reduce_axis and 1 < outer_last.extent <= UNROLLED_VECTORS:
+            # a 16-channel block in 8-lane vectors (AVX2): the row's body stays vector statements
+            # only, so partition_loops can split a pad's row at its bounds
+            st.unroll(outer_last)
 
 
 def _row_vectorize(st, axis, lanes):

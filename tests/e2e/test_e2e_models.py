@@ -4,6 +4,7 @@ import onnxruntime as ort
 import pytest
 
 import model_builders as builders
+from ort_oracle import ORT_EXACT_INT8_WEIGHTS
 from vdla.compiler.compile_model import compile_model
 from vdla.compiler.frontend import import_onnx
 from vdla.compiler.graph import run_reference
@@ -80,7 +81,7 @@ def _quantized_cnn(cin: int = 3, cout: int = 8, size: int = 16):
     (per-channel weight scales, int32 bias), DequantizeLinear, then a float head."""
     from onnx import TensorProto, helper, numpy_helper
     r = np.random.default_rng(7)
-    w = r.integers(-100, 100, (cout, cin, 3, 3)).astype(np.int8)
+    w = r.integers(*ORT_EXACT_INT8_WEIGHTS, (cout, cin, 3, 3)).astype(np.int8)
     inits = [numpy_helper.from_array(v, n) for n, v in [
         ("xs", np.float32(0.02)), ("xz", np.uint8(128)), ("w", w),
         ("ws", (r.uniform(0.001, 0.004, cout) / np.sqrt(cin / 3)).astype(np.float32)),

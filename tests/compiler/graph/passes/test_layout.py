@@ -183,4 +183,6 @@ def test_layout_runs_a_convs_activation_packed_in_its_epilogue(rng, act, attrs):
                    [tensor("x", (1, 16, 6, 5))], [tensor("y", None)], [const("w", w)], opset=18)
     assert f"ConvNCHWc+{act}" in patterns(optimize(import_onnx(m)))
     x = rng.standard_normal((1, 16, 6, 5)).astype(np.float32)
-    np.testing.assert_allclose(vdla_run(m, {"x": x})[0], ort_run(m, {"x": x})[0], rtol=1e-5, atol=1e-6)
+    # atol: the conv's 144-term sums round differently in another summation order (AVX2's 8-lane
+    # vectors against onnxruntime's): 1.5e-6 off on an output near 0.005
+    np.testing.assert_allclose(vdla_run(m, {"x": x})[0], ort_run(m, {"x": x})[0], rtol=1e-5, atol=1e-5)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from ort_oracle import ORT_EXACT_INT8_WEIGHTS
 from vdla.compiler.frontend import import_onnx
 from vdla.compiler.graph import optimize, run_reference
 
@@ -17,7 +18,7 @@ PACKED = ["LayoutPack", "QConvNCHWcInt8", "RequantizeChannels", "LayoutUnpack"]
 def _qlinear_conv(rng, channels=8, out_channels=16, group=1, w_zero=0, y_type=TensorProto.UINT8, bias=True,
                   **attrs):
     x_q = rng.integers(0, 256, (1, channels, 6, 5), dtype=np.uint8)
-    w_q = rng.integers(-127, 128, (out_channels, channels // group, 3, 3), dtype=np.int8)
+    w_q = rng.integers(*ORT_EXACT_INT8_WEIGHTS, (out_channels, channels // group, 3, 3), dtype=np.int8)
     y_dtype = np.uint8 if y_type == TensorProto.UINT8 else np.int8
     inits = [const("xs", np.float32(0.02)), const("xz", np.uint8(120)), const("w", w_q),
              const("ws", rng.uniform(0.002, 0.01, out_channels).astype(np.float32)),

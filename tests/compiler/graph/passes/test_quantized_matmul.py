@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
+from ort_oracle import ORT_EXACT_INT8_WEIGHTS
 from vdla.compiler.compile_model import compile_model
 from vdla.driver.executor import Executor
 
@@ -15,7 +16,7 @@ from ..onnx_graphs import const, onnx_model, onnxruntime_outputs, tensor
 def _qlinear_matmul(rng, a_shape, n, out_dtype=TensorProto.UINT8, w_scale_shape=(), a_zero=3, w_zero=0):
     k = a_shape[-1]
     out_np = np.uint8 if out_dtype == TensorProto.UINT8 else np.int8
-    inits = [const("w", rng.integers(-128, 128, (k, n)).astype(np.int8)),
+    inits = [const("w", rng.integers(*ORT_EXACT_INT8_WEIGHTS, (k, n)).astype(np.int8)),
              const("as", np.float32(0.02)), const("az", np.uint8(a_zero)),
              const("ws", rng.uniform(0.005, 0.02, w_scale_shape).astype(np.float32)),
              const("wz", np.full(w_scale_shape, w_zero, np.int8)),

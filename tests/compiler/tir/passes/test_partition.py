@@ -10,6 +10,7 @@ from vdla.compiler import build, te, topi
 from vdla.compiler.build import lower
 from vdla.compiler.schedule import create_schedule
 from vdla.compiler.target import Target
+from vdla.compiler.topi.cpu_knobs import vector_factor
 from vdla.compiler.tir import expr as E
 from vdla.compiler.tir import stmt as S
 from vdla.compiler.tir.functor import visit
@@ -60,9 +61,9 @@ PADS = [((1, 4, 56, 56, 16), (0, 0, 1, 1, 0), (0, 0, 1, 1, 0)),      # a 3x3 con
 @pytest.mark.parametrize("shape,before,after", PADS)
 def test_a_padded_copy_splits_its_row_into_ends_and_a_middle_without_conditions(shape, before, after, dtype, rng):
     """The default CPU schedule of topi.pad: rows are loops of their own (the parallel loop
-    fuses the outer axes only), each split at the pad's bounds; the middle part selects on no
-    bound of the row's own variable, the ends none at all (they store the pad value); the
-    result is numpy's np.pad."""
+    fuses the outer axes only; a block of several vectors is unrolled), each split at the pad's
+    bounds; the middle part selects on no bound of the row's own variable, the ends none at all
+    (they store the pad value); the result is numpy's np.pad."""
     x = te.placeholder(shape, dtype, "x")
     y = topi.pad(x, list(before), list(after), value=0)
     target = Target.host(threads=2)
@@ -75,7 +76,9 @@ def test_a_padded_copy_splits_its_row_into_ends_and_a_middle_without_conditions(
     assert [(loop.min.value, loop.min.value + loop.extent.value) for loop in row] == \
         [p for p in parts if p[1] - p[0] > 1 or p == parts[1]]
     assert not _conditions_on(func, "i3")
-    assert repr(func).count("pad[") == sum(p[1] > p[0] for p in parts)     # a store per part
+    # a store per part and vector of the 16-lane block (two of 8 lanes on AVX2, unrolled)
+    vectors = shape[-1] // vector_factor(shape[-1], target.vector_lanes(np.dtype(dtype).itemsize * 8))
+    assert repr(func).count("pad[") == sum(p[1] > p[0] for p in parts) * vectors
     xa = (rng.standard_normal(shape) * 50).astype(dtype)
     out = np.full(y.shape, 7, dtype)
     build(s, [x, y], target, "pad").load().run("pad", [xa, out])
