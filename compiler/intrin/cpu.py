@@ -64,5 +64,56 @@ def int8_dot_16x4(out_scopes=("local", "global")):
                           doc="AVX-512 VNNI u8 x s8 -> s32 4-way dot product, 16 lanes")
 
 
+def int8_dot_16x4_avx2(out_scopes=("local", "global")):
+    """int8_dot_16x4's computation on AVX2, exact: `vpmaddubsw` multiplies unsigned by signed
+    bytes and adds each pair in a saturating 16-bit lane, which 255 * 127 * 2 overflows. So a is
+    split as a = lo + 128 hi (lo = a mod 128, hi = a div 128): lo's pairs reach 2 * 127 * 128 <
+    2^15 and hi's 2 * 128; `vpmaddwd` by 1 and by 128 adds each output's two pairs into 32 bits.
+    Per 8 lanes: two vpmaddubsw, two vpmaddwd, two adds (onnxruntime's kernel without VNNI does
+    one of each and saturates)."""
+    a = te.placeholder((4,), "uint8", "a")
+    b = te.placeholder((16, 4), "int8", "b")
+    r = te.reduce_axis((0, 4), "k")
+    c = te.compute((16,), lambda o: te.sum(te.cast("int32", a[r.var]) * te.cast("int32", b[o, r.var]), axis=r),
+                   name="c")
+    one = E.Const(1, "int32")
+
+    def splat(value, dtype, lanes):
+        return E.Broadcast(E.Const(value, dtype), lanes)
+
+    def emit(ins, out, accumulate):
+        va, vb = ins
+        a32 = E.Call("reinterpret", [E.BufferLoad(va.buffer, [E.Ramp(va.flat(0), one, 4)])], "int32")
+        x = E.Call("reinterpret", [E.Broadcast(a32, 8)], "uint8x32")        # the 4 bytes, 8 times
+        parts = [(E.FloorMod(x, splat(128, "uint8", 32)), 1), (E.FloorDiv(x, splat(128, "uint8", 32)), 128)]
+        stores = []
+        for half in range(2):                                                # lanes 8 half .. 8 half + 7
+            w = E.BufferLoad(vb.buffer, [E.Ramp(vb.flat(8 * half, 0), one, 32)])
+            total = None
+            for part, scale in parts:
+                pairs = E.Call("llvm.x86.avx2.pmadd.ub.sw", [part, w], "int16x16")
+                sums = E.Call("llvm.x86.avx2.pmadd.wd", [pairs, splat(scale, "int16", 16)], "int32x8")
+                total = sums if total is None else E.Add(total, sums)
+            dst = [E.Ramp(out.flat(8 * half), one, 8)]
+            stores.append(S.BufferStore(out.buffer, E.Add(E.BufferLoad(out.buffer, dst), total) if accumulate
+                                        else total, dst))
+        return S.AttrStmt("tensorized", None, "vpmaddubsw", S.seq(*stores))
+
+    return declare_intrin("x86_avx2_u8s8_16x4", c, emit, scopes={"c": tuple(out_scopes)},
+                          strides={"a": (1,), "b": (4, 1), "c": (1,)},
+                          doc="AVX2 u8 x s8 -> s32 4-way dot product, 16 lanes, exact")
+
+
 def has_vnni(target) -> bool:
     return target is not None and "+avx512vnni" in (target.features or "")
+
+
+def int8_dot_16x4_for(target):
+    """The host's exact u8 x s8 4-way dot product over 16 int32 lanes: VNNI's, AVX2's, or None
+    (the schedule then vectorizes the lanes)."""
+    features = (target.features or "") if target is not None else ""
+    if "+avx512vnni" in features:
+        return int8_dot_16x4()
+    if "+avx2" in features and target.arch.startswith(("x86_64", "amd64")):
+        return int8_dot_16x4_avx2()
+    return None

@@ -70,9 +70,10 @@ def _schedule_blocked_conv(s, a: Anchor, knobs, target):
         ico, ry, rx, icq, ic4 = acc.reduce_axis
         acc.reorder(*outer, ico, ry, rx, icq, *blocks, aow, aoci, ic4)
         acc.unroll(aow)
-        from ..intrin.cpu import has_vnni, int8_dot_16x4
-        if has_vnni(target):
-            acc.tensorize(aoci, int8_dot_16x4())    # one vpdpbusd per output pixel and 4 channels
+        from ..intrin.cpu import int8_dot_16x4_for
+        dot = int8_dot_16x4_for(target)
+        if dot is not None:
+            acc.tensorize(aoci, dot)    # per output pixel and 4 channels: one vpdpbusd (VNNI), or AVX2's 6
         else:
             acc.vectorize(aoci)
         return {out, acc}
@@ -96,7 +97,8 @@ def _local_accumulator(s, a: Anchor):
 def _schedule_matmul_int8(s, a: Anchor, knobs, target):
     """uint8 x int8 panels: the int8 convolution's micro-kernel with rows for pixels, a register
     tile of row_tile rows x oc_blocks 16-column blocks, one vpdpbusd per row, block and 4 k
-    (VNNI; else a vector of 16 lanes); parallel over column groups and row tiles."""
+    (VNNI; AVX2's exact equivalent; else a vector of 16 lanes); parallel over column groups and
+    row tiles."""
     out, acc = a.out, _local_accumulator(s, a)
     m, o, lane = out.axis
     mo, mi = out.split(m, knobs.row_tile)
@@ -111,9 +113,10 @@ def _schedule_matmul_int8(s, a: Anchor, knobs, target):
     acc.reorder(kq, ao, am, alane, k4)
     acc.unroll(ao)
     acc.unroll(am)
-    from ..intrin.cpu import has_vnni, int8_dot_16x4
-    if has_vnni(target):
-        acc.tensorize(alane, int8_dot_16x4())
+    from ..intrin.cpu import int8_dot_16x4_for
+    dot = int8_dot_16x4_for(target)
+    if dot is not None:
+        acc.tensorize(alane, dot)
     else:
         acc.vectorize(alane)
     return {out, acc}

@@ -27,6 +27,11 @@ def matmul(m, k, n, dtype="float32", b_transposed=False, op="mul"):
     return a, b, c
 
 
+def _host_has(feature: str) -> bool:
+    from vdla.compiler.target import Target
+    return feature in Target.host().features
+
+
 def fma_schedule(a, b, c, kf=4, jf=16, intrin=None):
     s = create_schedule(c)
     i, j = s[c].op.axis
@@ -196,6 +201,38 @@ def test_vdla_alu_imm_matches_on_accumulator_tiles(make, expected_op, expected_i
     s[yl].tensorize(s[yl].op.axis[0], s2_intrin)
     with pytest.raises(TensorizeError, match="constant"):
         lower_schedule(s, [acc_in, y], "alu")
+
+
+def _u8s8_dot(k):
+    """c[o] = sum over k of a[k] b[k // 4, o, k % 4]: the int8 kernels' weight layout ([.., 16, 4])."""
+    a = te.placeholder((k,), "uint8", "A")
+    b = te.placeholder((k // 4, 16, 4), "int8", "B")
+    q, j = te.reduce_axis((0, k // 4), "q"), te.reduce_axis((0, 4), "j")
+    c = te.compute((16,), lambda o: te.sum(
+        te.cast("int32", a[q.var * 4 + j.var]) * te.cast("int32", b[q.var, o, j.var]), axis=[q, j]), "C")
+    s = create_schedule(c)
+    s[c].reorder(q, s[c].op.axis[0], j)
+    return s, a, b, c
+
+
+@pytest.mark.skipif(not _host_has("+avx2"), reason="the host has no AVX2")
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_the_avx2_int8_dot_is_exact_where_vpmaddubsw_alone_saturates(accumulate, rng):
+    """u8 x s8 with 255 * 127 and 255 * -128 in every pair (vpmaddubsw's 16-bit sums overflow):
+    the AVX2 intrinsic's results equal numpy's integers, over one 4-step (the intrinsic starts from
+    zero) and over 12 (it accumulates)."""
+    k = 12 if accumulate else 4
+    s, a, b, c = _u8s8_dot(k)
+    s[c].tensorize(s[c].op.axis[0], cpu.int8_dot_16x4_avx2())
+    kern = build(s, [a, b, c], name="dot")
+    assert "pmadd.ub.sw" in kern.llvm_ir
+    extremes = (np.full(k, 255, np.uint8), np.where(np.arange(16 * k).reshape(k // 4, 16, 4) % 3, 127, -128))
+    for aa, ba in (extremes, (rng.integers(0, 256, k), rng.integers(-128, 128, (k // 4, 16, 4)))):
+        aa, ba = aa.astype(np.uint8), ba.astype(np.int8)
+        out = np.full(16, 7, np.int32)
+        kern.load().run("dot", [aa, ba, out])
+        want = np.einsum("qoj,qj->o", ba.astype(np.int64), aa.astype(np.int64).reshape(k // 4, 4))
+        np.testing.assert_array_equal(out, want)
 
 
 def test_vnni_requires_unsigned_activations():
