@@ -8,7 +8,9 @@ are the PrimFunc params in order. Representation choices:
   runtime's persistent thread pool runs (parallel.py); with Target.threads == 1 (or too
   little work) parallel loops are plain loops and the object needs no runtime symbols;
 - "local" buffers are stack arrays in the function's entry block (so LLVM can keep them in
-  registers), "global" temporaries are malloc'ed; other memory scopes are rejected.
+  registers), "global" temporaries too up to STACK_TEMPORARY_BYTES (a softmax's row of
+  exponentials, allocated in its row loop: a malloc and a free per row were 30% of a ViT
+  softmax), larger ones are malloc'ed; other memory scopes are rejected.
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ from . import parallel
 from .llvm_function import FunctionState
 from .vector_math import FUNCTIONS as VECTOR_FUNCTIONS, vector_math
 from .llvm_types import I1, I8, I32, I64, PTR, abi_function_type, abi_type, mangle, scalar_type, value_type
+
+# "global" temporaries of at most this size live on the stack (a kernel holds a few at once)
+STACK_TEMPORARY_BYTES = 16 * 1024
 
 FAST = ("contract",)   # float multiply-adds may fuse; no other fast-math licence
 
@@ -142,6 +147,9 @@ class LLVMCodegen:
         n = buf.size()
         elem = scalar_type(buf.dtype)
         if buf.scope == "local":
+            st.bufs[buf] = st.entry_alloca(ir.ArrayType(elem, n), buf.name.replace(".", "_"), align=64)
+            self.stmt(st, s.body)
+        elif buf.scope == "global" and n * dt.itemsize(buf.dtype) <= STACK_TEMPORARY_BYTES:
             st.bufs[buf] = st.entry_alloca(ir.ArrayType(elem, n), buf.name.replace(".", "_"), align=64)
             self.stmt(st, s.body)
         elif buf.scope == "global":

@@ -108,3 +108,22 @@ def test_scalar_output_and_zero_dim_shapes():
     out = np.zeros(s_out.shape, "float32")
     lib.run("tot", [np.arange(6, dtype="float32"), out])
     assert out.tolist() == [15.0]
+
+
+@pytest.mark.parametrize("rows, threads", [(197, 1), (197, 2), (5000, 1)])
+def test_small_global_temporaries_are_stack_arrays_large_ones_malloced(rows, threads):
+    """A softmax keeps each row's exponentials in a "global" temporary allocated in its row loop:
+    a stack array of the function (per thread where the loop runs in parallel) up to
+    STACK_TEMPORARY_BYTES, no malloc and free per row; a larger row's is still malloc'ed.
+    Results equal numpy's either way."""
+    from vdla.compiler.codegen.llvm_codegen import STACK_TEMPORARY_BYTES
+    target = Target.host(threads=threads)
+    x = te.placeholder((4, rows), "float32", "x")
+    y = topi.softmax(x, axis=-1, lanes=target.vector_lanes(32))
+    kern = build(topi.schedule_for([y], target), [x, y], target, "softmax")
+    assert ("@malloc" in kern.llvm_ir) == (rows * 4 > STACK_TEMPORARY_BYTES)
+    xa = np.random.default_rng(0).standard_normal(x.shape).astype(np.float32)
+    out = np.zeros_like(xa)
+    kern.load().run("softmax", [xa, out])
+    e = np.exp(xa - xa.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=-1, keepdims=True), rtol=1e-5, atol=1e-7)
