@@ -16,7 +16,7 @@ the host has it) against onnxruntime's QLinearConv; its geomean is reported sepa
 int8 results are checked against numpy's exact integer arithmetic, not against onnxruntime's:
 on a host without VNNI onnxruntime's u8 x s8 kernels add pairs of products in saturating 16-bit
 lanes (vpmaddubsw), so with full-range operands its outputs differ (ort_mismatch_fraction: the
-share of its outputs more than one step off the exact ones; 0.45 on a Zen 3). So are
+share of its outputs more than one step off the exact ones; 0.28-0.44 on a Zen 3). So are
 ViT-Tiny's and BERT's linear layers as QLinearMatMul (uint8 activations x int8 weights, compiled
 by vdla as a one-node model: the int8 panel matmul and its requantize) against onnxruntime's
 (int8_matmul_cases, int8_matmul_geomean_ratio_vs_ort_qlinearmatmul).

@@ -3,6 +3,10 @@
 vec_fma(k, lanes): c[j] (+)= sum_k a[k] * b[k, j] for j < lanes: `k` broadcast-multiply-add
 steps into one vector of `lanes` floats (the body of a register-tiled GEMM/conv micro-kernel;
 one fused multiply-add instruction per step on AVX-512 (16 lanes), AVX2 (8) or NEON (4)).
+
+int8_dot_16x4 / int8_dot_16x4_avx2: c[o] (+)= sum_{k<4} a[k] b[o, k], uint8 by int8 into 16
+int32 lanes (the int8 conv and matmul kernels' step), by AVX-512 VNNI's vpdpbusd or exactly by
+AVX2's vpmaddubsw and vpmaddwd; int8_dot_16x4_for(target) picks the one a target has.
 """
 from __future__ import annotations
 
@@ -40,14 +44,21 @@ def vec_fma(k=1, lanes=16, dtype="float32", out_scopes=("local", "global")):
         doc="c[0:lanes] += a[k] * b[k, 0:lanes] for each k (broadcast FMA)")
 
 
-def int8_dot_16x4(out_scopes=("local", "global")):
-    """x86 AVX-512 VNNI `vpdpbusd`: c[o] (+)= sum_{k<4} int32(a[k]) * int32(b[o, k]) for 16
-    int32 lanes o, a uint8 (4 bytes broadcast to every lane), b int8 ([16][4], 64 bytes)."""
+def _declare_u8s8_dot_16x4(name: str, emit, out_scopes, doc: str):
+    """An x86 intrinsic of c[o] (+)= sum_{k<4} int32(a[k]) * int32(b[o, k]) for 16 int32 lanes o,
+    a uint8 (4 bytes), b int8 ([16][4], 64 bytes, each lane's 4 bytes together)."""
     a = te.placeholder((4,), "uint8", "a")
     b = te.placeholder((16, 4), "int8", "b")
     r = te.reduce_axis((0, 4), "k")
     c = te.compute((16,), lambda o: te.sum(te.cast("int32", a[r.var]) * te.cast("int32", b[o, r.var]), axis=r),
                    name="c")
+    return declare_intrin(name, c, emit, scopes={"c": tuple(out_scopes)},
+                          strides={"a": (1,), "b": (4, 1), "c": (1,)}, doc=doc)
+
+
+def int8_dot_16x4(out_scopes=("local", "global")):
+    """x86 AVX-512 VNNI `vpdpbusd`: c[o] (+)= sum_{k<4} int32(a[k]) * int32(b[o, k]) for 16
+    int32 lanes o, a uint8 (4 bytes broadcast to every lane), b int8 ([16][4], 64 bytes)."""
     one = E.Const(1, "int32")
 
     def emit(ins, out, accumulate):
@@ -59,9 +70,8 @@ def int8_dot_16x4(out_scopes=("local", "global")):
         dot = E.Call("llvm.x86.avx512.vpdpbusd.512", [acc, E.Broadcast(a32, 16), b32], "int32x16")
         return S.AttrStmt("tensorized", None, "vpdpbusd", S.BufferStore(out.buffer, dot, dst))
 
-    return declare_intrin("x86_vpdpbusd_16x4", c, emit, scopes={"c": tuple(out_scopes)},
-                          strides={"a": (1,), "b": (4, 1), "c": (1,)},
-                          doc="AVX-512 VNNI u8 x s8 -> s32 4-way dot product, 16 lanes")
+    return _declare_u8s8_dot_16x4("x86_vpdpbusd_16x4", emit, out_scopes,
+                                  "AVX-512 VNNI u8 x s8 -> s32 4-way dot product, 16 lanes")
 
 
 def int8_dot_16x4_avx2(out_scopes=("local", "global")):
@@ -71,11 +81,6 @@ def int8_dot_16x4_avx2(out_scopes=("local", "global")):
     2^15 and hi's 2 * 128; `vpmaddwd` by 1 and by 128 adds each output's two pairs into 32 bits.
     Per 8 lanes: two vpmaddubsw, two vpmaddwd, two adds (onnxruntime's kernel without VNNI does
     one of each and saturates)."""
-    a = te.placeholder((4,), "uint8", "a")
-    b = te.placeholder((16, 4), "int8", "b")
-    r = te.reduce_axis((0, 4), "k")
-    c = te.compute((16,), lambda o: te.sum(te.cast("int32", a[r.var]) * te.cast("int32", b[o, r.var]), axis=r),
-                   name="c")
     one = E.Const(1, "int32")
 
     def splat(value, dtype, lanes):
@@ -99,17 +104,12 @@ def int8_dot_16x4_avx2(out_scopes=("local", "global")):
                                         else total, dst))
         return S.AttrStmt("tensorized", None, "vpmaddubsw", S.seq(*stores))
 
-    return declare_intrin("x86_avx2_u8s8_16x4", c, emit, scopes={"c": tuple(out_scopes)},
-                          strides={"a": (1,), "b": (4, 1), "c": (1,)},
-                          doc="AVX2 u8 x s8 -> s32 4-way dot product, 16 lanes, exact")
-
-
-def has_vnni(target) -> bool:
-    return target is not None and "+avx512vnni" in (target.features or "")
+    return _declare_u8s8_dot_16x4("x86_avx2_u8s8_16x4", emit, out_scopes,
+                                  "AVX2 u8 x s8 -> s32 4-way dot product, 16 lanes, exact")
 
 
 def int8_dot_16x4_for(target):
-    """The host's exact u8 x s8 4-way dot product over 16 int32 lanes: VNNI's, AVX2's, or None
+    """The target's exact u8 x s8 4-way dot product over 16 int32 lanes: VNNI's, AVX2's, or None
     (the schedule then vectorizes the lanes)."""
     features = (target.features or "") if target is not None else ""
     if "+avx512vnni" in features:

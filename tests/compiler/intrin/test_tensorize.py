@@ -235,6 +235,18 @@ def test_the_avx2_int8_dot_is_exact_where_vpmaddubsw_alone_saturates(accumulate,
         np.testing.assert_array_equal(out, want)
 
 
+def test_each_target_gets_the_int8_dot_product_it_has():
+    from vdla.compiler.target import Target
+
+    def picked(*target):
+        dot = cpu.int8_dot_16x4_for(Target(*target))
+        return dot and dot.name
+    assert picked("x86_64-unknown-linux-gnu", "znver5", "+avx2,+avx512f,+avx512vnni") == "x86_vpdpbusd_16x4"
+    assert picked("x86_64-unknown-linux-gnu", "znver3", "+avx2,-avx512f") == "x86_avx2_u8s8_16x4"
+    assert picked("x86_64-unknown-linux-gnu", "x86-64", "") is None
+    assert picked("armv7a-linux-gnueabihf") is None and picked("aarch64-linux-gnu") is None
+
+
 def test_vnni_requires_unsigned_activations():
     """vpdpbusd multiplies unsigned by signed bytes: signed activations do not match."""
     a = te.placeholder((8,), "int8", "A")
