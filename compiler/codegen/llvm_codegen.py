@@ -9,8 +9,8 @@ are the PrimFunc params in order. Representation choices:
   little work) parallel loops are plain loops and the object needs no runtime symbols;
 - "local" buffers are stack arrays in the function's entry block (so LLVM can keep them in
   registers), "global" temporaries too up to STACK_TEMPORARY_BYTES (a softmax's row of
-  exponentials, allocated in its row loop: a malloc and a free per row were 30% of a ViT
-  softmax), larger ones are malloc'ed; other memory scopes are rejected.
+  exponentials, allocated in its row loop: a malloc and a free per row were a tenth of a ViT
+  softmax's time on a Zen 3), larger ones are malloc'ed; other memory scopes are rejected.
 """
 from __future__ import annotations
 
