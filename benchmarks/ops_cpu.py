@@ -12,7 +12,9 @@ direct_ms.
 
 The int8 section (skip with --no-int8) runs the ResNet shapes as uint8 x int8 convolutions
 requantized to uint8: ours (conv2d_nchwc_int8 + requantize in one kernel, AVX-512 VNNI where
-the host has it) against onnxruntime's QLinearConv; its geomean is reported separately. The
+the host has it, else on x86 AVX2's signed products of x - 128, the graph compiler's choice)
+against onnxruntime's QLinearConv; its geomean is reported separately. Weights span the
+symmetric int8 range [-127, 127] onnxruntime's quantizer gives them, activations all of uint8. The
 int8 results are checked against numpy's exact integer arithmetic, not against onnxruntime's:
 on a host without VNNI onnxruntime's u8 x s8 kernels add pairs of products in saturating 16-bit
 lanes (vpmaddubsw), so with full-range operands its outputs differ (ort_mismatch_fraction: the
@@ -117,11 +119,14 @@ def our_int8_kernel(c, h, w, oc, threads):
     from vdla.compiler import build, te, topi
     from vdla.compiler.target import Target
     target = Target.host(threads=threads)
+    from vdla.compiler.intrin.cpu import signed_products
     x = te.placeholder((1, c // BLOCK, h, w, BLOCK), "uint8", "x")
     wt = te.placeholder((oc // 16, c // BLOCK, 3, 3, BLOCK // 4, 16, 4), "int8", "w")
-    y = topi.requantize(topi.conv2d_nchwc_int8(x, wt, strides=1, pads=1), X_SCALE * W_SCALE, Y_SCALE, Y_ZP, "uint8")
+    sums = [te.placeholder((oc // 16, 16), "int32", "sums")] if signed_products(target) else []
+    acc = topi.conv2d_nchwc_int8(x, wt, strides=1, pads=1, weight_sums=sums[0] if sums else None)
+    y = topi.requantize(acc, X_SCALE * W_SCALE, Y_SCALE, Y_ZP, "uint8")
     s = topi.schedule_for([y], target)
-    return build(s, [x, wt, y], target, "qconv").load(), y.shape
+    return build(s, [x, wt, *sums, y], target, "qconv").load(), y.shape, bool(sums)
 
 
 # rows, K, N: ViT-Tiny's qkv and mlp layers (197 tokens), BERT-base's mlp (128 tokens)
@@ -143,7 +148,7 @@ def int8_matmul_rows(threads_list, repeat, rng):
     from vdla.driver.executor import Executor
     rows_out = []
     for name, rows, k, n in MATMUL_CASES:
-        model = qlinear_matmul_model(rows, k, n, rng.integers(-128, 128, (k, n)).astype("int8"))
+        model = qlinear_matmul_model(rows, k, n, rng.integers(-127, 128, (k, n)).astype("int8"))
         feeds = {"x": rng.integers(0, 256, (rows, k)).astype("uint8")}
         artifact = compile_model(model)
         exact = requantized((feeds["x"].astype(np.int64) - 3) @ model_weight(model).astype(np.int64), Y_SCALE * 4)
@@ -168,20 +173,22 @@ def int8_rows(cases, threads_list, repeat, rng):
         if dw or k != 3 or stride != 1:
             continue
         xa = rng.integers(0, 256, (1, c, h, w)).astype("uint8")
-        wa = rng.integers(-128, 128, (oc, c, k, k)).astype("int8")
+        wa = rng.integers(-127, 128, (oc, c, k, k)).astype("int8")
         xp = pack_x(xa)
         wp = np.ascontiguousarray(wa.reshape(oc // 16, 16, c // BLOCK, BLOCK // 4, 4, k, k).transpose(0, 2, 5, 6, 3, 1, 4))
+        sums = wa.astype(np.int64).reshape(oc, -1).sum(axis=1).astype(np.int32).reshape(oc // 16, 16)
         exact = requantized(conv3x3_exact(xa, wa), Y_SCALE)
         for threads in threads_list:
-            lib, yshape = our_int8_kernel(c, h, w, oc, threads)
+            lib, yshape, signed = our_int8_kernel(c, h, w, oc, threads)
             ya = np.zeros(yshape, "uint8")
+            args = [xp, wp, *([sums] if signed else []), ya]
             sess = ort_qlinear_session(threads, wa)
             ort_off = off_fraction(sess.run(None, {"x": xa})[0], exact)
-            lib.run("qconv", [xp, wp, ya])
+            lib.run("qconv", args)
             diff = int(np.abs(unpack_y(ya).astype(np.int32) - exact).max())
             if diff > 1:    # rounding of exact ties may differ by one step
                 raise SystemExit(f"int8 {name}: our result differs from the exact one by {diff}")
-            ours, ort = interleaved_median_ms([lambda: lib.run("qconv", [xp, wp, ya]),
+            ours, ort = interleaved_median_ms([lambda: lib.run("qconv", args),
                                                lambda: sess.run(None, {"x": xa})], repeat, min_time=0.4)
             rows.append({"case": name + "_int8", "threads": threads, "ours_ms": round(ours, 4),
                          "ort_ms": round(ort, 4), "ratio": round(ours / ort, 4), "ort_mismatch_fraction": ort_off})

@@ -80,7 +80,7 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tupl
         def build_kernel(node=node, args=args, name=name):
             if node.op in lower_ops.LOOP_RULES:
                 return build_func(run_passes(lower_ops.group_to_func(graph, node, args, target, name)), target)
-            tensors, outputs = lower_ops.group_to_te(graph, node, args)
+            tensors, outputs = lower_ops.group_to_te(graph, node, args, lower_ops.cpu_rules(target))
             schedule = lower_ops.schedule(outputs, target, knobs_for(outputs) if knobs_for else None)
             return build(schedule, tensors, target, name)
 

@@ -7,6 +7,8 @@ stays a numpy host step and the message is recorded.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import te, topi
@@ -229,15 +231,17 @@ def _dequantize(node: Node, ins, graph):
     return [topi.dequantize(ins[0], scale, zero, graph.types[node.outputs[0]].dtype)]
 
 
-def _qconv_int8(node: Node, ins, graph):
+def _qconv_int8(node: Node, ins, graph, signed: bool = False):
+    """signed: products of x - 128 where the node has its weight sums (cpu_rules)."""
     a = node.attrs
     p = a["pads"]
     x = topi.pad(ins[0], [0, 0, p[0], p[1], 0], [0, 0, p[2], p[3], 0], a.get("pad_value", 0))
-    return [topi.conv2d_nchwc_int8(x, ins[1], strides=a["strides"], pads=0, dilations=a["dilations"])]
+    return [topi.conv2d_nchwc_int8(x, ins[1], strides=a["strides"], pads=0, dilations=a["dilations"],
+                                   weight_sums=ins[2] if signed and len(ins) > 2 else None)]
 
 
-def _qmatmul_int8(node: Node, ins, graph):
-    return [topi.matmul_int8_panels(ins[0], ins[1])]
+def _qmatmul_int8(node: Node, ins, graph, signed: bool = False):
+    return [topi.matmul_int8_panels(ins[0], ins[1], weight_sums=ins[2] if signed and len(ins) > 2 else None)]
 
 
 def _requantize_channels(node: Node, ins, graph):
@@ -375,6 +379,16 @@ RULES = {
 # The GPU's forms where they differ from the CPU's: its schedules run each reduction stage of a
 # softmax as a kernel of its own, one row per block.
 GPU_RULES = {op: (lambda n, ins, g: _softmax(n, ins, g, lanes=None)) for op in ("Softmax", "LogSoftmax")}
+
+
+def cpu_rules(target) -> dict:
+    """RULES' forms for a CPU target where its kernels differ: on x86 with AVX2 and without VNNI
+    the int8 kernels multiply x - 128 as a signed byte (intrin.cpu.signed_products)."""
+    from .intrin.cpu import signed_products
+    if not signed_products(target):
+        return {}
+    return {"QConvNCHWcInt8": functools.partial(_qconv_int8, signed=True),
+            "QMatMulInt8": functools.partial(_qmatmul_int8, signed=True)}
 
 
 def group_to_te(graph: Graph, node: Node, args: list[str], rules: dict | None = None):

@@ -17,6 +17,7 @@ from ..tir import arith
 from ..tir import gpu as G
 from ..tir.functor import transform, substitute, visit
 from ..intrin.tensorize import emit_tensorized
+from ..te.tensor import PlaceholderOp
 from .schedule import ScheduleError, Split
 from .cross_thread import (combine, cross_thread_order, enclosing_thread_leaves, partial_buffer,
                            reduce_across_threads)
@@ -35,6 +36,13 @@ class LoweringContext:
         self.attached = {}         # (stage, IterVar) -> [stages]
         self.params = []
         for t in self.args:
+            if isinstance(t.op, PlaceholderOp) and t.op not in sch.stage_map:
+                # an input no stage reads: the kernel takes it and leaves it alone (a graph node's
+                # operand only some targets' forms use, such as an int8 conv's weight sums)
+                buf = S.Buffer(t.name, t.shape, t.dtype)
+                self.buffers[t.op] = buf
+                self.params.append(buf)
+                continue
             st = sch[t]
             if st.attach != "root":
                 raise ScheduleError(f"{t.name} is a kernel argument but its stage is "

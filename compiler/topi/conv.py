@@ -7,6 +7,7 @@ default); float inputs accumulate in their own type.
 from __future__ import annotations
 
 from .. import te
+from ..intrin.cpu import SIGNED_OFFSET, offset_activation
 from ..tir import dtype as dt
 from . import tags
 from .transform import pad
@@ -144,10 +145,18 @@ def pack_depthwise_weight_nchwc(weight, cb):
                       name="pack_dw_weight", tag=tags.INJECTIVE)
 
 
-def conv2d_nchwc_int8(data, weight, strides=1, pads=0, dilations=1):
+def _check_weight_sums(op, weight_sums, blocks):
+    if tuple(weight_sums.shape) != (blocks, 16) or weight_sums.dtype != "int32":
+        raise ValueError(f"{op}: weight_sums must be int32 [{blocks}, 16], got "
+                         f"{weight_sums.dtype}{list(weight_sums.shape)}")
+
+
+def conv2d_nchwc_int8(data, weight, strides=1, pads=0, dilations=1, weight_sums=None):
     """uint8 activations x int8 weights -> int32, blocked for 4-way int8 dot products:
     data [N, C/cb, H, W, cb] uint8, weight [OC/16, C/cb, KH, KW, cb/4, 16, 4] int8
-    (4 consecutive input channels innermost) -> [N, OC/16, OH, OW, 16] int32."""
+    (4 consecutive input channels innermost) -> [N, OC/16, OH, OW, 16] int32.
+    weight_sums ([OC/16, 16] int32, each output channel's sum of weights, none of them -128):
+    the products take x - 128 as signed bytes (signed_products) for the same result."""
     n, cbo, _, _, cb = data.shape
     obo, cbo2, kh, kw, cq, ob, four = weight.shape
     if data.dtype != "uint8" or weight.dtype != "int8":
@@ -162,18 +171,26 @@ def conv2d_nchwc_int8(data, weight, strides=1, pads=0, dilations=1):
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
 
+    offset = 0 if weight_sums is None else SIGNED_OFFSET
+
     def f(b, oco, y, x, oci):
         a = padded(b, ico.var, y * sh + ry.var * dh, x * sw + rx.var * dw, icq.var * 4 + ic4.var)
         wv = weight(oco, ico.var, ry.var, rx.var, icq.var, oci, ic4.var)
-        return te.sum(te.cast("int32", a) * te.cast("int32", wv), axis=[ico, ry, rx, icq, ic4])
-    return te.compute((n, obo, oh, ow, 16), f, name="conv2d_nchwc_int8", tag=tags.CONV2D_NCHWC_INT8,
-                      attrs={"strides": (sh, sw)})
+        return te.sum(offset_activation(a, offset) * te.cast("int32", wv), axis=[ico, ry, rx, icq, ic4])
+    acc = te.compute((n, obo, oh, ow, 16), f, name="conv2d_nchwc_int8", tag=tags.CONV2D_NCHWC_INT8,
+                     attrs={"strides": (sh, sw), "activation_offset": offset})
+    if weight_sums is None:
+        return acc
+    _check_weight_sums("conv2d_nchwc_int8", weight_sums, obo)
+    return te.compute(acc.shape, lambda b, o, y, x, l: acc(b, o, y, x, l) + weight_sums(o, l) * SIGNED_OFFSET,
+                      name="conv2d_nchwc_int8_offset", tag=tags.INJECTIVE)
 
 
-def matmul_int8_panels(data, weight):
+def matmul_int8_panels(data, weight, weight_sums=None):
     """uint8 [rows, K] x int8 [N/16, K/4, 16, 4] (four consecutive k innermost) -> int32
     [rows, N/16, 16]: the int8 blocked convolution's dot products with rows for pixels (a 1x1
-    convolution of an NHWC image), written in the rows' own layout."""
+    convolution of an NHWC image), written in the rows' own layout. weight_sums as for
+    conv2d_nchwc_int8 ([N/16, 16], each column's sum)."""
     rows, k = data.shape
     nb, kq, lanes, four = weight.shape
     if data.dtype != "uint8" or weight.dtype != "int8":
@@ -183,9 +200,15 @@ def matmul_int8_panels(data, weight):
                          f"expected [N/16, {k // 4}, 16, 4]")
     kqo = te.reduce_axis((0, kq), "kq")
     k4 = te.reduce_axis((0, 4), "k4")
-    return te.compute((rows, nb, 16), lambda m, o, oi: te.sum(
-        te.cast("int32", data(m, kqo.var * 4 + k4.var)) * te.cast("int32", weight(o, kqo.var, oi, k4.var)),
-        axis=[kqo, k4]), name="matmul_int8_panels", tag=tags.MATMUL_INT8)
+    offset = 0 if weight_sums is None else SIGNED_OFFSET
+    acc = te.compute((rows, nb, 16), lambda m, o, oi: te.sum(
+        offset_activation(data(m, kqo.var * 4 + k4.var), offset) * te.cast("int32", weight(o, kqo.var, oi, k4.var)),
+        axis=[kqo, k4]), name="matmul_int8_panels", tag=tags.MATMUL_INT8, attrs={"activation_offset": offset})
+    if weight_sums is None:
+        return acc
+    _check_weight_sums("matmul_int8_panels", weight_sums, nb)
+    return te.compute(acc.shape, lambda m, o, l: acc(m, o, l) + weight_sums(o, l) * SIGNED_OFFSET,
+                      name="matmul_int8_panels_offset", tag=tags.INJECTIVE)
 
 
 def pack_weight_nchwc_int8(weight, cb):

@@ -71,7 +71,7 @@ def _schedule_blocked_conv(s, a: Anchor, knobs, target):
         acc.reorder(*outer, ico, ry, rx, icq, *blocks, aow, aoci, ic4)
         acc.unroll(aow)
         from ..intrin.cpu import int8_dot_16x4_for
-        dot = int8_dot_16x4_for(target)
+        dot = int8_dot_16x4_for(target, conv.op.attrs.get("activation_offset", 0))
         if dot is not None:
             acc.tensorize(aoci, dot)    # per output pixel and 4 channels: one vpdpbusd (VNNI), or AVX2's 6
         else:
@@ -114,7 +114,7 @@ def _schedule_matmul_int8(s, a: Anchor, knobs, target):
     acc.unroll(ao)
     acc.unroll(am)
     from ..intrin.cpu import int8_dot_16x4_for
-    dot = int8_dot_16x4_for(target)
+    dot = int8_dot_16x4_for(target, a.anchor.op.attrs.get("activation_offset", 0))
     if dot is not None:
         acc.tensorize(alane, dot)
     else:

@@ -76,20 +76,23 @@ def tune_target(target: str = "cpu", threads: int | None = None):
     return Target(target, threads=threads)
 
 
-def graph_cpu_kernels(graph, skip=()) -> list[CpuKernel]:
+def graph_cpu_kernels(graph, skip=(), target=None) -> list[CpuKernel]:
     """The distinct CPU kernels with schedule knobs lower_graph would build for `graph`
-    (nodes in `skip` run elsewhere), in graph order."""
+    (nodes in `skip` run elsewhere) for `target` (None: this host, where tuning measures), in
+    graph order."""
     from .. import lower_ops
+    from ..target import Target
     from ..graph.passes.memory_plan import ALIAS_OPS
     from ..lower_graph import kernel_args
     from ..lower_ops import NotLowerable
     from ..topi.schedule_cpu import cpu_anchor
+    rules = lower_ops.cpu_rules(target or Target.host())
     kernels: dict[str, CpuKernel] = {}
     for node in graph.nodes:
         if node.op in ALIAS_OPS or node.name in skip:
             continue
         try:
-            tensors, outputs = lower_ops.group_to_te(graph, node, kernel_args(graph, node))
+            tensors, outputs = lower_ops.group_to_te(graph, node, kernel_args(graph, node), rules)
         except NotLowerable:
             continue
         sig = cpu_signature(outputs)

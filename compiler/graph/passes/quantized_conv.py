@@ -9,7 +9,8 @@ Padding with xz instead of 0 makes every window term (x - xz) * w, so the sum is
 sum(x_padded * w) - xz * sum(w[oc]): an unsigned x signed dot product (the VNNI instruction's
 operand types) plus a per-channel constant folded into the bias. The input is packed to
 NCHWc (channel blocks of a multiple of 4), weights to [O/16, I/cb, KH, KW, cb/4, 16, 4] at
-compile time, and the result unpacked to NCHW for whatever follows.
+compile time, and the result unpacked to NCHW for whatever follows. Weights without -128 carry
+their per-channel sums too, for targets whose kernels multiply signed bytes x - 128.
 """
 from __future__ import annotations
 
@@ -30,6 +31,17 @@ def scalar_constant(graph: Graph, name: str):
 def zero_or_absent(graph: Graph, name: str) -> bool:
     """A weight zero point the uint8 x int8 kernels take: none, or constant zeros."""
     return not name or (name in graph.constants and not graph.constants[name].any())
+
+
+def signed_product_inputs(graph: Graph, weight_name: str, weight: np.ndarray, reduce_axes) -> list[str]:
+    """The optional weight-sums input of QConvNCHWcInt8 / QMatMulInt8 ([blocks, 16] int32, each
+    output channel's sum over `reduce_axes`): with it, a target may multiply x - 128 as a signed
+    byte and add 128 x the sum back (topi.conv2d_nchwc_int8's weight_sums; AVX2 hosts without
+    VNNI do, lower_ops.cpu_rules). Only weights without -128 have one: its negation is not a byte."""
+    if weight.min() == -128:
+        return []
+    sums = weight.astype(np.int64).sum(axis=reduce_axes).astype(np.int32)
+    return [graph.add_constant(f"{weight_name}@sums", sums.reshape(-1, 16))]
 
 
 def requantize_constants(x_scale, x_zero, w_scale, y_scale, weight_sums, bias=None):
@@ -77,7 +89,8 @@ class _Rewriter:
         return [
             Node("LayoutPack", f"pack:{x}", [x], [packed_x], {"block": cb}),
             Node("QConvNCHWcInt8", node.name,
-                 [packed_x, g.add_constant(f"{w}@int8c", pack_weight_int8(weight, cb))], [acc],
+                 [packed_x, g.add_constant(f"{w}@int8c", pack_weight_int8(weight, cb)),
+                  *signed_product_inputs(g, w, weight, (1, 2, 3))], [acc],
                  {"strides": a["strides"], "pads": a["pads"], "dilations": a["dilations"],
                   "pad_value": int(x_zero)}),
             Node("RequantizeChannels", f"{node.name}.requantize",

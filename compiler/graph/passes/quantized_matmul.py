@@ -23,7 +23,7 @@ import numpy as np
 from vdla.driver.host_ops.layout import pack_matmul_weight_int8
 
 from ..ir import Graph, Node, TensorType
-from .quantized_conv import requantize_constants, scalar_constant, zero_or_absent
+from .quantized_conv import requantize_constants, scalar_constant, signed_product_inputs, zero_or_absent
 
 MIN_TILE, PAD_TO = 7, 8
 
@@ -60,8 +60,8 @@ def _rewrite(graph: Graph, node: Node) -> list[Node] | None:
     acc = tensor("acc", (padded_rows, n // 16, 16), "int32")
     out = tensor("blocks", (padded_rows, n // 16, 16), yt.dtype)
     nodes += [
-        Node("QMatMulInt8", name, [flat, graph.add_constant(f"{w}@int8panels", pack_matmul_weight_int8(weight))],
-             [acc]),
+        Node("QMatMulInt8", name, [flat, graph.add_constant(f"{w}@int8panels", pack_matmul_weight_int8(weight)),
+                                   *signed_product_inputs(graph, w, weight, 0)], [acc]),
         Node("RequantizeChannels", f"{name}.requantize",
              [acc, graph.add_constant(f"{y}@corr", correction.reshape(1, n // 16, 16)),
               graph.add_constant(f"{y}@mult", multiplier.reshape(1, n // 16, 16))], [out],

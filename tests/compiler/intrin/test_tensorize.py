@@ -203,13 +203,17 @@ def test_vdla_alu_imm_matches_on_accumulator_tiles(make, expected_op, expected_i
         lower_schedule(s, [acc_in, y], "alu")
 
 
-def _u8s8_dot(k):
-    """c[o] = sum over k of a[k] b[k // 4, o, k % 4]: the int8 kernels' weight layout ([.., 16, 4])."""
+def _u8s8_dot(k, offset=0):
+    """c[o] = sum over k of (a[k] - offset) b[k // 4, o, k % 4]: the int8 kernels' weight layout
+    ([.., 16, 4])."""
     a = te.placeholder((k,), "uint8", "A")
     b = te.placeholder((k // 4, 16, 4), "int8", "B")
     q, j = te.reduce_axis((0, k // 4), "q"), te.reduce_axis((0, 4), "j")
+
+    def activation(v):
+        return te.cast("int32", v) - offset if offset else te.cast("int32", v)
     c = te.compute((16,), lambda o: te.sum(
-        te.cast("int32", a[q.var * 4 + j.var]) * te.cast("int32", b[q.var, o, j.var]), axis=[q, j]), "C")
+        activation(a[q.var * 4 + j.var]) * te.cast("int32", b[q.var, o, j.var]), axis=[q, j]), "C")
     s = create_schedule(c)
     s[c].reorder(q, s[c].op.axis[0], j)
     return s, a, b, c
@@ -235,6 +239,35 @@ def test_the_avx2_int8_dot_is_exact_where_vpmaddubsw_alone_saturates(accumulate,
         np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.skipif(not _host_has("+avx2"), reason="the host has no AVX2")
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_the_signed_avx2_int8_dot_is_exact_at_every_extreme(accumulate, rng):
+    """(u8 - 128) x s8 by vpsignb and vpmaddubsw: activations 0 (-128 once offset, whose
+    magnitude 128 is no signed byte), 255, 127 and 128 against weights 127 and -127 in every
+    pair, and random ones: equal to numpy's integers."""
+    k = 12 if accumulate else 4
+    s, a, b, c = _u8s8_dot(k, offset=128)
+    s[c].tensorize(s[c].op.axis[0], cpu.int8_dot_16x4_signed_avx2())
+    kern = build(s, [a, b, c], name="dot")
+    assert "psign.b" in kern.llvm_ir
+    weights = np.where(np.arange(16 * k).reshape(k // 4, 16, 4) % 3, 127, -127)
+    cases = [(np.resize(np.array(v, np.uint8), k), weights) for v in ([0], [255], [0, 255], [127, 128, 0, 1])]
+    cases.append((rng.integers(0, 256, k), rng.integers(-127, 128, (k // 4, 16, 4))))
+    for aa, ba in cases:
+        aa, ba = aa.astype(np.uint8), ba.astype(np.int8)
+        out = np.full(16, 7, np.int32)
+        kern.load().run("dot", [aa, ba, out])
+        want = np.einsum("qoj,qj->o", ba.astype(np.int64), aa.astype(np.int64).reshape(k // 4, 4) - 128)
+        np.testing.assert_array_equal(out, want)
+
+
+def test_the_signed_dot_matches_only_products_of_offset_activations():
+    """The signed intrinsic computes (a - 128) * b: a stage of a * b is no match for it."""
+    s, a, b, c = _u8s8_dot(4)
+    s[c].tensorize(s[c].op.axis[0], cpu.int8_dot_16x4_signed_avx2())
+    _expect(s, [a, b, c], "computation differs")
+
+
 def test_each_target_gets_the_int8_dot_product_it_has():
     from vdla.compiler.target import Target
 
@@ -245,6 +278,13 @@ def test_each_target_gets_the_int8_dot_product_it_has():
     assert picked("x86_64-unknown-linux-gnu", "znver3", "+avx2,-avx512f") == "x86_avx2_u8s8_16x4"
     assert picked("x86_64-unknown-linux-gnu", "x86-64", "") is None
     assert picked("armv7a-linux-gnueabihf") is None and picked("aarch64-linux-gnu") is None
+    # products of x - 128: AVX2's sign trick, on any AVX2 host; the targets without VNNI choose them
+    zen3, zen5 = Target("x86_64-unknown-linux-gnu", "znver3", "+avx2,-avx512f"), \
+        Target("x86_64-unknown-linux-gnu", "znver5", "+avx2,+avx512f,+avx512vnni")
+    assert cpu.int8_dot_16x4_for(zen3, 128).name == cpu.int8_dot_16x4_for(zen5, 128).name == "x86_avx2_s8s8_16x4"
+    assert cpu.int8_dot_16x4_for(Target("aarch64-linux-gnu"), 128) is None
+    assert cpu.signed_products(zen3) and not cpu.signed_products(zen5)
+    assert not cpu.signed_products(Target("aarch64-linux-gnu"))
 
 
 def test_vnni_requires_unsigned_activations():

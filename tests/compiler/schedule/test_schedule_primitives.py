@@ -261,6 +261,19 @@ def test_lowering_errors():
         lower(s2, [a, b], "f")
 
 
+def test_an_argument_no_stage_reads_is_a_parameter_left_alone(rng):
+    """A kernel's arguments follow its graph node's operands, and a target's form may not read
+    all of them (an int8 conv's weight sums): the unread one is still a parameter, untouched."""
+    a = te.placeholder((8,), "float32", "a")
+    unread = te.placeholder((4,), "int32", "unread")
+    b = te.compute((8,), lambda i: a[i] * 2.0, "b")
+    kern = build(create_schedule(b), [a, unread, b], name="f")
+    aa, ua, out = rng.standard_normal(8).astype("float32"), np.arange(4, dtype=np.int32), np.zeros(8, np.float32)
+    kern.load().run("f", [aa, ua, out])
+    np.testing.assert_array_equal(out, aa * 2)
+    np.testing.assert_array_equal(ua, np.arange(4))
+
+
 def test_bound_inference_through_stride_and_dilation(rng):
     """A padded input computed per output row of a strided, dilated convolution: the region
     is the rows that row needs (1 + (KH-1)*dilation), and the result is unchanged."""

@@ -370,3 +370,50 @@ def test_int8_panel_matmul_equals_numpy(features, rng):
     build(topi.schedule_for([y], target), [a, w, y], target, "k").load().run("k", [aa, wp, out])
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(LAYOUT_OPS["QMatMulInt8"]([aa, wp], {})[0], want)
+
+
+@pytest.mark.parametrize("features", ["host", "generic"], ids=["host", "no_avx2"])
+def test_int8_products_of_offset_activations_equal_numpy(features, rng):
+    """weight_sums given: the conv and the panel matmul multiply x - 128 (signed bytes, AVX2's
+    vpsignb form where the target has AVX2; plain vectors elsewhere) and add 128 x the sums back:
+    numpy's exact integers, whole-range activations and weights of [-127, 127]."""
+    from vdla.compiler import build
+    from vdla.compiler.target import Target
+    from vdla.driver.host_ops.layout import pack_matmul_weight_int8
+    host = Target.host(threads=2)
+    target = host if features == "host" else Target(host.triple, "x86-64", "", 2)
+    avx2 = "+avx2" in (target.features or "") and host.arch.startswith("x86")
+    x = te.placeholder((1, 2, 9, 7, 16), "uint8", "x")
+    wp = te.placeholder((2, 2, 3, 3, 4, 16, 4), "int8", "wp")
+    sums = te.placeholder((2, 16), "int32", "sums")
+    y = topi.conv2d_nchwc_int8(x, wp, strides=1, pads=1, weight_sums=sums)
+    kern = build(topi.schedule_for([y], target), [x, wp, sums, y], target, "q")
+    assert ("psign.b" in kern.llvm_ir) == avx2
+    xa = rng.integers(0, 256, x.shape).astype("uint8")
+    wa = rng.integers(-127, 128, (32, 32, 3, 3)).astype("int8")
+    wpa = np.ascontiguousarray(wa.reshape(2, 16, 2, 4, 4, 3, 3).transpose(0, 2, 5, 6, 3, 1, 4))
+    out = np.zeros(y.shape, "int32")
+    kern.load().run("q", [xa, wpa, wa.astype(np.int64).reshape(32, -1).sum(1).astype(np.int32).reshape(2, 16), out])
+    x4 = np.pad(xa.transpose(0, 1, 4, 2, 3).reshape(32, 9, 7).astype(np.int64), ((0, 0), (1, 1), (1, 1)))
+    want = sum(np.einsum("ochw,chw->ohw", wa[:, :, i:i + 1, j:j + 1].astype(np.int64), x4[:, i:i + 9, j:j + 7])
+               for i in range(3) for j in range(3))
+    np.testing.assert_array_equal(out.transpose(0, 1, 4, 2, 3).reshape(32, 9, 7), want)
+
+    a = te.placeholder((14, 24), "uint8", "a")
+    w = te.placeholder((2, 6, 16, 4), "int8", "w")
+    y = topi.matmul_int8_panels(a, w, weight_sums=sums)
+    aa = rng.integers(0, 256, (14, 24)).astype(np.uint8)
+    wk = rng.integers(-127, 128, (24, 32)).astype(np.int8)
+    out = np.zeros((14, 2, 16), np.int32)
+    kern = build(topi.schedule_for([y], target), [a, w, sums, y], target, "k")
+    assert ("psign.b" in kern.llvm_ir) == avx2
+    column_sums = wk.astype(np.int64).sum(0).astype(np.int32).reshape(2, 16)
+    kern.load().run("k", [aa, pack_matmul_weight_int8(wk), column_sums, out])
+    np.testing.assert_array_equal(out, (aa.astype(np.int64) @ wk.astype(np.int64)).reshape(14, 2, 16))
+
+
+def test_weight_sums_of_the_wrong_shape_are_refused():
+    x = te.placeholder((1, 1, 4, 4, 16), "uint8", "x")
+    wp = te.placeholder((2, 1, 1, 1, 4, 16, 4), "int8", "wp")
+    with pytest.raises(ValueError, match=r"conv2d_nchwc_int8: weight_sums must be int32 \[2, 16\], got int32\[32\]"):
+        topi.conv2d_nchwc_int8(x, wp, weight_sums=te.placeholder((32,), "int32", "s"))

@@ -7,8 +7,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from ort_oracle import ORT_EXACT_INT8_WEIGHTS
+from vdla.compiler.compile_model import compile_model
+from vdla.compiler.intrin import cpu as cpu_intrinsics
 from vdla.compiler.frontend import import_onnx
 from vdla.compiler.graph import optimize, run_reference
+from vdla.driver.executor import Executor
 
 from ..onnx_graphs import const, onnx_model, onnxruntime_outputs, ops, tensor
 
@@ -16,9 +19,9 @@ PACKED = ["LayoutPack", "QConvNCHWcInt8", "RequantizeChannels", "LayoutUnpack"]
 
 
 def _qlinear_conv(rng, channels=8, out_channels=16, group=1, w_zero=0, y_type=TensorProto.UINT8, bias=True,
-                  **attrs):
+                  weights=ORT_EXACT_INT8_WEIGHTS, **attrs):
     x_q = rng.integers(0, 256, (1, channels, 6, 5), dtype=np.uint8)
-    w_q = rng.integers(*ORT_EXACT_INT8_WEIGHTS, (out_channels, channels // group, 3, 3), dtype=np.int8)
+    w_q = rng.integers(*weights, (out_channels, channels // group, 3, 3), dtype=np.int8)
     y_dtype = np.uint8 if y_type == TensorProto.UINT8 else np.int8
     inits = [const("xs", np.float32(0.02)), const("xz", np.uint8(120)), const("w", w_q),
              const("ws", rng.uniform(0.002, 0.01, out_channels).astype(np.float32)),
@@ -81,6 +84,40 @@ def test_an_int8_output_equals_the_onnx_definition(rng):
     got, want = run_reference(g, {"x": x_q})["y"], _qlinear_conv_numpy(m, x_q)
     assert got.dtype == np.int8 and got.shape == want.shape
     assert np.max(np.abs(got.astype(int) - want.astype(int))) <= 1 and np.mean(got == want) > 0.97
+
+
+@pytest.mark.parametrize("signed", [True, False], ids=["host_rules", "unsigned_products"])
+@pytest.mark.parametrize("weights", [(-127, 128), (-128, 128)], ids=["symmetric", "with_minus_128"])
+def test_the_compiled_conv_equals_the_onnx_definition_over_full_range_operands(rng, weights, signed, monkeypatch):
+    """Activations and weights over their whole ranges (every onnxruntime x86 kernel without VNNI
+    saturates some of these sums; the oracle is the definition in numpy's integers). Weights
+    without -128 carry their channel sums (the signed products of AVX2 hosts), with it not; a
+    target that multiplies unsigned bytes (VNNI, Arm: unsigned_products) takes the sums and
+    leaves them alone, still a kernel."""
+    if not signed:
+        monkeypatch.setattr(cpu_intrinsics, "signed_products", lambda target: False)
+    m, x_q = _qlinear_conv(rng, channels=16, out_channels=32, weights=weights, pads=[1, 1, 1, 1])
+    w = numpy_helper.to_array(next(i for i in m.graph.initializer if i.name == "w")).copy()
+    w.reshape(-1)[:4] = [weights[0], weights[0], 127, 127]     # extreme pairs
+    m.graph.initializer.remove(next(i for i in m.graph.initializer if i.name == "w"))
+    m.graph.initializer.append(numpy_helper.from_array(w, "w"))
+    x_q.reshape(-1)[:4] = [255, 255, 0, 0]
+    conv = next(n for n in optimize(import_onnx(m), fuse=False).nodes if n.op == "QConvNCHWcInt8")
+    assert len(conv.inputs) == (2 if weights[0] == -128 else 3)
+    artifact = compile_model(m)
+    assert "host" not in [s.kind for s in artifact.plan.steps]
+    got = Executor(artifact).run({"x": x_q})["y"]
+    want = _qlinear_conv_numpy(m, x_q)
+    assert np.max(np.abs(got.astype(int) - want.astype(int))) <= 1 and np.mean(got == want) > 0.97
+
+
+def test_the_channel_sums_are_the_weights_sums(rng):
+    m, _ = _qlinear_conv(rng, channels=8, out_channels=32, weights=(-127, 128))
+    g = optimize(import_onnx(m), fuse=False)
+    conv = next(n for n in g.nodes if n.op == "QConvNCHWcInt8")
+    w = numpy_helper.to_array(next(i for i in m.graph.initializer if i.name == "w")).astype(np.int64)
+    np.testing.assert_array_equal(g.constants[conv.inputs[2]].reshape(-1), w.reshape(32, -1).sum(axis=1))
+    assert g.constants[conv.inputs[2]].shape == (2, 16) and g.constants[conv.inputs[2]].dtype == np.int32
 
 
 def test_without_bias_and_with_a_narrow_channel_block(rng):
