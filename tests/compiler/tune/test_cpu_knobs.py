@@ -250,6 +250,17 @@ def test_avx2_matmul_takes_two_column_vectors():
     assert default_knobs("matmul", {"rows": 197, "columns": 197}, avx2) == MatmulKnobs(6, 2)
 
 
+def test_avx2_int8_kernels_take_one_row_against_most_blocks():
+    """AVX2's int8 dot product (no VNNI) works per broadcast row more than per weight load: 1 x 4
+    (ViT's 200 padded rows, 48 blocks) or 1 x 2 (6 blocks); AVX-512 keeps the FMA tile rule."""
+    avx2 = RegisterFile(16, 8, True)
+    assert default_knobs("matmul_int8", {"out_w": 200, "out_blocks": 48, "block": 16}, avx2) == DirectConvKnobs(1, 4)
+    assert default_knobs("conv2d_nchwc_int8", {"out_w": 7, "out_blocks": 6, "block": 16}, avx2) == DirectConvKnobs(1, 2)
+    assert default_knobs("conv2d_nchwc_int8", {"out_w": 56, "out_blocks": 4, "block": 16}, avx2) == DirectConvKnobs(1, 4)
+    avx512 = RegisterFile(32, 16)    # VNNI's one instruction per accumulator: the FMA tile rule's rows
+    assert default_knobs("matmul_int8", {"out_w": 200, "out_blocks": 48, "block": 16}, avx512).row_tile > 1
+
+
 @pytest.mark.parametrize("registers", REGISTER_FILES, ids=lambda r: f"{r.vectors}x{r.lanes}")
 @pytest.mark.parametrize("rows", [5, 12, 32, 40, 50, 197])
 def test_a_matmul_of_few_row_tiles_takes_a_tile_without_a_tail(registers, rows):
