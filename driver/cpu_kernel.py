@@ -43,9 +43,16 @@ _NUM_THREADS_T = _C_TYPES[kernel_abi.NUM_THREADS_TYPE]
 
 
 class KernelLibrary:
-    def __init__(self, engine, kernels):
+    def __init__(self, engine, kernels, rouse=None):
         self._engine = engine          # keeps the JIT'ed code alive
         self.kernels = kernels         # name -> (cfunc, arg_specs, threads_address)
+        self._rouse = rouse            # its thread pool's thread_pool.ROUSE, if it has one
+
+    def pool_rouser(self):
+        """The function that wakes the sleeping workers of the pool these kernels run their
+        parallel loops on (thread_pool.ROUSE); None where no kernel runs more than one thread."""
+        threads = [_NUM_THREADS_T.from_address(addr).value for _, _, addr in self.kernels.values() if addr]
+        return self._rouse if threads and max(threads) > 1 else None
 
     @property
     def names(self):
@@ -126,7 +133,7 @@ def load(object_code: bytes, names) -> KernelLibrary:
         specs = [(tuple(s), str(d)) for s, d in specs]
         threads = engine.get_global_value_address(kernel_abi.num_threads_symbol(name))
         kernels[name] = (_KERNEL_T(addr), specs, threads)
-    return KernelLibrary(engine, kernels)
+    return KernelLibrary(engine, kernels, thread_pool.rouse)
 
 
 def load_shared(shared_object: bytes, names, what: str = "the linked kernels") -> KernelLibrary:
@@ -154,7 +161,11 @@ def load_shared(shared_object: bytes, names, what: str = "the linked kernels") -
         specs = _read_spec(_symbol_address(lib, kernel_abi.argspec_symbol(name)), name)
         kernels[name] = (fn, specs, _symbol_address(lib, kernel_abi.num_threads_symbol(name)))
     _forget_pool_after_fork(lib)
-    return KernelLibrary(lib, kernels)
+    try:
+        rouse = ctypes.CFUNCTYPE(None)((thread_pool.ROUSE, lib))
+    except AttributeError:      # linked before its pool had the entry
+        rouse = None
+    return KernelLibrary(lib, kernels, rouse)
 
 
 def _symbol_address(lib, symbol: str) -> int:

@@ -110,6 +110,9 @@ class Executor:
             check_hardware(artifact, device.config, what=f"the device {device!r}")   # given, if unused
         triple = check_compatible(artifact, hw_config, on=kernel_host.triple if kernel_host else None, plan=plan)
         self.kernels = self._load_kernels(artifact, triple, threads, kernel_host)
+        # woken at the start of a run, the pools' workers spin by its first parallel loop
+        rousers = (lib.pool_rouser() for lib, _, _ in self.kernels.values() if hasattr(lib, "pool_rouser"))
+        self._rousers = list({id(r): r for r in rousers if r is not None}.values())
         # One allocation for every activation, 64-byte aligned.
         try:
             raw = np.empty(plan.arena_bytes + 64, dtype=np.uint8)
@@ -305,6 +308,8 @@ class Executor:
 
     def run(self, inputs: dict[str, np.ndarray] | None = None, profile: bool = False) -> dict:
         plan = self.plan
+        for rouse in self._rousers:
+            rouse()
         inputs = inputs or {}
         dynamic = plan.dynamic
         for spec in plan.inputs:

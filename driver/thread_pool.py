@@ -60,6 +60,10 @@ _engine = None
 SYMBOL_PREFIX = "vdla_"   # of the pool's own globals (STATE)
 MAX_WORKERS = kernel_abi.MAX_THREADS - 1   # the caller is the other thread
 CHUNKS_PER_THREAD = 4
+# ROUSE(): wake sleeping workers to spin ahead of a run's first parallel loop (Executor.run calls
+# it before binding the inputs, whose copies then hide the 40-45 us wake-up the loop would wait for)
+ROUSE = SYMBOL_PREFIX + "pool_rouse"
+_rouse = None
 SYNC_BYTES = 64          # >= sizeof(pthread_mutex_t), sizeof(pthread_cond_t) on glibc targets
 SPIN_ROUNDS = 4096       # rounds before a wait sleeps: 0.1-0.2 ms on the Zen 4 hosts
 YIELD_EVERY = 32         # (a power of two) one round in this many is a sched_yield, the others a pause
@@ -109,12 +113,14 @@ class _PoolIR:
         self.fn = self._global("pool_fn", ptr)                   # the loop's, set before the
         self.env = self._global("pool_env", ptr)                 # word is published and
         self.nchunks = self._global("pool_nchunks", i64)         # stable until it finishes
+        self.rousals = self._global("pool_rousals", i64)         # ROUSE calls so far
         i32, iptr = self.i32, self.iptr
         self.lock = self._extern("pthread_mutex_lock", i32, [ptr])
         self.trylock = self._extern("pthread_mutex_trylock", i32, [ptr])
         self.unlock = self._extern("pthread_mutex_unlock", i32, [ptr])
         self.cond_wait = self._extern("pthread_cond_wait", i32, [ptr, ptr])
         self.signal = self._extern("pthread_cond_signal", i32, [ptr])
+        self.broadcast = self._extern("pthread_cond_broadcast", i32, [ptr])
         self.create = self._extern("pthread_create", i32, [ptr, ptr, ptr, ptr])
         self.detach = self._extern("pthread_detach", i32, [iptr])
         self.sched_yield = self._extern("sched_yield", i32, [])
@@ -278,15 +284,19 @@ def _emit_worker(p: _PoolIR, run_chunks):
     outer = worker.append_basic_block("outer")
     b.branch(outer)
     b.position_at_end(outer)
+    seen = p.load(b, p.rousals)     # a ROUSE from now on keeps this worker spinning
 
     def joinable(b):
         w = p.load(b, p.word)
         return b.and_(b.icmp_signed(">", b.and_(w, p.c(CHUNK_MASK)), p.c(0)),
                       b.icmp_signed(">", p.field(b, w, HELPER_SHIFT, HELPER_MASK), p.c(0)))
+
+    def joinable_or_roused(b):
+        return b.or_(joinable(b), b.icmp_signed("!=", p.load(b, p.rousals), seen))
     hit, miss = p.spin_until(b, joinable, "work")
     b.position_at_end(miss)
-    p.sleep_until(b, p.work_cv, p.sleepers, joinable, "work")
-    b.branch(hit)
+    p.sleep_until(b, p.work_cv, p.sleepers, joinable_or_roused, "work")
+    b.branch(outer)                 # to claim at once, or to spin again when roused
     b.position_at_end(hit)
     finished_loop = b.call(run_chunks, [p.c(-1)])
     wake, back = worker.append_basic_block("wake_caller"), worker.append_basic_block("back")
@@ -404,6 +414,25 @@ def _emit_parallel_for(p: _PoolIR, worker, run_chunks):
     return pf
 
 
+def _emit_rouse(p: _PoolIR):
+    """ROUSE(): sleeping workers wake and spin for the next loop (they sleep again after
+    SPIN_ROUNDS rounds without one)."""
+    ir = p.ir
+    f = ir.Function(p.m, ir.FunctionType(p.void, []), name=ROUSE)
+    b = ir.IRBuilder(f.append_basic_block("entry"))
+    wake, done = f.append_basic_block("wake"), f.append_basic_block("done")
+    b.atomic_rmw("add", p.rousals, p.c(1), "seq_cst")
+    b.cbranch(b.icmp_signed(">", p.load(b, p.sleepers), p.c(0)), wake, done)
+    b.position_at_end(wake)
+    b.call(p.lock, [p.mutex])
+    b.call(p.broadcast, [p.work_cv])
+    b.call(p.unlock, [p.mutex])
+    b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
+    return f
+
+
 def _emit_legacy_entry(p: _PoolIR, parallel_for):
     """PARALLEL_FOR_LEGACY(fn, env, n): n chunks on n threads."""
     ir = p.ir
@@ -423,6 +452,7 @@ def build_ir(ptr_bits: int, arch: str = "x86_64") -> str:
     worker = _emit_worker(p, run_chunks)
     parallel_for = _emit_parallel_for(p, worker, run_chunks)
     _emit_legacy_entry(p, parallel_for)
+    _emit_rouse(p)
     return str(p.m)
 
 
@@ -447,6 +477,8 @@ def ensure_loaded():
         engine.finalize_object()
         for name in (kernel_abi.PARALLEL_FOR, kernel_abi.PARALLEL_FOR_LEGACY):
             llvm.add_symbol(name, engine.get_function_address(name))
+        global _rouse
+        _rouse = ctypes.CFUNCTYPE(None)(engine.get_function_address(ROUSE))
         _engine = engine
         import os
         if hasattr(os, "register_at_fork"):
@@ -455,7 +487,15 @@ def ensure_loaded():
 
 STATE = [("pool_mutex", SYNC_BYTES), ("pool_launch_mutex", SYNC_BYTES), ("pool_work_cv", SYNC_BYTES),
          ("pool_done_cv", SYNC_BYTES), ("pool_claim_word", 8), ("pool_finished", 8),
-         ("pool_sleepers", 8), ("pool_caller_waiting", 8), ("pool_generation", 8), ("pool_started", 8)]
+         ("pool_sleepers", 8), ("pool_caller_waiting", 8), ("pool_generation", 8), ("pool_started", 8),
+         ("pool_rousals", 8)]
+
+
+def rouse() -> None:
+    """Wake this process's sleeping workers to spin for the next parallel loop (nothing before
+    the pool's first use: it has no workers yet)."""
+    if _rouse is not None:
+        _rouse()
 
 
 def state_symbols() -> list[tuple[str, int]]:

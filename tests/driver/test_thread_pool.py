@@ -146,6 +146,48 @@ def test_back_to_back_calls_and_calls_after_the_workers_slept():
         np.testing.assert_allclose(out, x * 3 + 1, rtol=1e-6, atol=1e-6)
 
 
+def _pool_word(name):
+    import ctypes
+    return ctypes.c_int64.from_address(thread_pool._engine.get_global_value_address(thread_pool.SYMBOL_PREFIX + name))
+
+
+def test_rouse_wakes_sleeping_workers_to_spin_and_they_sleep_again():
+    """ROUSE (Executor.run's first call) wakes the sleeping workers, which spin, sleep again
+    when no loop comes, and serves the loops that do: after a rouse, after a rouse and a pause,
+    and after two rouses in a row."""
+    lib = parallel_kernel()
+    lib.set_num_threads(2)
+    x = np.random.default_rng(2).standard_normal((64, 4096)).astype("float32")
+    out = np.zeros_like(x)
+    lib.run("triple", [x, out])
+    sleepers, rousals, workers = _pool_word("pool_sleepers"), _pool_word("pool_rousals"), _pool_word("pool_started")
+
+    def wait_for(cond, seconds=5.0):
+        end = time.perf_counter() + seconds
+        while not cond():
+            if time.perf_counter() > end:
+                return False
+        return True
+    woke = False
+    for _ in range(20):                 # the spin lasts ~0.1 ms: a descheduled poll may miss it
+        assert wait_for(lambda: sleepers.value == workers.value), "the workers never went to sleep"
+        before = rousals.value
+        thread_pool.rouse()
+        assert rousals.value == before + 1
+        woke = wait_for(lambda: sleepers.value < workers.value, 0.05)
+        if woke:
+            break
+    assert woke, "a rouse never woke the sleeping worker"
+    assert wait_for(lambda: sleepers.value == workers.value), "a roused worker that found no loop never slept again"
+    for pause, rouses in [(0.0, 1), (0.002, 1), (0.0, 2)]:
+        for _ in range(rouses):
+            thread_pool.rouse()
+        time.sleep(pause)
+        out[:] = 0
+        lib.run("triple", [x, out])
+        np.testing.assert_allclose(out, x * 3 + 1, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("triple,bits,hint", [
     ("x86_64-unknown-linux-gnu", 64, "pause"),
     ("armv7a-linux-gnueabihf", 32, "yield"),     # PYNQ-Z1/Z2: the pool is built there at load
@@ -158,5 +200,6 @@ def test_pool_compiles_for_each_board_with_its_spin_hint(triple, bits, hint):
     asm = Target(triple).target_machine().emit_assembly(mod)
     assert f"{kernel_abi.PARALLEL_FOR}:" in asm
     assert f"{kernel_abi.PARALLEL_FOR_LEGACY}:" in asm
+    assert f"{thread_pool.ROUSE}:" in asm
     assert hint in asm.split()
     assert "sched_yield" in asm          # spin waits hand the core over now and then
