@@ -27,7 +27,7 @@ DIRECTED = [programs.gemm_extreme_operands, programs.alu_ops, programs.lookup_ta
 @pytest.fixture(scope="module")
 def netlist():
     from vdla.hw.rtl.sim.netlist import build_netlist
-    return build_netlist(load_config(SMALL))
+    return build_netlist(load_config(SMALL), quick=True)     # ten programs: the build dominates
 
 
 def test_netlist_matches_the_simulator_on_random_programs(netlist, tmp_path):
@@ -54,3 +54,13 @@ def test_each_netlist_launch_starts_from_zeroed_srams(netlist, tmp_path):
     config = load_config(SMALL)
     cases = random_cases(config, [1, 1])
     assert compare_cases(config, cases, tmp_path, netlist=netlist) == []
+
+
+def test_the_quick_build_compiles_its_cpp_unoptimized_and_leaves_make_alone(netlist):
+    """quick=True: Verilator's C++ at -O0 (the build, not the ten programs, is this module's
+    time), and MAKEFLAGS afterwards as before, so the process's RTL builds keep -Os."""
+    import os
+    compiles = [line for line in (netlist / "build.log").read_text().splitlines() if line.startswith("c++ ")]
+    assert compiles and all("-Os" not in line.split() for line in compiles)
+    assert any("-O0" in line.split() for line in compiles)
+    assert "OPT_FAST" not in os.environ.get("MAKEFLAGS", "")

@@ -83,7 +83,9 @@ def build_block(top: str, sources: list[str], parameters: dict | None = None,
                          top, lambda build_dir: [RTL_DIR / name for name in sources], parameters, False)
 
 
-def _locked_build(root: Path, name: str, top: str, sources, parameters: dict, verbose: bool) -> Path:
+def _locked_build(root: Path, name: str, top: str, sources, parameters: dict, verbose: bool,
+                  make_flags: str = "") -> Path:
+    """make_flags: make variables for this build's C++ compile (Verilator's OPT_FAST, ...)."""
     os.environ.update(verilator_env())
     build_dir = root / name
     stamp = build_dir / "built.ok"
@@ -99,9 +101,18 @@ def _locked_build(root: Path, name: str, top: str, sources, parameters: dict, ve
         from cocotb_tools.runner import get_runner
         runner = get_runner("verilator")
         files = sources(build_dir)
-        runner.build(sources=[str(s) for s in files], hdl_toplevel=top, build_dir=str(build_dir),
-                     build_args=list(BUILD_ARGS), parameters=parameters, always=True,
-                     log_file=str(build_dir / "build.log"), verbose=verbose)
+        base = os.environ.get("MAKEFLAGS")
+        if make_flags:      # for this build only: the process's later builds keep the defaults
+            os.environ["MAKEFLAGS"] = f"{base} {make_flags}" if base else make_flags
+        try:
+            runner.build(sources=[str(s) for s in files], hdl_toplevel=top, build_dir=str(build_dir),
+                         build_args=list(BUILD_ARGS), parameters=parameters, always=True,
+                         log_file=str(build_dir / "build.log"), verbose=verbose)
+        finally:
+            if base is None:
+                os.environ.pop("MAKEFLAGS", None)
+            else:
+                os.environ["MAKEFLAGS"] = base
         # builds are never incremental: drop objects and precompiled headers (~150 MB)
         for pattern in ("*.o", "*.gch", "*.a"):
             for path in build_dir.glob(pattern):
