@@ -8,7 +8,8 @@ per-tensor input/output scales, ONNX QLinearConv is
 Padding with xz instead of 0 makes every window term (x - xz) * w, so the sum is
 sum(x_padded * w) - xz * sum(w[oc]): an unsigned x signed dot product (the VNNI instruction's
 operand types) plus a per-channel constant folded into the bias. The input is packed to
-NCHWc (channel blocks of a multiple of 4), weights to [O/16, I/cb, KH, KW, cb/4, 16, 4] at
+NCHWc (channel blocks of a multiple of 4; a count that is none, a stem's 3, gains channels of
+the zero point with zero weights), weights to [O/16, I/cb, KH, KW, cb/4, 16, 4] at
 compile time, and the result unpacked to NCHW for whatever follows. Weights without -128 carry
 their per-channel sums too, for targets whose kernels multiply signed bytes x - 128.
 """
@@ -72,9 +73,10 @@ class _Rewriter:
             return None
         weight = g.constants[w]
         oc, c = weight.shape[:2]
-        cb = next((b for b in (16, 8, 4) if c % b == 0), None)
-        if weight.dtype != np.int8 or cb is None or oc % 16:
+        if weight.dtype != np.int8 or oc % 16:
             return None
+        padded_c = -(-c // 4) * 4     # 4-way dot products: a stem's 3 channels take a 4th of zero weights
+        cb = next(b for b in (16, 8, 4) if padded_c % b == 0)
         x_scale, x_zero, y_scale, y_zero = scalars
         correction, multiplier = requantize_constants(x_scale, x_zero, g.constants[ws], y_scale,
                                                       weight.astype(np.int64).reshape(oc, -1).sum(axis=1),
@@ -82,11 +84,19 @@ class _Rewriter:
         shape5 = (1, oc // 16, 1, 1, 16)
         n, _, h, wd = xt.shape
         y = node.outputs[0]
+        pad_channels = []
+        if padded_c != c:     # the extra channels hold the zero point: (x - xz) * 0 either way
+            wide = g.add_tensor(f"{x}@{padded_c}ch", TensorType((n, padded_c, h, wd), "uint8"))
+            pad_channels = [Node("Pad", f"{node.name}.channels", [x], [wide],
+                                 {"mode": "constant", "pads": [0, 0, 0, 0, 0, padded_c - c, 0, 0],
+                                  "constant_value": int(x_zero)})]
+            weight = np.concatenate([weight, np.zeros((oc, padded_c - c) + weight.shape[2:], np.int8)], axis=1)
+            x, c = wide, padded_c
         packed_x = g.add_tensor(f"{x}@c{cb}", TensorType((n, c // cb, h, wd, cb), "uint8"))
         acc_t = yt.shape[:1] + (oc // 16,) + yt.shape[2:] + (16,)
         acc = g.add_tensor(f"{y}@acc", TensorType(acc_t, "int32"))
         packed_y = g.add_tensor(f"{y}@c16", TensorType(acc_t, yt.dtype))
-        return [
+        return pad_channels + [
             Node("LayoutPack", f"pack:{x}", [x], [packed_x], {"block": cb}),
             Node("QConvNCHWcInt8", node.name,
                  [packed_x, g.add_constant(f"{w}@int8c", pack_weight_int8(weight, cb)),
