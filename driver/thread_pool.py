@@ -168,6 +168,12 @@ class _PoolIR:
         # an exchange, not an atomic store: llvmlite's store_atomic needs typed pointers
         b.atomic_rmw("xchg", g, v, "seq_cst")
 
+    def notify(self, b, cond_fn, cv):
+        """Emit: with the mutex, cond_fn (signal or broadcast) on cv."""
+        b.call(self.lock, [self.mutex])
+        b.call(cond_fn, [cv])
+        b.call(self.unlock, [self.mutex])
+
     def field(self, b, w, shift, mask):
         return b.and_(b.lshr(w, self.c(shift)), self.c(mask))
 
@@ -302,9 +308,7 @@ def _emit_worker(p: _PoolIR, run_chunks):
     wake, back = worker.append_basic_block("wake_caller"), worker.append_basic_block("back")
     b.cbranch(b.and_(finished_loop, b.icmp_signed(">", p.load(b, p.waiting), p.c(0))), wake, back)
     b.position_at_end(wake)
-    b.call(p.lock, [p.mutex])
-    b.call(p.signal, [p.done_cv])
-    b.call(p.unlock, [p.mutex])
+    p.notify(b, p.signal, p.done_cv)
     b.branch(back)
     b.position_at_end(back)
     b.branch(outer)
@@ -424,9 +428,7 @@ def _emit_rouse(p: _PoolIR):
     b.atomic_rmw("add", p.rousals, p.c(1), "seq_cst")
     b.cbranch(b.icmp_signed(">", p.load(b, p.sleepers), p.c(0)), wake, done)
     b.position_at_end(wake)
-    b.call(p.lock, [p.mutex])
-    b.call(p.broadcast, [p.work_cv])
-    b.call(p.unlock, [p.mutex])
+    p.notify(b, p.broadcast, p.work_cv)
     b.branch(done)
     b.position_at_end(done)
     b.ret_void()
