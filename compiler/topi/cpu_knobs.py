@@ -230,8 +230,7 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
     """The schedule vdla compiles without a tuning record, for a target with `registers`
     (RegisterFile.of(target))."""
     if kind in ("conv2d_nchwc_int8", "matmul_int8") and registers.broadcast_in_register:
-        return DirectConvKnobs(divisor_up_to(dims["out_w"], INT8_AVX2_ROW_TILE),
-                               max(b for b in OC_BLOCKS if dims["out_blocks"] % b == 0))
+        return DirectConvKnobs(INT8_AVX2_ROW_TILE, max(b for b in OC_BLOCKS if dims["out_blocks"] % b == 0))
     if kind in ("conv2d_nchwc", "conv2d_nchwc_int8", "matmul_int8"):
         # the int8 dot product is tensorized over whole tiles (no tail): a divisor of the row,
         # however small, beats the host step a tail would leave (a 17-pixel row: 1-pixel tiles)
