@@ -18,6 +18,7 @@ def cpu_passes():
         ("simplify_unrolled", T.simplify_func),   # fold selects on the unrolled constants, so
                                                  # flatten_buffers indexes no dead branches
         ("partition_loops", T.partition_loops),
+        ("unswitch_loops", T.unswitch_loops),     # interior iterations without the border's selects
         ("flatten_buffers", T.flatten_buffers),
         ("simplify_flat", T.simplify_func),
         ("vectorize_loops", T.vectorize_loops),

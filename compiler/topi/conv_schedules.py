@@ -338,6 +338,8 @@ def find_anchor(s, outputs) -> Anchor | None:
     groups = conv.op.attrs.get("groups", 1) if kind == "conv2d_nchwc" else 1
     dims = {"out_channels": shape[1]} if kind == "conv2d_nchw" else \
         {"out_w": shape[3], "out_blocks": shape[1] // groups, "block": shape[4]}
+    if kind == "depthwise_conv2d_nchwc":      # the window its register tile spans (cpu_knobs.tile_registers)
+        dims.update(stride=conv.op.attrs["strides"][1], kernel_w=conv.op.reduce_axis[1].extent)
     return Anchor(kind, out, conv, dims)
 
 

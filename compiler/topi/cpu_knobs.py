@@ -47,6 +47,14 @@ OC_BLOCKS = (1, 2, 4)
 # 2.04x without, 1.85x with).
 WINOGRAD_WHOLE_IMAGE_TILES = 32
 DW_INLINE_PAD = True
+# A depthwise tile's unrolled taps share the input vectors a kernel row spans, and an FMA reads one
+# operand from memory, so its accumulators and those inputs may count up to this many times the
+# registers. On a Zen 3 (AVX2, 16-channel blocks as two vectors) with the interior tiles unswitched
+# (tir.passes.unswitch), the best tiles of MobileNetV2's 3x3 depthwise layers were 4 at stride 1
+# (8 + 12 counted: 144 x 56x56 0.147 ms against 0.190 for the 6 that all 16 registers gave, 32 x
+# 112x112 0.132 against 0.221) and 3 at stride 2 (6 + 14: 96 x 112x112 0.153 against 0.175 for 4);
+# both are 20 = 1.25 x 16. On 32-register targets it leaves the 14-pixel tiles as they were.
+DW_SPAN_BUDGET = 1.25
 NCHW_OC_TILE = 8
 # a register tile of more accumulators than this spills on every host vdla targets
 MAX_ACCUMULATORS = 2 * MAX_REG_TILE
@@ -183,24 +191,30 @@ def vector_factor(extent: int, lanes: int) -> int | None:
 
 
 def tile_registers(row_tile: int, oc_blocks: int, vectors_per_block: int, depthwise: bool = False,
-                   broadcast_in_register: bool = False) -> int:
+                   broadcast_in_register: bool = False, window: tuple[int, int] | None = None) -> int:
     """Vector registers a conv micro-kernel's register tile keeps live: its accumulators, a step's
     weight vectors, and its broadcast inputs (one, folded into the FMA, when a single block uses
     each; all `row_tile` of them when several blocks share each; one when each broadcast goes to a
     register its FMAs consume at once, RegisterFile.broadcast_in_register). A depthwise step
-    loads an input and a weight vector per block instead (nothing is broadcast).
+    loads an input and a weight vector per block instead (nothing is broadcast); given its
+    `window` (stride, kernel width), the input vectors one kernel row of the tile spans, which
+    the unrolled taps of that row share.
     Measured on a Zen 5 (AVX-512): 12 x 2 and 14 x 2 tiles (24 and 28 accumulators) run 1.5x
     slower than 10 x 2 or 5 x 4, which this count keeps within 32 registers, and with 256-bit
     vectors (16 registers, two per 16-channel block) the old 14 x 1 ran 1.5-2x slower than 5 x 1."""
     accumulators = row_tile * oc_blocks * vectors_per_block
     if depthwise:
-        return accumulators + 2 * vectors_per_block
+        if window is None:
+            return accumulators + 2 * vectors_per_block
+        stride, kernel_w = window
+        return accumulators + ((row_tile - 1) * stride + kernel_w) * vectors_per_block
     return accumulators + oc_blocks * vectors_per_block + (row_tile if oc_blocks > 1 and not broadcast_in_register
                                                            else 1)
 
 
 def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, tails: bool = True,
-                  oc_blocks=OC_BLOCKS, depthwise: bool = False, whole_blocks: bool = True) -> tuple[int, int]:
+                  oc_blocks=OC_BLOCKS, depthwise: bool = False, whole_blocks: bool = True,
+                  window: tuple[int, int] | None = None) -> tuple[int, int]:
     """(row_tile, oc_blocks) of a default register tile over rows of `width` outputs and `blocks`
     output-channel blocks of `block` lanes: among the tiles whose registers fit the target's (all
     but one where broadcasts sit in a register: on a Zen 3 a 14 x 1 tile of 8-channel blocks, all
@@ -208,12 +222,15 @@ def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, 
     MIN_ACCUMULATORS accumulators, the one with the fewest loads per FMA over a row (a weight
     vector per tile and block, an input per pixel), a tile with a tail counted dearer by TAIL_COST
     spread over the row; `tails` False: only tiles that divide the row; `whole_blocks` False: the
-    tile's blocks need not divide `blocks` (a matmul's last column tile is partitioned off)."""
+    tile's blocks need not divide `blocks` (a matmul's last column tile is partitioned off); a
+    depthwise tile with its `window` counted within DW_SPAN_BUDGET times the registers."""
     per = max(1, -(-block // registers.lanes))
     budget = registers.vectors - 1 if registers.broadcast_in_register and not depthwise else registers.vectors
+    if depthwise and window is not None:
+        budget = int(registers.vectors * DW_SPAN_BUDGET)
     fits = [(t, b) for b in oc_blocks if (blocks % b == 0 if whole_blocks else b <= blocks)
             for t in range(1, min(width, MAX_REG_TILE) + 1)
-            if tile_registers(t, b, per, depthwise, registers.broadcast_in_register) <= budget
+            if tile_registers(t, b, per, depthwise, registers.broadcast_in_register, window) <= budget
             and (tails or width % t == 0)]
     pool = [c for c in fits if c[0] * c[1] * per >= MIN_ACCUMULATORS] or fits or [(1, 1)]
 
@@ -238,7 +255,7 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
                                               tails=kind == "conv2d_nchwc"))
     if kind == "depthwise_conv2d_nchwc":
         tile, _ = register_tile(dims["out_w"], dims["out_blocks"], dims["block"], registers, oc_blocks=(1,),
-                                depthwise=True)
+                                depthwise=True, window=(dims["stride"], dims["kernel_w"]))
         return DepthwiseConvKnobs(tile, 1, DW_INLINE_PAD)
     if kind == "conv2d_nchwc_winograd":
         tile, blocks = register_tile(dims["tiles_w"], dims["out_blocks"], dims["block"], registers)

@@ -5,3 +5,4 @@ from .unroll import unroll_loops
 from .vthread import lower_virtual_threads
 from .simplify import simplify_func
 from .partition import partition_loops
+from .unswitch import unswitch_loops

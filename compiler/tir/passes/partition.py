@@ -28,9 +28,10 @@ PARALLEL_TAIL_SHARE = 8     # a parallel loop is partitioned when its tail is at
 MAX_PARTS = 64              # a loop split at its selects' points: a concatenation of up to 64 inputs
 
 
-def _conjuncts(c):
+def conjuncts(c):
+    """The operands of a chain of &&."""
     if isinstance(c, E.And):
-        return _conjuncts(c.a) + _conjuncts(c.b)
+        return conjuncts(c.a) + conjuncts(c.b)
     return [c]
 
 
@@ -41,12 +42,13 @@ def _guards_on(body, var):
 
     def f(n):
         if isinstance(n, IfThenElse):
-            conds.extend(c for c in _conjuncts(n.cond) if uses_var(c, var))
+            conds.extend(c for c in conjuncts(n.cond) if uses_var(c, var))
     visit(body, f)
     return conds
 
 
-def _inner_ranges(body):
+def loop_ranges(body):
+    """The constant [first, last] of every loop in `body` with a constant range."""
     out = {}
 
     def f(n):
@@ -83,7 +85,7 @@ def partition_loops(func):
                     and isinstance(s.extent, E.Const) and s.extent.value > 1):
                 conds = _guards_on(s.body, s.var)
                 if conds:
-                    body_ranges = {**ranges, **_inner_ranges(s.body)}
+                    body_ranges = {**ranges, **loop_ranges(s.body)}
                     k = _clean_prefix(conds, s.var, body_ranges, s.extent.value)
                     # a parallel loop's tail runs serially after it: only a small one (a GEMM's
                     # last, partial row tile), lest one thread do a large share alone
@@ -98,7 +100,7 @@ def partition_loops(func):
                         return seq(head, tail)
                 elif s.kind is ForKind.PARALLEL or _lanes_only(s.body):
                     points = _switch_points(_selects_on(s.body, s.var), s.var,
-                                            {**ranges, **_inner_ranges(s.body)}, s.extent.value)
+                                            {**ranges, **loop_ranges(s.body)}, s.extent.value)
                     if points and len(points) < MAX_PARTS:
                         return _split_at(s, points, lambda body, lo, hi: rec(body, {**inner, s.var: (lo, hi)}))
             return map_children(s, lambda c: rec(c, inner))
@@ -122,7 +124,7 @@ def _selects_on(body, var):
 
     def f(n):
         if isinstance(n, E.Select):
-            conds.extend(c for c in _conjuncts(n.cond) if uses_var(c, var))
+            conds.extend(c for c in conjuncts(n.cond) if uses_var(c, var))
     visit(body, f)
     return conds
 

@@ -271,3 +271,16 @@ def test_a_matmul_of_few_row_tiles_takes_a_tile_without_a_tail(registers, rows):
     assert rows % knobs.row_tile == 0 or rows // knobs.row_tile >= 8, knobs
     if registers == RegisterFile(16, 8, True) and rows == 32:
         assert knobs == MatmulKnobs(4, 2)
+
+
+def test_a_depthwise_tile_counts_the_inputs_a_kernel_row_spans():
+    """With its window (stride, kernel width) a depthwise tile counts its accumulators and the input
+    vectors one kernel row of it spans, within DW_SPAN_BUDGET x the registers: on AVX2 (two vectors a
+    16-channel block) 4-pixel tiles at stride 1 and 3 at stride 2, the best measured (cpu_knobs'
+    comment); 32 registers of 16 lanes keep 14 at stride 1."""
+    avx2 = RegisterFile(16, 8, True)
+    assert tile_registers(4, 1, 2, depthwise=True, window=(1, 3)) == 8 + 6 * 2
+    assert tile_registers(3, 1, 2, depthwise=True, window=(2, 3)) == 6 + 7 * 2
+    assert register_tile(56, 9, 16, avx2, oc_blocks=(1,), depthwise=True, window=(1, 3)) == (4, 1)
+    assert register_tile(56, 6, 16, avx2, oc_blocks=(1,), depthwise=True, window=(2, 3)) == (3, 1)
+    assert register_tile(56, 9, 16, RegisterFile(32, 16), oc_blocks=(1,), depthwise=True, window=(1, 3)) == (14, 1)
