@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from ..topi.cpu_knobs import (MAX_ACCUMULATORS, MIN_ACCUMULATORS, OC_BLOCKS, DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs,
+from ..topi.cpu_knobs import (MAX_ACCUMULATORS, MIN_ACCUMULATORS, OC_BLOCKS_SHARED_BROADCAST, DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs,
                               MatmulKnobs, NchwConvKnobs, WinogradKnobs, knobs_problem)
 from .errors import TuningError
 
@@ -25,7 +25,7 @@ _SIZE_KNOBS = ("row_tile", "oc_tile", "columns")
 
 def _tiles(width: int, blocks_total: int):
     """(row_tile, oc_blocks) register tiles of at most MAX_ACCUMULATORS accumulators."""
-    for b in OC_BLOCKS:
+    for b in OC_BLOCKS_SHARED_BROADCAST:
         if blocks_total % b == 0:
             for t in range(1, min(width, MAX_ACCUMULATORS // b) + 1):
                 yield t, b

@@ -284,3 +284,14 @@ def test_a_depthwise_tile_counts_the_inputs_a_kernel_row_spans():
     assert register_tile(56, 9, 16, avx2, oc_blocks=(1,), depthwise=True, window=(1, 3)) == (4, 1)
     assert register_tile(56, 6, 16, avx2, oc_blocks=(1,), depthwise=True, window=(2, 3)) == (3, 1)
     assert register_tile(56, 9, 16, RegisterFile(32, 16), oc_blocks=(1,), depthwise=True, window=(1, 3)) == (14, 1)
+
+
+def test_avx2_tiles_may_hold_three_blocks_that_share_each_broadcast():
+    """24 output channels are three 8-lane blocks: on AVX2 one tile takes all three (3 x 3, 9
+    accumulators and 13 registers), so the input is read once instead of once per block; a 32-register
+    target keeps choosing among 1, 2 and 4 blocks."""
+    avx2 = RegisterFile(16, 8, True)
+    assert default_knobs("conv2d_nchwc", {"out_w": 56, "out_blocks": 3, "block": 8}, avx2) == DirectConvKnobs(3, 3)
+    assert tile_registers(3, 3, 1, broadcast_in_register=True) <= avx2.vectors - 1
+    assert default_knobs("conv2d_nchwc", {"out_w": 56, "out_blocks": 3, "block": 8},
+                         RegisterFile(32, 16)).oc_blocks == 1
