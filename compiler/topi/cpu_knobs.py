@@ -42,10 +42,11 @@ TAIL_COST = 1.25
 TAIL_ROW = 7
 # output-channel blocks a register tile may hold (the defaults pick among them, the tuner searches them)
 OC_BLOCKS = (1, 2, 4)
-# ... and three more where each broadcast sits in a register its FMAs share (AVX2): 24 output
-# channels are three 8-lane blocks, which a tile of 1, 2 or 4 blocks could only take one at a time,
-# re-reading the input for each. On a Zen 3 MobileNetV2's 1x1 projections to 24 channels over 56x56
-# ran 3 x 3 in 0.153 and 0.245 ms (96 and 144 input channels) against 0.199 and 0.332 as 12 x 1.
+# Where each broadcast sits in a register its FMAs share (AVX2) a tile may also hold 3 (the tuner
+# searches these everywhere): 24 output channels are three 8-lane blocks, which tiles of 1, 2 or 4
+# blocks could only take one at a time, re-reading the input for each. On a Zen 3 MobileNetV2's
+# 1x1 projections to 24 channels over 56x56 ran 3 x 3 in 0.153 and 0.245 ms (96 and 144 input
+# channels) against 0.199 and 0.332 as 12 x 1.
 OC_BLOCKS_SHARED_BROADCAST = (1, 2, 3, 4)
 # Winograd: images of at most this many output tiles get the whole-image schedule (measured
 # vs the direct conv: 7x7 outputs, 16 tiles, 1.27x with it, 0.92x without; 14x14, 49 tiles,
