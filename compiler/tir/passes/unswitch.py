@@ -26,16 +26,17 @@ prove them), and only the ones it could not split remain.
 from __future__ import annotations
 
 import itertools
-import operator
+import math
+import random
 
 from .. import expr as E
-from ..arith import relax, simplify, skey
+from ..arith import evaluate, relax, simplify, skey
 from ..functor import free_vars, map_children, transform, visit
 from ..stmt import Allocate, For, IfThenElse
 from .partition import conjuncts, loop_ranges
 
 MIN_INTERIOR_SHARE = 0.5
-SAMPLES = 4096      # points of the outer variables' ranges the share is evaluated at (a grid)
+SAMPLES = 512       # points of the outer variables' ranges the share is evaluated at
 
 
 def _for_all(c, inner: dict):
@@ -47,45 +48,32 @@ def _for_all(c, inner: dict):
     dom = {v: (E.Const(lo, v.dtype), E.Const(hi, v.dtype)) for v, (lo, hi) in inner.items()}
     lo, hi = relax(simplify(E.Sub(c.a, c.b)), dom)
     zero = E.Const(0, c.a.dtype)
-    return {E.GE: lambda: E.GE(lo, zero), E.GT: lambda: E.GT(lo, zero),
-            E.LE: lambda: E.LE(hi, zero), E.LT: lambda: E.LT(hi, zero)}[type(c)]()
-
-
-_OPS = {E.Add: operator.add, E.Sub: operator.sub, E.Mul: operator.mul, E.FloorDiv: operator.floordiv,
-        E.FloorMod: operator.mod, E.Min: min, E.Max: max, E.LT: operator.lt, E.LE: operator.le,
-        E.GT: operator.gt, E.GE: operator.ge, E.EQ: operator.eq, E.NE: operator.ne,
-        E.And: lambda a, b: a and b, E.Or: lambda a, b: a or b}
-
-
-def _evaluate(e, env: dict):
-    """The value of integer/boolean arithmetic e with its variables bound by env."""
-    if isinstance(e, E.Const):
-        return e.value
-    if isinstance(e, E.Var):
-        return env[e]
-    if isinstance(e, E.Not):
-        return not _evaluate(e.a, env)
-    return _OPS[type(e)](_evaluate(e.a, env), _evaluate(e.b, env))
+    if isinstance(c, (E.GE, E.GT)):        # a - b >= 0 everywhere: at its least
+        return type(c)(lo, zero)
+    return type(c)(hi, zero)               # a - b <= 0 everywhere: at its most
 
 
 def _arithmetic(e) -> bool:
-    """Whether e is integer arithmetic that _evaluate knows, on variables and constants only: a
-    condition hoisted out of the loop must not read memory the loop may write."""
+    """Whether e is arithmetic on variables and constants only (arith.evaluate's): a condition
+    hoisted out of the loop must not read memory the loop may write."""
     ok = []
-    visit(e, lambda n: ok.append(isinstance(n, (E.Var, E.Const, E.Not)) or type(n) in _OPS))
+    visit(e, lambda n: ok.append(isinstance(n, (E.Var, E.Const, E.Not, E.BinaryOp))))
     return all(ok)
 
 
 def _share(cond, ranges: dict) -> float:
-    """The share of the outer variables' values (sampled) at which cond holds."""
+    """The share of the outer variables' values at which cond holds: over all of them, or
+    SAMPLES drawn at random (a fixed seed: the same kernel each compile). Not a strided grid:
+    a fused row variable tested through `i % 14` aliases with the stride (a 14x14 image's
+    interior measured 0.33 or 0.55 by two grids; it is 0.57)."""
     names = sorted(free_vars(cond), key=lambda v: v.uid)
-    per_axis = max(2, int(SAMPLES ** (1 / max(1, len(names)))))
-    axes = []
-    for v in names:
-        lo, hi = ranges[v]
-        axes.append(range(lo, hi + 1, max(1, (hi - lo + 1) // per_axis)))
-    points = list(itertools.product(*axes))
-    return sum(bool(_evaluate(cond, dict(zip(names, p)))) for p in points) / len(points)
+    axes = [range(ranges[v][0], ranges[v][1] + 1) for v in names]
+    if math.prod(len(a) for a in axes) <= SAMPLES:
+        points = list(itertools.product(*axes))
+    else:
+        pick = random.Random(0)
+        points = [tuple(pick.choice(a) for a in axes) for _ in range(SAMPLES)]
+    return sum(bool(evaluate(cond, dict(zip(names, p)))) for p in points) / len(points)
 
 
 def _interior(tile, ranges):
@@ -138,15 +126,9 @@ def _without(body, tests: set):
     return transform(body, post)
 
 
-def _has_select(body) -> bool:
-    found = []
-    visit(body, lambda n: found.append(1) if isinstance(n, E.Select) else None)
-    return bool(found)
-
-
 def unswitch_loops(func):
     def rec(s, ranges):
-        if isinstance(s, Allocate) and s.buffer.scope == "local" and _has_select(s.body):
+        if isinstance(s, Allocate) and s.buffer.scope == "local":
             found = _interior(s, ranges)
             if found is None:
                 return s

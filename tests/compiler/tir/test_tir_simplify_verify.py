@@ -8,6 +8,7 @@ import pytest
 from vdla.compiler.tir import arith
 from vdla.compiler.tir import expr as E
 from vdla.compiler.tir import stmt as S
+from vdla.compiler.tir.functor import substitute
 from vdla.compiler.tir.printer import to_text
 from vdla.compiler.tir.verify import IRError, verify
 
@@ -136,3 +137,17 @@ def test_a_select_whose_condition_folds_simplifies_only_the_taken_branch():
     assert arith.structural_equal(arith.simplify(e), i)
     kept = E.Select(E.LT(i, E.Const(2, "int32")), taken, E.Mul(i, E.Const(2, "int32")))
     assert isinstance(arith.simplify(kept), E.Select)
+
+
+def test_evaluate_agrees_with_the_simplifier_on_bound_variables():
+    """arith.evaluate folds what simplify folds once every variable is a constant: floor division
+    and modulo of negative values, comparisons, && and !."""
+    i, j = E.Var("i", "int32"), E.Var("j", "int32")
+    exprs = [E.FloorMod(E.Sub(i, E.Const(3, "int32")), E.Const(7, "int32")),
+             E.FloorDiv(E.Mul(j, E.Const(-5, "int32")), E.Const(4, "int32")),
+             E.And(E.GE(E.Add(i, j), E.Const(1, "int32")), E.Not(E.LT(E.Max(i, j), E.Const(2, "int32"))))]
+    for e in exprs:
+        for vi, vj in [(-9, 4), (0, 0), (5, -3), (13, 11)]:
+            env = {i: vi, j: vj}
+            folded = arith.simplify(substitute(e, {v: E.Const(x, "int32") for v, x in env.items()}))
+            assert arith.evaluate(e, env) == folded.value, (e, env)
