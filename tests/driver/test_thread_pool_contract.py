@@ -105,6 +105,28 @@ def test_a_loop_uses_no_more_threads_than_asked():
         assert len(threads) <= 2, f"a 2-thread loop ran on {len(threads)} threads"
 
 
+def test_caller_claims_from_the_front_and_helpers_from_the_back():
+    """The caller runs a prefix of the chunks and the helpers the rest, from the last one down,
+    so a balanced loop puts the same part of the iterations on the same thread call after call
+    (and a consumer's first half on the thread that produced its inputs' first half)."""
+    pool = pool_entry()
+    run_guarded(lambda: pool(Recorder().fn, None, 100, 2))       # a worker exists now
+    for _ in range(5):
+        rec = Recorder(body=lambda c, n: time.sleep(0.002))      # time for the worker to join
+        caller = []
+
+        def call():
+            caller.append(threading.get_ident())
+            pool(rec.fn, None, 100, 2)
+        run_guarded(call)
+        n = rec.check_once_each(100)
+        mine = [c for c, _, t in rec.calls if t == caller[0]]
+        theirs = [c for c, _, t in rec.calls if t != caller[0]]
+        assert theirs, "no worker joined the loop"
+        assert mine == list(range(len(mine))), f"the caller ran {mine}, not a prefix in order"
+        assert theirs == list(range(n - 1, len(mine) - 1, -1)), f"the helper ran {theirs}, not the rest from the back"
+
+
 def test_nested_loop_runs_on_the_calling_thread():
     """A chunk that starts a loop of its own (the pool is busy with the outer one) gets all of
     the inner loop's iterations on its own thread rather than waiting for the pool."""
