@@ -14,11 +14,15 @@ from ..tir.functor import visit
 from .llvm_function import FunctionState
 from .llvm_types import I8, I32, I64, PTR, abi_function_type, abi_type, value_type
 
-# Below this many (estimated) stores a parallel loop runs on the calling thread. Measured on
-# the Zen 4 hosts, a unit of the estimate is 0.3-0.45 ns of serial time (vector stores count
-# once), so 50k is about 20 us: a call into the warm (spinning) pool costs a few us, a call
-# that must wake a sleeping worker about 45 us.
-PARALLEL_MIN_WORK = 50_000
+# Below this many (estimated) stores a parallel loop runs on the calling thread. A unit of the
+# estimate is 0.3-0.45 ns of serial time (Zen 4; vector stores count once), so 10k is about 4 us.
+# A call costs about 1 us when the pool's workers spin, which they do through a whole run
+# (Executor.run rouses them first), and a sleeping worker costs the caller only the wake-up
+# call: it runs every chunk the worker has not claimed. Lowered from 50k, which kept MobileNetV2's
+# 7x7 depthwise convs (~16 us each) and most of BERT's kernels on one thread: on Zen 3 with 2
+# threads, each artifact run right after onnxruntime in one process, MobileNetV2 4.81 -> 4.76 ms,
+# ViT-Tiny 19.7 -> 19.4 ms, BERT 0.390 -> 0.384 ms (about 1% each; more noise than gain on BERT).
+PARALLEL_MIN_WORK = 10_000
 MIN_WORK = "parallel_min_work"     # a For annotation: this loop's threshold instead
 
 

@@ -48,7 +48,7 @@ def test_host_object_is_x86_64_and_uses_threads():
     kern = build(topi.schedule_for([y], target), [x, w, y], target, "conv")
     assert elf_machine(kern.object_code) == "x86_64"
     assert kernel_abi.PARALLEL_FOR in kern.llvm_ir     # parallel loops go to the runtime's pool
-    g = conv_group()
+    g = conv_group(1, 3)   # one 8-channel block of a 3x3 image
     small = build(topi.schedule_for([g[2]], target), list(g), target, "small")
     assert kernel_abi.PARALLEL_FOR not in small.llvm_ir  # too little work: runs on the calling thread
 
