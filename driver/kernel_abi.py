@@ -17,8 +17,8 @@ Symbols of a kernel NAME in an object:
 A parallel loop calls PARALLEL_FOR(task, env, max_chunks, threads), which runs
 task(env, c, n) for every c in 0..n-1 on up to `threads` threads (MAX_THREADS at most); the
 runtime picks n, any count 1 <= n <= max_chunks, so the task must split its iterations for
-any n. Objects compiled before chunks existed call PARALLEL_FOR_LEGACY(task, env, n): n
-chunks on n threads.
+any n; `threads` may carry the flag WARM_POOL_ONLY. Objects compiled before chunks existed
+call PARALLEL_FOR_LEGACY(task, env, n): n chunks on n threads.
 Signatures are (result, parameters) in LLVM's spelling of the C types, from which the
 emitters build their LLVM types and the loader its ctypes prototype.
 
@@ -43,6 +43,10 @@ PARALLEL_FOR_LEGACY = "vdla_parallel_for"
 PARALLEL_FOR_LEGACY_SIGNATURE = ("void", ("ptr", "ptr", "i64"))      # (task, env, n)
 # The pool's threads, the caller's included; a kernel asking for more gets this many.
 MAX_THREADS = 64
+# OR'd into PARALLEL_FOR's threads: use the pool only while no worker sleeps, else run every
+# chunk on the calling thread (a loop too small to repay waking one). A pool that predates the
+# flag reads it as more threads than it has, and runs the loop on all of them.
+WARM_POOL_ONLY = 1 << 30
 
 # Kernel names are identifiers, so no kernel object has this name.
 SHARED_OBJECT = "kernels.so"

@@ -336,11 +336,17 @@ def _emit_parallel_for(p: _PoolIR, worker, run_chunks):
     """PARALLEL_FOR(fn, env, max_chunks, threads)."""
     ir, i64, c = p.ir, p.i64, p.c
     pf = p.entry(kernel_abi.PARALLEL_FOR, kernel_abi.PARALLEL_FOR_SIGNATURE)
-    fn, env, max_chunks, threads = pf.args
+    fn, env, max_chunks, flagged_threads = pf.args
     b = ir.IRBuilder(pf.append_basic_block("entry"))
     serial, try_pool, par = (pf.append_basic_block(x) for x in ("serial", "try_pool", "parallel"))
-    b.cbranch(b.or_(b.icmp_signed("<=", threads, c(1)), b.icmp_signed("<=", max_chunks, c(1))),
-              serial, try_pool)
+    flag = c(kernel_abi.WARM_POOL_ONLY)
+    warm_only = b.and_(b.icmp_signed(">", flagged_threads, c(0)),
+                       b.icmp_signed("!=", b.and_(flagged_threads, flag), c(0)))
+    threads = b.select(warm_only, b.and_(flagged_threads, c(~kernel_abi.WARM_POOL_ONLY)), flagged_threads)
+    # a loop too small to repay a wake-up runs here while a worker sleeps (or none exists yet)
+    cold = b.or_(b.icmp_signed(">", p.load(b, p.sleepers), c(0)), b.icmp_signed("==", p.load(b, p.started), c(0)))
+    b.cbranch(b.or_(b.or_(b.icmp_signed("<=", threads, c(1)), b.icmp_signed("<=", max_chunks, c(1))),
+                    b.and_(warm_only, cold)), serial, try_pool)
     b.position_at_end(serial)
     b.call(fn, [env, c(0), c(1)])
     b.ret_void()

@@ -15,14 +15,15 @@ from .llvm_function import FunctionState
 from .llvm_types import I8, I32, I64, PTR, abi_function_type, abi_type, value_type
 
 # Below this many (estimated) stores a parallel loop runs on the calling thread. A unit of the
-# estimate is 0.3-0.45 ns of serial time (Zen 4; vector stores count once), so 10k is about 4 us.
-# A call costs about 1 us when the pool's workers spin, which they do through a whole run
-# (Executor.run rouses them first), and a sleeping worker costs the caller only the wake-up
-# call: it runs every chunk the worker has not claimed. Lowered from 50k, which kept MobileNetV2's
-# 7x7 depthwise convs (~16 us each) and most of BERT's kernels on one thread: on Zen 3 with 2
-# threads, each artifact run right after onnxruntime in one process, MobileNetV2 4.81 -> 4.76 ms,
-# ViT-Tiny 19.7 -> 19.4 ms, BERT 0.390 -> 0.384 ms (about 1% each; more noise than gain on BERT).
+# estimate is 0.3-0.45 ns of serial time (Zen 4; vector stores count once), so 10k is about 4 us:
+# a call costs about 1 us while the pool's workers spin, which they do through a run (Executor.run
+# rouses them first). Waking a sleeping worker costs the caller 10-15 us on the 2-vCPU hosts (the
+# futex wake of another virtual CPU), so a loop below WAKE_MIN_WORK (about 20 us) asks for the pool
+# only if no worker sleeps (kernel_abi.WARM_POOL_ONLY). At 50k for both, MobileNetV2's 7x7
+# depthwise convs (~16 us) and most of BERT's kernels ran on one thread in a run; at 10k without
+# the flag, a 7x7 depthwise conv called alone (its worker asleep) took 40 us instead of 24.
 PARALLEL_MIN_WORK = 10_000
+WAKE_MIN_WORK = 50_000
 MIN_WORK = "parallel_min_work"     # a For annotation: this loop's threshold instead
 
 
@@ -77,6 +78,8 @@ def emit_parallel_for(cg, st, s):
         kk = k + len(captured_bufs)
         b.store(st.vars[v], b.gep(env, [ir.Constant(I32, 0), ir.Constant(I32, kk)], source_etype=env_t))
     threads = b.sext(b.load(cg.num_threads, typ=abi_type(kernel_abi.NUM_THREADS_TYPE)), I64)
+    if MIN_WORK not in s.annotations and estimated_work(s) < WAKE_MIN_WORK:
+        threads = b.or_(threads, ir.Constant(I64, kernel_abi.WARM_POOL_ONLY))
     result, params = kernel_abi.PARALLEL_FOR_SIGNATURE
     launch = cg._extern(kernel_abi.PARALLEL_FOR, abi_type(result), [abi_type(t) for t in params])
     b.call(launch, [worker, env, ir.Constant(I64, extent), threads])

@@ -146,6 +146,29 @@ def test_back_to_back_calls_and_calls_after_the_workers_slept():
         np.testing.assert_allclose(out, x * 3 + 1, rtol=1e-6, atol=1e-6)
 
 
+def test_loops_too_small_to_wake_a_worker_ask_for_a_warm_pool_only():
+    """codegen.parallel: below PARALLEL_MIN_WORK estimated stores a loop stays serial, below
+    WAKE_MIN_WORK it asks for the pool with kernel_abi.WARM_POOL_ONLY, above it plainly; each
+    computes the same."""
+    from vdla.compiler.codegen import parallel
+    flag = f"{kernel_abi.WARM_POOL_ONLY}"
+    for rows, cols, pool, flagged in [(4, 100, False, False), (16, 1000, True, True), (64, 4096, True, False)]:
+        work = rows * cols          # stores: one per element
+        assert (work >= parallel.PARALLEL_MIN_WORK, pool and work < parallel.WAKE_MIN_WORK) == (pool, flagged)
+        a = te.placeholder((rows, cols), "float32", "a")
+        b = te.compute(a.shape, lambda i, j: a[i, j] * 3.0 + 1.0, "b")
+        s = create_schedule(b)
+        s[b].parallel(s[b].op.axis[0])
+        kern = build(s, [a, b], Target.host(threads=2), "scale")
+        assert (kernel_abi.PARALLEL_FOR in kern.llvm_ir, flag in kern.llvm_ir) == (pool, flagged), (rows, cols)
+        lib = kern.load()
+        lib.set_num_threads(2)
+        x = np.random.default_rng(rows).standard_normal((rows, cols)).astype("float32")
+        out = np.zeros_like(x)
+        lib.run("scale", [x, out])
+        np.testing.assert_allclose(out, x * 3 + 1, rtol=1e-6, atol=1e-6)
+
+
 def _pool_word(name):
     import ctypes
     return ctypes.c_int64.from_address(thread_pool._engine.get_global_value_address(thread_pool.SYMBOL_PREFIX + name))
