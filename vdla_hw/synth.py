@@ -316,6 +316,8 @@ def main(argv=None) -> int:
         keep = {k: result[k] for k in ("config", "target", "top", "lut", "ff", "dsp", "bram36", "fits_xc7z020",
                                        "lut_logic", "lut_memory", "cells", "yosys_seconds", "tool")}
         keep["rtl_commit"] = _git_head()
+        # what the figures were synthesized from: a check of these very inputs needs no new run
+        keep["input_digest"] = input_digest(config, Path(args.rtl))
         path.write_text(json.dumps(keep, indent=1, sort_keys=True) + "\n")
         print(f"baseline written to {os.path.relpath(path)}", file=sys.stderr)
     if args.json:
