@@ -53,12 +53,14 @@ def execute_alu(insn, index: int, state) -> int:
     check_hazard(nest, cfg.timing.acc_raw_min_distance, index, "ALU")
     if nest.steps == 0:
         return 0
+    if insn.alu_opcode == AluOp.LUT and cfg.lut_depth == 0:
+        raise StreamError(f"ALU LUT: config {cfg.name} has no lookup table (its {cfg.batch * cfg.block} lanes "
+                          "are more than the table's entries)", index)
+    if not state.compute:
+        return nest.steps
     writes = nest.counts("dst", cfg.acc_depth)
     touched = np.flatnonzero(writes)
     if insn.alu_opcode == AluOp.LUT:
-        if cfg.lut_depth == 0:
-            raise StreamError(f"ALU LUT: config {cfg.name} has no lookup table (its {cfg.batch * cfg.block} lanes "
-                              "are more than the table's entries)", index)
         _lookups(writes[touched], touched, state)
         state.write_back(insn, touched)
         return nest.steps

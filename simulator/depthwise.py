@@ -30,13 +30,14 @@ def execute_depthwise(insn, index: int, state) -> int:
     check_range(nest, "dst", cfg.acc_depth, "DEPTHWISE accumulator", index)
     written = _writing(nest)
     if insn.reset:
-        reset_entries(state, insn, written)
+        if state.compute:
+            reset_entries(state, insn, written)
         return 0
     check_range(nest, "src", cfg.inp_depth, "DEPTHWISE input", index)
     check_range(nest, "wgt", cfg.wgt_depth, "DEPTHWISE weight", index)
     check_hazard(nest, cfg.timing.acc_raw_min_distance, index, "DEPTHWISE",
                  writes=row_writes(nest.uops) if nest.steps else None)
-    if written.steps:
+    if written.steps and state.compute:
         lanes = cfg.batch * cfg.block
         accumulate(state, insn, nest, written, 64 + lanes * (TAPS * 4 + 24), partial(_chunk_sums, state))
     return nest.steps

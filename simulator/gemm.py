@@ -21,13 +21,14 @@ def execute_gemm(insn, index: int, state) -> int:
     nest = LoopNest.of(insn, state, index, ("dst",) if insn.reset else ("dst", "src", "wgt"))
     check_range(nest, "dst", cfg.acc_depth, "GEMM accumulator", index)
     if insn.reset:
-        reset_entries(state, insn, nest)
+        if state.compute:
+            reset_entries(state, insn, nest)
         return 0
     check_range(nest, "src", cfg.inp_depth, "GEMM input", index)
     check_range(nest, "wgt", cfg.wgt_depth, "GEMM weight", index)
     check_hazard(nest, cfg.timing.acc_raw_min_distance, index, "GEMM")
-    if nest.steps == 0:
-        return 0
+    if nest.steps == 0 or not state.compute:
+        return nest.steps
     lanes = cfg.batch * cfg.block
     # per step: three indices, the input row, its product and the lane sums, with sort scratch
     accumulate(state, insn, nest, nest, 48 + lanes * 28,

@@ -51,7 +51,11 @@ class Simulator:
         self.max_insn_work = max_insn_work
 
     def run(self, dram: np.ndarray, insn_addr: int, insn_count: int, trace: bool = False,
-            max_cycles: int | None = None) -> SimResult:
+            max_cycles: int | None = None, compute: bool = True) -> SimResult:
+        """compute=False: the timing and every check of a full run (decoding, token queues,
+        DRAM and SRAM ranges, accumulator hazards) without computing GEMM, DEPTHWISE or ALU
+        results: what a run costs in cycles, or whether it runs at all, for a fraction of the
+        time. Loads and stores still move data, so the DRAM's outputs hold no results."""
         if dram.dtype != np.uint8 or dram.ndim != 1:
             raise TypeError("dram must be a 1-D uint8 array (the DRAM image)")
         if insn_addr % INSN_BYTES:
@@ -66,12 +70,13 @@ class Simulator:
             insns = self.config.isa.decode_stream(dram[insn_addr:end])
         except InsnDecodeError as exc:
             raise DecodeError(exc.reason, exc.insn_index) from None
-        return self.run_insns(insns, dram, trace=trace, max_cycles=max_cycles)
+        return self.run_insns(insns, dram, trace=trace, max_cycles=max_cycles, compute=compute)
 
-    def run_insns(self, insns, dram: np.ndarray, trace: bool = False, max_cycles: int | None = None) -> SimResult:
+    def run_insns(self, insns, dram: np.ndarray, trace: bool = False, max_cycles: int | None = None,
+                  compute: bool = True) -> SimResult:
         """Run already decoded instructions (fetch timing is modelled all the same)."""
         sched = schedule(insns, self.config, max_cycles)
-        state = OnChipState(self.config, self.max_insn_work)
+        state = OnChipState(self.config, self.max_insn_work, compute)
         # Execute data in the order the hardware starts instructions; ties in module order,
         # which only matters for racy streams (a correct stream orders conflicts with tokens).
         order = np.lexsort((sched.module, sched.start))

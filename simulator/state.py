@@ -9,10 +9,13 @@ from .work_limit import DEFAULT_LIMIT, UNLIMITED
 
 
 class OnChipState:
-    def __init__(self, config, max_insn_work: int = DEFAULT_LIMIT):
+    def __init__(self, config, max_insn_work: int = DEFAULT_LIMIT, compute: bool = True):
         b, n = config.batch, config.block
         self.config = config
         self.max_insn_work = max_insn_work
+        # False: GEMM, DEPTHWISE and ALU instructions are checked (ranges, hazards, the LUT's
+        # presence) but compute nothing; loads and stores still move data (Simulator.run)
+        self.compute = compute
         self.meter = UNLIMITED          # the work meter of the instruction being executed
         self.inp = np.zeros((config.inp_depth, b, n), dtype=np.int8)
         self.wgt = np.zeros((config.wgt_depth, n, n), dtype=np.int8)
