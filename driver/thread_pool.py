@@ -50,9 +50,16 @@ core in slices longer than a kernel: the worker mostly arrives after the caller 
 every chunk (it ran 0.03 s of a 2 s run), and claiming per chunk makes that cost nothing.
 
 The claim word packs (generation << 32 | helper slots << 24 | chunks claimed from the front
-<< 12 | unclaimed chunks). A claim is one compare-and-swap, so a worker that read the word of a finished loop cannot claim a chunk of the
-next one (the generation differs); a worker's first claim of a loop also takes one of its
-threads - 1 helper slots, so a loop never runs on more threads than asked for.
+<< 12 | unclaimed chunks). A claim is one compare-and-swap, so a worker that read the word of a
+finished loop cannot claim a chunk of the next one (the generation differs); a worker's first
+claim of a loop also takes one of its threads - 1 helper slots, so a loop never runs on more
+threads than asked for.
+
+A loop whose threads carry kernel_abi.WARM_POOL_ONLY (one too small to repay a wake-up) runs on
+the calling thread while a worker sleeps or none has been started: the wake-up would cost the
+caller more than the worker could save it. (A worker's vCPU that has idled for milliseconds
+can take 1.6-2.7 ms to wake on the Zen 3 VMs, 35-50 us after 1 ms: so the first loops of a run
+after a pause run on the caller alone, whatever their size.)
 
 A call that finds the pool busy (another caller's loop, or a loop nested in one of its chunks)
 runs all of its iterations on the calling thread: waiting for the pool would deadlock when
@@ -343,7 +350,8 @@ def _emit_parallel_for(p: _PoolIR, worker, run_chunks):
     warm_only = b.and_(b.icmp_signed(">", flagged_threads, c(0)),
                        b.icmp_signed("!=", b.and_(flagged_threads, flag), c(0)))
     threads = b.select(warm_only, b.and_(flagged_threads, c(~kernel_abi.WARM_POOL_ONLY)), flagged_threads)
-    # a loop too small to repay a wake-up runs here while a worker sleeps (or none exists yet)
+    # a loop too small to repay a wake-up runs here while a worker sleeps (or none exists yet;
+    # `started` is read without the launch lock: a hint, as `sleepers` is)
     cold = b.or_(b.icmp_signed(">", p.load(b, p.sleepers), c(0)), b.icmp_signed("==", p.load(b, p.started), c(0)))
     b.cbranch(b.or_(b.or_(b.icmp_signed("<=", threads, c(1)), b.icmp_signed("<=", max_chunks, c(1))),
                     b.and_(warm_only, cold)), serial, try_pool)

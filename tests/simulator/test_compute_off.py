@@ -40,7 +40,8 @@ def test_the_compute_engines_checks_hold_without_computing(compute):
     dram = np.zeros(2 << 20, dtype=np.uint8)
     put(dram, 0, cfg.isa.encode_uops([Uop(dst=5, src=0, wgt=0)]))
     uops = MemInsn(memory_type=MemType.UOP, x_size=1)
-    for engine in (GemmInsn(uop_begin=0, uop_end=1, iter_in=2), AluInsn(uop_begin=0, uop_end=1, iter_in=2, use_imm=True)):
+    engines = (GemmInsn(uop_begin=0, uop_end=1, iter_in=2), AluInsn(uop_begin=0, uop_end=1, iter_in=2, use_imm=True))
+    for engine in engines:
         with pytest.raises(HazardError, match="updates accumulator entry 5 at micro-op steps 0 and 1"):
             _run([uops, engine, FinishInsn()], dram, compute)
     put(dram, 0, cfg.isa.encode_uops([Uop(dst=cfg.acc_depth - 1)]))
