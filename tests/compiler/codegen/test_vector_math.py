@@ -75,3 +75,12 @@ def test_scalar_tails_keep_libm(host, rng):
     xa = rng.uniform(-5, 5, 37).astype(np.float32)
     kernel, got = _run(host, topi.erf, xa)
     np.testing.assert_allclose(got, np.vectorize(math.erf)(xa.astype(np.float64)), rtol=2e-7, atol=1e-38)
+
+
+def test_one_plus_erf_of_a_negative_x_is_erfc_within_the_stated_bound(host):
+    """A GELU's tail, 1 + erf(x) for x in [-4, -1], where erf's long tail polynomial (Estrin's
+    scheme) decides: within 1.1e-7 of float64's erfc(|x|), as the module says."""
+    xa = np.linspace(-4, -1, 64 * 500).astype(np.float32)
+    _, got = _run(host, topi.erf, xa)
+    want = np.vectorize(math.erfc)(-xa.astype(np.float64))
+    assert np.abs(1.0 + got.astype(np.float64) - want).max() <= 1.1e-7
