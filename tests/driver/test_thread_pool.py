@@ -19,6 +19,8 @@ from vdla.compiler.schedule import create_schedule
 from vdla.compiler.target import Target
 from vdla.driver import kernel_abi, thread_pool
 
+from .test_thread_pool_contract import pool_global, wait_for
+
 
 def parallel_kernel(shape=(64, 4096)):
     a = te.placeholder(shape, "float32", "a")      # enough work to use the pool
@@ -169,11 +171,6 @@ def test_loops_too_small_to_wake_a_worker_ask_for_a_warm_pool_only():
         np.testing.assert_allclose(out, x * 3 + 1, rtol=1e-6, atol=1e-6)
 
 
-def _pool_word(name):
-    import ctypes
-    return ctypes.c_int64.from_address(thread_pool._engine.get_global_value_address(thread_pool.SYMBOL_PREFIX + name))
-
-
 def test_rouse_wakes_sleeping_workers_to_spin_and_they_sleep_again():
     """ROUSE (Executor.run's first call) wakes the sleeping workers, which spin, sleep again
     when no loop comes, and serves the loops that do: after a rouse, after a rouse and a pause,
@@ -183,14 +180,8 @@ def test_rouse_wakes_sleeping_workers_to_spin_and_they_sleep_again():
     x = np.random.default_rng(2).standard_normal((64, 4096)).astype("float32")
     out = np.zeros_like(x)
     lib.run("triple", [x, out])
-    sleepers, rousals, workers = _pool_word("pool_sleepers"), _pool_word("pool_rousals"), _pool_word("pool_started")
+    sleepers, rousals, workers = pool_global("pool_sleepers"), pool_global("pool_rousals"), pool_global("pool_started")
 
-    def wait_for(cond, seconds=5.0):
-        end = time.perf_counter() + seconds
-        while not cond():
-            if time.perf_counter() > end:
-                return False
-        return True
     woke = False
     for _ in range(20):                 # the spin lasts ~0.1 ms: a descheduled poll may miss it
         assert wait_for(lambda: sleepers.value == workers.value), "the workers never went to sleep"

@@ -127,11 +127,13 @@ def test_caller_claims_from_the_front_and_helpers_from_the_back():
         assert theirs == list(range(n - 1, len(mine) - 1, -1)), f"the helper ran {theirs}, not the rest from the back"
 
 
-def _pool_global(name):
+def pool_global(name):
+    """The pool's int64 global SYMBOL_PREFIX + name ("pool_sleepers", ...), read in place."""
     return ctypes.c_int64.from_address(thread_pool._engine.get_global_value_address(thread_pool.SYMBOL_PREFIX + name))
 
 
-def _wait_for(cond, seconds=5.0):
+def wait_for(cond, seconds=5.0):
+    """Poll cond() until it holds (True) or `seconds` pass (False)."""
     end = time.perf_counter() + seconds
     while not cond():
         if time.perf_counter() > end:
@@ -144,9 +146,9 @@ def test_a_warm_pool_only_loop_runs_on_the_caller_while_the_worker_sleeps():
     calling thread (no wake-up, nothing published); with it awake the loop goes to the pool."""
     pool = pool_entry()
     run_guarded(lambda: pool(Recorder().fn, None, 100, 2))      # a worker exists now
-    sleepers, generation = _pool_global("pool_sleepers"), _pool_global("pool_generation")
+    sleepers, generation = pool_global("pool_sleepers"), pool_global("pool_generation")
     warm_only = 2 | kernel_abi.WARM_POOL_ONLY
-    assert _wait_for(lambda: sleepers.value > 0), "the worker never went to sleep"
+    assert wait_for(lambda: sleepers.value > 0), "the worker never went to sleep"
     before = generation.value
     rec = Recorder()
     run_guarded(lambda: pool(rec.fn, None, 100, warm_only))
@@ -154,7 +156,7 @@ def test_a_warm_pool_only_loop_runs_on_the_caller_while_the_worker_sleeps():
     published = False
     for _ in range(20):        # the roused worker spins ~0.1 ms: a descheduled call may miss it
         thread_pool.rouse()
-        if not _wait_for(lambda: sleepers.value == 0, 0.05):
+        if not wait_for(lambda: sleepers.value == 0, 0.05):
             continue
         before = generation.value
         rec = Recorder()
