@@ -131,8 +131,11 @@ def _selects_on(body, var):
 
 def _switch_points(conds, var, ranges, extent):
     """The sorted points 0 < p < extent where a condition on var alone switches: false below p
-    and true from it on, or the reverse. Conditions that do not decide on var alone (they also
-    depend on other variables, or switch more than once) are left out."""
+    and true from it on, or the reverse. Where one iteration straddles the point (its vector
+    lanes: `i*8 + lane < 197` holds for i < 24, for some lanes of i = 24, for none after), both
+    its ends are points: that part keeps the select, the others fold it. Conditions that do not
+    decide on var alone (they also depend on other serial variables, or switch more than once)
+    are left out."""
     def holds(c, lo, hi):
         return prove(c, {**ranges, var: (lo, hi)})
     points = set()
@@ -144,8 +147,12 @@ def _switch_points(conds, var, ranges, extent):
         while lo < hi:
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if holds(c, mid, extent - 1) is last else (mid + 1, hi)
-        if holds(c, 0, lo - 1) is first and holds(c, lo, extent - 1) is last:
+        if holds(c, lo, extent - 1) is not last:
+            continue
+        if holds(c, 0, lo - 1) is first:
             points.add(lo)
+        elif lo >= 2 and holds(c, 0, lo - 2) is first:     # one iteration straddles the point
+            points.update((lo - 1, lo))
     return sorted(points)
 
 

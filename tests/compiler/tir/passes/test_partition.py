@@ -85,6 +85,27 @@ def test_a_padded_copy_splits_its_row_into_ends_and_a_middle_without_conditions(
     np.testing.assert_array_equal(out, np.pad(xa, list(zip(before, after))))
 
 
+def test_a_vector_that_straddles_a_select_point_is_a_part_of_its_own(rng):
+    """A row of 197 padded to 208 with zeros, in vectors of 8: iterations 0-23 hold only data,
+    24 straddles the end (5 data lanes), 25 only padding. Three parts: the first selects
+    nothing, the last stores zeros, only the middle one keeps its select; results as numpy's."""
+    x = te.placeholder((3, 197), "float32", "x")
+    y = te.compute((3, 208), lambda i, j: te.if_then_else(j < 197, x[i, j] * 2.0, E.Const(0.0, "float32")), "y")
+    s = create_schedule(y)
+    jo, ji = s[y].split(s[y].op.axis[1], 8)
+    s[y].vectorize(ji)
+    func = lower(s, [x, y], "f", check=True)
+    parts = [loop for loop in _loops(func) if loop.var.name == "j.o"]
+    assert [(loop.min.value, loop.extent.value) for loop in parts] == [(0, 24)]   # 24 and 25: one store each
+    selects = []
+    visit(func.body, lambda n: selects.append(n) if isinstance(n, E.Select) else None)
+    assert len(selects) == 1 and "ramp(192, 1, 8)" in repr(selects[0].cond)
+    xa = rng.standard_normal(x.shape).astype("float32")
+    out = np.full(y.shape, 7, "float32")
+    build(s, [x, y], name="f").load().run("f", [xa, out])
+    np.testing.assert_array_equal(out, np.pad(xa * 2, [(0, 0), (0, 11)]))
+
+
 def test_a_condition_on_two_variables_does_not_split_either_loop(rng):
     """y[i, j] = x[i, j] where i + j < 5, else 0: the bound is on neither variable alone, so no
     loop is split (each part would still need the condition); results equal numpy's."""
