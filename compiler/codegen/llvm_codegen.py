@@ -20,6 +20,7 @@ from vdla.driver import kernel_abi
 from vdla.hw.errors import CompileError
 
 from ..tir import dtype as dt
+from ..tir.arith import skey
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import visit
@@ -179,14 +180,15 @@ class LLVMCodegen:
         buf, idx = e.buffer, e.indices[0]
         elem = scalar_type(buf.dtype)
         esize = max(1, dt.bits(buf.dtype) // 8)
-        guarded = bool(st.guards)
+        guards = _guards_of(st, e)
+        guarded = bool(guards)
         if isinstance(idx, E.Ramp) and E.is_const(idx.stride, 1):
             p = self._addr(st, buf, self.as_i64(st, idx.base))
             # a bool is a byte in memory, but <N x i1> would be N bits: load bytes, then narrow
             packed = _bytes_of_bools(elem, idx.lanes)
             vt = packed or ir.VectorType(elem, idx.lanes)
             if guarded:
-                mask = self._guard_mask(st, idx.lanes)
+                mask = self._guard_mask(st, guards, idx.lanes)
                 fn = self._masked_load(vt)
                 v = b.call(fn, [p, ir.Constant(I32, esize), mask, ir.Constant(vt, ir.Undefined)])
             else:
@@ -216,10 +218,10 @@ class LLVMCodegen:
         i = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), ir.Constant(I64, 0), i)
         return b.select(b.icmp_signed(">", i, hi), hi, i)
 
-    def _guard_mask(self, st, lanes):
+    def _guard_mask(self, st, guards, lanes):
         b = st.b
         mask = None
-        for g in st.guards:
+        for g in guards:
             if not isinstance(g.type, ir.VectorType):
                 vt = ir.VectorType(I1, lanes)
                 g = b.shuffle_vector(b.insert_element(ir.Constant(vt, ir.Undefined), g, ir.Constant(I32, 0)),
@@ -314,10 +316,12 @@ class LLVMCodegen:
             if not _has_load(e.t) and not _has_load(e.f):
                 return b.select(cond, self.expr(st, e.t), self.expr(st, e.f))
             st.guards.append(cond)
+            st.guard_reads.append(_load_keys(e.cond))
             t = self.expr(st, e.t)
             st.guards[-1] = b.not_(cond)
             f = self.expr(st, e.f)
             st.guards.pop()
+            st.guard_reads.pop()
             return b.select(cond, t, f)
         if isinstance(e, E.Cast):
             return self.cast(st, e)
@@ -416,7 +420,8 @@ class LLVMCodegen:
     def call(self, st, e):
         b = st.b
         args = [self.expr(st, a) for a in e.args]
-        simple = {"exp": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt", "fabs": "llvm.fabs",
+        simple = {"exp": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt",
+                  "fabs": "llvm.fabs",
                   # rint rounds half to even in the default rounding mode, which nothing changes;
                   # llvm.roundeven would call roundevenf on ARMv7, which its glibc (2.17) lacks
                   "floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.rint",
@@ -470,7 +475,22 @@ def _bytes_of_bools(elem, lanes: int):
 
 
 def _has_load(e) -> bool:
-    found = []
-    visit(e, lambda n: found.append(1) if isinstance(n, E.BufferLoad) else None)
-    return bool(found)
+    return bool(_load_keys(e))
+
+
+def _load_keys(e) -> set:
+    found = set()
+    visit(e, lambda n: found.add(skey(n)) if isinstance(n, E.BufferLoad) else None)
+    return found
+
+
+def _guards_of(st, load):
+    """The select conditions a load must respect: all of st.guards, but where a guard's own
+    condition read the same address (select(x[i] > m, x[i], m), a NaN-ignoring max) only the
+    guards around that condition: under them the address is known to be readable."""
+    key = skey(load) if st.guards else None
+    for k, reads in enumerate(st.guard_reads):
+        if key in reads:
+            return st.guards[:k]
+    return st.guards
 

@@ -21,6 +21,7 @@ class FunctionState:
         self.frees = []
         self.in_parallel = False
         self.guards = []   # select conditions the current expression is evaluated under
+        self.guard_reads = []   # for each, the loads (tir.arith.skey) its condition made
 
     def entry_alloca(self, typ, name, align):
         """Stack storage of `typ` for the whole function, as an opaque pointer."""

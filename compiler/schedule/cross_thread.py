@@ -84,8 +84,11 @@ def levels(threads):
 
 
 def combine(combiner, a, b):
+    """The accumulator `a` combined with the next value `b`."""
     if combiner == "sum":
         return a + b
+    if combiner == "fmax":          # a NaN b compares false and leaves a; a starts at -inf
+        return E.Select(E.GT(b, a), b, a)
     return E.Max(a, b) if combiner == "max" else E.Min(a, b)
 
 

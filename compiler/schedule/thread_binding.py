@@ -40,7 +40,7 @@ def check_binding(stage, iv, tag, error):
 
 # Combiners whose partial results may be combined in any grouping and order: what a tree over
 # the threads of a block does. Reduce.COMBINERS are all such today; a new one must be added here.
-COMMUTATIVE_COMBINERS = ("sum", "max", "min")
+COMMUTATIVE_COMBINERS = ("sum", "max", "min", "fmax")
 
 
 def _check_reduce_binding(stage, iv, tag, error):

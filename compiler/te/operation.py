@@ -69,6 +69,7 @@ def _reducer(combiner):
 sum = _reducer("sum")  # noqa: A001 - mirrors the reduction's name
 max = _reducer("max")  # noqa: A001
 min = _reducer("min")  # noqa: A001
+fmax = _reducer("fmax")   # the largest element that is not NaN: see tir.expr.Reduce
 
 
 def if_then_else(cond, t, f) -> E.Expr:

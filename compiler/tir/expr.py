@@ -244,9 +244,13 @@ class BufferLoad(Expr):
 
 
 class Reduce(Expr):
-    """combiner over `axis` (reduce IterVars) of `source`, optionally only where `condition`."""
+    """combiner over `axis` (reduce IterVars) of `source`, optionally only where `condition`.
+    "fmax" is the largest element that is not NaN (numpy's fmax.reduce; -inf where all are):
+    a plain compare per element, where "max" also carries any NaN to the result (three
+    instructions a vector on x86 instead of one), for a reduction whose consumer propagates
+    a NaN by itself (softmax's exponentials)."""
     _fields = ("source", "condition")
-    COMBINERS = ("sum", "max", "min")
+    COMBINERS = ("sum", "max", "min", "fmax")
 
     def __init__(self, combiner: str, source: Expr, axis, condition: Expr | None = None):
         if combiner not in self.COMBINERS:
@@ -260,9 +264,9 @@ class Reduce(Expr):
         if self.combiner == "sum":
             return Const(0, t)
         if dt.is_float(t):
-            return Const(float("-inf") if self.combiner == "max" else float("inf"), t)
+            return Const(float("-inf") if self.combiner in ("max", "fmax") else float("inf"), t)
         lo, hi = dt.int_range(t)
-        return Const(lo if self.combiner == "max" else hi, t)
+        return Const(lo if self.combiner in ("max", "fmax") else hi, t)
 
     def __repr__(self):
         axes = ", ".join(iv.var.name for iv in self.axis)

@@ -35,6 +35,22 @@ def test_reductions_and_select_run_like_numpy(rng):
     np.testing.assert_array_equal(outs[3], (xa[:, :5] > 0.5).sum(1))
 
 
+def test_fmax_ignores_nan_where_max_keeps_it(rng):
+    """te.fmax is numpy's fmax.reduce (-inf for a row of NaN), te.max numpy's max."""
+    x = te.placeholder((4, 9), "float32", "x")
+    k, k2 = te.reduce_axis((0, 9), "k"), te.reduce_axis((0, 9), "k2")
+    fm = te.compute((4,), lambda i: te.fmax(x[i, k], axis=k), "fm")
+    m = te.compute((4,), lambda i: te.max(x[i, k2], axis=k2), "m")
+    lib = build(create_schedule([fm, m]), [x, fm, m], name="r").load()
+    xa = rng.standard_normal(x.shape).astype("float32")
+    xa[1, 4], xa[2, 0], xa[3, :] = np.nan, np.nan, np.nan
+    outs = [np.zeros(4, "float32"), np.zeros(4, "float32")]
+    with np.errstate(invalid="ignore"):
+        lib.run("r", [xa] + outs)
+    np.testing.assert_array_equal(outs[0], np.where(np.isnan(xa).all(1), -np.inf, np.fmax.reduce(xa, axis=1)))
+    np.testing.assert_array_equal(outs[1], xa.max(1))
+
+
 def test_language_errors():
     a = te.placeholder((3, 4), "float32", "a")
     with pytest.raises(TypeError, match="fcompute takes 1 indices but the shape has 2"):
