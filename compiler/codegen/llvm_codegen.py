@@ -420,7 +420,7 @@ class LLVMCodegen:
     def call(self, st, e):
         b = st.b
         args = [self.expr(st, a) for a in e.args]
-        simple = {"exp": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt",
+        simple = {"exp": "llvm.exp", "exp_nonpositive": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt",
                   "fabs": "llvm.fabs",
                   # rint rounds half to even in the default rounding mode, which nothing changes;
                   # llvm.roundeven would call roundevenf on ARMv7, which its glibc (2.17) lacks

@@ -89,7 +89,7 @@ def emit_parallel_for(cg, st, s):
 # or exp is 30-60 arithmetic instructions (vector_math.py; 15 ns per 16-lane GELU vector on the
 # Zen 4 hosts), so a ViT's [197, 768] GELU (9.5k vector stores) is 0.14 ms of serial work.
 MATH_CALL_WORK = 30
-_MATH_CALLS = {"exp", "erf", "tanh", "sigmoid", "log", "pow"}
+_MATH_CALLS = {"exp", "exp_nonpositive", "erf", "tanh", "sigmoid", "log", "pow"}
 
 
 def _store_work(store) -> int:

@@ -8,6 +8,10 @@ GELU and softmax a third of the run). These forms vectorize like any arithmetic.
   Cody-Waite constants (n C1 exact), e^r by Cephes' expf polynomial on |r| <= ln2/2, times
   2^n built in the exponent bits, in two factors (2^n alone overflows or underflows where the
   result does not): within 1e-7 relative of float64's exp. NaN in, NaN out.
+- exp_nonpositive: exp for x <= 0, as softmax takes it (x - the row's max): x clamped below only,
+  2^n in one factor (n >= -126), and 0 where the result would be subnormal (x < ln 2^-126,
+  which a softmax's sum of at least 1 cannot tell from 0): no upper clamp, one power of two
+  instead of two. Equal to exp elsewhere. NaN in, NaN out; a positive x is outside its domain.
 - erf: x P(x^2) below |x| = 1; 1 - T(u), u = (|x| - 2.5) / 1.5, from there to 4, above which
   float32's erf is 1. P (degree 6) is a least-squares fit to float64's erf (relative error
   1.4e-9 before rounding), T (degree 16) a Chebyshev least-squares fit to erfc over [1, 4]
@@ -27,7 +31,9 @@ from llvmlite import ir
 LOG2E = 1.4426950408889634
 LN2_C1, LN2_C2 = 0.693359375, -2.12194440e-4      # ln2 = C1 + C2; C1 has 9 significant bits
 EXP_LO, EXP_HI = -104.0, 89.0
+EXP_NORMAL_LO = -87.33654475055310                  # ln 2^-126: exp below it is subnormal
 ROUNDER = 1.5 * 2 ** 23
+ROUNDER_BITS = 0x4B400000                          # ROUNDER's float32 bits
 EXP_POLY = (5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3, 1.3981999507e-3,
             1.9875691500e-4)                       # e^r = 1 + r + r^2 (c0 + c1 r + ...), Cephes
 ERF_P = (1.1283791665105323, -0.37612628842481627, 0.11283612402789911, -0.026854807016302728,
@@ -42,7 +48,7 @@ TANH_P = (-3.33332819422e-1, 1.33314422036e-1, -5.37397155531e-2, 2.06390887954e
           -5.70498872745e-3)               # tanh x = x + x^3 P(x^2), Cephes, lowest order first
 TANH_SPLIT = 0.625
 
-FUNCTIONS = ("exp", "erf", "tanh")
+FUNCTIONS = ("exp", "exp_nonpositive", "erf", "tanh")
 # Horner's rule is a chain of one dependent multiply-add per coefficient, which bounds a loop of
 # these functions by latency rather than throughput once the chain is long: with Estrin's
 # scheme for erf's 17-coefficient tail, a GELU over [12, 197, 768] took 2.30 ms instead of 2.85
@@ -103,19 +109,31 @@ class VectorMath:
         """2^n for integer n in [-126, 127], as exponent bits."""
         return self.b.bitcast(self.b.shl(self.b.add(n, self.ci(127)), self.ci(23)), self.t)
 
-    def exp(self, x):
+    def _exp_reduced(self, xc):
+        """e^xc as (e^r, n) with xc = n ln2 + r, n an integer as int32 lanes."""
         b = self.b
-        xc = self.maximum(self.minimum(x, self.c(EXP_HI)), self.c(EXP_LO))
-        # round to nearest even by adding and taking away 1.5 * 2^23 (|x log2 e| <= 150):
-        # llvm.roundeven is a libm call on targets without the instruction (ARMv7's glibc has none)
-        n = b.fsub(b.fadd(b.fmul(xc, self.c(LOG2E)), self.c(ROUNDER)), self.c(ROUNDER))
+        # n = x log2 e rounded to nearest even by adding 1.5 * 2^23 (|x log2 e| <= 150), which
+        # leaves n as an integer in t's low mantissa bits (llvm.roundeven is a libm call on
+        # targets without the instruction: ARMv7's glibc has none)
+        t = self.fma(xc, self.c(LOG2E), self.c(ROUNDER))
+        n = b.fsub(t, self.c(ROUNDER))
         r = self.fma(n, self.c(-LN2_C1), xc)
         r = self.fma(n, self.c(-LN2_C2), r)
         y = self.fma(b.fmul(self.horner(r, EXP_POLY), r), r, b.fadd(r, self.c(1.0)))
-        ni = b.fptosi(b.select(b.fcmp_unordered("uno", n, n), self.c(0.0), n), self.it)
-        half = b.ashr(ni, self.ci(1))
-        y = b.fmul(b.fmul(y, self._pow2(half)), self._pow2(b.sub(ni, half)))
-        return b.select(b.fcmp_unordered("uno", x, x), x, y)
+        return y, b.sub(b.bitcast(t, self.it), self.ci(ROUNDER_BITS))
+
+    def exp(self, x):
+        b = self.b
+        # the clamps' unordered compares keep a NaN, which every later step carries to the result
+        y, n = self._exp_reduced(self.maximum(self.minimum(x, self.c(EXP_HI)), self.c(EXP_LO)))
+        half = b.ashr(n, self.ci(1))
+        return b.fmul(b.fmul(y, self._pow2(half)), self._pow2(b.sub(n, half)))
+
+    def exp_nonpositive(self, x):
+        b = self.b
+        y, n = self._exp_reduced(self.maximum(x, self.c(EXP_NORMAL_LO)))     # n in [-126, 0]
+        y = b.fmul(y, self._pow2(n))
+        return b.select(b.fcmp_ordered("<", x, self.c(EXP_NORMAL_LO)), self.c(0.0), y)
 
     def erf(self, x):
         b = self.b

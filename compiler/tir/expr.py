@@ -204,7 +204,7 @@ class Call(Expr):
     """A pure math intrinsic (exp, log, sqrt, tanh, fabs, floor, round, fma, ...)."""
     _fields = ("args",)
     PURE = {"exp", "log", "sqrt", "tanh", "fabs", "floor", "ceil", "round", "fma", "sigmoid",
-            "erf", "pow"}
+            "erf", "pow", "exp_nonpositive"}
 
     def __init__(self, name: str, args, dtype: str):
         self.name, self.args, self.dtype = name, tuple(args), dtype

@@ -216,29 +216,42 @@ def softmax(x, axis=-1, lanes: int | None = None, log: bool = False):
         return i[:axis] + [r] + i[axis:]
     keep = lambda i: [] if x.ndim == 1 else list(i)  # noqa: E731
     if x.ndim == 1:
-        mx = te.compute([1], lambda z: te.max(x(k1.var), axis=k1), name="softmax_max", tag=tags.SOFTMAX)
-        ex = te.compute(x.shape, lambda i: te.exp(x(i) - mx(0)), name="softmax_exp", tag=tags.SOFTMAX)
+        mx = te.compute([1], lambda z: te.fmax(x(k1.var), axis=k1), name="softmax_max", tag=tags.SOFTMAX)
+        ex = te.compute(x.shape, lambda i: _exp_below_max(x(i) - mx(0)), name="softmax_exp",
+                        tag=tags.SOFTMAX)
         sm = te.compute([1], lambda z: te.sum(ex(k2.var), axis=k2), name="softmax_sum", tag=tags.SOFTMAX)
         if log:
             ls = _logsum(sm, [1], None)
             return te.compute(x.shape, lambda i: (x(i) - mx(0)) - ls(0), name="log_softmax", tag=tags.SOFTMAX)
-        return te.compute(x.shape, lambda i: ex(i) / sm(0), name="softmax", tag=tags.SOFTMAX)
+        return te.compute(x.shape, lambda i: _over(ex(i), sm(0)), name="softmax", tag=tags.SOFTMAX)
     if lanes is not None and axis == x.ndim - 1 and x.shape[axis] >= 2 * lanes:
         return _softmax_rows(x, lanes, log)
     # attrs: the axis, for schedule_cpu's row-at-a-time softmax schedule
-    mx = te.compute(red_shape, lambda *i: te.max(x(*at(keep(i), k1.var)), axis=k1), name="softmax_max",
+    mx = te.compute(red_shape, lambda *i: te.fmax(x(*at(keep(i), k1.var)), axis=k1), name="softmax_max",
                     tag=tags.SOFTMAX, attrs={"axis": axis})
     drop = lambda i: [v for q, v in enumerate(i) if q != axis]  # noqa: E731
-    ex = te.compute(x.shape, lambda *i: te.exp(x(*i) - mx(*drop(i))), name="softmax_exp", tag=tags.SOFTMAX,
-                    attrs={"axis": axis})
+    ex = te.compute(x.shape, lambda *i: _exp_below_max(x(*i) - mx(*drop(i))), name="softmax_exp",
+                    tag=tags.SOFTMAX, attrs={"axis": axis})
     sm = te.compute(red_shape, lambda *i: te.sum(ex(*at(keep(i), k2.var)), axis=k2), name="softmax_sum",
                     tag=tags.SOFTMAX, attrs={"axis": axis})
     if log:
         ls = _logsum(sm, red_shape, axis)
         return te.compute(x.shape, lambda *i: (x(*i) - mx(*drop(i))) - ls(*drop(i)), name="log_softmax",
                           tag=tags.SOFTMAX, attrs={"axis": axis})
-    return te.compute(x.shape, lambda *i: ex(*i) / sm(*drop(i)), name="softmax", tag=tags.SOFTMAX,
+    return te.compute(x.shape, lambda *i: _over(ex(*i), sm(*drop(i))), name="softmax", tag=tags.SOFTMAX,
                       attrs={"axis": axis})
+
+
+def _exp_below_max(v):
+    """exp of an element less its row's max: never positive (NaN where the row has one), which
+    the code generator's exp_nonpositive exploits."""
+    return te.call("exp_nonpositive", v)
+
+
+def _over(e, row_sum):
+    """e / row_sum as e times the row's reciprocal, which LLVM hoists out of the row: a division
+    per vector cost a 197-key row ~90 cycles (and onnxruntime multiplies too)."""
+    return e * (E.Const(1.0, e.dtype) / row_sum)
 
 
 def _logsum(sm, shape, axis):
@@ -248,13 +261,18 @@ def _logsum(sm, shape, axis):
                       attrs={} if axis is None else {"axis": axis})
 
 
-def _lane_reduce(term, lead: tuple, length: int, lanes: int, reducer, identity, name: str):
+def _lane_reduce(term, lead: tuple, length: int, lanes: int, reducer, identity, name: str,
+                 idempotent: bool = False):
     """reducer over each row of `length` as partials over `lanes` interleaved slices of the row
-    (the partial's lane axis vectorizes; a row the lanes do not divide reads its last slice
-    through a select, which the code generator guards), then over the lanes."""
+    (the partial's lane axis vectorizes), then over the lanes. A row the lanes do not divide
+    reads its last slice through a select, which the code generator guards (a masked load);
+    for an idempotent reducer (max) the last slice is instead the row's last `lanes` elements,
+    overlapping the slice before it: plain loads."""
     ko = te.reduce_axis((0, -(-length // lanes)), "ko")
 
     def slice_term(i):
+        if idempotent and length % lanes:
+            return term(i[:-1], E.min_expr(ko.var * lanes, E.Const(length - lanes, ko.var.dtype)) + i[-1])
         j = ko.var * lanes + i[-1]
         value = term(i[:-1], j)
         if length % lanes == 0:
@@ -270,18 +288,25 @@ def _lane_reduce(term, lead: tuple, length: int, lanes: int, reducer, identity, 
 def _softmax_rows(x, lanes: int, log: bool = False):
     """Softmax over the last axis with the row max and sum reduced in vector lanes (a sum of
     one scalar chain per row waits on every add: a ViT's 197-key rows spent half their time
-    there)."""
+    there). The exponentials fill a row padded with zeros to whole slices: its last partial
+    vector is computed with masked loads instead of one libm call per element, and the sum
+    reads whole slices."""
     lead, length = tuple(x.shape[:-1]), x.shape[-1]
     axis = x.ndim - 1
-    mx = _lane_reduce(lambda r, j: x(*r, j), lead, length, lanes, te.max, float("-inf"), "softmax_max")
-    ex = te.compute(x.shape, lambda *i: te.exp(x(*i) - mx(*i[:-1])), name="softmax_exp", tag=tags.SOFTMAX,
-                    attrs={"axis": axis})
-    sm = _lane_reduce(lambda r, j: ex(*r, j), lead, length, lanes, te.sum, 0.0, "softmax_sum")
+    mx = _lane_reduce(lambda r, j: x(*r, j), lead, length, lanes, te.fmax, float("-inf"), "softmax_max",
+                      idempotent=True)
+    padded = -(-length // lanes) * lanes
+
+    def exp_or_pad(*i):
+        e = _exp_below_max(x(*i) - mx(*i[:-1]))
+        return e if padded == length else E.Select(i[-1] < length, e, E.Const(0.0, x.dtype))
+    ex = te.compute(lead + (padded,), exp_or_pad, name="softmax_exp", tag=tags.SOFTMAX, attrs={"axis": axis})
+    sm = _lane_reduce(lambda r, j: ex(*r, j), lead, padded, lanes, te.sum, 0.0, "softmax_sum")
     if log:
         ls = _logsum(sm, lead, axis)
         return te.compute(x.shape, lambda *i: (x(*i) - mx(*i[:-1])) - ls(*i[:-1]), name="log_softmax",
                           tag=tags.SOFTMAX, attrs={"axis": axis})
-    return te.compute(x.shape, lambda *i: ex(*i) / sm(*i[:-1]), name="softmax", tag=tags.SOFTMAX,
+    return te.compute(x.shape, lambda *i: _over(ex(*i), sm(*i[:-1])), name="softmax", tag=tags.SOFTMAX,
                       attrs={"axis": axis})
 
 

@@ -91,7 +91,7 @@ def _schedule_softmax_rows(s, outputs, target):
     ex = stages.get("softmax_exp")
     if out is None or ex is None or len(stages) - ("softmax_logsum" in stages) not in (4, 6) \
             or ex.op.attrs.get("axis") != len(ex.op.shape) - 1 or len(ex.op.shape) < 2 \
-            or tuple(out.op.shape) != tuple(ex.op.shape) \
+            or tuple(out.op.shape[:-1]) != tuple(ex.op.shape[:-1]) \
             or any(st.reduce_axis and st.op.tag != tags.SOFTMAX for st in s.stages):
         return set()
     lanes = _lanes(target, ex.op.dtype)

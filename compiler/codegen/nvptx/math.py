@@ -91,7 +91,7 @@ def pow_(m, x, y):
     return m.select(y == m.c(0.0), m.c(1.0), out)
 
 
-FORMULAS = {"exp": exp, "log": log, "tanh": tanh, "sigmoid": sigmoid, "erf": erf, "pow": pow_}
+FORMULAS = {"exp": exp, "exp_nonpositive": exp, "log": log, "tanh": tanh, "sigmoid": sigmoid, "erf": erf, "pow": pow_}
 
 
 class NumpyMath:

@@ -46,6 +46,21 @@ def test_exp_is_vectorized_and_within_float32_rounding(host, rng):
     assert np.isnan(got[np.isnan(xa)]).all()
 
 
+def test_exp_nonpositive_is_exp_down_to_the_normal_range_then_zero(host, rng):
+    """exp_nonpositive (softmax's exp of x - max): float64's exp within 2e-7 wherever the result
+    is a normal float32, exactly 0 below ln 2^-126 (-inf: a masked score), NaN for NaN."""
+    xa = _inputs(rng, -110, 0)
+    xa = np.where(xa > 0, -xa, xa)
+    xa[:8] = [-87.33654, -87.3366, -87.33, -1e-30, -0.0, -np.inf, np.nan, -103.9]
+    kernel, got = _run(host, lambda x: te.compute(x.shape, lambda i: te.call("exp_nonpositive", x[i]), "e"), xa)
+    assert "expf" not in kernel.llvm_ir and "llvm.exp" not in kernel.llvm_ir
+    want = np.exp(xa.astype(np.float64))
+    normal = want >= np.finfo(np.float32).tiny
+    np.testing.assert_allclose(got[normal], want[normal], rtol=2e-7)
+    assert (got[~normal & ~np.isnan(xa)] == 0).all() and (~normal & (xa == -np.inf)).any()
+    assert np.isnan(got[np.isnan(xa)]).all()
+
+
 def test_erf_is_vectorized_and_within_float32_rounding(host, rng):
     xa = _inputs(rng, -6, 6)
     xa[:6] = [0.99999994, 1.0, 1.0000001, 3.9999998, 4.0, -4.0]   # either side of the formulas' joins

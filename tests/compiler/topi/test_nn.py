@@ -145,6 +145,33 @@ POOL_CASES = [
 ]
 
 
+@pytest.mark.parametrize("shape,axis", [((6, 197), -1), ((6, 40), -1), ((2, 6, 5), 1)])
+@pytest.mark.parametrize("lanes", [None, 16], ids=["rows", "lanes"])
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "logsoftmax"])
+def test_softmax_special_values(shape, axis, lanes, log, rng, compile_run):
+    """Rows with a NaN, with masked (-inf) entries, all -inf, with +inf, and spread so far that
+    most exponentials underflow, against numpy: the row max ignores NaN (te.fmax) and the
+    exponentials carry it, so a NaN still fills its row; masked entries come out exactly 0
+    (softmax) or -inf (LogSoftmax)."""
+    x = te.placeholder(shape, "float32", "x")
+    xa = np.moveaxis(rng.standard_normal(shape).astype("float32") * 4, axis, -1).copy()
+    rows = xa.reshape(-1, xa.shape[-1])
+    rows[0, 3] = np.nan
+    rows[1, ::3] = -np.inf
+    rows[2, :] = -np.inf
+    rows[3, 1] = np.inf
+    rows[4] *= 1e4
+    xa = np.moveaxis(xa, -1, axis).copy()
+    with np.errstate(invalid="ignore", over="ignore"):
+        shifted = xa - xa.max(axis, keepdims=True)
+        e = np.exp(shifted)
+        want = shifted - np.log(e.sum(axis, keepdims=True)) if log else e / e.sum(axis, keepdims=True)
+    got = compile_run(topi.softmax(x, axis, lanes, log=log), [x], [xa])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    masked = np.isneginf(xa) & ~np.isnan(want)
+    assert masked.any() and (got[masked] == (-np.inf if log else 0)).all()
+
+
 @pytest.mark.parametrize("kind,k,s,pads,ceil,cip", POOL_CASES)
 def test_pool(kind, k, s, pads, ceil, cip, rng, compile_run):
     x = te.placeholder((1, 3, 11, 10), "float32", "x")
