@@ -23,6 +23,7 @@ PIPELINE = (
     ("group_norms_as_layer_norm", passes.group_norms_as_layer_norm),  # statistics by LayerNormalization's kernel
     ("flatten_matmul_rows", passes.flatten_matmul_rows),  # a linear layer: one GEMM, weight in panels
     ("fold_swish", passes.fold_swish),                 # x * Sigmoid(x): one op, fused into its conv
+    ("fold_gelu", passes.fold_gelu),                   # x * 0.5 * (1 + Erf(x / sqrt 2)): one Gelu
     ("pack_conv_layout", passes.pack_conv_layout),     # NCHWc: a channel block per vector
     ("pointwise_convs_as_rows", passes.pointwise_convs_as_rows),  # 1x1 NCHWc: small images as one row
     ("pointwise_convs_as_matmul", passes.pointwise_convs_as_matmul),  # 1x1 left NCHW: W @ pixels
@@ -35,7 +36,7 @@ PIPELINE = (
 
 # the passes that put tensors and weights in the CPU kernels' forms (layout=False: not these)
 _CPU_LAYOUT = ("einsum_as_matmul", "transposes_as_views", "split_recurrent_projection", "conv_transpose_as_conv",
-               "group_norms_as_layer_norm", "flatten_matmul_rows", "fold_swish", "pack_conv_layout",
+               "group_norms_as_layer_norm", "flatten_matmul_rows", "fold_swish", "fold_gelu", "pack_conv_layout",
                "pointwise_convs_as_rows", "pointwise_convs_as_matmul", "pack_quantized_matmul", "pack_quantized_conv")
 
 

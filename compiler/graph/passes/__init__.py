@@ -7,6 +7,7 @@ from .conv_transpose import conv_transpose_as_conv
 from .dead_code import eliminate_dead_code, remove_identities
 from .fusion import fuse_operators
 from .einsum import einsum_as_matmul
+from .gelu import fold_gelu
 from .gemm import canonicalize_gemm
 from .group_norm import group_norms_as_layer_norm
 from .infer_types import infer_types
@@ -22,7 +23,7 @@ from .transpose_views import transposes_as_views
 
 __all__ = ["absorb_constant_operands", "canonicalize_gemm", "conv_transpose_as_conv", "einsum_as_matmul",
            "eliminate_dead_code",
-           "flatten_matmul_rows", "fold_batch_norm", "fold_constants", "fold_swish", "fuse_operators",
+           "flatten_matmul_rows", "fold_batch_norm", "fold_constants", "fold_gelu", "fold_swish", "fuse_operators",
            "group_norms_as_layer_norm", "infer_types", "pack_conv_layout", "pack_quantized_conv",
            "pack_quantized_matmul", "plan_memory", "pointwise_convs_as_matmul", "pointwise_convs_as_rows",
            "remove_identities",
