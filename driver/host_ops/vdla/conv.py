@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .exact import int_matmul
 from .packed import epilogue, extras, pack_act, table_operand, unpack_act, windows
 from .semantics import VdlaSemantics
 
@@ -30,8 +31,9 @@ def conv(inputs, attrs):
         acc = np.einsum("nclhwij,cijol->ncohw", blocks, w.astype(np.int64)).reshape(n, cb * lo, oh, ow)
     else:
         ob, cb, kh, kw, lo, li = w.shape
-        wn = w.transpose(0, 4, 1, 5, 2, 3).reshape(ob * lo, cb * li, kh, kw).astype(np.int64)
-        acc = np.einsum("nchwij,ocij->nohw", win, wn)
+        wn = w.transpose(1, 5, 2, 3, 0, 4).reshape(cb * li * kh * kw, ob * lo)       # [c i j, o]
+        peak = max(abs(int(xn.max())), abs(int(xn.min())), abs(int(layer.get("pad_value", 0))))
+        acc = int_matmul(win.transpose(0, 2, 3, 1, 4, 5), wn, peak, k_axes=3).transpose(0, 3, 1, 2)
     bias, scale, residual, rscale = extras(inputs, ep)
     if residual is not None:
         residual = unpack_act(residual)

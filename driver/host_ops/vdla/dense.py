@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .exact import int_matmul
 from .packed import epilogue, extras, table_operand
 from .semantics import VdlaSemantics
 
@@ -18,7 +19,7 @@ def dense(inputs, attrs):
     bias, scale, residual, rscale = extras(inputs, ep)
     if residual is not None:
         residual = residual.transpose(0, 2, 1, 3).reshape(mb * batch, nb * block)
-    y = epilogue(a @ bmat.T, ep, bias, scale, residual, rscale, table_operand(inputs, ep))
+    y = epilogue(int_matmul(a, bmat.T), ep, bias, scale, residual, rscale, table_operand(inputs, ep))
     return [np.ascontiguousarray(y.reshape(mb, batch, nb, block).transpose(0, 2, 1, 3))]
 
 
