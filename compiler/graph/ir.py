@@ -124,6 +124,21 @@ class Graph:
         self.nodes = nodes
         return self
 
+    def fold_chains(self, match) -> "Graph":
+        """Each node for which `match(node)` gives (replacement, absorbed nodes) replaced by the
+        replacement, the absorbed ones (the chain's inner nodes) dropped: how a pass folds a
+        pattern of several ops into one."""
+        gone: set[int] = set()
+        nodes: list[Node] = []
+        for node in self.nodes:
+            found = None if id(node) in gone else match(node)
+            if found is not None:
+                node, absorbed = found
+                gone.update(id(n) for n in absorbed)
+            nodes.append(node)
+        self.nodes = [n for n in nodes if id(n) not in gone]
+        return self
+
     def is_constant(self, name: str) -> bool:
         return name in self.constants
 

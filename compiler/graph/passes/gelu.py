@@ -18,20 +18,17 @@ _TOLERANCE = 1e-6     # relative; exporters write sqrt 2 as float32's 1.41421353
 
 
 def fold_gelu(graph: Graph) -> Graph:
-    consumers = graph.consumers()
-    made = {o: n for n in graph.nodes for o in n.outputs if o}
-    gone: set[int] = set()
-    nodes = []
-    for node in graph.nodes:
-        if node.op == "Mul" and id(node) not in gone:
-            found = _match(graph, node, made, consumers)
-            if found is not None:
-                x, inner = found
-                gone.update(id(n) for n in inner)
-                node = Node("Gelu", node.name, [x], list(node.outputs), {"approximate": "none"})
-        nodes.append(node)
-    graph.nodes = [n for n in nodes if id(n) not in gone]
-    return graph
+    consumers, made = graph.consumers(), graph.producers()
+    return graph.fold_chains(lambda node: _gelu(graph, node, made, consumers) if node.op == "Mul" else None)
+
+
+def _gelu(graph, mul, made, consumers):
+    """(Gelu(x), the chain's other nodes) where `mul` ends a GELU of x, else None."""
+    found = _match(graph, mul, made, consumers)
+    if found is None:
+        return None
+    x, inner = found
+    return Node("Gelu", mul.name, [x], list(mul.outputs), {"approximate": "none"}), inner
 
 
 def _match(graph, mul, made, consumers):

@@ -13,19 +13,17 @@ from ..ir import Graph, Node
 
 
 def fold_swish(graph: Graph) -> Graph:
-    consumers = graph.consumers()
-    made = {o: n for n in graph.nodes for o in n.outputs if o}
-    gone: set[int] = set()
-    nodes = []
-    for node in graph.nodes:
-        if node.op == "Mul" and len(node.inputs) == 2:
-            for x, s in (node.inputs, node.inputs[::-1]):
-                sig = made.get(s)
-                if sig is not None and sig.op == "Sigmoid" and sig.inputs[0] == x and s not in graph.outputs \
-                        and len(consumers.get(s, [])) == 1 and graph.types[x] == graph.types[node.outputs[0]]:
-                    gone.add(id(sig))
-                    node = Node("Swish", node.name, [x], list(node.outputs), {"alpha": 1.0})
-                    break
-        nodes.append(node)
-    graph.nodes = [n for n in nodes if id(n) not in gone]
-    return graph
+    consumers, made = graph.consumers(), graph.producers()
+    return graph.fold_chains(lambda node: _swish(graph, node, made, consumers))
+
+
+def _swish(graph, node, made, consumers):
+    """(Swish(x), [the Sigmoid]) where `node` is x * Sigmoid(x), else None."""
+    if node.op != "Mul" or len(node.inputs) != 2:
+        return None
+    for x, s in (node.inputs, node.inputs[::-1]):
+        sig = made.get(s)
+        if sig is not None and sig.op == "Sigmoid" and sig.inputs[0] == x and s not in graph.outputs \
+                and len(consumers.get(s, [])) == 1 and graph.types[x] == graph.types[node.outputs[0]]:
+            return Node("Swish", node.name, [x], list(node.outputs), {"alpha": 1.0}), [sig]
+    return None

@@ -75,3 +75,20 @@ def test_expand_nodes_replaces_each_node_in_place():
                          if n.name == "a" else None)
     assert out is g and [n.name for n in g.nodes] == ["a1", "a2", "b"]
     verify(g)
+
+
+def test_fold_chains_replaces_the_last_node_and_drops_the_absorbed():
+    """A two-node chain folded at its end: the replacement takes the end's place, the inner node
+    (earlier in the order) is dropped, an absorbed node is not offered to `match` again."""
+    g = Graph("g", ["x"], ["z"], [Node("Relu", "a", ["x"], ["y"]), Node("Neg", "b", ["y"], ["z"]),
+                                  Node("Abs", "c", ["x"], ["w"])],
+              {n: TensorType((2,), "float32") for n in ("x", "y", "z", "w")})
+    offered = []
+
+    def match(node):
+        offered.append(node.name)
+        if node.name == "b":
+            return Node("Elu", "b", ["x"], ["z"]), [g.nodes[0], g.nodes[2]]
+        return None
+    out = g.fold_chains(match)
+    assert out is g and [(n.op, n.name) for n in g.nodes] == [("Elu", "b")] and offered == ["a", "b"]
