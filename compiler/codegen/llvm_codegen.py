@@ -316,7 +316,7 @@ class LLVMCodegen:
             if not _has_load(e.t) and not _has_load(e.f):
                 return b.select(cond, self.expr(st, e.t), self.expr(st, e.f))
             st.guards.append(cond)
-            st.guard_reads.append(_load_keys(e.cond))
+            st.guard_reads.append(_unselected_load_keys(e.cond))
             t = self.expr(st, e.t)
             st.guards[-1] = b.not_(cond)
             f = self.expr(st, e.f)
@@ -475,12 +475,24 @@ def _bytes_of_bools(elem, lanes: int):
 
 
 def _has_load(e) -> bool:
-    return bool(_load_keys(e))
+    found = []
+    visit(e, lambda n: found.append(1) if isinstance(n, E.BufferLoad) else None)
+    return bool(found)
 
 
-def _load_keys(e) -> set:
+def _unselected_load_keys(e) -> set:
+    """The loads (tir.arith.skey) that evaluating `e` always makes: those outside the branches
+    of its own selects, which read only under their conditions."""
     found = set()
-    visit(e, lambda n: found.add(skey(n)) if isinstance(n, E.BufferLoad) else None)
+
+    def rec(n):
+        if isinstance(n, E.BufferLoad):
+            found.add(skey(n))
+        for _, c in ([("cond", n.cond)] if isinstance(n, E.Select) else n.children()):
+            for x in (c if isinstance(c, tuple) else (c,)):
+                if isinstance(x, E.Node):
+                    rec(x)
+    rec(e)
     return found
 
 

@@ -96,3 +96,26 @@ def test_a_load_its_select_condition_made_is_not_masked(rng):
     out = np.zeros(y.shape, "float32")
     kern.load().run("k", [xa, out])
     np.testing.assert_array_equal(out, xa.reshape(4, 4, 16).max(1))
+
+
+def test_a_load_its_condition_made_under_a_select_of_its_own_stays_masked(rng):
+    """te.fmax over slices padded by a select (x[k*16 + j] where k*16 + j < 37): the condition
+    reads x only under that select, so the branch's load keeps its mask; rows at the very end
+    of the input do not touch the page after it."""
+    fence = Fenced()
+    x = te.placeholder((3, 37), "float32", "x")
+    k = te.reduce_axis((0, 3), "k")
+    y = te.compute((3, 16), lambda i, j: te.fmax(te.if_then_else(k * 16 + j < 37, x[i, k * 16 + j], float("-inf")),
+                                                  axis=k), "y")
+    t = Target.host(threads=1)
+    s = create_schedule(y)
+    s[y].reorder(s[y].op.axis[0], k, s[y].op.axis[1])
+    s[y].vectorize(s[y].op.axis[1])
+    kern = build(s, [x, y], t, "k")
+    assert "llvm.masked.load" in kern.llvm_ir
+    xa = fence.array(x.shape, "float32", at_end=True)
+    xa[...] = rng.standard_normal(x.shape).astype("float32")
+    out = np.zeros(y.shape, "float32")
+    kern.load().run("k", [xa, out])
+    padded = np.pad(xa, [(0, 0), (0, 48 - 37)], constant_values=-np.inf)
+    np.testing.assert_array_equal(out, padded.reshape(3, 3, 16).max(1))
