@@ -26,14 +26,17 @@ GELU and softmax a third of the run). These forms vectorize like any arithmetic.
 """
 from __future__ import annotations
 
+import math
+import struct
+
 from llvmlite import ir
 
 LOG2E = 1.4426950408889634
 LN2_C1, LN2_C2 = 0.693359375, -2.12194440e-4      # ln2 = C1 + C2; C1 has 9 significant bits
 EXP_LO, EXP_HI = -104.0, 89.0
-EXP_NORMAL_LO = -87.33654475055310                  # ln 2^-126: exp below it is subnormal
+EXP_NORMAL_LO = math.log(2.0 ** -126)              # exp below it is subnormal
 ROUNDER = 1.5 * 2 ** 23
-ROUNDER_BITS = 0x4B400000                          # ROUNDER's float32 bits
+ROUNDER_BITS = struct.unpack("<I", struct.pack("<f", ROUNDER))[0]   # its float32 bits
 EXP_POLY = (5.0000001201e-1, 1.6666665459e-1, 4.1665795894e-2, 8.3334519073e-3, 1.3981999507e-3,
             1.9875691500e-4)                       # e^r = 1 + r + r^2 (c0 + c1 r + ...), Cephes
 ERF_P = (1.1283791665105323, -0.37612628842481627, 0.11283612402789911, -0.026854807016302728,

@@ -24,15 +24,6 @@ def fold_gelu(graph: Graph) -> Graph:
 
 def _gelu(graph, mul, made, consumers):
     """(Gelu(x), the chain's other nodes) where `mul` ends a GELU of x, else None."""
-    found = _match(graph, mul, made, consumers)
-    if found is None:
-        return None
-    x, inner = found
-    return Node("Gelu", mul.name, [x], list(mul.outputs), {"approximate": "none"}), inner
-
-
-def _match(graph, mul, made, consumers):
-    """(x, the chain's other nodes) where `mul` ends a GELU of x, else None."""
     private = lambda name: name in made and name not in graph.outputs and \
         len(consumers.get(name, [])) == 1  # noqa: E731
     factors, inner = _factors(graph, mul, made, private)
@@ -54,7 +45,7 @@ def _match(graph, mul, made, consumers):
     t = graph.types.get(x)
     if t is None or t.dtype != "float32" or t != graph.types.get(mul.outputs[0]):
         return None
-    return x, [*inner, add, erf, made[arg]]
+    return Node("Gelu", mul.name, [x], list(mul.outputs), {"approximate": "none"}), [*inner, add, erf, made[arg]]
 
 
 def _factors(graph, mul, made, private):

@@ -13,9 +13,9 @@ def dense(inputs, attrs):
     x, w = inputs[0], inputs[1]
     ep = attrs["epilogue"]
     mb, kb, batch, block = x.shape
-    a = x.transpose(0, 2, 1, 3).reshape(mb * batch, kb * block).astype(np.int64)
+    a = x.transpose(0, 2, 1, 3).reshape(mb * batch, kb * block)
     nb = w.shape[0]
-    bmat = w.transpose(0, 2, 1, 3).reshape(nb * block, kb * block).astype(np.int64)
+    bmat = w.transpose(0, 2, 1, 3).reshape(nb * block, kb * block)
     bias, scale, residual, rscale = extras(inputs, ep)
     if residual is not None:
         residual = residual.transpose(0, 2, 1, 3).reshape(mb * batch, nb * block)
