@@ -49,10 +49,15 @@ def generic_schedule(s, st, target):
     if not axes:
         return
     last = axes[-1]
-    factor = vector_factor(last.extent, _lanes(target, st.op.dtype))
+    lanes = _lanes(target, st.op.dtype)
+    factor = vector_factor(last.extent, lanes)
     inner = None
     if factor is not None:
         outer_last, inner = st.split(last, factor)
+    elif not st.reduce_axis and last.extent >= 2 * lanes:
+        # a row of no vector factor (197 tokens): whole vectors, the guarded last one
+        # partitioned off (_row_vectorize)
+        outer_last, inner = st.split(last, lanes)
     else:
         outer_last = last
     outer = axes[:-1]

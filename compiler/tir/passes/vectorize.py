@@ -10,11 +10,13 @@ Runs after flatten_buffers (accesses have one flat index).
 """
 from __future__ import annotations
 
+import math
+
 from .. import dtype as dt
 from .. import expr as E
 from ..functor import transform, uses_var
 from ..stmt import For, ForKind, BufferStore, SeqStmt, IfThenElse, Allocate
-from ..arith import simplify
+from ..arith import linear, simplify
 
 
 # Control flow, not an error: the pass catches it and leaves the loop serial (annotated with
@@ -29,6 +31,18 @@ def _bcast(e, lanes):
     return E.Broadcast(e, lanes)
 
 
+def _one_quotient(ramp, d: int) -> bool:
+    """Whether every lane of `ramp` has one quotient by d whatever values its base's variables
+    take: the base is k modulo g = gcd(d, its coefficients), so its remainder by d is at most
+    d - g + k % g, and the lanes past it must stay below d. (A packed layout's block index:
+    c // 16 over 8 lanes of c = 8 i.)"""
+    terms, k = linear(ramp.base)
+    g = d
+    for _, coeff in terms.values():
+        g = math.gcd(g, coeff)
+    return k % g + (ramp.lanes - 1) * ramp.stride.value < g
+
+
 def _vec_expr(e, var, lanes, ramp):
     """Vector form of e (or e itself when it does not depend on var)."""
     if not uses_var(e, var):
@@ -38,6 +52,8 @@ def _vec_expr(e, var, lanes, ramp):
     if isinstance(e, E.BinaryOp):
         a = _vec_expr(e.a, var, lanes, ramp)
         b = _vec_expr(e.b, var, lanes, ramp)
+        if dt.lanes(a.dtype) == 1 and dt.lanes(b.dtype) == 1:     # one value for every lane
+            return type(e)(a, b)
         if isinstance(e, (E.Add, E.Sub)):
             for x, y, flip in ((a, b, False), (b, a, True)):
                 if isinstance(x, E.Ramp) and dt.lanes(y.dtype) == 1:
@@ -53,6 +69,11 @@ def _vec_expr(e, var, lanes, ramp):
             for x, y in ((a, b), (b, a)):
                 if isinstance(x, E.Ramp) and dt.lanes(y.dtype) == 1:
                     return E.Ramp(simplify(E.Mul(x.base, y)), simplify(E.Mul(x.stride, y)), lanes)
+        if isinstance(e, (E.FloorDiv, E.FloorMod)) and isinstance(a, E.Ramp) and isinstance(b, E.Const) \
+                and b.value > 0 and isinstance(a.stride, E.Const) and a.stride.value >= 0 and _one_quotient(a, b.value):
+            if isinstance(e, E.FloorDiv):        # one value for the lanes: a scalar, broadcast where used
+                return simplify(E.FloorDiv(a.base, b))
+            return E.Ramp(simplify(E.FloorMod(a.base, b)), a.stride, lanes)
         a, b = _bcast(a, lanes), _bcast(b, lanes)
         return type(e)(a, b)
     if isinstance(e, E.Not):

@@ -83,3 +83,20 @@ def test_slice_clamps_as_onnx_does(starts, ends, steps, rng, compile_run):
     model = helper.make_model(graph, ir_version=9, opset_imports=[helper.make_opsetid("", 17)])
     want = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": xa})[0]
     np.testing.assert_array_equal(compile_run(topi.strided_slice(x, starts, ends, [0], steps), [x], [xa]), want)
+
+
+@pytest.mark.parametrize("tokens", [197, 17, 9])
+def test_rows_of_no_vector_factor_run_in_whole_vectors_and_a_guarded_tail(tokens, rng, host, compile_run):
+    """A row of 197 (a ViT's tokens; no factor of 4, 8 or 16) is stored in whole vectors, the
+    last partial one partitioned off; 9 is too short to split. The values are numpy's."""
+    from vdla.compiler.build import lower
+    from vdla.compiler.tir import expr as E
+    from vdla.compiler.tir.functor import visit
+    x = te.placeholder((3, tokens, 8), "float32", "x")
+    y = topi.transpose(x, [0, 2, 1])
+    func = lower(topi.schedule_for([y], host), [x, y], "k")
+    stores = []
+    visit(func.body, lambda n: stores.append(n) if type(n).__name__ == "BufferStore" else None)
+    assert any(isinstance(s.indices[0], E.Ramp) for s in stores) == (tokens >= 2 * host.vector_lanes(32))
+    xa = rng.standard_normal(x.shape).astype("float32")
+    np.testing.assert_array_equal(compile_run(y, [x], [xa]), xa.transpose(0, 2, 1))

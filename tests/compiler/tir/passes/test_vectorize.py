@@ -85,3 +85,22 @@ def test_selects_casts_and_widths(rng, width):
     xa = rng.standard_normal((3, 16)).astype(np.float32)
     want = np.where(xa > 0, xa, xa * np.float32(0.1)) + np.arange(16, dtype=np.float32)
     np.testing.assert_allclose(_run(s, [x, y], [xa], (3, 16)), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("width,offset,contiguous", [(8, 0, True), (16, 0, True), (8, 4, False), (4, 12, True)])
+def test_a_block_index_over_lanes_in_one_block_is_one_value(rng, width, offset, contiguous):
+    """x packed in blocks of 16 (as the accelerator's layouts are), read at c // 16 and c % 16:
+    over lanes that stay in one block (8 lanes from 8 i, 4 from 4 i + 12) the block is one value
+    and the offset a ramp, so the load is contiguous; lanes that can straddle two blocks (8 from
+    8 i + 4) stay a gather. Either way the kernel computes what numpy does."""
+    x = te.placeholder((6, 16), "float32", "x")
+    n = 80 - 16
+    y = te.compute((n,), lambda c: x[(c + offset) // 16, (c + offset) % 16] * 2.0, "y")
+    s = _vectorized(y, width)
+    func = lower(s, [x, y], "f", check=True)
+    gathers = []
+    visit(func.body, lambda e: gathers.append(e) if isinstance(e, E.BufferLoad) and e.buffer.name == "x"
+          and not isinstance(e.indices[0], E.Ramp) and E.dt.lanes(e.dtype) > 1 else None)
+    assert (not gathers) == contiguous, gathers
+    xa = rng.standard_normal((6, 16)).astype(np.float32)
+    np.testing.assert_array_equal(_run(s, [x, y], [xa], (n,)), xa.reshape(-1)[offset:offset + n] * 2)
