@@ -130,7 +130,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     from .lower_graph import lower_graph
     from .target import Target
     from .vdla import Kernels, lower_vdla, quantize_for_vdla
-    from .vdla.registry import is_edge
+    from .vdla.edge_steps import steps_as_operands
     start = time.perf_counter()
     config = load_config(DEFAULT_PRESET if hw_config is None else hw_config)
     kernels = Kernels(config, vta_compat, tuning)     # placement settles with them, lowering takes them
@@ -148,9 +148,10 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     for name, db in quantization_error(float_graph, graph, feed).items():
         place[name]["sqnr_db"] = db
     tgt = Target(host_triple, threads=threads) if host_triple else Target.host(threads=threads)
-    skip = set(vdla_steps) | {n.name for n in graph.nodes if is_edge(n.op)}
     cpu_tuning = _cpu_tuning(tuning, tgt)
-    kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=skip, knobs_for=cpu_tuning)
+    # the CPU's nodes, the conversions at the accelerator's edge among them, as kernels (or host steps)
+    graph = steps_as_operands(graph)
+    kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=set(vdla_steps), knobs_for=cpu_tuning)
     if cpu_tuning is not None:
         cpu_tuning.check()
     objects.update(_linked(objects, index, tgt, link))

@@ -15,9 +15,12 @@ from . import te, topi
 from .graph.ir import Graph, Node
 from .topi.resize import resize_nchw
 from .topi.norm import layer_norm
+from .topi import vdla_edge
 from .topi.recurrent import recurrent_scan
 from .tir.stmt import Buffer
 from vdla.driver.host_ops.recurrent import GATES, scan_op
+from vdla.driver.host_ops.vdla.boundary import DEQUANTIZE, QUANTIZE
+from vdla.driver.host_ops.vdla.matmul import QUANTIZE_WEIGHTS
 
 _FLOAT = {"float32"}
 _KERNEL_DTYPES = {"float32", "int32", "int8", "uint8", "int64", "bool"}
@@ -315,7 +318,41 @@ def _where(node: Node, ins, graph):
     return [topi.where(*ins)]
 
 
+def _edge_steps(node: Node, ins):
+    """A conversion's steps operand (vdla.compiler.vdla.edge_steps made it one)."""
+    _require(len(ins) > 1 and isinstance(ins[1], te.Tensor) and ins[1].dtype == "float32",
+             f"{node.op} with its steps as an attribute (edge_steps makes them an operand)")
+    return ins[1]
+
+
+def _vdla_quantize(node: Node, ins, graph):
+    a = node.attrs
+    x, zp, steps = ins[0], a.get("zero_point", 0), _edge_steps(node, ins)
+    _require(x.dtype in _FLOAT, f"{node.op} of {x.dtype}")
+    if a.get("im2col"):
+        cols = a["im2col"]
+        return [vdla_edge.quantize_im2col(x, steps, a["batch"], a["block"], cols["kernel"], cols["stride"],
+                                          cols["pads"], zp)]
+    if a.get("matrix"):
+        return [vdla_edge.quantize_matrix(x, steps, a["batch"], a["block"], zp, a.get("group_rows"))]
+    _require(len(x.shape) == 4, f"{node.op} of a {len(x.shape)}-D tensor that is no matrix")
+    return [vdla_edge.quantize_activation(x, steps, a["batch"], a["block"], zp, a.get("pads"))]
+
+
+def _vdla_dequantize(node: Node, ins, graph):
+    a = node.attrs
+    return [vdla_edge.dequantize(ins[0], _edge_steps(node, ins), a["shape"], a.get("zero_point", 0),
+                                 a.get("group_rows"))]
+
+
+def _vdla_quantize_weights(node: Node, ins, graph):
+    _require(ins[0].dtype in _FLOAT, f"{node.op} of {ins[0].dtype}")
+    return [vdla_edge.quantize_weights(ins[0], _edge_steps(node, ins), node.attrs["batch_shape"],
+                                       node.attrs["block"])]
+
+
 RULES = {
+    QUANTIZE.name: _vdla_quantize, DEQUANTIZE.name: _vdla_dequantize, QUANTIZE_WEIGHTS.name: _vdla_quantize_weights,
     "Resize": lambda n, ins, g: [resize_nchw(ins[0], n.attrs)],
     "QConvNCHWcInt8": _qconv_int8, "QMatMulInt8": _qmatmul_int8, "RequantizeChannels": _requantize_channels,
     "QuantizeLinear": _quantize, "DequantizeLinear": _dequantize,

@@ -276,6 +276,8 @@ class Executor:
         match step:
             case AliasStep() | PartsStep():
                 return step, None
+            case KernelStep() if step.op in host_ops.vdla.FINITE_INPUT:
+                return step, _FiniteFirst(self._kernel_call(step), self.buffers[step.args[0]], step.op)
             case KernelStep():
                 return step, self._kernel_call(step)
             case GpuStep():
@@ -404,3 +406,18 @@ class _KernelCall:
         rc = self.fn(self.pointers)
         if rc != 0:
             raise StepError(f"step {self.step!r}: kernel {self.kernel} returned error code {rc}")
+
+
+class _FiniteFirst:
+    """A kernel step of an op whose first input must be finite (VdlaSemantics.finite_input: a
+    quantization for the accelerator), refused before the kernel runs as its host op would."""
+
+    def __init__(self, call: _KernelCall, first: np.ndarray, op: str):
+        self.call, self.first, self.op = call, first, op
+
+    def __call__(self):
+        try:
+            host_ops.vdla.check_finite(self.first)
+        except host_ops.HostOpError as exc:
+            raise StepError(f"step {self.call.step!r} ({self.op}, a CPU kernel) refused its input: {exc}") from None
+        self.call()

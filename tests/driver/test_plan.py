@@ -11,7 +11,7 @@ import pytest
 from artifact_edits import relu_artifact
 from vdla.driver.artifact import ArtifactError, from_bytes
 from vdla.driver.artifact_trust import TrustPolicy
-from vdla.driver.plan import HostStep, Plan, ValueSpec, VdlaStep
+from vdla.driver.plan import HostStep, KernelStep, Plan, ValueSpec, VdlaStep
 
 PARAMS = {"bias": ((16,), "float32")}
 
@@ -72,7 +72,7 @@ def vdla_artifact():
 def test_a_compiled_plan_round_trips_through_its_dict_and_the_file(vdla_artifact):
     plan = vdla_artifact.plan
     kinds = {type(s) for s in plan.steps}
-    assert {VdlaStep, HostStep} <= kinds, kinds
+    assert {VdlaStep, KernelStep} <= kinds, kinds
     doc = plan.to_dict()
     assert doc == vdla_artifact.header["plan"]
     params = vdla_artifact.param_types()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .boundary import nonfinite_values, quantize_packed
+from .boundary import check_finite, nonfinite_values, quantize_packed
 from .packed import epilogue
 from .semantics import VdlaSemantics
 
@@ -22,5 +22,7 @@ def _records() -> list[VdlaSemantics]:
 SEMANTICS: dict[str, VdlaSemantics] = {s.name: s for s in _records()}
 KERNELS = frozenset(name for name, s in SEMANTICS.items() if s.kernel)     # ops that are accelerator kernels
 OPS = {name: s.run for name, s in SEMANTICS.items()}
+FINITE_INPUT = frozenset(name for name, s in SEMANTICS.items() if s.finite_input)   # (VdlaSemantics.finite_input)
 
-__all__ = ["KERNELS", "OPS", "SEMANTICS", "VdlaSemantics", "epilogue", "nonfinite_values", "quantize_packed"]
+__all__ = ["FINITE_INPUT", "KERNELS", "OPS", "SEMANTICS", "VdlaSemantics", "check_finite", "epilogue",
+           "nonfinite_values", "quantize_packed"]

@@ -34,9 +34,9 @@ def check_finite(x) -> None:
     """A NaN cast to int8 is whatever the machine makes of it, and ±inf only saturates: either
     way the accelerator computes a plausible-looking answer from no number at all, so the
     quantization refuses them (the executor names the step, quantize_<tensor>)."""
-    bad = ~np.isfinite(x)
-    if not bad.any():
+    if x.size == 0 or (np.isfinite(np.min(x)) and np.isfinite(np.max(x))):   # NaN, ±inf show there
         return
+    bad = ~np.isfinite(x)
     held = nonfinite_values(x)
     first = [int(i) for i in np.argwhere(bad)[0]]
     raise HostOpError(f"the tensor quantized for the accelerator holds {held} (of {x.size}, the first at "
@@ -85,8 +85,15 @@ def im2col(q, kernel, stride: int, pads, pad_value: int = 0):
     return np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * kh * kw, oh, ow)
 
 
+def steps_of(inputs, attrs):
+    """A conversion's quantization steps (one, or one per channel): its second operand where the
+    compiler made them one (vdla.compiler.vdla.edge_steps), else its "scale" attribute."""
+    return inputs[1] if len(inputs) > 1 and inputs[1] is not None else attrs["scale"]
+
+
 def _quantize(inputs, attrs):
     x = inputs[0]
+    steps = steps_of(inputs, attrs)
     if attrs.get("matrix"):          # a matrix holds the rows of an [..., K] tensor
         x = np.asarray(x).reshape(-1, x.shape[-1])
         if attrs.get("group_rows"):
@@ -95,9 +102,9 @@ def _quantize(inputs, attrs):
     zp = attrs.get("zero_point", 0)
     if attrs.get("im2col"):          # a stem's few channels: its taps become channels (Quantizer.im2col_input)
         cols = attrs["im2col"]
-        codes = im2col(quantize_codes(x, attrs["scale"], zp), cols["kernel"], cols["stride"], cols["pads"], zp)
+        codes = im2col(quantize_codes(x, steps, zp), cols["kernel"], cols["stride"], cols["pads"], zp)
         return [pack_codes(codes, attrs["batch"], attrs["block"])]
-    packed = quantize_packed(x, attrs["scale"], attrs["batch"], attrs["block"], zp)
+    packed = quantize_packed(x, steps, attrs["batch"], attrs["block"], zp)
     if attrs.get("pads"):            # the padding a convolution reads, as the code of a real zero
         top, left, bottom, right = attrs["pads"]
         packed = np.pad(packed, ((0, 0), (0, 0), (top, bottom), (left, right), (0, 0), (0, 0)), constant_values=zp)
@@ -118,10 +125,10 @@ def _dequantize(inputs, attrs):
         groups, per, padded = attrs["group_rows"]
         x = x[:groups * padded].reshape(groups, padded, -1)[:, :per].reshape(groups * per, -1)
     x = x[:rows, :cols]
-    s = _channel_scale(attrs["scale"], x).astype(np.float32)
+    s = _channel_scale(steps_of(inputs, attrs), x).astype(np.float32)
     zp = attrs.get("zero_point", 0)
     return [((x.astype(np.float32) - np.float32(zp)) * s).reshape(shape)]
 
 
-QUANTIZE = VdlaSemantics("VdlaQuantize", _quantize, kernel=False)
+QUANTIZE = VdlaSemantics("VdlaQuantize", _quantize, kernel=False, finite_input=True)
 DEQUANTIZE = VdlaSemantics("VdlaDequantize", _dequantize, kernel=False)

@@ -16,7 +16,7 @@ import numpy as np
 
 from vdla.driver.runtime.layout import pack_matrix_rhs
 
-from .boundary import check_finite
+from .boundary import check_finite, steps_of
 from .dense import dense
 from .semantics import VdlaSemantics
 
@@ -37,7 +37,7 @@ def _quantize_weights(inputs, attrs):
     k, n = b.shape[-2:]
     batch = np.broadcast_shapes(b.shape[:-2], tuple(attrs["batch_shape"]))
     b = np.broadcast_to(b, batch + (k, n)).reshape(math.prod(batch), k, n)
-    step = np.asarray(attrs["scale"], np.float32)
+    step = np.asarray(steps_of(inputs, attrs), np.float32).reshape(-1)
     t = np.divide(b, step.reshape(()) if step.size == 1 else step[:n])
     np.rint(t, out=t)
     q = np.clip(t, -127, 127, out=t).astype(np.int8)
@@ -45,4 +45,4 @@ def _quantize_weights(inputs, attrs):
 
 
 SEMANTICS = VdlaSemantics("VdlaMatMul", matmul)
-QUANTIZE_WEIGHTS = VdlaSemantics("VdlaQuantizeWeights", _quantize_weights, kernel=False)
+QUANTIZE_WEIGHTS = VdlaSemantics("VdlaQuantizeWeights", _quantize_weights, kernel=False, finite_input=True)

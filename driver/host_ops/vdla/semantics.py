@@ -13,3 +13,5 @@ class VdlaSemantics:
     name: str                  # the graph op, e.g. "VdlaConv"
     run: Callable              # (inputs, attrs) -> [outputs], bit for bit what the kernel computes
     kernel: bool = True        # an accelerator kernel; False: a conversion at the accelerator's edge
+    finite_input: bool = False  # its first input must be finite (no int8 code for NaN or ±inf):
+                                # checked before a CPU kernel of it runs, as its numpy form checks

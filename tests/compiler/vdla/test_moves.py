@@ -82,7 +82,7 @@ def test_a_neck_keeps_its_tensors_packed_around_split_concat_and_resize(rng, mon
     want = onnxruntime_outputs(m, {"x": x})[0].astype(np.float64)
     assert 10 * np.log10(np.sum(want ** 2) / np.sum((got - want) ** 2)) > 30
     # only the model's input is quantized and its output dequantized: nothing crosses in between
-    ops = [t.op for t in ex.last_timings if t.kind == "host"]
+    ops = [t.op for t in ex.last_timings if t.kind in ("host", "kernel") and t.op.startswith("Vdla")]
     assert ops == ["VdlaQuantize", "VdlaDequantize"], ops
     # the same model with every move a copy (the memory plan's parts turned off) gives the same codes
     monkeypatch.setattr(memory_plan, "PART_OPS", {})

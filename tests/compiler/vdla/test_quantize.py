@@ -50,33 +50,40 @@ def _silu_then_convs():
                        const("w2", (rng.standard_normal((16, 16, 1, 1)) * 0.3).astype(np.float32))])
 
 
-def test_a_skewed_tensor_takes_a_zero_point_and_a_padded_reader_its_padding(rng):
+def test_a_skewed_tensor_takes_a_zero_point_and_a_padded_reader_its_padding(rng, monkeypatch):
     """At the accelerator's edge a SiLU output spreads over all 256 codes (zero point neither 0
     nor -128); the padded conv reads the padding its quantization wrote (the DMA pads with 0 or
     -128 only). The second SiLU joins its conv as a lookup table and the 1x1 conv reads it on
     the accelerator. The simulator equals the numpy semantics, and the quantized SiLU is finer
-    than on the symmetric grid."""
+    than on the symmetric grid. The conversions' attributes are read from their host steps (the
+    model compiled without the edge kernels); the kernels' run gives the same codes."""
+    from vdla.compiler import lower_ops
     from vdla.compiler.compile_model import compile_model
     from vdla.driver.executor import Executor
 
     from ..graph.onnx_graphs import onnxruntime_outputs
     m = _silu_then_convs()
-    art = compile_model(m, target="vdla", hw_config="pynq",
-                        calibration={"x": rng.standard_normal((6, 1, 16, 7, 7)).astype(np.float32)})
+    calib = {"x": rng.standard_normal((6, 1, 16, 7, 7)).astype(np.float32)}
+    kernels = compile_model(m, target="vdla", hw_config="pynq", calibration=calib)
+    for op in ("VdlaQuantize", "VdlaDequantize"):
+        monkeypatch.delitem(lower_ops.RULES, op)
+    art = compile_model(m, target="vdla", hw_config="pynq", calibration=calib)
     place = art.header["compile"]["placement"]
     assert place["conv3"]["device"] == place["conv1"]["device"] == "vdla"
-    quantize = {s.body[0]["inputs"][0]: s.body[0]["attrs"] for s in art.plan.steps
-                if s.kind == "host" and s.body and s.body[0]["op"] == "VdlaQuantize"}
+    quantizations = [s.body[0] for s in art.plan.steps if s.kind == "host" and s.body[0]["op"] == "VdlaQuantize"]
+    quantize = {b["inputs"][0]: b["attrs"] for b in quantizations}
+    steps = {b["inputs"][0]: art.params[b["inputs"][1]] for b in quantizations}     # (edge_steps' operand)
     assert quantize["a"]["zero_point"] not in (0, -128) and quantize["a"]["pads"] == [1, 1, 1, 1]
     assert "b" not in quantize and place["silu2"] == {"device": "vdla", "reason": "", "macs": 0,
                                                       "fused_into": "conv3", "table": True}
     x = rng.standard_normal((1, 16, 7, 7)).astype(np.float32)
     got = Executor(art).run({"x": x})["y"]
     np.testing.assert_array_equal(got, Executor(art, device="numpy").run({"x": x})["y"])
+    np.testing.assert_array_equal(got, Executor(kernels).run({"x": x})["y"])
     want = onnxruntime_outputs(m, {"x": x})[0].astype(np.float64)
     assert 10 * np.log10(np.sum(want ** 2) / np.sum((got - want) ** 2)) > 30
     a = x * (1 / (1 + np.exp(-x)))
-    step = quantize["a"]["scale"][0]
+    step = float(steps["a"][0])
     skewed = (np.clip(np.rint(a / step) + quantize["a"]["zero_point"], -128, 127) - quantize["a"]["zero_point"]) * step
     symmetric_step = np.abs(a).max() / 127
     plain = np.clip(np.rint(a / symmetric_step), -127, 127) * symmetric_step

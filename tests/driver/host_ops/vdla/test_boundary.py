@@ -44,6 +44,19 @@ def test_non_finite_values_are_refused_not_cast(bad, held):
         host_ops.run("VdlaQuantize", [np.array([[np.nan, 1.0]], np.float32)], {**ATTRS, "matrix": True})
 
 
+def test_the_steps_as_an_operand_are_the_scale_attribute(rng):
+    """vdla.compiler.vdla.edge_steps moves the steps into a second operand: the same codes."""
+    x = (rng.standard_normal((1, 20, 3, 3)) * 10).astype(np.float32)
+    steps = rng.uniform(0.05, 0.2, 32).astype(np.float32)
+    attrs = {k: v for k, v in ATTRS.items() if k != "scale"}
+    np.testing.assert_array_equal(host_ops.run("VdlaQuantize", [x, steps], attrs)[0],
+                                  host_ops.run("VdlaQuantize", [x], {**attrs, "scale": steps.tolist()})[0])
+    q = host_ops.run("VdlaQuantize", [x, steps[:1]], attrs)[0]
+    np.testing.assert_array_equal(host_ops.run("VdlaDequantize", [q, steps[:1]], {"shape": [1, 20, 3, 3]})[0],
+                                  host_ops.run("VdlaDequantize", [q], {"shape": [1, 20, 3, 3],
+                                                                       "scale": [float(steps[0])]})[0])
+
+
 @pytest.fixture(scope="module")
 def vdla_artifact():
     from e2e.model_builders import vdla_cnn   # tests/ is on sys.path
@@ -55,15 +68,19 @@ def vdla_artifact():
 
 
 def test_a_nan_input_to_a_vdla_artifact_fails_its_quantize_step(vdla_artifact, rng):
+    """The quantization is a CPU kernel (topi.vdla_edge): the executor checks its input first."""
     from vdla.driver.executor import Executor, StepError
-    (step,) = [s.name for s in vdla_artifact.plan.steps if s.op == "VdlaQuantize"
-               and s.body[0]["inputs"] == ["input"]]
+    (step,) = [s.name for s in vdla_artifact.plan.steps if s.op == "VdlaQuantize" and s.kind == "kernel"
+               and s.args[0] == "input"]
     x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
     x[0, 1, 4, :3] = np.nan
     run = Executor(vdla_artifact, device="sim")
-    with pytest.raises(StepError, match=rf"step '{step}' \(VdlaQuantize, on the host\) failed: HostOpError: the "
+    with pytest.raises(StepError, match=rf"step '{step}' \(VdlaQuantize, a CPU kernel\) refused its input: the "
                                         r"tensor quantized for the accelerator holds 3 NaN values \(of 3072, the "
                                         r"first at index \[0, 1, 4, 0\]\) where the accelerator takes int8"):
+        run.run({"input": x})
+    x[0, 1, 4, :3] = np.inf
+    with pytest.raises(StepError, match=r"holds 3 inf values"):
         run.run({"input": x})
     x[0, 1, 4, :3] = 0.0                               # the same executor runs the next, finite input
     assert np.isfinite(run.run({"input": x})["softmax_57"]).all()
