@@ -76,8 +76,8 @@ def quantize_matrix(x, steps, batch: int, block: int, zero_point: int = 0, group
         value = _code(x(*_unravel(g * per + i if group_rows else r, lead), c), _step(steps, c), zero_point, -128, 127)
         if group_rows and per < padded:      # a group's padding rows: zeros before quantization
             value = te.if_then_else(i < per, value, E.Const(zero_point, "int8"))
-        valid = [c < k] + ([r < total] if total % batch else [])
-        return te.if_then_else(E.all_of(*valid), value, E.Const(0, "int8"))
+        valid = [cond for cond, needed in ((c < k, k % block), (r < total, total % batch)) if needed]
+        return te.if_then_else(E.all_of(*valid), value, E.Const(0, "int8")) if valid else value
     return te.compute((_ceil(total, batch), _ceil(k, block), batch, block), f, name="vdla_quantize",
                       tag=tags.INJECTIVE)
 

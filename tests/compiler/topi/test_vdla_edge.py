@@ -26,6 +26,12 @@ def _steps(step, channels, block):
     return [step] * (-(-channels // block) * block)
 
 
+def _equals_quantize(kernel, x, attrs, rng, compile_run):
+    """The compiled `kernel` of placeholder x gives VdlaQuantize's codes for `attrs` on _data."""
+    xa = _data(rng, x.shape)
+    np.testing.assert_array_equal(compile_run(kernel, [x], [xa]), QUANTIZE.run([xa], attrs)[0])
+
+
 @pytest.mark.parametrize("shape,group_rows,batch", [
     ((197, 192), None, 1),
     ((1, 3, 197, 197), [3, 197, 197], 1),
@@ -36,13 +42,10 @@ def _steps(step, channels, block):
 @pytest.mark.parametrize("zp", [0, -17])
 def test_quantize_matrix_equals_the_host_op(shape, group_rows, batch, zp, rng, compile_run):
     x = te.placeholder(shape, "float32", "x")
-    xa = _data(rng, shape)
     attrs = {"scale": _steps(STEP, shape[-1], 16), "batch": batch, "block": 16, "matrix": True, "zero_point": zp}
     if group_rows:
         attrs["group_rows"] = group_rows
-    want = QUANTIZE.run([xa], attrs)[0]
-    got = compile_run(vdla_edge.quantize_matrix(x, STEP, batch, 16, zp, group_rows), [x], [xa])
-    np.testing.assert_array_equal(got, want)
+    _equals_quantize(vdla_edge.quantize_matrix(x, STEP, batch, 16, zp, group_rows), x, attrs, rng, compile_run)
 
 
 @pytest.mark.parametrize("shape,batch,pads", [
@@ -53,13 +56,10 @@ def test_quantize_matrix_equals_the_host_op(shape, group_rows, batch, zp, rng, c
 @pytest.mark.parametrize("zp", [0, 23])
 def test_quantize_activation_equals_the_host_op(shape, batch, pads, zp, rng, compile_run):
     x = te.placeholder(shape, "float32", "x")
-    xa = _data(rng, shape)
     attrs = {"scale": _steps(STEP, shape[1], 16), "batch": batch, "block": 16, "matrix": False, "zero_point": zp}
     if pads:
         attrs["pads"] = pads
-    want = QUANTIZE.run([xa], attrs)[0]
-    got = compile_run(vdla_edge.quantize_activation(x, STEP, batch, 16, zp, pads), [x], [xa])
-    np.testing.assert_array_equal(got, want)
+    _equals_quantize(vdla_edge.quantize_activation(x, STEP, batch, 16, zp, pads), x, attrs, rng, compile_run)
 
 
 @pytest.mark.parametrize("shape,group_rows,batch,matrix", [
@@ -126,12 +126,10 @@ def test_a_step_that_is_no_power_of_two_divides_as_the_host_op(rng, compile_run)
 @pytest.mark.parametrize("zp", [0, -50])
 def test_quantize_im2col_equals_the_host_op(shape, kernel, stride, pads, batch, zp, rng, compile_run):
     x = te.placeholder(shape, "float32", "x")
-    xa = _data(rng, shape)
     attrs = {"scale": _steps(STEP, shape[1], 16), "batch": batch, "block": 16, "matrix": False, "zero_point": zp,
              "im2col": {"kernel": list(kernel), "stride": stride, "pads": pads}}
-    want = QUANTIZE.run([xa], attrs)[0]
-    got = compile_run(vdla_edge.quantize_im2col(x, STEP, batch, 16, kernel, stride, pads, zp), [x], [xa])
-    np.testing.assert_array_equal(got, want)
+    _equals_quantize(vdla_edge.quantize_im2col(x, STEP, batch, 16, kernel, stride, pads, zp), x, attrs, rng,
+                     compile_run)
 
 
 def test_steps_per_channel_from_an_operand(rng, compile_run):
