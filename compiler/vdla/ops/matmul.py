@@ -17,6 +17,7 @@ import numpy as np
 
 from vdla.driver.host_ops.vdla import matmul as semantics
 from vdla.driver.host_ops.vdla.boundary import QUANTIZE
+from vdla.driver.runtime.layout import pack_qparams
 from vdla.hw import MemType
 from vdla.hw.timing import dram_elem_bytes
 
@@ -24,7 +25,7 @@ from ...graph.ir import Node, TensorType
 from ...topi import vdla as V
 from ..macs import matmul_macs
 from ..op import KernelSpec, VdlaOp, gemm_seconds
-from ..requant import padded, requant_multiply, tensor_step
+from ..requant import padded, requant_multiply, requant_writeback, tensor_step
 
 
 def geometry(a_shape, b_shape, out_shape) -> tuple[int, int, tuple]:
@@ -92,10 +93,16 @@ def quantize(q, node, act):
     # acc = (a / s_a)(b / s_b): the output in steps of s_y is acc * s_a s_b / s_y
     info = q.stats.get(y, {})
     acc_peak = float(info["max"]) / (s_a * s_b) if "max" in info else 127.0 * 127.0 * k
-    ep, bias_q, mult = requant_multiply(np.full(n, s_a * s_b / s_y), np.zeros(n), acc_peak, None, np.full(n, s_y))
+    m, steps_y = np.full(n, s_a * s_b / s_y), np.full(n, s_y)
     layer = V.BatchedDenseLayer(groups, padded_to // B, -(-k // L), -(-n // L))
-    inputs = [a_rows, b_weights, q.const(f"{node.name}.bias", V.pack_bias(bias_q, B, L)),
-              q.const(f"{node.name}.mult", V.pack_bias(mult, B, L))]
+    if q.vta_compat:               # the ALU's chain: bias, shifts and a multiply per element
+        ep, bias_q, mult = requant_multiply(m, np.zeros(n), acc_peak, None, steps_y)
+        params = [q.const(f"{node.name}.bias", V.pack_bias(bias_q, B, L)),
+                  q.const(f"{node.name}.mult", V.pack_bias(mult, B, L))]
+    else:                          # OUT's write-back requantizer: one ALU pass a vector instead of ~6
+        ep, bias_q, mult = requant_writeback(m, np.zeros(n), None, steps_y)
+        params = [q.const(f"{node.name}.qparams", pack_qparams(bias_q, mult, ep.shift, ep.zero, ep.lo, ep.hi, B, L))]
+    inputs = [a_rows, b_weights, *params]
     out = q.output(y, (groups * layer.m, layer.n, B, L), padded(np.full(n, s_y), L))
     q.group_rows[out] = grouped
     q.emit(OP, node, inputs, out, {"layer": asdict(layer), "epilogue": asdict(ep)})
