@@ -68,3 +68,28 @@ def test_the_edge_kernels_compute_their_numpy_semantics_in_a_model(build, shape,
     for _ in range(2):
         x = rng.standard_normal(shape).astype(np.float32) * 2
         np.testing.assert_array_equal(ours.run({"x": x})["y"], theirs.run({"x": x})["y"])
+
+
+def test_weights_made_from_a_non_finite_tensor_are_refused_before_their_kernel(rng):
+    """MatMul(x, 1 / (8 - mean(x))ᵀ): calibration never meets the pole, a run at it makes the
+    second operand inf, and its run-time weights' kernel step refuses it, naming itself."""
+    from vdla.driver.executor import StepError
+
+    from ..graph.onnx_graphs import const
+    from .ops.op_oracle import model, node
+    nodes = [node("ReduceMean", ["x"], ["s"], axes=[0], keepdims=0, name="mean"),
+             node("Sub", ["eight", "s"], ["d"], name="gap"),
+             node("Div", ["one", "d"], ["r"], name="pole"),
+             node("Transpose", ["r"], ["b"], perm=[1, 0], name="t"),
+             node("MatMul", ["x", "b"], ["y"], name="prod")]
+    m = model(nodes, (2, 8, 32), (2, 8, 8), [const("eight", np.float32(8.0)), const("one", np.float32(1.0))])
+    art = _compiled(m, rng, (2, 8, 32))
+    (step,) = [s for s in art.plan.steps if s.op == "VdlaQuantizeWeights"]
+    assert step.kind == "kernel"
+    x = rng.standard_normal((2, 8, 32)).astype(np.float32)
+    run = Executor(art)
+    assert np.isfinite(run.run({"x": x})["y"]).all()
+    x[:, 3, 5] = 8.0                                   # mean 8: 1 / 0
+    with pytest.raises(StepError, match=rf"step '{step.name}' \(VdlaQuantizeWeights, a CPU kernel\) refused its "
+                                        r"input: .* holds 1 inf value"):
+        run.run({"x": x})
