@@ -17,6 +17,7 @@ import math
 from .. import te
 from ..tir import expr as E
 from . import tags
+from .transform import _unravel   # (only a row's leading indices: the lanes' axis stays its own)
 
 
 def _step(steps, channel):
@@ -45,16 +46,6 @@ def _code(v, step, zero_point: int, lo: int, hi: int):
 
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
-
-
-def _unravel(flat, shape):
-    """The index into `shape` of row-major position `flat` (a row's leading indices: the lanes
-    run along the last axis, which stays an index of its own, so their loads stay contiguous)."""
-    idx = []
-    for d in reversed(shape):
-        idx.append(flat % d if d != 1 else E.Const(0, "int32"))
-        flat = flat // d
-    return list(reversed(idx))
 
 
 def quantize_matrix(x, steps, batch: int, block: int, zero_point: int = 0, group_rows=None):

@@ -23,7 +23,7 @@ def _channels(graph: Graph, node) -> int:
         shape, matrix = node.attrs["shape"], len(graph.types[node.inputs[0]].shape) == 4
     else:
         shape = graph.types[node.inputs[0]].shape
-        matrix = node.op == QUANTIZE_WEIGHTS.name or node.attrs.get("matrix") or len(shape) != 4
+        matrix = node.op == QUANTIZE_WEIGHTS.name or node.attrs.get("matrix")
     return int(shape[-1] if matrix else shape[1])
 
 

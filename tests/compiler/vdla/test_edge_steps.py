@@ -11,6 +11,8 @@ from vdla.compiler.graph.ir import Graph, Node, TensorType
 from vdla.compiler.vdla.edge_steps import steps_as_operands
 from vdla.driver.executor import Executor
 
+from ..graph.onnx_graphs import const
+from .ops.op_oracle import model, node, weights
 from .ops.test_matmul import _attention
 
 EDGES = ("VdlaQuantize", "VdlaDequantize", "VdlaQuantizeWeights")
@@ -39,9 +41,7 @@ def _compiled(m, rng, shape):
 
 def _cnn():
     """A 3-channel stem (its input quantized as im2col columns), a conv, the output NCHW."""
-    from .ops.op_oracle import model, node, weights
     rng = np.random.default_rng(1)
-    from ..graph.onnx_graphs import const
     nodes = [node("Conv", ["x", "w1"], ["a"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], name="stem"),
              node("Relu", ["a"], ["r"], name="relu"),
              node("Conv", ["r", "w2"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="conv")]
@@ -74,9 +74,6 @@ def test_weights_made_from_a_non_finite_tensor_are_refused_before_their_kernel(r
     """MatMul(x, 1 / (8 - mean(x))ᵀ): calibration never meets the pole, a run at it makes the
     second operand inf, and its run-time weights' kernel step refuses it, naming itself."""
     from vdla.driver.executor import StepError
-
-    from ..graph.onnx_graphs import const
-    from .ops.op_oracle import model, node
     nodes = [node("ReduceMean", ["x"], ["s"], axes=[0], keepdims=0, name="mean"),
              node("Sub", ["eight", "s"], ["d"], name="gap"),
              node("Div", ["one", "d"], ["r"], name="pole"),
