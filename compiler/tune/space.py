@@ -84,8 +84,9 @@ class KnobSpace:
 
     @staticmethod
     def canonical(knobs):
-        """One name per schedule: with one virtual thread the thread axis means nothing."""
-        if knobs.vthreads == 1 and getattr(knobs, "vthread_axis", "oc") != "oc":
+        """One name per schedule: with one virtual thread a conv's thread axis means nothing (a
+        dense's does: over rows its weights stay for all row tiles)."""
+        if knobs.vthreads == 1 and getattr(knobs, "vthread_axis", "oc") == "h":
             return replace(knobs, vthread_axis="oc")
         return knobs
 

@@ -8,8 +8,8 @@ from .ops import conv2d, dense, depthwise_conv2d
 from .epilogue import Epilogue, apply_epilogue
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
 from .plan import (ConvLayer, DenseLayer, NoTilingError, conv_cost, conv_knob_space, conv_steps, conv_tiling_problem,
-                   default_conv_choices, default_conv_knobs, default_dense_knobs, dense_cost, dense_knob_space,
-                   dense_steps, dense_tiling_problem)
+                   default_conv_choices, default_conv_knobs, default_dense_choices, default_dense_knobs, dense_cost,
+                   dense_knob_space, dense_steps, dense_tiling_problem)
 from .build import compile_conv2d, compile_dense
 from .batched import BatchedDenseLayer, GroupedConvLayer, compile_batched_dense, compile_grouped_conv
 from .eltwise import AddLayer, compile_add, default_add_knobs
@@ -22,7 +22,7 @@ __all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", 
            "schedule_conv2d", "schedule_dense", "ConvLayer", "DenseLayer", "NoTilingError", "conv_tiling_problem",
            "conv_cost", "conv_knob_space", "conv_steps", "dense_cost", "dense_knob_space", "dense_steps",
            "dense_tiling_problem", "pool_tiling_problem", "default_conv_choices", "default_conv_knobs",
-           "default_dense_knobs",
+           "default_dense_choices", "default_dense_knobs",
            "compile_conv2d", "compile_dense", "BatchedDenseLayer", "compile_batched_dense",
            "GroupedConvLayer", "compile_grouped_conv",
            "pack_bias", "pack_depthwise_rows", "pack_grouped_weight", "run_conv", "run_conv_program", "run_dense",

@@ -1,8 +1,9 @@
-"""G equal products as one program: the dense kernel (a batched MatMul's products) or the conv
-kernel (a grouped convolution's groups of whole channel blocks), its calls issued G times, each
-copy with its grouped buffers advanced by one group, separated by a barrier.
+"""G equal products as one program. A batched MatMul's products are one dense kernel with a
+group axis outermost (compile_dense with groups). A grouped convolution's groups of whole
+channel blocks are the conv kernel's calls issued G times, each copy with its grouped buffers
+advanced by one group, separated by a barrier.
 
-Within one dense program the dependence tokens order the modules from an idle start; the
+Within one conv program the dependence tokens order the modules from an idle start; the
 next copy's first LOAD would otherwise overwrite input and weight SRAM the previous copy's
 GEMMs still read, and its GEMMs the accumulators the previous STOREs still drain. The
 barrier makes compute wait for the last store and load, and the load module for compute
@@ -79,11 +80,12 @@ def repeat_over_groups(program, groups: int, grouped: set[int]):
 
 def compile_batched_dense(config, layer: BatchedDenseLayer, ep=None, knobs=None, name: str = "matmul",
                           vta_compat: bool = False):
-    """-> (KernelProgram, knobs): the dense kernel of one product (its x, weights and output
-    grouped; bias and multipliers shared) over `layer.groups` products."""
-    prog, knobs = compile_dense(config, layer.dense, ep, knobs, name=name, vta_compat=vta_compat)
-    last = len(prog.params) - 1
-    prog = repeat_over_groups(prog, layer.groups, {0, 1, last})
+    """-> (KernelProgram, knobs): the dense kernel over `layer.groups` products, the group
+    the outermost loop (x, weights and output grouped; the per-channel operands shared). The
+    products' tiles follow each other as one dense's do: a product's loads overlap the
+    previous one's GEMMs and stores."""
+    prog, knobs = compile_dense(config, layer.dense, ep, knobs, name=name, vta_compat=vta_compat,
+                                groups=layer.groups)
     prog.meta.update(op="matmul", layer={**prog.meta.get("layer", {}), "groups": layer.groups})
     return prog, knobs
 

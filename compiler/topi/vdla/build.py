@@ -107,25 +107,29 @@ def _per_channel(ep: Epilogue, blocks: int, B: int, L: int):
 
 
 def compile_dense(config, layer: DenseLayer, ep: Epilogue | None = None, knobs: DenseKnobs | None = None,
-                  name: str = "dense", vta_compat: bool = False):
+                  name: str = "dense", vta_compat: bool = False, groups: int = 0):
+    """groups > 0: that many products, x, w and y each holding one per group after the other
+    (the per-channel operands shared)."""
     ep = ep or Epilogue()
     run_ep, shift_step = (vta_epilogue(ep, name), SHIFT_STEP) if vta_compat else (ep, None)
     knobs = knobs or default_dense_knobs(config, layer, ep)
     check_knobs(name, config, layer, knobs, dense_knob_problem(config, layer, knobs, ep))
     B, L = config.batch, config.block
-    x = te.placeholder((layer.m, layer.k, B, L), "int8", "x")
-    w = te.placeholder((layer.n, layer.k, L, L), "int8", "w")
+    g = (groups,) if groups else ()
+    x = te.placeholder((*g, layer.m, layer.k, B, L), "int8", "x")
+    w = te.placeholder((*g, layer.n, layer.k, L, L), "int8", "w")
     rows = _ceil(layer.m, knobs.tile_m) * knobs.tile_m        # the last row tile may overhang the matrix
-    xp = pad(x, [0] * 4, [rows - layer.m, 0, 0, 0], 0, name="x.pad") if rows > layer.m else x
+    ndim = len(x.shape)
+    xp = pad(x, [0] * ndim, [0] * len(g) + [rows - layer.m, 0, 0, 0], 0, name="x.pad") if rows > layer.m else x
     acc = dense(xp, w, name="dense")
     bias = _per_channel(ep, layer.n, B, L)
     scale = te.placeholder((layer.n, B, L), "int32", "scale") if ep.scale else None
     rscale = te.placeholder((layer.n, B, L), "int32", "rscale") if ep.residual_scale else None
-    out_shape = (layer.m, layer.n, B, L)
+    out_shape = (*g, layer.m, layer.n, B, L)
     res = te.placeholder(out_shape, "int8", "residual") if ep.residual else None
     table = lut_table(config) if ep.table else None
     stages, res32, out = apply_epilogue(acc, run_ep, out_shape, bias, res, name="y", scale=scale,
-                                        shift_step=shift_step, rscale=rscale, table=table)
+                                        shift_step=shift_step, rscale=rscale, table=table, channel_axis=len(g) + 1)
     s = schedule_dense(config, out, acc, stages, res32, xp, w, bias, knobs, scale=scale, rscale=rscale,
                        table=table)
     args = [x, w] + [t for t in (bias, scale, rscale, res, table) if t is not None] + [out]

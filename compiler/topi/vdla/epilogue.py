@@ -108,21 +108,23 @@ def _alu(shape, f, name, op, imm):
 
 
 def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name="out", scale=None,
-                   shift_step: int | None = None, rscale=None, table=None):
+                   shift_step: int | None = None, rscale=None, table=None, channel_axis: int = 1):
     """-> (ALU stages in order, residual load stage or None, int8 output of out_shape).
     shift_step: the largest shift one SHR may take (VTA's ALU honours 15; the declarations
     state at most MAX_SHIFT); longer shifts become several SHRs, which floor exactly like one.
     With ep.requantizer, `bias` is the (O/L, 3, B, L) qparams and the last stage is the pass
-    through the requantizer (its name ends with ".requant")."""
+    through the requantizer (its name ends with ".requant"). channel_axis: the output's axis of
+    channel blocks, which index the per-channel operands (2 behind a batched dense's groups)."""
     stages = []
     t = acc
+    ch = channel_axis
     shape = acc.shape
     ndim = len(shape)
     if ep.bias:
         b = bias
 
         def add_bias(*i, t=t, b=b):
-            return t(*i) + b[i[1], i[-2], i[-1]]
+            return t(*i) + b[i[ch], i[-2], i[-1]]
         t = _alu(shape, add_bias, f"{name}.bias", "add", None)
         stages.append(t)
     for k, step in enumerate(_shift_steps(ep.pre_shift, shift_step)):
@@ -130,7 +132,7 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         stages.append(t)
     if ep.scale:
         def mul_scale(*i, t=t, m=scale):
-            return t(*i) * m[i[1], i[-2], i[-1]]
+            return t(*i) * m[i[ch], i[-2], i[-1]]
         t = _alu(shape, mul_scale, f"{name}.scale", "mul", None)
         stages.append(t)
     if ep.mul is not None:
@@ -144,15 +146,16 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         res32 = te.compute(shape, lambda *i, res=res: te.cast("int32", res(*i)), name=f"{name}.res")
     if ep.residual_scale:
         def mul_rscale(*i, m=rscale):
-            return res32(*i) * m[i[1], i[-2], i[-1]]
+            return res32(*i) * m[i[ch], i[-2], i[-1]]
         scaled = _alu(shape, mul_rscale, f"{name}.rscale", "mul", None)
         stages.append(scaled)
         if ep.requantizer:          # the requantizer's pass adds it (ALU FLUSH with a tensor operand)
-            return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, addend=scaled, table=table)
+            return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, ch, addend=scaled,
+                                            table=table)
         t = _alu(shape, lambda *i, t=t: t(*i) + scaled(*i), f"{name}.residual", "add", None)
         stages.append(t)
     if ep.requantizer:              # (no bias, pre-shift or scale step before: Epilogue checks)
-        return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, table=table)
+        return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, ch, table=table)
     if ep.shift:
         if ep.round:
             r = 1 << (ep.shift - 1)
@@ -177,13 +180,13 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
     return stages, res32, out
 
 
-def _through_requantizer(stages, res32, t, ep: Epilogue, out_shape, qparams, name, addend=None, table=None):
+def _through_requantizer(stages, res32, t, ep: Epilogue, out_shape, qparams, name, ch, addend=None, table=None):
     """The chain so far, then the pass through OUT's requantizer (registers from qparams),
     which adds `addend` (an ACC tensor) on the way when given, and with ep.table looks its
     result up in the table (CTRL's table bit)."""
     def through(*i, t=t, q=qparams):
         x = t(*i) + addend(*i) if addend is not None else t(*i)
-        y = requantize(x, q[i[1], BIAS, i[-2], i[-1]], q[i[1], MUL, i[-2], i[-1]], q[i[1], CTRL, i[-2], i[-1]],
+        y = requantize(x, q[i[ch], BIAS, i[-2], i[-1]], q[i[ch], MUL, i[-2], i[-1]], q[i[ch], CTRL, i[-2], i[-1]],
                        ep.shift)
         return lookup(table, y) if ep.table else y
     t = te.compute(t.shape, through, name=f"{name}.requant",

@@ -105,13 +105,19 @@ def depthwise_rows(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="d
 
 
 def dense(x, w, name="dense"):
-    """x (M/B, K/L, B, L) . w (N/L, K/L, L, L) -> (M/B, N/L, B, L) int32."""
-    mb, kb, batch, block = x.shape
-    nb, kb2, bo, bi = w.shape
-    if kb2 != kb or bi != block or bo != block:
+    """x (M/B, K/L, B, L) . w (N/L, K/L, L, L) -> (M/B, N/L, B, L) int32. With a leading group
+    axis on both, x (G, M/B, ...) and w (G, N/L, ...), G products: -> (G, M/B, N/L, B, L)."""
+    *groups, mb, kb, batch, block = x.shape
+    *wgroups, nb, kb2, bo, bi = w.shape
+    if kb2 != kb or bi != block or bo != block or groups != wgroups:
         raise ValueError(f"vdla dense: weight {list(w.shape)} does not fit input {list(x.shape)}")
     r = te.reduce_axis((0, kb), "kb")
     k = te.reduce_axis((0, block), "k")
+    if groups:
+        return te.compute((*groups, mb, nb, batch, block),
+                          lambda g, m, n, b, c: te.sum(
+                              _i32(x[g, m, r.var, b, k.var]) * _i32(w[g, n, r.var, c, k.var]), axis=[r, k]),
+                          name=name)
     return te.compute((mb, nb, batch, block),
                       lambda m, n, b, c: te.sum(_i32(x[m, r.var, b, k.var]) * _i32(w[n, r.var, c, k.var]),
                                                 axis=[r, k]), name=name)

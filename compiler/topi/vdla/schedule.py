@@ -13,6 +13,10 @@ loaded once and reused by every spatial tile. `vthreads` = 2 binds the outer til
 threads' instructions interleave, so loads of one overlap the GEMMs of the other.
 
 Dense: the output is tiled into tile_m x tile_n blocks, the reduction into k_chunk blocks.
+Virtual threads split the column tiles (`vthread_axis` "n") or the row tiles ("m"); over rows,
+with the whole reduction in one chunk, a column tile's weights are loaded once for all its row
+tiles, one copy that the threads share. A batched dense (a group axis on x, w and the output)
+walks its products outermost.
 """
 from __future__ import annotations
 
@@ -51,6 +55,11 @@ class DenseKnobs:
     tile_n: int
     k_chunk: int = 0           # 0: the whole reduction at once
     vthreads: int = 2
+    vthread_axis: str = "n"    # the threads split the column tiles ("n") or the row tiles ("m")
+
+    def __post_init__(self):
+        if self.vthread_axis not in ("n", "m"):
+            raise ValueError(f"vthread_axis must be 'n' or 'm', got {self.vthread_axis!r}")
 
 
 def _gemm_intrin(config):
@@ -89,7 +98,7 @@ def _split_vthreads(stage, loop, count):
 
 
 def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, scale_src=None, rscale_src=None,
-              table=None):
+              table=None, channel_axis=1):
     for st in stages:
         s[st].set_scope(intrin.SCOPE_ACC)
         s[st].compute_at(*acc_attach)
@@ -106,8 +115,8 @@ def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, 
         s[qacc].compute_at(*bias_attach)
         req = s.cache_read(qacc, intrin.SCOPE_REQ, [s[requant]])
         axes = s[requant].op.axis          # the channel blocks outermost: one SETQ per block
-        s[requant].reorder(axes[1], *(a for k, a in enumerate(axes) if k != 1))
-        s[req].compute_at(s[requant], axes[1])
+        s[requant].reorder(axes[channel_axis], *(a for k, a in enumerate(axes) if k != channel_axis))
+        s[req].compute_at(s[requant], axes[channel_axis])
         s[req].tensorize(s[req].op.axis[-2], intrin.setq(config))
         bias_src = None
     for src, suffix in ((bias_src, ".bias"), (scale_src, ".scale"), (rscale_src, ".rscale")):
@@ -184,25 +193,37 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
 
 def schedule_dense(config, out, acc, stages, res32, x, w, bias, knobs: DenseKnobs, scale=None, rscale=None,
                    table=None):
+    """A batched dense (a leading group axis on x, w and out) walks its products outermost,
+    each one the dense schedule."""
     s = create_schedule(out)
     s[acc].set_scope(intrin.SCOPE_ACC)
     xl = s.cache_read(x, intrin.SCOPE_INP, [s[acc]])
     _source(s, x)                      # rows past the matrix (an overhanging tile): the DMA's padding
     wl = s.cache_read(w, intrin.SCOPE_WGT, [s[acc]])
-    m, n, b, c = s[out].op.axis
+    *group, m, n, b, c = s[out].op.axis
     mo, mi = s[out].split(m, knobs.tile_m)
     no, ni = s[out].split(n, knobs.tile_n)
-    vt, no = _split_vthreads(s[out], no, knobs.vthreads)
-    s[out].reorder(*vt, mo, no, mi, ni, b, c)
-    s[acc].compute_at(s[out], no)
-    _epilogue(s, config, out, stages, res32, bias, (s[out], no), (s[out], no), scale, rscale, table)
-    am, an, ab, ac = s[acc].op.axis
+    if knobs.vthread_axis == "m":
+        vt, mo = _split_vthreads(s[out], mo, knobs.vthreads)
+        loops = [*group, no, *vt, mo]      # the threads share the column tile's weights
+    else:
+        vt, no = _split_vthreads(s[out], no, knobs.vthreads)
+        loops = [*group, *vt, mo, no]
+    s[out].reorder(*loops, mi, ni, b, c)
+    tile = loops[-1]
+    s[acc].compute_at(s[out], tile)
+    _epilogue(s, config, out, stages, res32, bias, (s[out], tile), (s[out], no), scale, rscale, table,
+              channel_axis=len(group) + 1)
+    *agroup, am, an, ab, ac = s[acc].op.axis
     kb, k = s[acc].op.reduce_axis
     chunk = knobs.k_chunk or kb.extent
     ko, ki = s[acc].split(kb, chunk)
-    s[acc].reorder(ko, ki, am, an, ab, ac, k)
+    s[acc].reorder(*agroup, ko, ki, am, an, ab, ac, k)
     s[xl].compute_at(s[acc], ko)
-    s[wl].compute_at(s[acc], ko)
+    if knobs.vthread_axis == "m" and chunk == kb.extent:
+        s[wl].compute_at(s[out], no)       # loaded once per column tile, kept across the row tiles
+    else:
+        s[wl].compute_at(s[acc], ko)
     s[acc].tensorize(ab, _gemm_intrin(config))
     return s
 

@@ -65,7 +65,7 @@ OP = VdlaOp(
     compile=lambda config, s, knobs, name, vta: V.compile_dense(config, s.layer, s.ep, knobs, name=name,
                                                                   vta_compat=vta),
     tiling_problem=lambda config, s, vta: V.dense_tiling_problem(config, s.layer, s.ep),
-    default_choices=lambda config, s, vta: [V.default_dense_knobs(config, s.layer, s.ep)],
+    default_choices=lambda config, s, vta: V.default_dense_choices(config, s.layer, s.ep),
     tuning=Tunable(record_op="dense", layer_type=V.DenseLayer, knobs_type=V.DenseKnobs,
                    knob_space=V.dense_knob_space, cost=V.dense_cost, steps=V.dense_steps,
                    probe_shapes=probe_shapes, describe=describe))

@@ -123,4 +123,4 @@ OP = VdlaOp(
     compile=lambda config, s, knobs, name, vta: V.compile_batched_dense(config, s.layer, s.ep, knobs, name=name,
                                                                           vta_compat=vta),
     tiling_problem=lambda config, s, vta: V.dense_tiling_problem(config, s.layer.dense, s.ep),
-    default_choices=lambda config, s, vta: [V.default_dense_knobs(config, s.layer.dense, s.ep)])
+    default_choices=lambda config, s, vta: V.default_dense_choices(config, s.layer.dense, s.ep))

@@ -97,3 +97,35 @@ def test_dense_on_the_write_back_requantizer_sets_each_block_once_per_tile(rng):
     setq = [k for k in prog.kernels if k.alu_op is not None and k.alu_op.name == "SETQ"]
     calls = [c for c in prog.calls if type(c).__name__ == "Alu" and prog.kernels[c.kernel] in setq]
     assert len(calls) == (64 // 16) * 5           # tiles x blocks per tile
+
+
+def _weight_loads(prog):
+    return [c for c in prog.calls if type(c).__name__ == "Load" and c.param == 1]
+
+
+@pytest.mark.parametrize("knobs", [DenseKnobs(tile_m=50, tile_n=5, k_chunk=0, vthreads=2, vthread_axis="m"),
+                                   DenseKnobs(tile_m=50, tile_n=5, k_chunk=0, vthreads=1, vthread_axis="m"),
+                                   DenseKnobs(tile_m=66, tile_n=2, k_chunk=1, vthreads=3, vthread_axis="m")],
+                         ids=["two-threads", "one-thread", "three-threads-chunked"])
+def test_threads_over_row_tiles(knobs, rng):
+    """Threads over the row tiles of 197 rows (the last tile overhanging), on the requantizer
+    with a bias and multiplier per output channel: bit for bit numpy, race-free; with the whole
+    reduction in one chunk each column tile's weights are loaded once for all its row tiles
+    (over columns, once per tile)."""
+    config = CONFIGS["pynq"]
+    a = rng.integers(-128, 128, (197, 100), dtype=np.int8)
+    b = rng.integers(-128, 128, (100, 160), dtype=np.int8)
+    bias = rng.integers(-3000, 3000, (160,), dtype=np.int32)
+    mult = rng.integers(1 << 12, 1 << 17, (160,), dtype=np.int32)
+    ep = Epilogue(requantizer=True, shift=27, zero=11, lo=-128, hi=127)
+    dev = SimulatorDevice(config, dram_bytes=1 << 24)
+    c, _, prog = run_dense_on(dev, a, b, ep, knobs, bias=bias, scale=mult, check_races=True)
+    np.testing.assert_array_equal(c, dense_reference(a, b, ep, bias=bias, scale=mult))
+    assert len(np.unique(c)) > 100
+    column_tiles, row_tiles, chunks = 10 // knobs.tile_n, -(-197 // knobs.tile_m), 7 // (knobs.k_chunk or 7)
+    if knobs.k_chunk == 0:
+        assert len(_weight_loads(prog)) == column_tiles
+        over_columns = run_dense_on(dev, a, b, ep, DenseKnobs(50, 5, 0, knobs.vthreads), bias=bias, scale=mult)[2]
+        assert len(_weight_loads(over_columns)) == column_tiles * row_tiles
+    else:
+        assert len(_weight_loads(prog)) == column_tiles * row_tiles * chunks

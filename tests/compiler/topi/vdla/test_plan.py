@@ -1,11 +1,13 @@
 """The conv cost model and the default's choices (vdla.compiler.topi.vdla.plan), against the
 cycle-exact simulator: the estimate follows the simulated cycles of pipelined schedules, and
 the choices are the lowest estimate and, within RUNNER_UP_RATIO of it, the cheapest schedule
-with other tiles."""
+with other tiles. A dense's choices: the cheapest per thread axis."""
 import pytest
 
-from vdla.compiler.topi.vdla import ConvLayer, Epilogue, compile_conv2d, conv_cost, default_conv_choices
-from vdla.compiler.topi.vdla.plan import RUNNER_UP_RATIO, _default_conv_candidates, conv_fits
+from vdla.compiler.topi.vdla import (ConvLayer, DenseKnobs, DenseLayer, Epilogue, compile_conv2d, conv_cost,
+                                    default_conv_choices, default_dense_choices, default_dense_knobs, dense_cost,
+                                    dense_knob_space)
+from vdla.compiler.topi.vdla.plan import RUNNER_UP_RATIO, _default_conv_candidates, conv_fits, dense_knob_problem
 from vdla.compiler.vdla.lower import _cycles
 from vdla.hw import load_config
 
@@ -59,3 +61,31 @@ def test_the_runner_up_is_offered_where_it_is_close():
     first, second = default_conv_choices(CFG, layer, REQUANT)
     cycles = [_cycles(CFG, compile_conv2d(CFG, layer, REQUANT, k)[0]) for k in (first, second)]
     assert cycles[1] < cycles[0]
+
+
+def test_dense_choices_are_each_thread_axis_cheapest_lowest_estimate_first():
+    """ViT's Q.K^T product (197 rows, 13 column blocks: a prime): over columns two threads have
+    no two column tiles to share, so that axis's choice is one thread; over rows two threads
+    share the row tiles. Each choice is the cheapest estimate of its axis."""
+    layer = DenseLayer(197, 4, 13)
+    choices = default_dense_choices(CFG, layer, REQUANT)
+    costs = [dense_cost(CFG, layer, k, REQUANT) for k in choices]
+    assert sorted(k.vthread_axis for k in choices) == ["m", "n"] and costs == sorted(costs)
+    by_axis = {k.vthread_axis: k for k in choices}
+    assert by_axis["n"].vthreads == 1 and by_axis["m"].vthreads == 2
+    for axis, k in by_axis.items():
+        space = [s for s in dense_knob_space(CFG, layer, REQUANT) if s.vthread_axis == axis and s.vthreads <= 2]
+        assert dense_cost(CFG, layer, k, REQUANT) == min(dense_cost(CFG, layer, s, REQUANT) for s in space)
+    assert default_dense_knobs(CFG, layer, REQUANT) == choices[0]
+    assert "1 column tiles cannot be shared by 2" in dense_knob_problem(CFG, layer, DenseKnobs(33, 13, 0, 2, "n"))
+    assert "4 row tiles cannot be shared by 3" in dense_knob_problem(CFG, layer, DenseKnobs(50, 13, 0, 3, "m"))
+
+
+def test_threads_over_rows_share_one_copy_of_the_weights():
+    """The weight SRAM holds 1024 blocks: a column tile of 16 x 64 blocks fits once, which two
+    threads over rows share, but not twice, which two threads over columns each load."""
+    layer = DenseLayer(64, 64, 32)
+    assert CFG.wgt_depth == 1024
+    assert dense_knob_problem(CFG, layer, DenseKnobs(8, 16, 0, 2, "m")) is None
+    assert "need 2048 weight SRAM elements but the budget is 1024" in dense_knob_problem(
+        CFG, layer, DenseKnobs(8, 16, 0, 2, "n"))
