@@ -79,21 +79,26 @@ def test_dense_ending_with_the_lookup_table(rng):
     np.testing.assert_array_equal(y, dense_reference(a, b, ep, table=table))
 
 
+def _requantized_linear_against_numpy(rng, m, k, n, knobs):
+    """A random (m, k) x (k, n) linear layer on the requantizer (a bias and multiplier per output
+    channel) run race-checked with `knobs`: bit for bit numpy's, its outputs varied. -> the program."""
+    a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    b = rng.integers(-128, 128, (k, n), dtype=np.int8)
+    bias = rng.integers(-3000, 3000, (n,), dtype=np.int32)
+    mult = rng.integers(1 << 12, 1 << 17, (n,), dtype=np.int32)
+    ep = Epilogue(requantizer=True, shift=27, zero=11, lo=-128, hi=127)
+    dev = SimulatorDevice(CONFIGS["pynq"], dram_bytes=1 << 24)
+    c, _, prog = run_dense_on(dev, a, b, ep, knobs, bias=bias, scale=mult, check_races=True)
+    np.testing.assert_array_equal(c, dense_reference(a, b, ep, bias=bias, scale=mult))
+    assert len(np.unique(c)) > 100
+    return prog
+
+
 def test_dense_on_the_write_back_requantizer_sets_each_block_once_per_tile(rng):
     """A linear layer on the requantizer: bit for bit the numpy oracle, and one SETQ per output
     block and tile (the channel loop outside the rows: a SETQ per row made BERT's layers 23x
     longer in instructions)."""
-    config = CONFIGS["pynq"]
-    a = rng.integers(-128, 128, (64, 100), dtype=np.int8)
-    b = rng.integers(-128, 128, (100, 70), dtype=np.int8)
-    bias = rng.integers(-3000, 3000, (70,), dtype=np.int32)
-    mult = rng.integers(1 << 12, 1 << 17, (70,), dtype=np.int32)
-    ep = Epilogue(requantizer=True, shift=27, zero=11, lo=-128, hi=127)
-    knobs = DenseKnobs(tile_m=16, tile_n=5, k_chunk=0, vthreads=1)
-    dev = SimulatorDevice(config, dram_bytes=1 << 24)
-    c, _, prog = run_dense_on(dev, a, b, ep, knobs, bias=bias, scale=mult, check_races=True)
-    np.testing.assert_array_equal(c, dense_reference(a, b, ep, bias=bias, scale=mult))
-    assert len(np.unique(c)) > 100
+    prog = _requantized_linear_against_numpy(rng, 64, 100, 70, DenseKnobs(tile_m=16, tile_n=5, k_chunk=0, vthreads=1))
     setq = [k for k in prog.kernels if k.alu_op is not None and k.alu_op.name == "SETQ"]
     calls = [c for c in prog.calls if type(c).__name__ == "Alu" and prog.kernels[c.kernel] in setq]
     assert len(calls) == (64 // 16) * 5           # tiles x blocks per tile
@@ -112,20 +117,11 @@ def test_threads_over_row_tiles(knobs, rng):
     with a bias and multiplier per output channel: bit for bit numpy, race-free; with the whole
     reduction in one chunk each column tile's weights are loaded once for all its row tiles
     (over columns, once per tile)."""
-    config = CONFIGS["pynq"]
-    a = rng.integers(-128, 128, (197, 100), dtype=np.int8)
-    b = rng.integers(-128, 128, (100, 160), dtype=np.int8)
-    bias = rng.integers(-3000, 3000, (160,), dtype=np.int32)
-    mult = rng.integers(1 << 12, 1 << 17, (160,), dtype=np.int32)
-    ep = Epilogue(requantizer=True, shift=27, zero=11, lo=-128, hi=127)
-    dev = SimulatorDevice(config, dram_bytes=1 << 24)
-    c, _, prog = run_dense_on(dev, a, b, ep, knobs, bias=bias, scale=mult, check_races=True)
-    np.testing.assert_array_equal(c, dense_reference(a, b, ep, bias=bias, scale=mult))
-    assert len(np.unique(c)) > 100
+    prog = _requantized_linear_against_numpy(rng, 197, 100, 160, knobs)
     column_tiles, row_tiles, chunks = 10 // knobs.tile_n, -(-197 // knobs.tile_m), 7 // (knobs.k_chunk or 7)
     if knobs.k_chunk == 0:
         assert len(_weight_loads(prog)) == column_tiles
-        over_columns = run_dense_on(dev, a, b, ep, DenseKnobs(50, 5, 0, knobs.vthreads), bias=bias, scale=mult)[2]
+        over_columns = _requantized_linear_against_numpy(rng, 197, 100, 160, DenseKnobs(50, 5, 0, knobs.vthreads))
         assert len(_weight_loads(over_columns)) == column_tiles * row_tiles
     else:
         assert len(_weight_loads(prog)) == column_tiles * row_tiles * chunks
