@@ -150,8 +150,7 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         scaled = _alu(shape, mul_rscale, f"{name}.rscale", "mul", None)
         stages.append(scaled)
         if ep.requantizer:          # the requantizer's pass adds it (ALU FLUSH with a tensor operand)
-            return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, ch, addend=scaled,
-                                            table=table)
+            return _through_requantizer(stages, res32, t, ep, out_shape, bias, name, ch, addend=scaled, table=table)
         t = _alu(shape, lambda *i, t=t: t(*i) + scaled(*i), f"{name}.residual", "add", None)
         stages.append(t)
     if ep.requantizer:              # (no bias, pre-shift or scale step before: Epilogue checks)
@@ -181,9 +180,9 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
 
 
 def _through_requantizer(stages, res32, t, ep: Epilogue, out_shape, qparams, name, ch, addend=None, table=None):
-    """The chain so far, then the pass through OUT's requantizer (registers from qparams),
-    which adds `addend` (an ACC tensor) on the way when given, and with ep.table looks its
-    result up in the table (CTRL's table bit)."""
+    """The chain so far, then the pass through OUT's requantizer (registers from qparams, by
+    the channel blocks of axis `ch`), which adds `addend` (an ACC tensor) on the way when given,
+    and with ep.table looks its result up in the table (CTRL's table bit)."""
     def through(*i, t=t, q=qparams):
         x = t(*i) + addend(*i) if addend is not None else t(*i)
         y = requantize(x, q[i[ch], BIAS, i[-2], i[-1]], q[i[ch], MUL, i[-2], i[-1]], q[i[ch], CTRL, i[-2], i[-1]],
