@@ -425,11 +425,9 @@ def default_dense_choices(config, layer: DenseLayer, ep: Epilogue | None = None)
     layers 2-7% fewer cycles than over columns; an attention head's few or prime number of
     column blocks, 13 for ViT's 197 tokens, may leave no two column tiles to share)."""
     cost = lambda k: dense_cost(config, layer, k, ep)  # noqa: E731
-    choices = []
-    for axis in DENSE_THREAD_AXES:
-        candidates = list(_dense_candidates(config, layer, ep, (2, 1), (axis,)))
-        if candidates:
-            choices += _cheapest(config, layer, candidates, cost, None)
+    cheapest = (min(_dense_candidates(config, layer, ep, (2, 1), (axis,)), key=cost, default=None)
+                for axis in DENSE_THREAD_AXES)         # (of equals, the first)
+    choices = [k for k in cheapest if k is not None]
     if not choices:
         raise NoTilingError(layer, config, _dense_no_tiling_reason(config, layer, ep))
     return sorted(choices, key=cost)

@@ -118,7 +118,10 @@ def test_threads_over_row_tiles(knobs, rng):
     reduction in one chunk each column tile's weights are loaded once for all its row tiles
     (over columns, once per tile)."""
     prog = _requantized_linear_against_numpy(rng, 197, 100, 160, knobs)
-    column_tiles, row_tiles, chunks = 10 // knobs.tile_n, -(-197 // knobs.tile_m), 7 // (knobs.k_chunk or 7)
+    L = CONFIGS["pynq"].block
+    n_blocks, k_blocks = -(-160 // L), -(-100 // L)
+    column_tiles, row_tiles = n_blocks // knobs.tile_n, -(-197 // knobs.tile_m)
+    chunks = k_blocks // (knobs.k_chunk or k_blocks)
     if knobs.k_chunk == 0:
         assert len(_weight_loads(prog)) == column_tiles
         over_columns = _requantized_linear_against_numpy(rng, 197, 100, 160, DenseKnobs(50, 5, 0, knobs.vthreads))

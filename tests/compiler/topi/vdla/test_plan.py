@@ -82,10 +82,10 @@ def test_dense_choices_are_each_thread_axis_cheapest_lowest_estimate_first():
 
 
 def test_threads_over_rows_share_one_copy_of_the_weights():
-    """The weight SRAM holds 1024 blocks: a column tile of 16 x 64 blocks fits once, which two
+    """A column tile of 16 blocks by a reduction that fills the weight SRAM fits once, which two
     threads over rows share, but not twice, which two threads over columns each load."""
-    layer = DenseLayer(64, 64, 32)
-    assert CFG.wgt_depth == 1024
+    depth = CFG.wgt_depth
+    layer = DenseLayer(64, depth // 16, 32)
     assert dense_knob_problem(CFG, layer, DenseKnobs(8, 16, 0, 2, "m")) is None
-    assert "need 2048 weight SRAM elements but the budget is 1024" in dense_knob_problem(
+    assert f"need {2 * depth} weight SRAM elements but the budget is {depth}" in dense_knob_problem(
         CFG, layer, DenseKnobs(8, 16, 0, 2, "n"))
