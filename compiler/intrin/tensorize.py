@@ -97,10 +97,17 @@ def _flat_access(buf, indices, region_vars, st, intrin, what):
 
 
 def _summed_axes(di, axis_for_var):
-    """The declaration axes an operand index adds up: [j] for a plain axis, [j, t] for a window
-    j + t (a sliding window's pixel and tap); None for anything else."""
+    """The declaration axes an operand index adds up, each with its constant factor: [(j, 1)]
+    for a plain axis, [(j, 1), (t, 1)] for a window j + t (a sliding window's pixel and tap),
+    [(j, 2), (t, 1)] for a window 2j + t that strides; None for anything else."""
     if isinstance(di, E.Var):
-        return [di] if di in axis_for_var else None
+        return [(di, 1)] if di in axis_for_var else None
+    if isinstance(di, E.Mul):
+        for factor, var in ((di.a, di.b), (di.b, di.a)):
+            if isinstance(factor, E.Const) and int(factor.value) > 0:
+                inner = _summed_axes(var, axis_for_var)
+                return [(a, f * int(factor.value)) for a, f in inner] if inner is not None else None
+        return None
     if isinstance(di, E.Add):
         a, b = _summed_axes(di.a, axis_for_var), _summed_axes(di.b, axis_for_var)
         return a + b if a is not None and b is not None else None
@@ -118,14 +125,16 @@ def _operand_view(intrin, st, operand, decl_indices, axis_for_var, buf, base, co
         axes = _summed_axes(di, axis_for_var)
         if axes is None:
             raise TensorizeError(f"intrinsic {intrin.name}: operand {operand.name} must be indexed by "
-                                 f"plain axes (or a sum of them) in its declaration, got {di!r}")
-        vs = [axis_for_var[a] for a in axes]
-        if len({coeffs[v] for v in vs}) > 1:
-            _fail(st, intrin, f"{what} steps {', '.join(f'{v.name} by {coeffs[v]}' for v in vs)}, but the "
+                                 f"plain axes (or a sum of them, each times a constant) in its declaration, "
+                                 f"got {di!r}")
+        vs = [(axis_for_var[a], f) for a, f in axes]
+        # the element stride of one step of the index: each axis's step over its factor
+        if any(coeffs[v] % f for v, f in vs) or len({coeffs[v] // f for v, f in vs}) > 1:
+            _fail(st, intrin, f"{what} steps {', '.join(f'{v.name} by {coeffs[v]}' for v, _ in vs)}, but the "
                               f"intrinsic's operand {operand.name} reads them as one window index {di!r}: "
-                              "they must step the same element stride")
-        used_decl.update(vs)
-        strides.append(coeffs[vs[0]])
+                              "they must step the same element stride per unit of that index")
+        used_decl.update(v for v, _ in vs)
+        strides.append(coeffs[vs[0][0]] // vs[0][1])
     for v, c in coeffs.items():
         if c != 0 and v not in used_decl:
             _fail(st, intrin, f"{what} depends on loop {v.name}, but the intrinsic's operand "

@@ -7,7 +7,8 @@ output lanes, the input/weight/accumulator widths.
 gemm(config): acc[b, o] += sum_i acc_t(inp[b, i]) * acc_t(wgt[o, i]), operands in the
 accelerator's on-chip buffers (scopes vdla.inp, vdla.wgt, vdla.acc), each tile contiguous
 (the on-chip buffers hold whole elements).
-depthwise_row(config, width): a row of a depthwise 1 x TAPS filter (DEPTHWISE).
+depthwise_row(config, width, stride, zero_tiles): a row of a depthwise 1 x TAPS filter
+(DEPTHWISE), its window sliding 1 or 2 pixels per output (ROW_STRIDES).
 alu(op, config, imm) / alu_shr(shift, config): one accumulator element, lane-wise.
 alu_requant(config, shift): an accumulator element written back to OUT through
 the requantizer, whose registers (scope vdla.req) setq(config) loads from accumulators.
@@ -33,6 +34,22 @@ from .declaration import declare_intrin
 SCOPE_INP, SCOPE_WGT, SCOPE_ACC, SCOPE_LUT = "vdla.inp", "vdla.wgt", "vdla.acc", "vdla.lut"
 # the requantizer's registers (vdla.hw.requantizer), per lane, as a (registers, BATCH, BLOCK) buffer
 SCOPE_REQ = "vdla.req"
+# The strides of a DEPTHWISE row's outputs: its window slides one pixel per micro-op, and at
+# stride 2 every other micro-op reads a zero tile (depthwise_row)
+ROW_STRIDES = (1, 2)
+# At stride 2, the micro-op steps between a zero tile's write to an output and the output's own
+# write (codegen/vdla's window rows)
+ZERO_WRITE_DISTANCE = 3
+
+
+def row_stride_problem(config, stride: int) -> str | None:
+    """Why DEPTHWISE rows cannot take column stride `stride` on `config`, or None."""
+    if stride not in ROW_STRIDES:
+        return f"a DEPTHWISE row's outputs are {' or '.join(map(str, ROW_STRIDES))} pixels apart, not {stride}"
+    if stride == 2 and config.timing.acc_raw_min_distance > ZERO_WRITE_DISTANCE:
+        return (f"at stride 2 a row writes an accumulator {ZERO_WRITE_DISTANCE} micro-ops apart, and config "
+                f"{config.name} needs {config.timing.acc_raw_min_distance} (timing.acc_raw_min_distance)")
+    return None
 
 
 def _dtypes(config):
@@ -58,25 +75,33 @@ def gemm(config):
                           doc="int8 x int8 -> int32 GEMM tile on the VDLA core")
 
 
-def depthwise_row(config, width: int):
+def depthwise_row(config, width: int, stride: int = 1, zero_tiles: int = 0):
     """DEPTHWISE (vdla.hw.depthwise): a row of `width` outputs of a 1 x TAPS filter, channel by
-    channel: acc[j, b, c] += sum_t inp[j + t, b, c] * wgt[c, t]. The input is a window of
-    width + TAPS - 1 pixels (any pixel stride in vdla.inp, the same for j and t); the weight
-    tile holds channel c's taps in row c, lanes 0..TAPS-1. Emitted as one row of micro-ops
-    (codegen/vdla): the first TAPS - 1 fill the window, then one per output."""
+    channel: acc[j, b, c] += sum_t inp[stride * j + t, b, c] * wgt[c, t]. The input is a window
+    of stride * (width - 1) + TAPS pixels (any pixel stride in vdla.inp, the same for j and
+    t); the weight tile holds channel c's taps in row c, lanes 0..TAPS-1. Emitted as one row of
+    micro-ops (codegen/vdla), one per input pixel: the first TAPS - 1 fill the window, then at
+    stride 1 each writes an output; at stride 2 every other one reads the zero tile
+    `zero_tiles` tiles after wgt in its SRAM buffer and adds nothing to an output."""
+    problem = row_stride_problem(config, stride)
+    if problem or (stride == 2) != (zero_tiles > 0):
+        raise ValueError(f"depthwise_row: stride {stride} with {zero_tiles} zero tiles: "
+                         f"{problem or 'a row takes stride 1, or 2 with zero tiles'}")
     batch, block = config.batch, config.block
     inp_t, wgt_t, acc_t = _dtypes(config)
-    inp = te.placeholder((width + DEPTHWISE_TAPS - 1, batch, block), inp_t, "inp")
+    inp = te.placeholder((stride * (width - 1) + DEPTHWISE_TAPS, batch, block), inp_t, "inp")
     wgt = te.placeholder((block, block), wgt_t, "wgt")
     t = te.reduce_axis((0, DEPTHWISE_TAPS), "t")
     acc = te.compute((width, batch, block), lambda j, b, c: te.sum(
-        te.cast(acc_t, inp[j + t.var, b, c]) * te.cast(acc_t, wgt[c, t.var]), axis=t), name="acc")
+        te.cast(acc_t, inp[(stride * j if stride > 1 else j) + t.var, b, c]) * te.cast(acc_t, wgt[c, t.var]),
+        axis=t), name="acc")
 
     def emit(ins, out, accumulate):
         return S.IntrinsicStmt("vdla.depthwise", [_view(r) for r in ins] + [_view(out)],
-                               {"reset": not accumulate, "width": width})
+                               {"reset": not accumulate, "width": width, "stride": stride, "zero_tiles": zero_tiles})
 
-    return declare_intrin(f"vdla_depthwise_{batch}x{block}_w{width}", acc, emit,
+    return declare_intrin(f"vdla_depthwise_{batch}x{block}_w{width}" + (f"_s{stride}" if stride > 1 else ""),
+                          acc, emit,
                           scopes={"inp": (SCOPE_INP,), "wgt": (SCOPE_WGT,), "acc": (SCOPE_ACC,)},
                           strides={"inp": (None, block, 1), "wgt": (block, 1), "acc": (None, block, 1)},
                           doc="a row of a depthwise 1 x TAPS filter on the VDLA core (DEPTHWISE)")

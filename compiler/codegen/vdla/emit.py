@@ -64,13 +64,25 @@ def _used(kernels: list, calls: list) -> list:
 
 
 def _window_row(window, flat) -> tuple:
-    """(dst, src, wgt) of a DEPTHWISE row's micro-ops: TAPS - 1 that fill the window (their dst,
-    never written, the row's first output), then one per output; every one reads the next pixel."""
-    width, src_step, dst_step = window
+    """(dst, src, wgt) of a DEPTHWISE row's micro-ops, one per input pixel: TAPS - 1 that fill
+    the window (their dst, never written, the row's first output), then at stride 1 one per
+    output. At stride 2 micro-op 2j + TAPS - 1 writes output j, and each one between two
+    outputs (a window no output wants) reads the zero tile and adds its zeros to output j + 2,
+    three micro-ops before that output's own write; the last such, with no output j + 2, to
+    output j - 1, three after its write. So writes to one accumulator stay intrin.vdla.ZERO_WRITE_DISTANCE
+    apart, which a row of two outputs cannot (plan.conv_knob_problem)."""
+    width, src_step, dst_step, stride, zero_step = window
     (first_dst,), (first_src,), (tile,) = flat["dst"], flat["src"], flat["wgt"]
-    u = np.arange(width + DEPTHWISE_TAPS - 1, dtype=np.int64)
-    return (first_dst + np.maximum(u - (DEPTHWISE_TAPS - 1), 0) * dst_step, first_src + u * src_step,
-            np.full(u.size, tile, dtype=np.int64))
+    u = np.arange(stride * (width - 1) + DEPTHWISE_TAPS, dtype=np.int64)
+    s = np.maximum(u - (DEPTHWISE_TAPS - 1), 0)          # the window's first pixel
+    output = s // stride
+    wgt = np.full(u.size, tile, dtype=np.int64)
+    if stride == 2:
+        skipped = s % 2 == 1
+        ahead = output + 2
+        output = np.where(skipped, np.where(ahead < width, ahead, output - 1), output)
+        wgt[skipped] += zero_step
+    return first_dst + output * dst_step, first_src + u * src_step, wgt
 
 
 def _const(e, env, what):

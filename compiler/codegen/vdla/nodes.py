@@ -63,8 +63,9 @@ class UopNest:
     n_inst: int = 0                # loops[:n_inst] repeat the instruction; the rest are micro-ops
     name: str = ""
     requant: bool = False          # OUT written through the requantizer
-    # DEPTHWISE (vdla.hw.depthwise): (outputs, input step, accumulator step) of the one row of a
-    # sliding window the micro-ops are; src/dst are the row's first input and output
+    # DEPTHWISE (vdla.hw.depthwise): (outputs, input step, accumulator step, output stride, zero
+    # tile step) of the one row of a sliding window the micro-ops are; src/dst are the row's first
+    # input and output, wgt its weight tile (emit's window rows)
     window: tuple | None = None
 
     def operands(self):

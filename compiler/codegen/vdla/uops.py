@@ -146,8 +146,10 @@ def _nest_of(config, loops, intr) -> UopNest:
         inp, wgt, acc = regions
         name = f"depthwise {acc.data.name}"
         steps = [_pixel_step(config, view, name) for view in (inp, acc)]
+        stride, zero_tiles = intr.attrs.get("stride", 1), intr.attrs.get("zero_tiles", 0)
+        window = (intr.attrs["width"], *steps, stride, _zero_step(config, wgt, zero_tiles, name))
         return UopNest("gemm", loops, _operand(config, acc, name), _operand(config, inp, name),
-                       _operand(config, wgt, name), name=name, window=(intr.attrs["width"], *steps))
+                       _operand(config, wgt, name), name=name, window=window)
     if intr.intrin_name == "vdla.gemm":
         inp, wgt, acc = regions
         name = f"gemm {acc.data.name}"
@@ -171,6 +173,19 @@ def _pixel_step(config, view, what) -> int:
         raise VdlaLoweringError(f"{what}: {view.data.name}'s pixels are {step} scalars apart, not whole "
                                 f"elements of {lanes}")
     return step // lanes
+
+
+def _zero_step(config, view, tiles: int, what) -> int:
+    """The element step from a DEPTHWISE row's weight tile to its zero tile, `tiles` tiles on
+    along the buffer's tile axis (the one before a tile's rows and lanes)."""
+    if not tiles:
+        return 0
+    shape = [int(d) for d in view.data.shape]
+    if len(shape) < 3 or shape[-3] < 2 * tiles:
+        raise VdlaLoweringError(f"{what}: {view.data.name} {shape} has no zero tiles {tiles} tiles after its "
+                                "kernel rows")
+    lanes = scope_lanes(config, view.scope)
+    return tiles * shape[-2] * shape[-1] // lanes
 
 
 def _intrinsic(nest: UopNest):

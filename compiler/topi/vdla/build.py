@@ -71,7 +71,7 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     B, L = config.batch, config.block
     x = activation(config, layer)
     if layer.rows:
-        w = te.placeholder((layer.c, layer.kh, L, L), "int8", "w")
+        w = te.placeholder((layer.c, layer.row_tiles, L, L), "int8", "w")
     elif layer.depthwise:
         w = te.placeholder((layer.c, layer.kh, layer.kw, L, L), "int8", "w")
     else:
@@ -81,7 +81,8 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     out_hw = (_ceil(oh, h_mult) * h_mult, _ceil(ow, knobs.tile_w) * knobs.tile_w)
     strides = (layer.stride, layer.stride)
     op = depthwise_rows if layer.rows else depthwise_conv2d if layer.depthwise else conv2d
-    acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=pad_value)
+    rows_kh = {"kh": layer.kh} if layer.rows else {}
+    acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=pad_value, **rows_kh)
     bias = _per_channel(ep, layer.o, B, L)
     scale = te.placeholder((layer.o, B, L), "int32", "scale") if ep.scale else None
     rscale = te.placeholder((layer.o, B, L), "int32", "rscale") if ep.residual_scale else None
@@ -92,7 +93,7 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
                                         shift_step=shift_step, rscale=rscale, table=table)
     x_src = acc.op.input_tensors[0]
     s = schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs, depthwise=layer.depthwise,
-                        scale=scale, rscale=rscale, table=table, rows=layer.rows)
+                        scale=scale, rscale=rscale, table=table, rows=layer.rows, stride=layer.stride)
     args = [x, w] + [t for t in (bias, scale, rscale, res, table) if t is not None] + [out]
     prog = build_vdla(s, args, config, name)
     prog.meta.update(kernel_meta("depthwise_conv2d" if layer.depthwise else "conv2d", knobs, layer, ep, vta_compat))

@@ -3,7 +3,8 @@
 Layouts (SPEC §7, B = BATCH, L = BLOCK): activations (N/B, C/L, H, W, B, L), conv weights
 (O/L, C/L, KH, KW, L, L), depthwise weights (C/L, KH, KW, L, L) holding each channel's
 taps on the diagonal of its block, depthwise weights by rows (C/L, KH, L, L) holding channel
-c's taps of kernel row ky in row c of tile ky, lanes 0..KW-1 (DEPTHWISE, vdla.hw.depthwise),
+c's taps of kernel row ky in row c of tile ky, lanes 0..KW-1 (DEPTHWISE, vdla.hw.depthwise;
+at stride 2, KH zero tiles follow),
 dense weights (N/L, K/L, L, L).
 
 `out_hw` lets a schedule compute a taller/wider output than the layer has (tiles that do
@@ -16,6 +17,7 @@ from __future__ import annotations
 from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 
 from ... import te
+from ...intrin.vdla import ROW_STRIDES
 from ..transform import pad
 
 
@@ -83,24 +85,32 @@ def depthwise_conv2d(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name=
             axis=[ky, kx, k]), name=name)
 
 
-def depthwise_rows(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="dwconv", pad_value=0):
+def depthwise_rows(x, w, strides=(1, 1), pads=(0, 0, 0, 0), out_hw=None, name="dwconv", pad_value=0, kh=None):
     """A depthwise conv as DEPTHWISE rows: out[.., c] = sum over (ky, kx) of the input's
-    channel c at (i*sh + ky, j + kx) times tile ky's tap kx of channel c. Columns step one
-    pixel (a row of outputs slides one window)."""
+    channel c at (i*sh + ky, j*sw + kx) times tile ky's tap kx of channel c, for the first `kh`
+    tiles of w (all of them by default).
+
+    A row slides its window one pixel per micro-op. At stride 2 it slides over every pixel and
+    every other window is one no output wants: that micro-op reads a zero tile instead
+    (tile ky + kh, which w holds after the kernel rows: ConvLayer.row_tiles) and adds its zeros
+    to an output of the row (codegen's window rows say which), two micro-ops per output instead
+    of the diagonal GEMM's three per kernel row."""
     nb, cb, _, _, batch, block = x.shape
-    cb2, kh, bo, bi = w.shape
-    if cb2 != cb or bo != block or bi != block:
+    cb2, tiles, bo, bi = w.shape
+    kh = tiles if kh is None else kh
+    if cb2 != cb or bo != block or bi != block or kh > tiles:
         raise ValueError(f"vdla depthwise_rows: weight {list(w.shape)} does not fit input {list(x.shape)}")
-    if strides[1] != 1:
-        raise ValueError(f"vdla depthwise_rows: a row slides one pixel at a time, not {strides[1]}")
+    if strides[1] not in ROW_STRIDES:
+        raise ValueError(f"vdla depthwise_rows: a row slides one pixel at a time, so its stride is one of "
+                         f"{ROW_STRIDES}, not {strides[1]}")
     kw = DEPTHWISE_TAPS
     xp, out_hw = padded_window(x, kh, kw, strides, pads, out_hw, name + ".pad", pad_value)
-    sh = strides[0]
+    sh, sw = strides
     ky, kx = _taps(kh, kw)
     return te.compute(
         (nb, cb, out_hw[0], out_hw[1], batch, block),
         lambda n, o, i, j, b, c: te.sum(
-            _i32(xp[n, o, i * sh + ky.var, j + kx.var, b, c]) * _i32(w[o, ky.var, c, kx.var]), axis=[ky, kx]),
+            _i32(xp[n, o, i * sh + ky.var, j * sw + kx.var, b, c]) * _i32(w[o, ky.var, c, kx.var]), axis=[ky, kx]),
         name=name)
 
 

@@ -15,8 +15,9 @@ from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 from vdla.hw.errors import CompileError
 from vdla.hw.requantizer import REGISTERS
 
+from ...intrin.vdla import row_stride_problem
 from .epilogue import Epilogue, alu_passes
-from .ops import conv_out_hw
+from .ops import ROW_STRIDES, conv_out_hw
 from .schedule import ConvKnobs, DenseKnobs
 
 
@@ -58,14 +59,21 @@ class ConvLayer(SlidingWindow):
     pads: tuple = (1, 1, 1, 1)      # top, left, bottom, right
     depthwise: bool = False
     pad_value: int = 0              # the code of a real zero: 0, or -128 for zero point -128
-    # a depthwise conv by DEPTHWISE rows (vdla.hw.depthwise): kw = TAPS, columns stride 1,
-    # weights (C/L, KH, L, L) with the taps in lanes; one micro-op per output and kernel row
+    # a depthwise conv by DEPTHWISE rows (vdla.hw.depthwise): kw = TAPS, stride 1 or 2, weights
+    # (C/L, row_tiles, L, L) with the taps in lanes; one micro-op per output and kernel row, or
+    # two at stride 2 (ops.depthwise_rows)
     rows: bool = False
 
     def __post_init__(self):
-        if self.rows and not (self.depthwise and self.kw == DEPTHWISE_TAPS and self.stride == 1):
+        if self.rows and not (self.depthwise and self.kw == DEPTHWISE_TAPS and self.stride in ROW_STRIDES):
             raise ValueError(f"{self}: DEPTHWISE rows take a depthwise conv of {DEPTHWISE_TAPS} columns of taps "
-                             "and stride 1")
+                             f"and stride {' or '.join(map(str, ROW_STRIDES))}")
+
+    @property
+    def row_tiles(self) -> int:
+        """Weight tiles per channel block of a conv by rows: one per kernel row, and at stride 2
+        as many zero tiles after them (ops.depthwise_rows)."""
+        return self.kh * self.stride
 
     def macs(self, config) -> int:
         """Useful multiply-accumulates (a depthwise block does BLOCK of its BLOCK^2)."""
@@ -128,6 +136,11 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     if k.vthreads > 1 and k.vthread_axis == "oc" and (layer.o // k.tile_oc) % k.vthreads:
         return (f"{layer.o // k.tile_oc} output channel tiles cannot be shared by {k.vthreads} virtual threads; "
                 "use vthread_axis='h' or another tile_oc")
+    if layer.rows and row_stride_problem(config, layer.stride):
+        return row_stride_problem(config, layer.stride)
+    if layer.rows and layer.stride == 2 and k.tile_w == 2:
+        return ("a DEPTHWISE row of 2 outputs at stride 2 has no output its skipped window may add zero to "
+                "(timing.acc_raw_min_distance); use another tile_w")
     if k.tile_h * k.tile_w == 1 and k.tile_oc == 1:
         return ("a tile of one pixel and one channel block updates the same accumulator on consecutive "
                 "micro-ops (timing.acc_raw_min_distance); use a larger tile")
@@ -163,8 +176,8 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
 
 
 def _weight_taps(layer: ConvLayer) -> int:
-    """Weight tiles per channel block (and input chunk): one per tap, or per kernel row (rows)."""
-    return layer.kh if layer.rows else layer.kh * layer.kw
+    """Weight tiles per channel block (and input chunk): one per tap, or ConvLayer.row_tiles."""
+    return layer.row_tiles if layer.rows else layer.kh * layer.kw
 
 
 def conv_fits(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None) -> bool:
@@ -222,7 +235,7 @@ def conv_cost(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | None = None
     taps = _weight_taps(layer)
     ib, wb = config.batch * config.block, config.block * config.block * config.wgt_bits // 8
     if layer.rows:    # per channel block one instruction of kh x tile_h rows of cols micro-ops
-        gemm = k.tile_oc * (taps * k.tile_h * cols + 10)
+        gemm = k.tile_oc * (layer.kh * k.tile_h * cols + 10)
     else:
         gemm = k.tile_oc * chunk * taps * k.tile_h * k.tile_w + 10
     pixels = k.tile_h * k.tile_w

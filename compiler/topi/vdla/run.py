@@ -39,15 +39,16 @@ def pack_grouped_weight(w, block):
     return out
 
 
-def pack_depthwise_rows(w, block):
-    """(C, 1, KH, KW) depthwise weights -> (C/L, KH, L, L) for DEPTHWISE rows: channel o's taps
-    of kernel row ky in row o % L of tile (o // L, ky), lanes 0..KW-1 (the other lanes zero)."""
+def pack_depthwise_rows(w, block, stride=1):
+    """(C, 1, KH, KW) depthwise weights -> (C/L, KH * stride, L, L) for DEPTHWISE rows: channel
+    o's taps of kernel row ky in row o % L of tile (o // L, ky), lanes 0..KW-1 (the other lanes
+    zero); at stride 2 KH zero tiles follow the kernel rows (ops.depthwise_rows)."""
     c, width, kh, kw = w.shape
     if width != 1:
         raise ValueError(f"DEPTHWISE rows take one input channel per group, got weights {list(w.shape)}")
-    out = np.zeros((-(-c // block), kh, block, block), np.int8)
+    out = np.zeros((-(-c // block), kh * stride, block, block), np.int8)
     o = np.arange(c)
-    out[o // block, :, o % block, :kw] = w[:, 0]
+    out[o // block, :kh, o % block, :kw] = w[:, 0]
     return out
 
 
@@ -102,7 +103,10 @@ def run_conv_program(device, prog, layer: ConvLayer, x, w, ep=None, bias=None, r
     (O, C, KH, KW) (depthwise: (C, 1, KH, KW)). Returns (y (N, O, OH, OW) int8, LaunchResult)."""
     B, L = device.config.batch, device.config.block
     ep = ep or Epilogue()
-    weight = (pack_depthwise_rows if layer.rows else pack_grouped_weight if layer.depthwise else pack_conv_weight)(w, L)
+    if layer.rows:
+        weight = pack_depthwise_rows(w, L, layer.stride)
+    else:
+        weight = (pack_grouped_weight if layer.depthwise else pack_conv_weight)(w, L)
     inputs = [pack_activation(x, B, L), weight]
     inputs += _epilogue_operands(ep, B, L, bias, scale, residual, pack_activation, rscale, table, device.config)
     raw, result = run_program(device, prog, inputs, check_races=check_races, runner=runner)

@@ -132,10 +132,10 @@ def _epilogue(s, config, out, stages, res32, bias_src, acc_attach, bias_attach, 
 
 
 def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: ConvKnobs, depthwise=False,
-                    scale=None, rscale=None, table=None, rows=False):
+                    scale=None, rscale=None, table=None, rows=False, stride=1):
     """out: the int8 output; acc: the conv stage; stages: its ALU epilogue; x_src: the
     (padded) input the conv reads; w: weights; bias: bias placeholder or None; rows: a
-    depthwise conv by DEPTHWISE rows (ops.depthwise_rows)."""
+    depthwise conv by DEPTHWISE rows (ops.depthwise_rows) of column stride `stride`."""
     s = create_schedule(out)
     s[acc].set_scope(intrin.SCOPE_ACC)
     xl = s.cache_read(x_src, intrin.SCOPE_INP, [s[acc]])
@@ -166,8 +166,11 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
         s[acc].reorder(an, ao, ky, ah, aw, kx, ab, ac)
         s[xl].compute_at(s[acc], an)
         s[wl].compute_at(s[acc], an)
-        s[wl].keep_whole(-2, -1)       # whole tiles, though the taps are lanes 0..TAPS-1
-        s[acc].tensorize(aw, intrin.depthwise_row(config, knobs.tile_w))
+        # whole tiles, though the taps are lanes 0..TAPS-1, and every tile of a channel block:
+        # at stride 2 the zero tiles after the kernel rows, which no output reads
+        s[wl].keep_whole(-3, -2, -1)
+        zero_tiles = ky.extent if stride == 2 else 0
+        s[acc].tensorize(aw, intrin.depthwise_row(config, knobs.tile_w, stride, zero_tiles))
         return s
     if depthwise:
         ky, kx, k = s[acc].op.reduce_axis

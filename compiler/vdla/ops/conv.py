@@ -3,9 +3,9 @@
 A grouped convolution (depthwise, RegNet's groups of 16, ResNeXt's of 4 to 16) whose groups lie
 inside channel blocks runs as the depthwise kernel: output block o reads input block o only,
 through weight blocks that hold each group's taps on the diagonal (block-diagonal; one useful
-MAC in BLOCK/width). A depthwise one with 3 columns of taps and stride 1 runs by DEPTHWISE rows
-where the config has it (vdla.hw.depthwise; not in VTA-compatible streams): a micro-op per output
-and kernel row, its weights a tile per kernel row with the taps in lanes.
+MAC in BLOCK/width). A depthwise one with 3 columns of taps and stride 1 or 2 runs by DEPTHWISE
+rows where the config has it (vdla.hw.depthwise; not in VTA-compatible streams): a micro-op per
+output and kernel row (two at stride 2), its weights a tile per kernel row with the taps in lanes.
 
 A convolution of the model's input with few channels (an RGB stem) reads it as columns: the
 edge's quantization writes each window's taps as channels (im2col), and the convolution runs as a
@@ -28,6 +28,7 @@ from vdla.driver.runtime.layout import pack_conv_weight
 from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 from vdla.hw.depthwise import depthwise_problem
 
+from ...intrin.vdla import row_stride_problem
 from ...topi import vdla as V
 from ..op import KernelSpec, Tunable, VdlaOp, gemm_seconds
 from ..quantizer import GemmForm, quantize_gemm
@@ -122,8 +123,8 @@ def _layer(q, node, xq, w):
     stride = (a.get("strides") or [1, 1])[0]
     depthwise = _depthwise(node, w.shape[1], L)
     # a depthwise 1 x TAPS row filter per kernel row (DEPTHWISE), where the hardware has it
-    rows = (depthwise and w.shape[1] == 1 and w.shape[3] == DEPTHWISE_TAPS and stride == 1 and not q.vta_compat
-            and depthwise_problem(cfg) is None)
+    rows = (depthwise and w.shape[1] == 1 and w.shape[3] == DEPTHWISE_TAPS and not q.vta_compat
+            and depthwise_problem(cfg) is None and row_stride_problem(cfg, stride) is None)
     layer = V.ConvLayer(-(-xt.shape[0] // cfg.batch), c, h, w_, o, w.shape[2], w.shape[3], stride, pads, depthwise,
                         pad_value=q.zp.get(xq, 0), rows=rows)
     return V.GroupedConvLayer(groups, layer) if groups else layer
@@ -150,7 +151,7 @@ def _out_shape(layer, cfg):
 def _pack_weight(node, w_q, layer, L):
     width = w_q.shape[1]
     if _single(layer).rows:
-        return V.pack_depthwise_rows(w_q, L)
+        return V.pack_depthwise_rows(w_q, L, _single(layer).stride)
     if _depthwise(node, width, L):
         return V.pack_grouped_weight(w_q, L)
     groups = _groups(node, width, L)
@@ -233,7 +234,7 @@ def spec(graph, node) -> KernelSpec:
 def probe_shapes(config, lay):
     """(x, w, out, per-channel vector) shapes and the products summed per output."""
     B, L = config.batch, config.block
-    w = ((lay.c, lay.kh, L, L) if lay.rows else (lay.c, lay.kh, lay.kw, L, L) if lay.depthwise
+    w = ((lay.c, lay.row_tiles, L, L) if lay.rows else (lay.c, lay.kh, lay.kw, L, L) if lay.depthwise
          else (lay.o, lay.c, lay.kh, lay.kw, L, L))
     taps = lay.kh * lay.kw * (1 if lay.depthwise else lay.c * L)
     return (lay.n, lay.c, lay.h, lay.w, B, L), w, (lay.n, lay.o, lay.out_h, lay.out_w, B, L), (lay.o, B, L), taps

@@ -19,7 +19,9 @@ def conv(inputs, attrs):
     xn = unpack_act(x)
     win = windows(xn, layer["kh"], layer["kw"], layer["stride"], layer["pads"], layer.get("pad_value", 0))
     if layer.get("rows"):            # depthwise by DEPTHWISE rows: tile ky holds channel c's taps in row c
-        cb, kh, lanes, _ = w.shape
+        kh = layer["kh"]             # (at stride 2 as many zero tiles follow)
+        cb, _, lanes, _ = w.shape
+        w = w[:, :kh]
         n, _, oh, ow = win.shape[:4]
         blocks = win.reshape(n, cb, lanes, oh, ow, kh, -1)
         taps = w[..., :blocks.shape[-1]].astype(np.int64)

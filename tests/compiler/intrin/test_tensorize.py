@@ -337,22 +337,34 @@ def test_a_window_index_matches_depthwise_rows_and_whole_tiles_are_kept():
         assert list(wgt.data.shape) == [16, 16] and list(inp.data.shape) == [14, 1, 16]
 
 
-def test_a_window_whose_axes_step_different_strides_is_refused():
+@pytest.mark.parametrize("stage_stride, row_stride", [(2, 1), (1, 2), (2, 2)])
+def test_a_window_pairs_only_with_a_row_of_its_stride(stage_stride, row_stride):
+    """The stage's window x[s j + t] against a row declared as inp[r j + t]: j must step r
+    times what t steps (a pixel). A stride-2 stage on a stride-1 row (j steps 2 pixels, t
+    one) is refused, and a stride-1 stage on a stride-2 row; equal strides pair, j's region
+    stride one pixel per unit of the declaration's index."""
+    from vdla.compiler.schedule.lower import lower_schedule
     cfg = load_config("pynq")
-    x = te.placeholder((13, 1, 16), "int8", "x")
+    x = te.placeholder((stage_stride * 5 + 3, 1, 16), "int8", "x")
     w = te.placeholder((16, 16), "int8", "w")
     t = te.reduce_axis((0, 3), "t")
-    y = te.compute((6, 1, 16), lambda j, b, c: te.sum(      # stride 2: j steps 2 pixels, t one
-        te.cast("int32", x[2 * j + t.var, b, c]) * te.cast("int32", w[c, t.var]), axis=t), "y")
+    y = te.compute((6, 1, 16), lambda j, b, c: te.sum(
+        te.cast("int32", x[stage_stride * j + t.var, b, c]) * te.cast("int32", w[c, t.var]), axis=t), "y")
     s = create_schedule(y)
     yl = s.cache_write(y, vdla.SCOPE_ACC)
-    xl = s.cache_read(x, vdla.SCOPE_INP, [s[yl]])
+    s.cache_read(x, vdla.SCOPE_INP, [s[yl]])
     wl = s.cache_read(w, vdla.SCOPE_WGT, [s[yl]])
     j, b, c = s[yl].op.axis
     s[yl].reorder(j, s[yl].op.reduce_axis[0], b, c)
     # (the caches stay at the root: whole tensors, loaded once)
     s[wl].keep_whole(-1)
-    s[yl].tensorize(j, vdla.depthwise_row(cfg, 6))
-    from vdla.compiler.schedule.lower import lower_schedule
-    with pytest.raises(TensorizeError, match="must step the same element stride"):
-        lower_schedule(s, [x, w, y], "dw")
+    s[yl].tensorize(j, vdla.depthwise_row(cfg, 6, row_stride, 1 if row_stride == 2 else 0))
+    if stage_stride != row_stride:
+        with pytest.raises(TensorizeError, match="must step the same element stride per unit of that index"):
+            lower_schedule(s, [x, w, y], "dw")
+        return
+    func = lower_schedule(s, [x, w, y], "dw")
+    intr = []
+    visit(func.body, lambda n: intr.append(n) if isinstance(n, S.IntrinsicStmt) else None)
+    assert [(n.attrs["width"], n.attrs["stride"]) for n in intr] == [(6, 2)]
+    assert intr[0].regions[0].strides[0] == 16          # one pixel per unit of 2j + t

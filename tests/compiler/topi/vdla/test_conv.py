@@ -235,22 +235,55 @@ def test_the_requantizer_writes_the_tables_entry(cfg, knobs, rng):
     assert sum(1 for c in prog.calls if getattr(c, "mem_type", None) == int(MemType.LUT)) == 1
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
+@pytest.mark.parametrize("stride", [1, 2])
 @pytest.mark.parametrize("case", [(32, 12, 12), (20, 9, 7), (24, 5, 13)], ids=lambda c: "c{}_{}x{}".format(*c))
-def test_depthwise_by_rows_matches_numpy(cfg, case, rng):
-    """3x3 depthwise convs by DEPTHWISE rows: one micro-op per output and kernel row."""
+def test_depthwise_by_rows_matches_numpy(cfg, stride, case, rng):
+    """3x3 depthwise convs by DEPTHWISE rows: one micro-op per output and kernel row, at stride
+    2 two (every other window read through a zero tile)."""
     config = CONFIGS[cfg]
     c, h, w = case
     x, wt, bias = random_case(rng, config, c, c, h, w, 3, depthwise=True)
     ep = Epilogue(bias=True, shift=5, lo=0)
     dev = SimulatorDevice(config, dram_bytes=1 << 24)
-    y, result, prog = run_conv(dev, x, wt, 1, (1, 1, 1, 1), ep, None, bias, None, True, check_races=True, rows=True)
-    np.testing.assert_array_equal(y, reference(x, wt, 1, (1, 1, 1, 1), ep, depthwise=True, bias=bias))
+    y, result, prog = run_conv(dev, x, wt, stride, (1, 1, 1, 1), ep, None, bias, None, True, check_races=True,
+                               rows=True)
+    np.testing.assert_array_equal(y, reference(x, wt, stride, (1, 1, 1, 1), ep, depthwise=True, bias=bias))
     assert any(k.depthwise for k in prog.kernels) and not any(k.depthwise for k in prog.kernels if k.reset)
 
 
-def test_rows_are_only_for_depthwise_convs_of_three_columns_and_stride_one():
+@pytest.mark.parametrize("tile_w", [1, 3, 5])
+def test_a_stride_two_row_reads_every_pixel_and_skips_through_zero_tiles(tile_w, rng):
+    """A row of tile_w outputs at stride 2 is 2 tile_w + 1 micro-ops, one per input pixel: the
+    first two fill the window, micro-op 2j + 2 writes output j through its kernel row's tile,
+    and the window between two outputs reads the zero tile 3 tiles on (after the 3 kernel
+    rows). The zero writes land on outputs of the row, more than the accumulators' hazard
+    distance from their writes; the result is numpy's, race-checked."""
+    config = CONFIGS["pynq"]
+    x, wt, bias = random_case(rng, config, 16, 16, 10, 10, 3, depthwise=True)
+    ep = Epilogue(bias=True, shift=5, lo=-128)
+    knobs = ConvKnobs(tile_oc=1, tile_h=5, tile_w=tile_w, vthreads=1)
+    dev = SimulatorDevice(config, dram_bytes=1 << 24)
+    y, _, prog = run_conv(dev, x, wt, 2, (1, 1, 1, 1), ep, knobs, bias, None, True, check_races=True, rows=True)
+    np.testing.assert_array_equal(y, reference(x, wt, 2, (1, 1, 1, 1), ep, depthwise=True, bias=bias))
+    (row,) = {k for k in prog.kernels if k.depthwise and not k.reset}
+    dst, src, wgt = (np.array([getattr(u, f) for u in row.uops]) for f in ("dst", "src", "wgt"))
+    assert len(row.uops) == 2 * tile_w + 1
+    assert (np.diff(src) == 1).all()                            # one input pixel per micro-op
+    writes = np.arange(2, len(dst), 2)                         # output j at micro-op 2j + 2
+    assert (dst[writes] == dst[0] + np.arange(tile_w)).all() and (wgt[writes] == wgt[0]).all()
+    skipped = np.arange(3, len(dst), 2)
+    assert (wgt[skipped] == wgt[0] + 3).all()
+    assert set(dst[skipped]) <= set(dst[writes])
+    for a in set(dst[2:]):
+        steps = np.flatnonzero(dst[2:] == a)
+        assert (np.diff(steps) > config.timing.acc_raw_min_distance).all()
+
+
+def test_rows_are_only_for_depthwise_convs_of_three_columns_and_stride_one_or_two():
     from vdla.compiler.topi.vdla import ConvLayer
-    ConvLayer(1, 2, 8, 8, 2, 3, 3, 1, (1, 1, 1, 1), depthwise=True, rows=True)
-    for kw, stride, depthwise in ((5, 1, True), (3, 2, True), (3, 1, False)):
-        with pytest.raises(ValueError, match="DEPTHWISE rows take a depthwise conv of 3 columns of taps and stride 1"):
+    for stride in (1, 2):
+        ConvLayer(1, 2, 8, 8, 2, 3, 3, stride, (1, 1, 1, 1), depthwise=True, rows=True)
+    for kw, stride, depthwise in ((5, 1, True), (3, 3, True), (3, 1, False)):
+        with pytest.raises(ValueError, match="DEPTHWISE rows take a depthwise conv of 3 columns of taps and "
+                                             "stride 1 or 2"):
             ConvLayer(1, 2, 8, 8, 2, 3, kw, stride, (1, 1, 1, 1), depthwise=depthwise, rows=True)

@@ -2,12 +2,15 @@
 cycle-exact simulator: the estimate follows the simulated cycles of pipelined schedules, and
 the choices are the lowest estimate and, within RUNNER_UP_RATIO of it, the cheapest schedule
 with other tiles. A dense's choices: the cheapest per thread axis."""
+from dataclasses import replace
+
 import pytest
 
-from vdla.compiler.topi.vdla import (ConvLayer, DenseKnobs, DenseLayer, Epilogue, compile_conv2d, conv_cost,
+from vdla.compiler.topi.vdla import (ConvKnobs, ConvLayer, DenseKnobs, DenseLayer, Epilogue, compile_conv2d, conv_cost,
                                     default_conv_choices, default_dense_choices, default_dense_knobs, dense_cost,
                                     dense_knob_space)
-from vdla.compiler.topi.vdla.plan import RUNNER_UP_RATIO, _default_conv_candidates, conv_fits, dense_knob_problem
+from vdla.compiler.topi.vdla.plan import (RUNNER_UP_RATIO, _default_conv_candidates, conv_fits, conv_knob_problem,
+                                         dense_knob_problem)
 from vdla.compiler.vdla.lower import _cycles
 from vdla.hw import load_config
 
@@ -20,6 +23,8 @@ LAYERS = {
     "3x3 32->64 14x14 stride 2": ConvLayer(1, 2, 14, 14, 4, stride=2),
     "depthwise 144 28x28 by rows": ConvLayer(1, 9, 28, 28, 9, depthwise=True, rows=True),
     "depthwise 144 28x28 stride 2": ConvLayer(1, 9, 28, 28, 9, stride=2, pads=(0, 0, 1, 1), depthwise=True),
+    "depthwise 144 28x28 stride 2 by rows": ConvLayer(1, 9, 28, 28, 9, stride=2, pads=(0, 0, 1, 1), depthwise=True,
+                                                      rows=True),
     "1x1 960->160 7x7": ConvLayer(1, 60, 7, 7, 10, 1, 1, 1, NO_PAD),
     "1x1 384->64 14x14": ConvLayer(1, 24, 14, 14, 4, 1, 1, 1, NO_PAD),
 }
@@ -89,3 +94,13 @@ def test_threads_over_rows_share_one_copy_of_the_weights():
     assert dense_knob_problem(CFG, layer, DenseKnobs(8, 16, 0, 2, "m")) is None
     assert f"need {2 * depth} weight SRAM elements but the budget is {depth}" in dense_knob_problem(
         CFG, layer, DenseKnobs(8, 16, 0, 2, "n"))
+
+
+def test_a_stride_two_row_needs_outputs_to_add_its_zeros_to():
+    """A row of two outputs at stride 2 has no output three micro-ops from its skipped window's
+    (codegen's window rows), nor has a config whose accumulators need more than three."""
+    layer = ConvLayer(1, 1, 10, 10, 1, 3, 3, 2, (1, 1, 1, 1), depthwise=True, rows=True)
+    assert "a DEPTHWISE row of 2 outputs at stride 2" in conv_knob_problem(CFG, layer, ConvKnobs(1, 5, 2, vthreads=1))
+    assert conv_knob_problem(CFG, layer, ConvKnobs(1, 5, 5, vthreads=1)) is None
+    slow = replace(CFG, timing=replace(CFG.timing, acc_raw_min_distance=4))
+    assert "needs 4 (timing.acc_raw_min_distance)" in conv_knob_problem(slow, layer, ConvKnobs(1, 5, 5, vthreads=1))
