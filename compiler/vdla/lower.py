@@ -1,6 +1,7 @@
 """Graph -> VDLA kernels: every accelerator node of a quantized graph (quantize_vdla) is
 compiled into a KernelProgram by its op's record (registry). Nodes with the same operator, shapes and
-epilogue share one program (ResNet repeats its blocks).
+epilogue instructions share one program (ResNet repeats its blocks; the requantizer's constants
+are data).
 
 Each kernel is compiled with its default choices (its op's schedules of the lowest estimated
 cycles: a conv offers a close runner-up with other tiles too) and each also with the same
@@ -19,6 +20,7 @@ import numpy as np
 from vdla.hw.errors import CompileError
 
 from ..graph.ir import Graph
+from ..topi.vdla import instruction_epilogue
 from .op import KernelSpec
 from .registry import OPS, op_named
 
@@ -88,7 +90,7 @@ class CompiledKernel:
 
 class Kernels:
     """The compiled kernels of a quantized graph's accelerator nodes, one per distinct kernel
-    (nodes with the same operator, shapes and epilogue share one: ResNet repeats its blocks),
+    (nodes with the same operator, shapes and epilogue instructions share one: ResNet repeats its blocks),
     compiled when first asked for. Placement asks which kernels do not compile and run on the
     hardware (`unfit`) before it settles; lowering then takes the same compiled programs, so
     each kernel is compiled once and lowering never sends a node back.
@@ -104,8 +106,10 @@ class Kernels:
 
     @staticmethod
     def key(graph: Graph, node) -> str:
+        """Equal for nodes whose kernels are one instruction stream: the requantizer's constants
+        are each node's data (ViT's twelve blocks share each of their layers' programs)."""
         a = node.attrs
-        return json.dumps([node.op, a.get("layer"), a["epilogue"], a.get("ma"), a.get("mb"),
+        return json.dumps([node.op, a.get("layer"), instruction_epilogue(a["epilogue"]), a.get("ma"), a.get("mb"),
                            [graph.types[n].shape for n in node.inputs]], sort_keys=True, default=list)
 
     def compiled(self, graph: Graph, node) -> CompiledKernel | None:

@@ -5,7 +5,7 @@ epilogues, and schedules that place tiles in the accelerator's scopes, tensorize
 declared intrinsics and bind virtual threads (compiled by build.build_vdla). Each compile_*
 takes vta_compat=True for streams VTA's hardware computes the same (vta_mode)."""
 from .ops import conv2d, dense, depthwise_conv2d
-from .epilogue import Epilogue, apply_epilogue
+from .epilogue import Epilogue, apply_epilogue, instruction_epilogue
 from .schedule import ConvKnobs, DenseKnobs, schedule_conv2d, schedule_dense
 from .plan import (ConvLayer, DenseLayer, NoTilingError, conv_cost, conv_knob_space, conv_steps, conv_tiling_problem,
                    default_conv_choices, default_conv_knobs, default_dense_choices, default_dense_knobs, dense_cost,
@@ -18,7 +18,7 @@ from .run import (pack_bias, pack_depthwise_rows, pack_grouped_weight, run_add, 
                   run_pool)
 from .vta_mode import diagonal_weight, scaled_identity
 
-__all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", "ConvKnobs", "DenseKnobs",
+__all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", "instruction_epilogue", "ConvKnobs", "DenseKnobs",
            "schedule_conv2d", "schedule_dense", "ConvLayer", "DenseLayer", "NoTilingError", "conv_tiling_problem",
            "conv_cost", "conv_knob_space", "conv_steps", "dense_cost", "dense_knob_space", "dense_steps",
            "dense_tiling_problem", "pool_tiling_problem", "default_conv_choices", "default_conv_knobs",

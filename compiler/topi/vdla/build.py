@@ -15,7 +15,7 @@ from vdla.hw.requantizer import REGISTERS
 
 from ... import te
 from ...build import build_vdla
-from .epilogue import Epilogue, apply_epilogue
+from .epilogue import Epilogue, apply_epilogue, instruction_epilogue
 from .ops import conv2d, dense, depthwise_conv2d, depthwise_rows
 from ..transform import pad
 from .plan import (ConvLayer, DenseLayer, conv_knob_problem, default_conv_knobs, default_dense_knobs,
@@ -25,9 +25,10 @@ from .vta_mode import SHIFT_STEP, vta_epilogue, zero_padding
 
 
 def kernel_meta(op, knobs, layer, ep, vta_compat=False) -> dict:
-    """What was compiled, in JSON terms (tuples become lists), for `vdla info` and tuners."""
-    return json.loads(json.dumps({"op": op, "knobs": asdict(knobs), "layer": asdict(layer), "epilogue": asdict(ep),
-                                  "vta_compat": vta_compat}))
+    """What was compiled, in JSON terms (tuples become lists), for `vdla info` and tuners: the
+    epilogue as its instructions have it (instruction_epilogue)."""
+    return json.loads(json.dumps({"op": op, "knobs": asdict(knobs), "layer": asdict(layer),
+                                  "epilogue": instruction_epilogue(asdict(ep)), "vta_compat": vta_compat}))
 
 
 def check_knobs(name, config, layer, knobs, problem: str | None) -> None:

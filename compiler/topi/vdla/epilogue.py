@@ -83,6 +83,17 @@ class Epilogue:
                 raise ValueError(f"epilogue clip {name}={v} is outside int8: the STORE keeps the low 8 bits")
 
 
+# On the requantizer the shift, the zero point and the clip are CTRL's fields in the kernel's
+# qparams (pack_qparams): data, not instructions, so epilogues that differ only in them compile
+# to one instruction stream (vdla.lower shares its program)
+REQUANTIZER_DATA = ("shift", "zero", "lo", "hi")
+
+
+def instruction_epilogue(ep: dict) -> dict:
+    """An epilogue (as a dict: a node's attribute) less what reaches the kernel as data."""
+    return {k: v for k, v in ep.items() if not (ep.get("requantizer") and k in REQUANTIZER_DATA)}
+
+
 def alu_passes(ep: Epilogue) -> list[tuple[str, bool]]:
     """(ALU operation, reads a tensor operand) of each pass apply_epilogue makes over the
     accumulators, in order (the requantizer's pass is "flush"): what a tile's epilogue costs

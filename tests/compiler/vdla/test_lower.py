@@ -1,7 +1,8 @@
 """Lowering of a quantized graph's accelerator nodes (vdla.compiler.vdla.lower): placement
 settles with the kernels that run on the hardware (Kernels.unfit), lowering takes the same
-compiled programs (each distinct kernel compiled once, never a node sent back), and a graph
-lowered without settling names the nodes whose kernels do not fit."""
+compiled programs (each distinct kernel compiled once, never a node sent back; nodes that differ
+in the requantizer's constants alone share one), and a graph lowered without settling names the
+nodes whose kernels do not fit."""
 import numpy as np
 import pytest
 
@@ -88,3 +89,16 @@ def test_default_variants_keep_the_order_and_drop_repeats():
     from vdla.compiler.topi.vdla import ConvKnobs
     a, b = ConvKnobs(1, 2, 4, vthreads=2), ConvKnobs(2, 2, 4, vthreads=1)
     assert lower_module.default_variants([a, b, lower_module.one_thread(a)]) == [a, lower_module.one_thread(a), b]
+
+
+def test_nodes_differing_in_the_requantizers_constants_share_one_program(calib):
+    """Their kernels are one instruction stream (the constants are each node's qparams); an
+    ALU immediate of the epilogue (its multiplier) makes another."""
+    graph, *_ = quantize_for_vdla(small_residual_cnn(), PYNQ, calib)
+    node = next(n for n in graph.nodes if n.op == "VdlaConv" and n.attrs["epilogue"]["requantizer"])
+    ep = node.attrs["epilogue"]
+    twin = type(node)(node.op, "twin", node.inputs, node.outputs,
+                      {**node.attrs, "epilogue": {**ep, "shift": ep["shift"] - 1, "zero": 5, "lo": -3, "hi": 99}})
+    assert Kernels.key(graph, twin) == Kernels.key(graph, node)
+    other = type(node)(node.op, "other", node.inputs, node.outputs, {**node.attrs, "epilogue": {**ep, "mul": 2}})
+    assert Kernels.key(graph, other) != Kernels.key(graph, node)

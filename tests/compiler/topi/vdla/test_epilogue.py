@@ -1,12 +1,13 @@
 """alu_passes, the epilogue's ALU passes that the schedule's cost model counts, against the
-stages apply_epilogue makes for the same epilogue."""
+stages apply_epilogue makes for the same epilogue; the requantizer's constants, which reach a
+kernel as data, against the instruction streams compiled with others."""
 import itertools
 
 import pytest
 
 from vdla.compiler import te
 from vdla.compiler.topi.vdla import Epilogue, apply_epilogue
-from vdla.compiler.topi.vdla.epilogue import alu_passes
+from vdla.compiler.topi.vdla.epilogue import REQUANTIZER_DATA, alu_passes, instruction_epilogue
 from vdla.hw import load_config
 from vdla.hw.alu_ops import SHR_MAX
 
@@ -57,3 +58,32 @@ def test_alu_passes_are_the_stages_apply_epilogue_makes(ep):
 
 def test_a_shift_past_what_one_pass_takes_is_two_passes():
     assert [p for p in alu_passes(Epilogue(shift=SHR_MAX, lo=None, hi=None))] == [("shr", False)] * 2
+
+
+def _program(ep, kind):
+    """The instruction stream (a program's document without its name and meta) of a small conv,
+    dense or batched dense with epilogue ep, on fixed knobs."""
+    from dataclasses import asdict
+
+    from vdla.compiler.topi.vdla import ConvKnobs, ConvLayer, DenseKnobs, DenseLayer, compile_conv2d, compile_dense
+    if kind == "conv":
+        prog, _ = compile_conv2d(CFG, ConvLayer(1, 2, 8, 8, 2, pad_value=-128), ep, ConvKnobs(1, 4, 8))
+    else:
+        prog, _ = compile_dense(CFG, DenseLayer(4, 2, 2), ep, DenseKnobs(2, 1), groups=3 if kind == "batched" else 0)
+    doc = prog.to_dict()
+    assert doc.pop("meta")["epilogue"] == instruction_epilogue(asdict(ep))
+    return doc | {"name": None}
+
+
+@pytest.mark.parametrize("kind", ["conv", "dense", "batched"])
+@pytest.mark.parametrize("base", [*_requantizers()], ids=repr)
+def test_the_requantizers_constants_are_data_not_instructions(kind, base):
+    """Epilogues on the requantizer that differ in REQUANTIZER_DATA alone compile to one
+    instruction stream (vdla.lower shares it between such nodes); one that differs in the
+    multiplier before it (an ALU immediate) does not."""
+    from dataclasses import replace
+    assert set(REQUANTIZER_DATA) == {"shift", "zero", "lo", "hi"}
+    other = replace(base, shift=7, zero=3, lo=-100, hi=90)
+    assert _program(base, kind) == _program(other, kind)
+    assert _program(base, kind) != _program(replace(base, mul=2 if base.mul != 2 else 8), kind)
+    assert instruction_epilogue({"shift": 7, "lo": 0}) == {"shift": 7, "lo": 0}       # an ALU chain's are immediates
