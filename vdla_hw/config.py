@@ -146,24 +146,24 @@ class HwConfig:
 
     out_bits = inp_bits
 
-    @property
+    @cached_property
     def bus_bytes(self) -> int:
         return self.bus_width_bits // 8
 
     # element sizes in bytes (the unit each SRAM and DRAM address counts in)
-    @property
+    @cached_property
     def inp_elem_bytes(self) -> int:
         return self.batch * self.block * self.inp_bits // 8
 
-    @property
+    @cached_property
     def wgt_elem_bytes(self) -> int:
         return self.block * self.block * self.wgt_bits // 8
 
-    @property
+    @cached_property
     def acc_elem_bytes(self) -> int:
         return self.batch * self.block * self.acc_bits // 8
 
-    @property
+    @cached_property
     def out_elem_bytes(self) -> int:
         return self.batch * self.block * self.out_bits // 8
 
@@ -171,15 +171,15 @@ class HwConfig:
     insn_bytes = INSN_BYTES
 
     # SRAM depths in elements
-    @property
+    @cached_property
     def uop_depth(self) -> int:
         return (1 << self.LOG_UOP_BUFF_SIZE) // self.uop_elem_bytes
 
-    @property
+    @cached_property
     def inp_depth(self) -> int:
         return (1 << self.LOG_INP_BUFF_SIZE) // self.inp_elem_bytes
 
-    @property
+    @cached_property
     def wgt_depth(self) -> int:
         return (1 << self.LOG_WGT_BUFF_SIZE) // self.wgt_elem_bytes
 
@@ -189,7 +189,7 @@ class HwConfig:
 
     out_depth = acc_depth
 
-    @property
+    @cached_property
     def lut_depth(self) -> int:
         """Elements of the ALU's lookup table (LOAD LUT): its entries, BATCH x BLOCK_OUT per element.
         0 where an element holds more lanes than the table has entries: such a config has no table."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import cached_property
 
 import numpy as np
 
@@ -316,7 +317,7 @@ class Isa:
         if depthwise_problem(config) is None:
             self._by_opcode[Opcode.DEPTHWISE] = (self.gemm, DepthwiseInsn)
 
-    @property
+    @cached_property
     def max_pad(self) -> int:
         """The most padding elements a LOAD adds on one side (the pad fields' range)."""
         return next(f for f in self.mem if f.name == "y_pad_0").mask

@@ -10,6 +10,7 @@ work counts in the estimate."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 from vdla.hw.errors import CompileError
@@ -34,13 +35,14 @@ DENSE_THREAD_AXES = ("n", "m")
 
 class SlidingWindow:
     """The output size of a layer that slides a kh x kw window with `stride` and `pads` over
-    an h x w image (convolutions and pooling)."""
+    an h x w image (convolutions and pooling). Layers are frozen, so it is computed once: the
+    schedule search asks for it for every candidate."""
 
-    @property
+    @cached_property
     def out_h(self) -> int:
         return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[0]
 
-    @property
+    @cached_property
     def out_w(self) -> int:
         return conv_out_hw(self.h, self.w, self.kh, self.kw, (self.stride,) * 2, self.pads)[1]
 
