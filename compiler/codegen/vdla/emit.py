@@ -21,6 +21,7 @@ from vdla.driver.runtime import KernelError, LoopLevel, Stage, UopKernel
 from vdla.driver.runtime.program import KernelProgram, ProgramParam
 from vdla.driver.runtime.program_calls import Alu, Call, Gemm, Load, Store
 
+from ...intrin.vdla import ZERO_WRITE_DISTANCE
 from ...tir import expr as E
 from ...tir import stmt as S
 from .affine import Affine, guard_atoms, valid_range
@@ -67,10 +68,10 @@ def _window_row(window, flat) -> tuple:
     """(dst, src, wgt) of a DEPTHWISE row's micro-ops, one per input pixel: TAPS - 1 that fill
     the window (their dst, never written, the row's first output), then at stride 1 one per
     output. At stride 2 micro-op 2j + TAPS - 1 writes output j, and each one between two
-    outputs (a window no output wants) reads the zero tile and adds its zeros to output j + 2,
-    three micro-ops before that output's own write; the last such, with no output j + 2, to
-    output j - 1, three after its write. So writes to one accumulator stay intrin.vdla.ZERO_WRITE_DISTANCE
-    apart, which a row of two outputs cannot (plan.conv_knob_problem)."""
+    outputs (a window no output wants) reads the zero tile and adds its zeros to the output
+    whose own write lies ZERO_WRITE_DISTANCE micro-ops after it (j + 2 of the window's j), or
+    for the last one, with no such output, before it (j - 1): writes to one accumulator stay
+    that far apart, which a row of two outputs cannot (plan.conv_knob_problem)."""
     width, src_step, dst_step, stride, zero_step = window
     (first_dst,), (first_src,), (tile,) = flat["dst"], flat["src"], flat["wgt"]
     u = np.arange(stride * (width - 1) + DEPTHWISE_TAPS, dtype=np.int64)
@@ -78,9 +79,9 @@ def _window_row(window, flat) -> tuple:
     output = s // stride
     wgt = np.full(u.size, tile, dtype=np.int64)
     if stride == 2:
-        skipped = s % 2 == 1
-        ahead = output + 2
-        output = np.where(skipped, np.where(ahead < width, ahead, output - 1), output)
+        skipped = s % 2 == 1          # the window at 2j + 1, written at micro-op 2j + TAPS
+        ahead, behind = output + (ZERO_WRITE_DISTANCE + 1) // 2, output - (ZERO_WRITE_DISTANCE - 1) // 2
+        output = np.where(skipped, np.where(ahead < width, ahead, behind), output)
         wgt[skipped] += zero_step
     return first_dst + output * dst_step, first_src + u * src_step, wgt
 

@@ -16,9 +16,9 @@ from vdla.hw.depthwise import TAPS as DEPTHWISE_TAPS
 from vdla.hw.errors import CompileError
 from vdla.hw.requantizer import REGISTERS
 
-from ...intrin.vdla import row_stride_problem
+from ...intrin.vdla import ROW_STRIDES, row_stride_problem
 from .epilogue import Epilogue, alu_passes
-from .ops import ROW_STRIDES, conv_out_hw
+from .ops import conv_out_hw
 from .schedule import ConvKnobs, DenseKnobs
 
 
@@ -138,8 +138,8 @@ def conv_knob_problem(config, layer: ConvLayer, k: ConvKnobs, ep: Epilogue | Non
     if k.vthreads > 1 and k.vthread_axis == "oc" and (layer.o // k.tile_oc) % k.vthreads:
         return (f"{layer.o // k.tile_oc} output channel tiles cannot be shared by {k.vthreads} virtual threads; "
                 "use vthread_axis='h' or another tile_oc")
-    if layer.rows and row_stride_problem(config, layer.stride):
-        return row_stride_problem(config, layer.stride)
+    if layer.rows and (problem := row_stride_problem(config, layer.stride)):
+        return problem
     if layer.rows and layer.stride == 2 and k.tile_w == 2:
         return ("a DEPTHWISE row of 2 outputs at stride 2 has no output its skipped window may add zero to "
                 "(timing.acc_raw_min_distance); use another tile_w")
