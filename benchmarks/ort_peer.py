@@ -9,10 +9,14 @@ off is fair to both.
 from __future__ import annotations
 
 
-def ort_session(model, threads: int):
-    """An onnxruntime CPU session of `model` (ModelProto or bytes) on `threads` intra-op threads."""
+def ort_session(model, threads: int, fused: bool = True):
+    """An onnxruntime CPU session of `model` (ModelProto or bytes) on `threads` intra-op threads;
+    fused=False: none of its graph optimizations, so a QDQ model runs each op in float between
+    its DequantizeLinear and QuantizeLinear instead of as QLinearConv and its kin."""
     import onnxruntime
     options = onnxruntime.SessionOptions()
+    if not fused:
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")

@@ -11,11 +11,17 @@ a dependency of vdla), then, here:
   model's own floor, onnxruntime's run of the QDQ model against itself on inputs changed by
   one part in a million (qdq_sensitivity_db): a QDQ network whose codes flip at a rounding
   boundary amplifies each flip, so any run that rounds a float differently (another summation
-  order, a fixed-point requantization) meets that floor, not infinity.
+  order, a fixed-point requantization) meets that floor, not infinity. onnxruntime runs a QDQ
+  model two ways: fused (its default: QLinearConv and kin; without VNNI its u8 x s8 kernels
+  add pairs of products in saturating 16-bit lanes, so a pointwise conv's outputs may be far
+  off) and unfused (each op in float between its DequantizeLinear and QuantizeLinear, no
+  saturation). qdq_reproduction_unfused_db is our run against the unfused one and
+  ort_fused_vs_unfused_db onnxruntime's two runs against each other.
 The aims (issue 22): sqnr_db >= ort_int8_sqnr_db - 1 and qdq_reproduction_db >= 30.
 
 Per model: offload_mac_fraction, sqnr_db, ort_int8_sqnr_db, qdq_offload_mac_fraction,
-qdq_reproduction_db, qdq_sensitivity_db, compile_s; the last line with --json is one JSON object keyed by model.
+qdq_reproduction_db, qdq_sensitivity_db, qdq_reproduction_unfused_db, ort_fused_vs_unfused_db,
+compile_s; the last line with --json is one JSON object keyed by model.
 
     python benchmarks/torchvision_int8.py --torch-python /path/to/torch-env/bin/python
         [--models resnet18,densenet121] [--samples 3] [--out DIR] [--json]
@@ -120,24 +126,31 @@ def measure(path: pathlib.Path, samples: int) -> dict:
         _ort_qdq(path, calib, qdq_path)
         qdq = onnx.load(str(qdq_path))
     from_qdq = compile_model(qdq, target="vdla", hw_config="pynq")
-    fp32, int8 = ort_session(model, 1), ort_session(qdq, 1)
+    fp32, int8, unfused = ort_session(model, 1), ort_session(qdq, 1), ort_session(qdq, 1, fused=False)
     ex, ex_qdq = Executor(ours), Executor(from_qdq)
     power = noise = ort_noise = qdq_power = qdq_noise = floor_noise = 0.0
+    plain_power = plain_noise = ort_split = 0.0
     for _ in range(samples):
         x = {"input": rng.standard_normal(SHAPE).astype(np.float32)}
         ref = fp32.run(None, x)[0].astype(np.float64)
         theirs = int8.run(None, x)[0].astype(np.float64)
+        plain = unfused.run(None, x)[0].astype(np.float64)
+        from_qdq_out = ex_qdq.run(x)["logits"]
         power += float((ref ** 2).sum())
         noise += float(((ex.run(x)["logits"] - ref) ** 2).sum())
         ort_noise += float(((theirs - ref) ** 2).sum())
         qdq_power += float((theirs ** 2).sum())
-        qdq_noise += float(((ex_qdq.run(x)["logits"] - theirs) ** 2).sum())
+        qdq_noise += float(((from_qdq_out - theirs) ** 2).sum())
+        plain_power += float((plain ** 2).sum())
+        plain_noise += float(((from_qdq_out - plain) ** 2).sum())
+        ort_split += float(((theirs - plain) ** 2).sum())
         nudged = {"input": (x["input"] * np.float32(1 + SENSITIVITY)).astype(np.float32)}
         floor_noise += float(((int8.run(None, nudged)[0].astype(np.float64) - theirs) ** 2).sum())
     return {"offload_mac_fraction": _offload(ours), "sqnr_db": _sqnr(power, noise),
             "ort_int8_sqnr_db": _sqnr(power, ort_noise), "qdq_offload_mac_fraction": _offload(from_qdq),
             "qdq_reproduction_db": _sqnr(qdq_power, qdq_noise), "qdq_sensitivity_db": _sqnr(qdq_power, floor_noise),
-            "compile_s": round(compile_s, 1)}
+            "qdq_reproduction_unfused_db": _sqnr(plain_power, plain_noise),
+            "ort_fused_vs_unfused_db": _sqnr(plain_power, ort_split), "compile_s": round(compile_s, 1)}
 
 
 def main(argv=None) -> int:
@@ -155,16 +168,18 @@ def main(argv=None) -> int:
         return 0
     export_missing(ap, args, models, out)
     print(f"{'model':<20}{'offloaded':>10}{'SQNR dB':>9}{'ort int8':>10}{'aim met':>9}{'QDQ repro dB':>14}"
-          f"{'ort vs ort':>12}{'compile s':>11}")
+          f"{'ort vs ort':>12}{'vs unfused':>12}{'fused/unf.':>12}{'compile s':>11}")
     figures = {}
     for name in models:
         f = figures[name] = measure(out / f"{name}.onnx", args.samples)
         met = f["sqnr_db"] >= f["ort_int8_sqnr_db"] - 1 and f["qdq_reproduction_db"] >= 30
         print(f"{name:<20}{f['offload_mac_fraction']:>10.1%}{f['sqnr_db']:>9.2f}{f['ort_int8_sqnr_db']:>10.2f}"
               f"{'yes' if met else 'NO':>9}{f['qdq_reproduction_db']:>14.2f}{f['qdq_sensitivity_db']:>12.2f}"
+              f"{f['qdq_reproduction_unfused_db']:>12.2f}{f['ort_fused_vs_unfused_db']:>12.2f}"
               f"{f['compile_s']:>11.1f}", flush=True)
     print("pynq config on the cycle-exact simulator; random weights, 8 calibration samples, seeded inputs; "
-          f"ort vs ort: onnxruntime's QDQ run against itself on inputs changed by {SENSITIVITY:g} (qdq_sensitivity_db)")
+          f"ort vs ort: onnxruntime's QDQ run against itself on inputs changed by {SENSITIVITY:g} (qdq_sensitivity_db); "
+          "vs unfused: ours against onnxruntime's QDQ run without its fusions; fused/unf.: its two runs")
     if args.json:
         print(json.dumps(figures))
     return 0
