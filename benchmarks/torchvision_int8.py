@@ -178,8 +178,9 @@ def main(argv=None) -> int:
               f"{f['qdq_reproduction_unfused_db']:>12.2f}{f['ort_fused_vs_unfused_db']:>12.2f}"
               f"{f['compile_s']:>11.1f}", flush=True)
     print("pynq config on the cycle-exact simulator; random weights, 8 calibration samples, seeded inputs; "
-          f"ort vs ort: onnxruntime's QDQ run against itself on inputs changed by {SENSITIVITY:g} (qdq_sensitivity_db); "
-          "vs unfused: ours against onnxruntime's QDQ run without its fusions; fused/unf.: its two runs")
+          f"ort vs ort: onnxruntime's QDQ run against itself on inputs changed by {SENSITIVITY:g} "
+          "(qdq_sensitivity_db); vs unfused: ours against onnxruntime's QDQ run without its fusions; fused/unf.: "
+          "its two runs")
     if args.json:
         print(json.dumps(figures))
     return 0

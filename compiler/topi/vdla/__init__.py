@@ -18,7 +18,8 @@ from .run import (pack_bias, pack_depthwise_rows, pack_grouped_weight, run_add, 
                   run_pool)
 from .vta_mode import diagonal_weight, scaled_identity
 
-__all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", "instruction_epilogue", "ConvKnobs", "DenseKnobs",
+__all__ = ["conv2d", "dense", "depthwise_conv2d", "Epilogue", "apply_epilogue", "instruction_epilogue", "ConvKnobs",
+           "DenseKnobs",
            "schedule_conv2d", "schedule_dense", "ConvLayer", "DenseLayer", "NoTilingError", "conv_tiling_problem",
            "conv_cost", "conv_knob_space", "conv_steps", "dense_cost", "dense_knob_space", "dense_steps",
            "dense_tiling_problem", "pool_tiling_problem", "default_conv_choices", "default_conv_knobs",
