@@ -93,7 +93,7 @@ def depthwise_row(config, width: int, stride: int = 1, zero_tiles: int = 0):
     wgt = te.placeholder((block, block), wgt_t, "wgt")
     t = te.reduce_axis((0, DEPTHWISE_TAPS), "t")
     acc = te.compute((width, batch, block), lambda j, b, c: te.sum(
-        te.cast(acc_t, inp[(stride * j if stride > 1 else j) + t.var, b, c]) * te.cast(acc_t, wgt[c, t.var]),
+        te.cast(acc_t, inp[stride * j + t.var, b, c]) * te.cast(acc_t, wgt[c, t.var]),
         axis=t), name="acc")
 
     def emit(ins, out, accumulate):

@@ -81,9 +81,11 @@ def compile_conv2d(config, layer: ConvLayer, ep: Epilogue | None = None, knobs: 
     h_mult = knobs.tile_h * (knobs.vthreads if knobs.vthreads > 1 and knobs.vthread_axis == "h" else 1)
     out_hw = (_ceil(oh, h_mult) * h_mult, _ceil(ow, knobs.tile_w) * knobs.tile_w)
     strides = (layer.stride, layer.stride)
-    op = depthwise_rows if layer.rows else depthwise_conv2d if layer.depthwise else conv2d
-    rows_kh = {"kh": layer.kh} if layer.rows else {}
-    acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=pad_value, **rows_kh)
+    if layer.rows:
+        acc = depthwise_rows(x, w, strides, layer.pads, out_hw, name="conv", pad_value=pad_value, kh=layer.kh)
+    else:
+        op = depthwise_conv2d if layer.depthwise else conv2d
+        acc = op(x, w, strides, layer.pads, out_hw, name="conv", pad_value=pad_value)
     bias = _per_channel(ep, layer.o, B, L)
     scale = te.placeholder((layer.o, B, L), "int32", "scale") if ep.scale else None
     rscale = te.placeholder((layer.o, B, L), "int32", "rscale") if ep.residual_scale else None

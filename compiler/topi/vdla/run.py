@@ -39,14 +39,14 @@ def pack_grouped_weight(w, block):
     return out
 
 
-def pack_depthwise_rows(w, block, stride=1):
-    """(C, 1, KH, KW) depthwise weights -> (C/L, KH * stride, L, L) for DEPTHWISE rows: channel
-    o's taps of kernel row ky in row o % L of tile (o // L, ky), lanes 0..KW-1 (the other lanes
-    zero); at stride 2 KH zero tiles follow the kernel rows (ops.depthwise_rows)."""
+def pack_depthwise_rows(w, block, tiles=None):
+    """(C, 1, KH, KW) depthwise weights -> (C/L, tiles, L, L) for DEPTHWISE rows: channel o's
+    taps of kernel row ky in row o % L of tile (o // L, ky), lanes 0..KW-1 (the other lanes
+    zero); the tiles past KH (ConvLayer.row_tiles: the zero tiles of stride 2) zero."""
     c, width, kh, kw = w.shape
     if width != 1:
         raise ValueError(f"DEPTHWISE rows take one input channel per group, got weights {list(w.shape)}")
-    out = np.zeros((-(-c // block), kh * stride, block, block), np.int8)
+    out = np.zeros((-(-c // block), tiles or kh, block, block), np.int8)
     o = np.arange(c)
     out[o // block, :kh, o % block, :kw] = w[:, 0]
     return out
@@ -104,7 +104,7 @@ def run_conv_program(device, prog, layer: ConvLayer, x, w, ep=None, bias=None, r
     B, L = device.config.batch, device.config.block
     ep = ep or Epilogue()
     if layer.rows:
-        weight = pack_depthwise_rows(w, L, layer.stride)
+        weight = pack_depthwise_rows(w, L, layer.row_tiles)
     else:
         weight = (pack_grouped_weight if layer.depthwise else pack_conv_weight)(w, L)
     inputs = [pack_activation(x, B, L), weight]

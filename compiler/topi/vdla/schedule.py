@@ -169,7 +169,7 @@ def schedule_conv2d(config, out, acc, stages, res32, x_src, w, bias, knobs: Conv
         # whole tiles, though the taps are lanes 0..TAPS-1, and every tile of a channel block:
         # at stride 2 the zero tiles after the kernel rows, which no output reads
         s[wl].keep_whole(-3, -2, -1)
-        zero_tiles = ky.extent if stride == 2 else 0
+        zero_tiles = int(w.shape[1]) - ky.extent        # the tiles after the kernel rows (stride 2)
         s[acc].tensorize(aw, intrin.depthwise_row(config, knobs.tile_w, stride, zero_tiles))
         return s
     if depthwise:

@@ -151,7 +151,7 @@ def _out_shape(layer, cfg):
 def _pack_weight(node, w_q, layer, L):
     width = w_q.shape[1]
     if _single(layer).rows:
-        return V.pack_depthwise_rows(w_q, L, _single(layer).stride)
+        return V.pack_depthwise_rows(w_q, L, _single(layer).row_tiles)
     if _depthwise(node, width, L):
         return V.pack_grouped_weight(w_q, L)
     groups = _groups(node, width, L)

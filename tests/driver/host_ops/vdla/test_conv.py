@@ -25,7 +25,7 @@ def test_rows_layout_is_the_textbook_depthwise_conv(rng, stride):
     packed_bias = np.zeros((blocks, 1, L), np.int32)
     packed_bias.reshape(-1)[:c] = bias
     xp = pack_activation(x, 1, L)
-    by_rows = pack_depthwise_rows(taps, L, stride)
+    by_rows = pack_depthwise_rows(taps, L, 3 * stride)
     assert by_rows.shape == (blocks, 3 * stride, L, L) and not by_rows[:, 3:].any()
     rows = conv([xp, by_rows, packed_bias], {"layer": {**layer, "rows": True}, "epilogue": ep})[0]
     diag = conv([xp, pack_grouped_weight(taps, L), packed_bias], {"layer": layer, "epilogue": ep})[0]
