@@ -5,10 +5,10 @@ with 1 and 2 threads. Ours run in the blocked NCHW16c layout the graph compiler 
 activations into (packing is done once per network, so it is not timed here); onnxruntime
 runs its own Conv on NCHW (it reorders internally, and that is part of its time). Both
 results are checked against each other before timing. "ours" is the kernel the graph
-compiler picks for the shape: Winograd F(2x2, 3x3) for the 3x3 stride-1 ResNet layers (its
-weights transformed at compile time, not timed; F(4x4, 3x3) where the layout pass picks it,
+compiler picks for the shape: for the 3x3 stride-1 ResNet layers Winograd F(4x4, 3x3) or F(2x2,
+3x3) where the layout pass's cost picks it (its weights transformed at compile time, not timed;
 winograd_tile in the JSON), whose rows also give the direct NCHW16c convolution's time as
-direct_ms.
+direct_ms, else the direct convolution.
 
 The int8 section (skip with --no-int8) runs the ResNet shapes as uint8 x int8 convolutions
 requantized to uint8: ours (conv2d_nchwc_int8 + requantize in one kernel, AVX-512 VNNI where
@@ -269,6 +269,7 @@ def main(argv=None):
             tile = None
             if not dw and winograd_fits({"strides": [stride] * 2, "dilations": [1, 1]}, wa.shape, BLOCK, BLOCK):
                 tile = winograd_tile(1, c, oc, yshape[2], yshape[3])
+            if tile is not None:
                 wlib = our_winograd_kernel(c, h, w, oc, pad, threads, tile)
                 up = transform_weight(wa, BLOCK, BLOCK, tile)
                 runs["winograd"] = lambda: wlib.run("winograd", [xp, up, ya])

@@ -3,8 +3,8 @@
 A block of b channels is one vector register, so convolutions in [N, C/b, H, W, b] keep b
 output channels per FMA (vdla.compiler.topi's fast conv schedules want this layout). The pass
 rewrites each eligible 2-D float convolution (dense, depthwise or grouped, with constant weights) into
-ConvNCHWc with weights packed at compile time (wide 3x3 stride-1 ones into ConvWinogradNCHWc,
-their weights Winograd-transformed at compile time), and keeps its consumers packed as long
+ConvNCHWc with weights packed at compile time (wide 3x3 stride-1 ones where a Winograd transform
+costs less into ConvWinogradNCHWc, their weights transformed at compile time), and keeps its consumers packed as long
 as they are elementwise (bias, residual add, activations; per-channel constants are packed too)
 or concatenations along the channels.
 A tensor is unpacked (LayoutUnpack, under its original name) just before the first consumer
@@ -41,27 +41,34 @@ def winograd_fits(attrs: dict, weight_shape: tuple, cb: int, ob: int) -> bool:
             and min(c, m) >= WINOGRAD_MIN_CHANNELS)
 
 
-# What a Winograd kernel costs per multiply of its GEMM, its transforms included, by output tile
-# (ResNet-18's 3x3 layers on a Zen 5, 2 threads: F(4x4) did 28.9 M multiplies in 0.207 ms where
-# F(2x2) did 51.4 M in 0.316 ms, at 56x56 with 64 channels; 0.189 and 0.296 ms at 28x28 with 128).
-WINOGRAD_MAC_COST = {2: 1.0, 4: 1.15}
-# Multiplies a byte of transformed filter is worth when it streams from memory (the same host:
-# about 150 G multiplies a second against 25 GB/s): inside a whole network the filters of deep
-# layers do not stay in cache, and F(4x4)'s are 2.25x F(2x2)'s.
-MACS_PER_FILTER_BYTE = 6
+# What a convolution costs per multiply, in multiplies of the direct kernel, its transforms
+# included, by Winograd output tile: F(4x4) and F(2x2) against the direct NCHW16c kernel on
+# ResNet-18's 3x3 layers, each alone (filters in cache), 2 threads, on an Intel Xeon with
+# AVX-512: F(4x4) did 28.9 M multiplies in 0.392 ms at 56x56 with 64 channels where the direct
+# kernel did 115.6 M in 0.849 ms; F(2x2) 51.4 M in 0.645 ms at 14x14 with 256 against 0.856.
+WINOGRAD_MAC_COST = {2: 1.7, 4: 1.85}
+# Multiplies a byte of filter is worth when it streams from memory: inside a whole network (run
+# in turns with another, as the benchmarks do) the filters of deep layers do not stay in cache.
+# Fit on the same Xeon to ResNet-18 run whole: its 7x7 layers' F(2x2) filters (16.8 MB each)
+# took 1.2-1.26 ms a conv where the direct kernel's 9.4 MB took 1.0 ms, and its 14x14 layers
+# 0.78-0.83 ms by F(2x2) against 0.73-0.74 direct; the direct kernel there: 2 threads
+# 10.8 -> 9.9 ms (onnxruntime 10.5-10.6 ms), 1 thread 20.6 -> 18.7 ms.
+MACS_PER_FILTER_BYTE = 30
 
 
-def winograd_tile(n: int, c: int, m: int, oh: int, ow: int) -> int:
-    """The output tile of the Winograd transform (TRANSFORMS) a conv of n images, c -> m
-    channels and an oh x ow output runs by: the one of least cost, its GEMM's multiplies (tiles
-    round the output up) against its transformed filter's bytes. F(4x4) wins ResNet-18's 56x56
-    and 28x28 layers, F(2x2) its 14x14 and 7x7 ones (a 7x7 layer with 512 channels reads 16.8 MB
-    of F(2x2) filter)."""
+def winograd_tile(n: int, c: int, m: int, oh: int, ow: int) -> int | None:
+    """The output tile of the Winograd transform (TRANSFORMS) a 3x3 conv of n images, c -> m
+    channels and an oh x ow output runs by, or None where the direct kernel costs least: each
+    one's multiplies (Winograd tiles round the output up) against its filter's bytes. ResNet-18:
+    F(4x4) at 56x56 and 28x28, direct at 14x14 and 7x7 (a 7x7 layer with 512 channels reads
+    16.8 MB of F(2x2) filter, 9.4 MB of direct)."""
     def cost(tile):
+        if tile is None:
+            return max(n * oh * ow * c * m * 9, MACS_PER_FILTER_BYTE * 9 * c * m * 4)
         t = TRANSFORMS[tile]
         macs = n * t.alpha ** 2 * t.tiles(oh) * t.tiles(ow) * c * m
         return max(macs * WINOGRAD_MAC_COST[tile], MACS_PER_FILTER_BYTE * t.alpha ** 2 * c * m * 4)
-    return min(sorted(TRANSFORMS), key=cost)
+    return min([None, *sorted(TRANSFORMS)], key=cost)
 
 
 def _block(channels: int) -> int:
@@ -119,8 +126,9 @@ class _Packer:
         packed_t = TensorType((out_t.shape[0], m // ob, *out_t.shape[2:], ob), out_t.dtype)
         y = node.outputs[0]
         conv_out = g.add_tensor(f"{y}@c{ob}", packed_t)
-        if not depthwise and winograd_fits(a, g.types[w].shape, cb, ob):
-            tile = winograd_tile(out_t.shape[0], c, m, *out_t.shape[2:])
+        tile = winograd_tile(out_t.shape[0], c, m, *out_t.shape[2:]) \
+            if not depthwise and winograd_fits(a, g.types[w].shape, cb, ob) else None
+        if tile is not None:
             u = g.add_constant(f"{w}@winograd{tile}x{ob}", transform_weight(g.constants[w], cb, ob, tile))
             self.nodes.append(Node("ConvWinogradNCHWc", node.name, [xp, u], [conv_out],
                                    {"pads": a["pads"]}))
