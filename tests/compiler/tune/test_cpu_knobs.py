@@ -189,6 +189,21 @@ def test_the_default_tile_follows_the_register_file():
     assert register_tile(7, 32, 16, RegisterFile(16, 4)) == (2, 1)
 
 
+def test_avx512_float_direct_convs_take_at_most_two_blocks():
+    """ResNet-18's direct convs on AVX-512 (a 16-channel block per register): tiles of 2 blocks and
+    long rows (8 x 2 over 56 pixels, 10 x 2 over the stem's 112), where the fewest loads per FMA
+    would take 5 x 4; the int8 kernels and the Winograd GEMM keep choosing among 1, 2 and 4."""
+    avx512 = RegisterFile(32, 16)
+    conv = {w: default_knobs("conv2d_nchwc", {"out_w": w, "out_blocks": 8, "block": 16}, avx512)
+            for w in (112, 56, 28, 14, 7)}
+    assert conv == {112: DirectConvKnobs(10, 2), 56: DirectConvKnobs(8, 2), 28: DirectConvKnobs(7, 2),
+                    14: DirectConvKnobs(7, 2), 7: DirectConvKnobs(7, 2)}
+    assert register_tile(56, 8, 16, avx512) == (5, 4)
+    assert default_knobs("conv2d_nchwc_int8", {"out_w": 56, "out_blocks": 8, "block": 16}, avx512).oc_blocks == 4
+    assert default_knobs("conv2d_nchwc_winograd", {"tiles_h": 14, "tiles_w": 14, "out_blocks": 8, "block": 16},
+                         avx512).oc_blocks == 4
+
+
 def test_avx2_keeps_a_register_free_and_long_rows_take_a_tile_with_a_tail():
     """Zen 3 (AVX2): 8-channel blocks over a 56-pixel row no longer fill all 16 registers (14 x 1);
     a 196-pixel row (a 14x14 image as one row) takes 6 x 1 and its 4-pixel tail, a 7-pixel row
