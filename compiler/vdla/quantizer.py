@@ -218,8 +218,6 @@ class Quantizer:
         if pair is None and self._joined(tensor):
             return None        # a Concat joins codes of one zero point, a Split's parts may join one
         readers = [n for n in self._consumers.get(tensor, []) if self.place.get(n.name, {}).get("device") == "vdla"]
-        if any(n.op in ("AveragePool", "GlobalAveragePool") for n in readers):
-            return None        # an average into its own finer scale needs zero points of 0 (ops/pool.py)
         pads = {tuple(n.attrs.get("pads") or (0, 0, 0, 0)) for n in readers}
         if zp in (0, -128) or not any(any(p) for p in pads):
             return step, zp, None

@@ -5,7 +5,7 @@ FLUSH, which also adds a scaled residual and leaves the accumulators zero). Each
 elementwise stage on the accumulators, marked with the ALU operation that computes
 it (attrs "vdla.alu" = (op, immediate or None)).
 
-Order: acc + bias -> >> pre_shift -> * scale[channel] -> * mul -> [+ residual * rscale[channel]]
+Order: acc + bias -> + offset -> >> pre_shift -> * scale[channel] -> * mul -> [+ residual * rscale[channel]]
 -> + 2^(shift-1) (round) -> >> shift -> [+ residual] -> max(lo) -> min(hi) -> [table] -> int8.
 The STORE truncates, so the clip bounds must lie in int8. `table` ends with the ALU's lookup
 (ALU LUT): the value saturated to int8 picks an entry of the layer's table, an int8 -> int8
@@ -15,7 +15,8 @@ tensor operand shaped like the bias): with per-channel weight scales, each chann
 by its own fixed-point factor; `pre_shift` keeps the product inside 32 bits. A residual on the
 output's own grid is added after the shift; one on another grid (`residual_scale`) is
 multiplied by its per-channel factor `rscale` and added before the shift, so that the sum is
-rounded once."""
+rounded once. `offset` is an immediate added before the multiplications: a pooled sum's
+input zero points (the sum of a window's codes minus the window's count times their zero point)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from ..transform import pad
 @dataclass(frozen=True)
 class Epilogue:
     bias: bool = False          # + bias (O/L, B, L) int32, broadcast over pixels
+    offset: int = 0             # + immediate (a pooled sum's zero points), before the multiplications
     pre_shift: int = 0          # arithmetic shift right before the multiplications
     scale: bool = False         # * scale (O/L, B, L) int32, per output channel
     mul: int | None = None      # * immediate (16-bit signed)
@@ -53,7 +55,7 @@ class Epilogue:
 
     def __post_init__(self):
         if self.requantizer:
-            others = [k for k in ("bias", "pre_shift", "scale", "round") if getattr(self, k)]
+            others = [k for k in ("bias", "offset", "pre_shift", "scale", "round") if getattr(self, k)]
             if others or (self.residual and not self.residual_scale):
                 raise ValueError(f"an epilogue on the requantizer has no separate "
                                  f"{', '.join(others) or 'unscaled residual'}")
@@ -73,6 +75,8 @@ class Epilogue:
             v = getattr(self, name)
             if v is not None and (problem := immediate_error(op, v)):
                 raise ValueError(f"epilogue {name}: {problem}")
+        if self.offset and (problem := immediate_error(AluOp.ADD, self.offset)):
+            raise ValueError(f"epilogue offset: {problem}")
         if self.round and self.shift and (problem := immediate_error(AluOp.ADD, 1 << (self.shift - 1))):
             raise ValueError(f"epilogue rounding constant 2^{self.shift - 1}: {problem}")
         if self.residual_scale and not self.residual:
@@ -99,6 +103,7 @@ def alu_passes(ep: Epilogue) -> list[tuple[str, bool]]:
     accumulators, in order (the requantizer's pass is "flush"): what a tile's epilogue costs
     the compute module per output vector, for the schedule's cost model."""
     passes = [("add", True)] if ep.bias else []
+    passes += [("add", False)] if ep.offset else []
     passes += [("shr", False)] * len(_shift_steps(ep.pre_shift, None))
     passes += [("mul", True)] if ep.scale else []
     passes += [("mul", False)] if ep.mul is not None else []
@@ -137,6 +142,9 @@ def apply_epilogue(acc, ep: Epilogue, out_shape, bias=None, residual=None, name=
         def add_bias(*i, t=t, b=b):
             return t(*i) + b[i[ch], i[-2], i[-1]]
         t = _alu(shape, add_bias, f"{name}.bias", "add", None)
+        stages.append(t)
+    if ep.offset:
+        t = _alu(shape, lambda *i, t=t: t(*i) + E.Const(ep.offset, "int32"), f"{name}.offset", "add", ep.offset)
         stages.append(t)
     for k, step in enumerate(_shift_steps(ep.pre_shift, shift_step)):
         t = _shr(shape, t, step, f"{name}.preshr" + (f".{k}" if k else ""))

@@ -1,7 +1,8 @@
 """VdlaPool: ONNX MaxPool, AveragePool and GlobalAveragePool on the tensor ALU (a chain of MAX
 or ADD stages over the window; the average as a fixed-point multiply and shift of the sum,
-into its own calibrated scale where it has one and zero points allow, else keeping the
-input's scale and zero point: padding reads the code of a real zero).
+into its own calibrated scale and zero point 0 where it has one and the window's zero points
+sum to an immediate, else keeping the input's scale and zero point: padding reads the code of a
+real zero).
 
 VTA mode: VTA's DMA pads with zeros only, so a padded max pooling is offloaded only when its
 input is non-negative (zero padding never wins there), and the window goes through the GEMM
@@ -14,7 +15,8 @@ from dataclasses import asdict
 import numpy as np
 
 from vdla.driver.host_ops.vdla import pool as semantics
-from vdla.hw.alu_ops import IMM_MAX
+from vdla.hw.alu_ops import IMM_MAX, immediate_error
+from vdla.hw.isa import AluOp
 
 from ...codegen.vdla import VtaCompatError
 from ...topi import vdla as V
@@ -48,6 +50,7 @@ def problem(graph, node, ctx) -> str | None:
 def quantize(q, node, act):
     xq, s_x = q.packed_input(node.inputs[0])
     xt = q.g.types[xq]
+    finer = None
     if node.op == "MaxPool":
         a = node.attrs
         pads = tuple(a.get("pads") or (0, 0, 0, 0))
@@ -74,42 +77,49 @@ def quantize(q, node, act):
         ep = V.Epilogue(mul=max(1, int(round((1 << shift) / hw))), shift=shift, round=True)
         finer = None if q.vta_compat else _finer_mean(q, node, xq, s_x, hw)
         if finer is not None:
-            ep, s_x = finer
+            ep, s_x, zero = finer
     inputs = [xq]
     try:       # the window's weight block for the GEMM core (VTA mode: times the averaging factor)
         factor = window_factor(layer, ep, node.name) if q.vta_compat else 1
         inputs.append(q.const(f"{node.name}.window", V.scaled_identity(q.config.block, factor), True))
     except VtaCompatError:
         pass   # no int8 factor: the kernel does not compile, and the node goes to the CPU
-    # max and mean commute with the code shift: the output keeps the input's zero point
+    # max and mean commute with the code shift: the output keeps the input's zero point (a mean
+    # in its own scale has zero point 0)
     out = q.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, q.config.batch, q.config.block),
-                   s_x, q.zp.get(xq, 0))
+                   s_x, zero if finer is not None else q.zp.get(xq, 0))
     layer_doc = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(layer).items()}
     q.emit(OP, node, inputs, out, {"layer": layer_doc, "epilogue": asdict(ep)})
 
 
 def _finer_mean(q, node, xq, s_x, hw: int):
-    """(epilogue, output scale) of an average in its own calibrated scale, or None to keep the
-    input's. A mean is far smaller than its window's largest values (EfficientNet's squeeze-
-    excitation averages 112x112 SiLU outputs): in the input's steps it kept a few codes, 15.8 dB
-    where its input had 23. sum * s_x / (hw s_y) as one multiply and shift: needs one input
-    scale (the factor is an immediate) and zero points of 0 (no constant term)."""
+    """(epilogue, output scale, output zero point) of an average in its own calibrated grid, or
+    None to keep the input's. A mean is far smaller than its window's largest values
+    (EfficientNet's squeeze-excitation averages 112x112 SiLU outputs): in the input's steps it
+    kept a few codes, 15.8 dB where its input had 23; SqueezeNet's classifier averages 13x13
+    ReLU outputs into its logits, whose [0, hi] spreads over all 256 codes (zero point -128).
+    y = (sum - hw zp_x) * s_x / (hw s_y) + zp_y as sum + offset, one multiply and a rounded
+    shift, with the zero points in the offset (zp_y in steps of the sum: within half a step of
+    the factor, far below one output code); needs one input scale (the factor is an immediate)."""
     y = node.outputs[0]
-    s_x = np.asarray(s_x, np.float64)
-    if y not in q.stats or q.zp.get(xq, 0) or not np.allclose(s_x, s_x[0]):
-        return None
     channels = q.g.types[y].shape[1]
-    s_y = float(channel_scale(q.stats, y, channels).max())
+    s_x = np.asarray(s_x, np.float64)[:channels]         # (not the padding channels' scales)
+    if y not in q.stats or not np.allclose(s_x, s_x[0]):
+        return None
+    skewed = q.asymmetric(y)
+    s_y, zp_y = (skewed[0], skewed[1]) if skewed is not None else \
+        (float(channel_scale(q.stats, y, channels).max()), 0)
     factor = float(s_x[0]) / (hw * s_y)
-    if factor * hw <= 1.0:           # the output's range is the input's or wider: nothing to gain
+    if factor * hw <= 1.0:           # the output's steps are the input's or coarser: nothing to gain
         return None
-    # mul <= IMM_MAX, the rounding 2^(shift-1) an immediate too, |sum| * mul (|sum| <= 128 hw) in int32
+    offset = int(round(-hw * q.zp.get(xq, 0) + zp_y / factor))
+    # mul <= IMM_MAX, the rounding 2^(shift-1) an immediate too, |sum + offset| * mul in int32
     shift = min(ROUND_SHIFT_MAX, int(math.floor(math.log2(IMM_MAX / factor))),
-                int(math.floor(math.log2(((1 << 31) - 1) / (128 * hw * factor)))))
-    if shift < 1:
+                int(math.floor(math.log2(((1 << 31) - 1) / ((128 * hw + abs(offset)) * factor)))))
+    if shift < 1 or immediate_error(AluOp.ADD, offset):
         return None
-    ep = V.Epilogue(mul=max(1, int(round(factor * (1 << shift)))), shift=shift, round=True)
-    return ep, padded(np.full(channels, s_y), q.config.block)
+    ep = V.Epilogue(offset=offset, mul=max(1, int(round(factor * (1 << shift)))), shift=shift, round=True)
+    return ep, padded(np.full(channels, s_y), q.config.block), zp_y
 
 
 def spec(graph, node) -> KernelSpec:

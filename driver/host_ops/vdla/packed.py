@@ -43,6 +43,8 @@ def epilogue(acc, ep: dict, bias=None, scale=None, residual=None, rscale=None, t
     shape[1] = -1
     if ep.get("bias"):
         x = wrap(x + bias.reshape(shape))
+    if ep.get("offset"):
+        x = wrap(x + ep["offset"])
     if ep.get("pre_shift"):
         x = x >> ep["pre_shift"]
     if ep.get("scale"):

@@ -51,7 +51,13 @@ def _requantizers():
                        table=table)
 
 
-@pytest.mark.parametrize("ep", [*_chains(), *_requantizers()], ids=repr)
+def _offsets():
+    """A pooled sum's zero points: an immediate added before the multiplications."""
+    yield Epilogue(offset=2400, mul=218, shift=15, round=True)
+    yield Epilogue(bias=True, offset=-300, pre_shift=2, scale=True, shift=9, lo=0)
+
+
+@pytest.mark.parametrize("ep", [*_chains(), *_requantizers(), *_offsets()], ids=repr)
 def test_alu_passes_are_the_stages_apply_epilogue_makes(ep):
     assert alu_passes(ep) == _stage_passes(ep)
 
@@ -87,3 +93,11 @@ def test_the_requantizers_constants_are_data_not_instructions(kind, base):
     assert _program(base, kind) == _program(other, kind)
     assert _program(base, kind) != _program(replace(base, mul=2 if base.mul != 2 else 8), kind)
     assert instruction_epilogue({"shift": 7, "lo": 0}) == {"shift": 7, "lo": 0}       # an ALU chain's are immediates
+
+
+def test_an_offset_is_an_add_immediate_and_not_the_requantizers():
+    from vdla.hw.alu_ops import IMM_MAX
+    with pytest.raises(ValueError, match="epilogue offset: ADD immediate"):
+        Epilogue(offset=IMM_MAX + 1, shift=4)
+    with pytest.raises(ValueError, match="no separate offset"):
+        Epilogue(requantizer=True, offset=5, shift=4)
