@@ -79,28 +79,42 @@ class LocalPool(InlinePool):
         items = list(items)
         if not items:
             return
+        lost = yield from self._run(fn, list(enumerate(items)), common, self.workers)
+        # A dead worker breaks the whole pool: every item not yet answered failed with it, the
+        # one that killed it among them. Each runs again in a pool of its own, so the item that
+        # kills its worker is the one reported, and the others get their own answers.
+        for index, item in lost:
+            for _ in (yield from self._run(fn, [(index, item)], common, 1)):
+                yield index, WorkerFailure("the worker process died (killed, out of memory or crashed) while "
+                                           "running this item")
+
+    @staticmethod
+    def _run(fn, indexed, common, workers):
+        """Yields (index, outcome) as items finish; returns the (index, item) pairs whose worker
+        died or that a dead worker's pool took down with it."""
         context = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(min(self.workers, len(items)), mp_context=context, initializer=_init_worker,
+        pool = ProcessPoolExecutor(min(workers, len(indexed)), mp_context=context, initializer=_init_worker,
                                    initargs=(common,))
-        finished = False
+        finished, lost = False, []
         try:
-            futures = {pool.submit(_call_with_common, fn, item): k for k, item in enumerate(items)}
+            futures = {pool.submit(_call_with_common, fn, item): (k, item) for k, item in indexed}
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
+                    k, item = futures[future]
                     try:
-                        yield futures[future], future.result()
+                        yield k, future.result()
                     except BrokenProcessPool:
-                        yield futures[future], WorkerFailure("the worker process died (killed, out of memory or "
-                                                             "crashed) while running this item")
+                        lost.append((k, item))
                     except Exception as exc:
-                        yield futures[future], WorkerFailure(_describe(exc))
+                        yield k, WorkerFailure(_describe(exc))
             finished = True
         finally:
             if not finished:   # Ctrl-C or a caller that stopped reading: stop the workers, not wait for them
                 _stop(pool)
             pool.shutdown(wait=True, cancel_futures=True)
+        return sorted(lost, key=lambda pair: pair[0])
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

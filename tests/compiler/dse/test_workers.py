@@ -28,6 +28,18 @@ def test_local_pool_answers_every_item_even_when_a_worker_dies():
     assert all(isinstance(out[k], WorkerFailure) or out[k][0] == items[k][1] for k in out)
 
 
+def test_items_a_dead_worker_takes_down_with_its_pool_get_their_own_answers():
+    """A worker that dies breaks the process pool, failing every item not yet answered: the one
+    running beside it (sleeping past the death) and those still queued run again, and only the
+    item that kills its worker is reported dead."""
+    items = [("sleep", 1.0), ("exit", 3), ("echo", 5), ("raise", "bad item")]
+    out = dict(LocalPool(2).map(work, items, "c"))
+    assert sorted(out) == [0, 1, 2, 3]
+    assert isinstance(out[0], int) and out[0] != os.getpid()
+    assert "worker process died" in str(out[1])
+    assert out[2] == (5, "c") and str(out[3]) == "ValueError: bad item"
+
+
 def test_a_pool_whose_caller_stops_reading_stops_its_workers():
     results = LocalPool(2).map(work, [("sleep", 0.1), ("sleep", 60), ("sleep", 60), ("sleep", 60)])
     started = time.monotonic()
