@@ -4,9 +4,9 @@ A block of b channels is one vector register, so convolutions in [N, C/b, H, W, 
 output channels per FMA (vdla.compiler.topi's fast conv schedules want this layout). The pass
 rewrites each eligible 2-D float convolution (dense, depthwise or grouped, with constant weights) into
 ConvNCHWc with weights packed at compile time (wide 3x3 stride-1 ones where a Winograd transform
-costs less into ConvWinogradNCHWc, their weights transformed at compile time), and keeps its consumers packed as long
-as they are elementwise (bias, residual add, activations; per-channel constants are packed too)
-or concatenations along the channels.
+costs less into ConvWinogradNCHWc, their weights transformed at compile time), and keeps its
+consumers packed as long as they are elementwise (bias, residual add, activations; per-channel
+constants are packed too) or concatenations along the channels.
 A tensor is unpacked (LayoutUnpack, under its original name) just before the first consumer
 that needs NCHW, and packed (LayoutPack) before a convolution whose input is NCHW; tensors
 may exist in both layouts.

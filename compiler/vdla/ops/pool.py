@@ -1,8 +1,8 @@
 """VdlaPool: ONNX MaxPool, AveragePool and GlobalAveragePool on the tensor ALU (a chain of MAX
 or ADD stages over the window; the average as a fixed-point multiply and shift of the sum,
-into its own calibrated scale and zero point 0 where it has one and the window's zero points
-sum to an immediate, else keeping the input's scale and zero point: padding reads the code of a
-real zero).
+into its own calibrated grid where it has one and the zero points (the window's, its own) fit
+an immediate added to the sum, else keeping the input's scale and zero point: padding reads the
+code of a real zero).
 
 VTA mode: VTA's DMA pads with zeros only, so a padded max pooling is offloaded only when its
 input is non-negative (zero padding never wins there), and the window goes through the GEMM
@@ -85,7 +85,7 @@ def quantize(q, node, act):
     except VtaCompatError:
         pass   # no int8 factor: the kernel does not compile, and the node goes to the CPU
     # max and mean commute with the code shift: the output keeps the input's zero point (a mean
-    # in its own scale has zero point 0)
+    # in its own grid, that grid's)
     out = q.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, q.config.batch, q.config.block),
                    s_x, zero if finer is not None else q.zp.get(xq, 0))
     layer_doc = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(layer).items()}
