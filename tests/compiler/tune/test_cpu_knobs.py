@@ -189,17 +189,20 @@ def test_the_default_tile_follows_the_register_file():
     assert register_tile(7, 32, 16, RegisterFile(16, 4)) == (2, 1)
 
 
-def test_avx512_float_direct_convs_take_at_most_two_blocks():
+def test_avx512_direct_convs_take_at_most_two_blocks():
     """ResNet-18's direct convs on AVX-512 (a 16-channel block per register): tiles of 2 blocks and
     long rows (8 x 2 over 56 pixels, 10 x 2 over the stem's 112), where the fewest loads per FMA
-    would take 5 x 4; the int8 kernels and the Winograd GEMM keep choosing among 1, 2 and 4."""
+    would take 5 x 4; the int8 (VNNI) conv alike, with tiles that divide the row; the int8 matmul
+    and the Winograd GEMM keep choosing among 1, 2 and 4."""
     avx512 = RegisterFile(32, 16)
     conv = {w: default_knobs("conv2d_nchwc", {"out_w": w, "out_blocks": 8, "block": 16}, avx512)
             for w in (112, 56, 28, 14, 7)}
     assert conv == {112: DirectConvKnobs(10, 2), 56: DirectConvKnobs(8, 2), 28: DirectConvKnobs(7, 2),
                     14: DirectConvKnobs(7, 2), 7: DirectConvKnobs(7, 2)}
     assert register_tile(56, 8, 16, avx512) == (5, 4)
-    assert default_knobs("conv2d_nchwc_int8", {"out_w": 56, "out_blocks": 8, "block": 16}, avx512).oc_blocks == 4
+    assert default_knobs("conv2d_nchwc_int8", {"out_w": 56, "out_blocks": 8, "block": 16}, avx512) == \
+        DirectConvKnobs(8, 2)
+    assert default_knobs("matmul_int8", {"out_w": 56, "out_blocks": 8, "block": 16}, avx512).oc_blocks == 4
     assert default_knobs("conv2d_nchwc_winograd", {"tiles_h": 14, "tiles_w": 14, "out_blocks": 8, "block": 16},
                          avx512).oc_blocks == 4
 
