@@ -43,14 +43,15 @@ TAIL_COST = 1.25
 TAIL_ROW = 7
 # output-channel blocks a register tile may hold (the defaults pick among them, the tuner searches them)
 OC_BLOCKS = (1, 2, 4)
-# The direct convolutions (float and int8) where a 16-channel block is one of 32 vector
-# registers (AVX-512): tiles of at most 2 blocks. On an Intel Xeon (AVX-512, 2 threads) ResNet-18's
+# The direct convolutions (float and int8) and the int8 matmul where a 16-channel block is one of
+# 32 vector registers (AVX-512): tiles of at most 2 blocks. On an Intel Xeon (AVX-512, 2 threads) ResNet-18's
 # float direct 3x3 convs ran 8 x 2 / 7 x 2 / 7 x 2 (56, 14 and 7 pixels a row, stride 1) in 0.75,
 # 0.80, 0.87 ms against 0.87-0.88 for the 5 x 4 the fewest loads per FMA picks, and its stride-2
 # ones 0.44-0.45 against 0.44-0.47; the best tile of any shape was within 6% of these. Its int8
 # (VNNI) 3x3 convs at 56 and 28 pixels a row ran 7 x 2 in 0.178 and 0.185 ms against 0.192 and
-# 0.212 for 4 x 4 (1 thread: 0.343, 0.302 against 0.358, 0.314). (On a Zen 5, 10 x 2 ran as fast
-# as 5 x 4, and a 7-pixel row 1.2x faster as 7 x 2 than as 4 x 4.)
+# 0.212 for 4 x 4 (1 thread: 0.343, 0.302 against 0.358, 0.314), and BERT's [128, 768] x
+# [768, 3072] int8 matmul 8 x 2 in 0.44 ms against 0.52 for 4 x 4 (1 thread: 0.92 against 1.06).
+# (On a Zen 5, 10 x 2 ran as fast as 5 x 4, and a 7-pixel row 1.2x faster as 7 x 2 than as 4 x 4.)
 DIRECT_OC_BLOCKS_WIDE_REGISTERS = (1, 2)
 # Where each broadcast sits in a register its FMAs share (AVX2) a tile may also hold 3 (the tuner
 # searches these everywhere): 24 output channels are three 8-lane blocks, which tiles of 1, 2 or 4
@@ -269,7 +270,7 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
         # however small, beats the host step a tail would leave (a 17-pixel row: 1-pixel tiles)
         if registers.broadcast_in_register:
             blocks = OC_BLOCKS_SHARED_BROADCAST
-        elif kind != "matmul_int8" and registers.vectors >= 32 and registers.lanes >= dims["block"]:
+        elif registers.vectors >= 32 and registers.lanes >= dims["block"]:
             blocks = DIRECT_OC_BLOCKS_WIDE_REGISTERS
         else:
             blocks = OC_BLOCKS

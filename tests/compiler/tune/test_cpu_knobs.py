@@ -189,11 +189,11 @@ def test_the_default_tile_follows_the_register_file():
     assert register_tile(7, 32, 16, RegisterFile(16, 4)) == (2, 1)
 
 
-def test_avx512_direct_convs_take_at_most_two_blocks():
+def test_avx512_direct_convs_and_int8_matmuls_take_at_most_two_blocks():
     """ResNet-18's direct convs on AVX-512 (a 16-channel block per register): tiles of 2 blocks and
     long rows (8 x 2 over 56 pixels, 10 x 2 over the stem's 112), where the fewest loads per FMA
-    would take 5 x 4; the int8 (VNNI) conv alike, with tiles that divide the row; the int8 matmul
-    and the Winograd GEMM keep choosing among 1, 2 and 4."""
+    would take 5 x 4; the int8 (VNNI) conv and matmul alike, with tiles that divide the row; the
+    Winograd GEMM keeps choosing among 1, 2 and 4."""
     avx512 = RegisterFile(32, 16)
     conv = {w: default_knobs("conv2d_nchwc", {"out_w": w, "out_blocks": 8, "block": 16}, avx512)
             for w in (112, 56, 28, 14, 7)}
@@ -202,7 +202,8 @@ def test_avx512_direct_convs_take_at_most_two_blocks():
     assert register_tile(56, 8, 16, avx512) == (5, 4)
     assert default_knobs("conv2d_nchwc_int8", {"out_w": 56, "out_blocks": 8, "block": 16}, avx512) == \
         DirectConvKnobs(8, 2)
-    assert default_knobs("matmul_int8", {"out_w": 56, "out_blocks": 8, "block": 16}, avx512).oc_blocks == 4
+    assert default_knobs("matmul_int8", {"out_w": 128, "out_blocks": 192, "block": 16}, avx512) == \
+        DirectConvKnobs(8, 2)
     assert default_knobs("conv2d_nchwc_winograd", {"tiles_h": 14, "tiles_w": 14, "out_blocks": 8, "block": 16},
                          avx512).oc_blocks == 4
 
