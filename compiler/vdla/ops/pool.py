@@ -50,7 +50,9 @@ def problem(graph, node, ctx) -> str | None:
 def quantize(q, node, act):
     xq, s_x = q.packed_input(node.inputs[0])
     xt = q.g.types[xq]
-    finer = None
+    # max and mean commute with the code shift: the output keeps the input's zero point (a mean
+    # in its own grid, that grid's)
+    zero = q.zp.get(xq, 0)
     if node.op == "MaxPool":
         a = node.attrs
         pads = tuple(a.get("pads") or (0, 0, 0, 0))
@@ -84,10 +86,8 @@ def quantize(q, node, act):
         inputs.append(q.const(f"{node.name}.window", V.scaled_identity(q.config.block, factor), True))
     except VtaCompatError:
         pass   # no int8 factor: the kernel does not compile, and the node goes to the CPU
-    # max and mean commute with the code shift: the output keeps the input's zero point (a mean
-    # in its own grid, that grid's)
     out = q.output(node.outputs[0], (layer.n, layer.c, layer.out_h, layer.out_w, q.config.batch, q.config.block),
-                   s_x, zero if finer is not None else q.zp.get(xq, 0))
+                   s_x, zero)
     layer_doc = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(layer).items()}
     q.emit(OP, node, inputs, out, {"layer": layer_doc, "epilogue": asdict(ep)})
 
@@ -113,9 +113,10 @@ def _finer_mean(q, node, xq, s_x, hw: int):
     if factor * hw <= 1.0:           # the output's steps are the input's or coarser: nothing to gain
         return None
     offset = int(round(-hw * q.zp.get(xq, 0) + zp_y / factor))
-    # mul <= IMM_MAX, the rounding 2^(shift-1) an immediate too, |sum + offset| * mul in int32
+    # mul <= IMM_MAX, the rounding 2^(shift-1) an immediate too, |sum + offset| * mul in an accumulator
+    acc_max, code_max = (1 << (q.config.acc_bits - 1)) - 1, 1 << (q.config.inp_bits - 1)
     shift = min(ROUND_SHIFT_MAX, int(math.floor(math.log2(IMM_MAX / factor))),
-                int(math.floor(math.log2(((1 << 31) - 1) / ((128 * hw + abs(offset)) * factor)))))
+                int(math.floor(math.log2(acc_max / ((code_max * hw + abs(offset)) * factor)))))
     if shift < 1 or immediate_error(AluOp.ADD, offset):
         return None
     ep = V.Epilogue(offset=offset, mul=max(1, int(round(factor * (1 << shift)))), shift=shift, round=True)
