@@ -16,7 +16,7 @@ from .linear import linear_layers_as_gemm
 from .lower import Kernels, untileable_kernels
 from .placement import place_nodes
 from .quantize import quantize_vdla
-from .ranges import demote_unranged, tensors_to_calibrate, unclipped_at_exits
+from .ranges import demote_unranged, one_grid_per_concat, tensors_to_calibrate, unclipped_at_exits
 from .requant import Unquantizable
 from .residual import residual_adds
 
@@ -60,6 +60,7 @@ def quantize_for_vdla(model, config, calibration=None, host_triple=None, input_s
         stats = copy.deepcopy(measured)
         if calibration is not None:
             unclipped_at_exits(graph, place, stats)
+            one_grid_per_concat(graph, place, stats)
         stats.update(qdq_ranges)
         demote_unranged(graph, place, stats)
         # a residual Add runs in its conv's epilogue; where that kernel does not fit or

@@ -26,6 +26,11 @@ class KeepOnCpu(Exception):
     for the reason given."""
 
 
+# CPU ops whose output holds some of their input's values in the same channels (MaxPool's
+# indices output aside): an accelerator tensor's codes pass through them unchanged
+CHANNEL_MOVES = frozenset({"MaxPool", "Identity"})
+
+
 class Quantizer:
     """The int8 graph being built: the nodes so far, and each float tensor's packed int8
     twin with its scale and zero point. The op records' quantize functions call it."""
@@ -39,6 +44,7 @@ class Quantizer:
         self.group_rows: dict[str, list] = {}    # packed name -> [G, M, Mp]: G groups of M rows padded to Mp
         self.plain_rows: dict[str, tuple[str, float]] = {}   # such a tensor quantized as plain rows
         self._consumers = graph.consumers()   # (before CPU nodes' inputs are renamed to their QDQ values)
+        self._producer = {o: n for n in graph.nodes for o in n.outputs if o}
         self.prepadded: dict[str, tuple] = {}    # packed name -> the pads its quantization wrote
         self.im2col: dict[tuple, tuple[str, np.ndarray]] = {}   # (tensor, kernel, stride, pads) -> im2col_input
         self.fake_quantized: dict[str, str] = {}  # tensor -> its value through a QDQ model's pair
@@ -163,7 +169,12 @@ class Quantizer:
         attrs = {"scale": scale.tolist(), "batch": cfg.batch, "block": cfg.block, "matrix": matrix}
         skewed = self.asymmetric(tensor, boundary=not matrix)
         hw = tuple(t.shape[2:])
-        if skewed is not None:
+        moved = None if matrix else self._moved_grid(tensor)
+        if moved is not None:
+            scale, zp = moved
+            attrs.update(scale=scale.tolist(), zero_point=zp)
+            self.zp[name] = zp
+        elif skewed is not None:
             step, zp, pads = skewed
             scale = padded(np.full(c, step), cfg.block)
             attrs.update(scale=scale.tolist(), zero_point=zp)
@@ -177,6 +188,28 @@ class Quantizer:
         self.add(Node(QUANTIZE.name, self.fresh(f"quantize_{tensor}"), [tensor], [name], attrs),
                  {name: TensorType(shape, "int8")})
         return name, scale
+
+    def _moved_grid(self, tensor) -> tuple[np.ndarray, int] | None:
+        """(scale per channel, zero point) of the accelerator tensor whose codes the CPU moved
+        into `tensor` (a ceil-mode MaxPool, say): quantized on that grid its values come back
+        exactly, where a grid of its own rounds each again (SqueezeNet's three CPU max pools
+        requantized into finer, clipped grids cost each next squeeze conv 1.5-3 dB). None where
+        no such tensor exists or its zero point needs padding the DMA cannot write."""
+        source = tensor
+        while source not in self.packed:
+            node = self._producer.get(source)
+            if node is None or node.op not in CHANNEL_MOVES or self.place.get(node.name, {}).get("device") == "vdla" \
+                    or (len(node.outputs) > 1 and node.outputs[1]):
+                return None
+            source = node.inputs[0]
+        packed, scale = self.packed[source]
+        zp = self.zp.get(packed, 0)
+        if source == tensor or packed in self.group_rows or np.ndim(scale) == 0:
+            return None
+        readers = [n for n in self._consumers.get(tensor, []) if self.place.get(n.name, {}).get("device") == "vdla"]
+        if zp not in (0, -128) and any(any(n.attrs.get("pads") or ()) for n in readers):
+            return None
+        return np.asarray(scale, np.float64), zp
 
     def _joined(self, tensor) -> bool:
         """Whether a packed move reads the tensor's codes, directly or through accelerator ops that

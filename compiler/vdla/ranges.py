@@ -70,3 +70,37 @@ def demote_unranged(graph: Graph, place: dict, stats: dict) -> None:
                 if act:
                     place[act] = {"device": "cpu", "macs": 0, "reason": f"its producer {node.name} runs on the CPU"}
                 changed = True
+
+
+def one_grid_per_concat(graph: Graph, place: dict, stats: dict) -> None:
+    """The parts of a Concat of packed codes, and the Concat, take one range: the Concat's
+    (or an unclipped exit's, if wider), transitively where a tensor joins several Concats.
+    Parts on grids of their own would reach the next layer as per-channel input scales, which
+    fold into its weights before they are quantized: SqueezeNet's fire 4 squeeze, reading parts
+    1.56x apart, kept 44.1 dB of its weights' 47.8 (a per-channel error that its inputs' means
+    turn into an offset the final average keeps: 36.4 against onnxruntime's 38.0 dB)."""
+    parent: dict[str, str] = {}
+
+    def root(t):
+        while parent.get(t, t) != t:
+            t = parent[t]
+        return t
+    concats = [n for n in graph.nodes if n.op == "Concat" and place.get(n.name, {}).get("packed")]
+    for node in concats:
+        for t in node.inputs:
+            if t:
+                parent[root(t)] = root(node.outputs[0])
+    groups: dict[str, list[str]] = {}
+    for t in parent:
+        groups.setdefault(root(t), []).append(t)
+    for r, members in groups.items():
+        members = [t for t in {r, *members} if t in stats]
+        if not members or any("channel_range" in stats[t] for t in members):
+            continue
+        outputs = [n.outputs[0] for n in concats if n.outputs[0] in members]
+        wide = max([float(stats[t]["range"]) for t in outputs] +
+                   [float(stats[t]["range"]) for t in members if stats[t]["method"].endswith("(exit)")])
+        lo, hi = min(float(stats[t]["lo"]) for t in members), max(float(stats[t]["hi"]) for t in members)
+        for t in members:
+            stats[t] = {**stats[t], "range": wide, "lo": lo, "hi": hi,
+                        "method": stats[t]["method"] + " (one grid with its Concat)"}
