@@ -194,7 +194,10 @@ class Quantizer:
         into `tensor` (a ceil-mode MaxPool, say): quantized on that grid its values come back
         exactly, where a grid of its own rounds each again (SqueezeNet's three CPU max pools
         requantized into finer, clipped grids cost each next squeeze conv 1.5-3 dB). None where
-        no such tensor exists or its zero point needs padding the DMA cannot write."""
+        no such tensor exists, its zero point needs padding the DMA cannot write, or a QDQ model
+        quantizes `tensor` on a grid of its own (the model says so)."""
+        if self.stats.get(tensor, {}).get("qdq") is not None:
+            return None
         source = tensor
         while source not in self.packed:
             node = self._producer.get(source)

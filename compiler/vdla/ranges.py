@@ -98,8 +98,11 @@ def one_grid_per_concat(graph: Graph, place: dict, stats: dict) -> None:
         if not members or any("channel_range" in stats[t] for t in members):
             continue
         outputs = [n.outputs[0] for n in concats if n.outputs[0] in members]
-        wide = max([float(stats[t]["range"]) for t in outputs] +
-                   [float(stats[t]["range"]) for t in members if stats[t]["method"].endswith("(exit)")])
+        wide = [float(stats[t]["range"]) for t in outputs] + \
+            [float(stats[t]["range"]) for t in members if stats[t]["method"].endswith("(exit)")]
+        if not wide:            # (a Concat only the CPU reads, of parts that stay on the accelerator)
+            continue
+        wide = max(wide)
         lo, hi = min(float(stats[t]["lo"]) for t in members), max(float(stats[t]["hi"]) for t in members)
         for t in members:
             stats[t] = {**stats[t], "range": wide, "lo": lo, "hi": hi,
