@@ -6,7 +6,10 @@ channels, keep owt x ob accumulators in registers (a "local" buffer that LLVM pr
 loop over input-channel blocks, kernel rows/columns and the input channels of a block, and
 do owt broadcast-FMAs of one weight vector per step. The group's output is tiled the same
 way, the convolution is computed at that tile, and the padded input is materialized once
-(so the inner loop has no bounds checks). Outer loops are fused and run in parallel.
+(so the inner loop has no bounds checks). Outer loops are fused and run in parallel. A float
+direct conv may instead accumulate its tile's blocks over the whole output image, one
+input-channel block at a time (knobs.image_accumulator): the accumulators go through memory
+once per block and tap set, and each weight vector serves every row tile of the image.
 """
 from __future__ import annotations
 
@@ -52,10 +55,11 @@ def _schedule_blocked_conv(s, a: Anchor, knobs, target):
         out.reorder(n, oco, oh, owo, ocoi, owi, oci)
     else:
         out.reorder(n, oco, oh, owo, owi, oci)
-    fused = out.fuse(n, oco, oh)
+    image = getattr(knobs, "image_accumulator", False)
+    fused = out.fuse(n, oco) if image else out.fuse(n, oco, oh)
     out.parallel(fused)
     out.vectorize(oci)
-    acc.compute_at(out, owo)
+    acc.compute_at(out, fused if image else owo)
     an, aoco, aoh, aow, aoci = acc.axis
     # the tile's output-channel blocks inside the reduction, beside its pixels
     blocks = [aoco] if knobs.oc_blocks > 1 else []
@@ -77,6 +81,10 @@ def _schedule_blocked_conv(s, a: Anchor, knobs, target):
         else:
             acc.vectorize(aoci)
         return {out, acc}
+    elif image:     # per input-channel block, every row tile of the image (accumulators in memory)
+        ico, ry, rx, ici = acc.reduce_axis
+        aowo, aow = acc.split(aow, knobs.row_tile)
+        acc.reorder(*outer[:-1], ico, aoh, aowo, ry, rx, ici, *blocks, aow, aoci)
     else:
         ico, ry, rx, ici = acc.reduce_axis
         acc.reorder(*outer, ico, ry, rx, ici, *blocks, aow, aoci)
@@ -338,6 +346,9 @@ def find_anchor(s, outputs) -> Anchor | None:
     groups = conv.op.attrs.get("groups", 1) if kind == "conv2d_nchwc" else 1
     dims = {"out_channels": shape[1]} if kind == "conv2d_nchw" else \
         {"out_w": shape[3], "out_blocks": shape[1] // groups, "block": shape[4]}
+    if kind == "conv2d_nchwc":
+        _, ry, rx, _ = conv.op.reduce_axis
+        dims.update(out_h=shape[2], taps=ry.extent * rx.extent, groups=groups)
     if kind == "depthwise_conv2d_nchwc":      # the window its register tile spans (cpu_knobs.tile_registers)
         dims.update(stride=conv.op.attrs["strides"][1], kernel_w=conv.op.reduce_axis[1].extent)
     return Anchor(kind, out, conv, dims)
@@ -361,7 +372,7 @@ def try_schedule_anchor(s, outputs, target, knobs=None):
                              f"(outputs {[t.op.name for t in outputs]})")
         return set()
     if knobs is None:
-        knobs = default_knobs(a.kind, a.dims, RegisterFile.of(target))
+        knobs = default_knobs(a.kind, a.dims, RegisterFile.of(target), getattr(target, "threads", 1))
     else:
         problem = knobs_problem(a.kind, a.dims, knobs)
         if problem is not None:

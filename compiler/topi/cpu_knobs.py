@@ -4,7 +4,8 @@ a kernel (the schedule refuses knobs that do not, naming the knob and what fits)
 
 Kinds and what their knobs shape:
 - conv2d_nchwc, conv2d_nchwc_int8 (DirectConvKnobs): the register tile of the direct
-  convolution, `row_tile` output pixels of one row times `oc_blocks` output-channel blocks;
+  convolution, `row_tile` output pixels of one row times `oc_blocks` output-channel blocks,
+  and (float only) whether the tile's blocks accumulate over the whole image;
 - matmul_int8 (DirectConvKnobs): the same tile of the uint8 x int8 matmul, rows for pixels;
 - depthwise_conv2d_nchwc (DepthwiseConvKnobs): the same tile, and whether the padded input
   is read through masked loads (`inline_pad`) instead of a padded copy;
@@ -23,7 +24,8 @@ fewest loads per FMA that fits the registers (register_tile), so an AVX-512 host
 
 `dims` describe the anchor as conv_schedules.find_anchor reads it: out_w, out_blocks and block
 (the output row width, output-channel blocks and lanes per block of a blocked conv; a grouped
-conv's out_blocks are one group's, which a register tile's blocks must stay within), tiles_h,
+conv's out_blocks are one group's, which a register tile's blocks must stay within), with
+out_h, taps and groups for conv2d_nchwc (its output's rows, kernel taps, groups), tiles_h,
 tiles_w, out_blocks and block (Winograd), out_channels (NCHW conv), columns (dense), rows and columns (matmul: of
 one matrix of the batch)."""
 from __future__ import annotations
@@ -53,6 +55,15 @@ OC_BLOCKS = (1, 2, 4)
 # [768, 3072] int8 matmul 8 x 2 in 0.44 ms against 0.52 for 4 x 4 (1 thread: 0.92 against 1.06).
 # (On a Zen 5, 10 x 2 ran as fast as 5 x 4, and a 7-pixel row 1.2x faster as 7 x 2 than as 4 x 4.)
 DIRECT_OC_BLOCKS_WIDE_REGISTERS = (1, 2)
+# A float direct conv with taps whose tile's output image (its blocks' accumulators over every
+# pixel) fits in this many bytes accumulates in that image, one input-channel block at a time,
+# so each weight vector read from memory serves every row tile of the image instead of one.
+# On the Intel Xeon (AVX-512, 2 threads; 7 x 2 tiles, alone): ResNet-18's 3x3 convs of 256
+# channels at 14x14 (25 KB) 0.835 -> 0.702 ms, 512 at 7x7 (6 KB) 0.879 -> 0.765, 128 at 28x28
+# (100 KB) 0.867 -> 0.724; ResNet-18 run whole, alternating with onnxruntime: 0.975-1.006 of
+# its time -> 0.911-0.939 (1 thread 0.95 -> 0.90) with this bound, 0.92-0.95 with 128 KB. A 1x1
+# conv (16 multiplies per accumulator pass) gets slower: MobileNetV2 0.79 -> 1.05.
+IMAGE_ACCUMULATOR_BYTES = 64 * 1024
 # Where each broadcast sits in a register its FMAs share (AVX2) a tile may also hold 3 (the tuner
 # searches these everywhere): 24 output channels are three 8-lane blocks, which tiles of 1, 2 or 4
 # blocks could only take one at a time, re-reading the input for each. On a Zen 3 MobileNetV2's
@@ -130,9 +141,15 @@ BASELINE_REGISTERS = RegisterFile(16, 4)
 class DirectConvKnobs:
     row_tile: int           # output pixels per register tile
     oc_blocks: int = 1      # output-channel blocks per register tile
+    # (conv2d_nchwc) the tile's output-channel blocks accumulate over the whole image, one
+    # input-channel block at a time: its weights are read once from cache per image, not once
+    # per row tile
+    image_accumulator: bool = False
 
     def __post_init__(self):
         _positive(self, "row_tile", "oc_blocks")
+        if not isinstance(self.image_accumulator, bool):
+            raise ValueError(f"DirectConvKnobs.image_accumulator must be true or false, got {self.image_accumulator!r}")
 
 
 @dataclass(frozen=True)
@@ -260,9 +277,9 @@ def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, 
     return min(pool, key=cost)
 
 
-def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGISTERS):
+def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGISTERS, threads: int = 1):
     """The schedule vdla compiles without a tuning record, for a target with `registers`
-    (RegisterFile.of(target))."""
+    (RegisterFile.of(target)) and `threads`."""
     if kind in ("conv2d_nchwc_int8", "matmul_int8") and registers.broadcast_in_register:
         return DirectConvKnobs(INT8_AVX2_ROW_TILE, max(b for b in OC_BLOCKS if dims["out_blocks"] % b == 0))
     if kind in ("conv2d_nchwc", "conv2d_nchwc_int8", "matmul_int8"):
@@ -274,8 +291,12 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
             blocks = DIRECT_OC_BLOCKS_WIDE_REGISTERS
         else:
             blocks = OC_BLOCKS
-        return DirectConvKnobs(*register_tile(dims["out_w"], dims["out_blocks"], dims["block"], registers,
-                                              tails=kind == "conv2d_nchwc", oc_blocks=blocks))
+        tile = register_tile(dims["out_w"], dims["out_blocks"], dims["block"], registers,
+                             tails=kind == "conv2d_nchwc", oc_blocks=blocks)
+        # (an image per tile's blocks leaves the rows unparallel: at least two images a thread)
+        image = kind == "conv2d_nchwc" and image_accumulates(dims, tile[1]) and \
+            dims["out_blocks"] // tile[1] >= 2 * threads
+        return DirectConvKnobs(*tile, image_accumulator=image)
     if kind == "depthwise_conv2d_nchwc":
         tile, _ = register_tile(dims["out_w"], dims["out_blocks"], dims["block"], registers, oc_blocks=(1,),
                                 depthwise=True, window=(dims["stride"], dims["kernel_w"]))
@@ -303,6 +324,15 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
     raise ValueError(f"no CPU schedule knobs for {kind!r} kernels; kinds with knobs: {', '.join(KNOBS)}")
 
 
+def image_accumulates(dims: dict, oc_blocks: int, limit: int | None = None) -> bool:
+    """Whether a direct conv2d_nchwc of `dims` with tiles of `oc_blocks` blocks accumulates over
+    its whole output image: one with taps, ungrouped, whose tile's image fits in `limit` bytes
+    (IMAGE_ACCUMULATOR_BYTES)."""
+    image = dims.get("out_h", 0) * dims["out_w"] * oc_blocks * dims["block"] * 4
+    limit = IMAGE_ACCUMULATOR_BYTES if limit is None else limit
+    return dims.get("taps", 1) > 1 and dims.get("groups", 1) == 1 and 0 < image <= limit
+
+
 def knobs_problem(kind: str, dims: dict, knobs) -> str | None:
     """None if `knobs` fit a `kind` anchor of `dims`, else what does not fit."""
     want = KNOBS.get(kind)
@@ -320,6 +350,8 @@ def knobs_problem(kind: str, dims: dict, knobs) -> str | None:
         # the int8 dot-product instruction is tensorized over whole tiles: a tail needs bounds checks
         return (f"row_tile {knobs.row_tile} does not divide the {dims['out_w']} pixels of a row (int8 tiles have no "
                 "tail)")
+    if getattr(knobs, "image_accumulator", False) and kind != "conv2d_nchwc":
+        return f"image_accumulator is a float direct conv's (conv2d_nchwc) knob, not {kind}'s"
     if hasattr(knobs, "oc_blocks") and dims["out_blocks"] % knobs.oc_blocks:
         return f"oc_blocks {knobs.oc_blocks} does not divide the {dims['out_blocks']} output-channel blocks"
     if isinstance(knobs, NchwConvKnobs) and dims["out_channels"] % knobs.oc_tile:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from ..topi.cpu_knobs import (MAX_ACCUMULATORS, MIN_ACCUMULATORS, OC_BLOCKS_SHARED_BROADCAST, DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs,
-                              MatmulKnobs, NchwConvKnobs, WinogradKnobs, knobs_problem)
+from ..topi.cpu_knobs import (IMAGE_ACCUMULATOR_BYTES, MAX_ACCUMULATORS, MIN_ACCUMULATORS,
+                              OC_BLOCKS_SHARED_BROADCAST, DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs, MatmulKnobs,
+                              NchwConvKnobs, WinogradKnobs, image_accumulates, knobs_problem)
 from .errors import TuningError
 
 MAX_NCHW_OC_TILE = 16
@@ -32,7 +33,10 @@ def _tiles(width: int, blocks_total: int):
 
 
 def _candidates(kind: str, dims: dict) -> list:
-    if kind in ("conv2d_nchwc", "conv2d_nchwc_int8", "matmul_int8"):
+    if kind == "conv2d_nchwc":     # each tile also accumulating over the image, where it fits 4x the default's
+        return [DirectConvKnobs(t, b, image) for t, b in _tiles(dims["out_w"], dims["out_blocks"])
+                for image in (False, True) if not image or image_accumulates(dims, b, 4 * IMAGE_ACCUMULATOR_BYTES)]
+    if kind in ("conv2d_nchwc_int8", "matmul_int8"):
         return [DirectConvKnobs(t, b) for t, b in _tiles(dims["out_w"], dims["out_blocks"])]
     if kind == "depthwise_conv2d_nchwc":
         return [DepthwiseConvKnobs(t, b, pad) for pad in (True, False)

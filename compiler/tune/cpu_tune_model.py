@@ -149,7 +149,7 @@ def tune_cpu_kernels(kernels: list[CpuKernel], target, trials: int = 32, jobs: i
     searches = []
     for i in todo:
         k = kernels[i]
-        space = CpuKnobSpace(k.kind, k.dims, default_knobs(k.kind, k.dims, RegisterFile.of(target)))
+        space = CpuKnobSpace(k.kind, k.dims, default_knobs(k.kind, k.dims, RegisterFile.of(target), target.threads))
         searches.append((i, CpuKernelSearch(k, space, trials, target, seed)))
     if log:
         log(f"{len(kernels)} distinct CPU kernels with schedule knobs, {len(kernels) - len(searches)} already in "

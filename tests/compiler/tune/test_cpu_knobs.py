@@ -4,14 +4,15 @@ the default computes, and knobs that do not fit are refused by name."""
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from vdla.compiler import te, topi
 from vdla.compiler.schedule.lower import lower_schedule
 from vdla.compiler.target import Target
-from vdla.compiler.topi.cpu_knobs import (MIN_ACCUMULATORS, DenseKnobs, DepthwiseConvKnobs, DirectConvKnobs,
-                                          MatmulKnobs, RegisterFile, WinogradKnobs, default_knobs, knobs_problem,
-                                          register_tile, tile_registers)
+from vdla.compiler.topi.cpu_knobs import (IMAGE_ACCUMULATOR_BYTES, MIN_ACCUMULATORS, DenseKnobs, DepthwiseConvKnobs,
+                                          DirectConvKnobs, MatmulKnobs, RegisterFile, WinogradKnobs, default_knobs,
+                                          knobs_problem, register_tile, tile_registers)
 from vdla.compiler.topi.schedule_cpu import cpu_anchor
 from vdla.compiler.tune.cpu_measure import CompileJob, compile_job, probe_inputs, same_output, target_parts, zeroed
 from vdla.compiler.tune.cpu_space import CpuKnobSpace
@@ -75,8 +76,8 @@ def test_the_small_model_has_a_kernel_of_every_kind():
 def test_default_knobs_schedule_as_no_knobs_do(name, tensors, outputs, host):
     kind, dims = cpu_anchor(outputs)
     plain = lower_schedule(topi.schedule_for(outputs, host), tensors, "k")
-    explicit = lower_schedule(topi.schedule_for(outputs, host, default_knobs(kind, dims, RegisterFile.of(host))),
-                              tensors, "k")
+    explicit = lower_schedule(topi.schedule_for(outputs, host, default_knobs(kind, dims, RegisterFile.of(host),
+                                                                             host.threads)), tensors, "k")
     assert repr(plain) == repr(explicit)
 
 
@@ -314,3 +315,59 @@ def test_avx2_tiles_may_hold_three_blocks_that_share_each_broadcast():
     assert tile_registers(3, 3, 1, broadcast_in_register=True) <= avx2.vectors - 1
     assert default_knobs("conv2d_nchwc", {"out_w": 56, "out_blocks": 3, "block": 8},
                          RegisterFile(32, 16)).oc_blocks == 1
+
+
+def test_direct_convs_with_taps_and_a_small_image_accumulate_over_it():
+    """The default accumulates over the output image where the tile's image (pixels x its blocks x
+    16 lanes x 4 bytes) fits IMAGE_ACCUMULATOR_BYTES, the conv has taps and one group, and the
+    images leave each thread two: ResNet-18's 3x3 layers at 14x14 (25 KB) and 7x7 with 2 threads,
+    not with 8 (16 blocks, 8 images), not at 28x28 (100 KB), not its stem, not a 1x1 conv, not a
+    grouped one."""
+    avx512 = RegisterFile(32, 16)
+
+    def image(w, taps=9, groups=1, blocks=16, threads=2):
+        dims = {"out_w": w, "out_h": w, "out_blocks": blocks, "block": 16, "taps": taps, "groups": groups}
+        return default_knobs("conv2d_nchwc", dims, avx512, threads).image_accumulator
+    assert 14 * 14 * 2 * 16 * 4 <= IMAGE_ACCUMULATOR_BYTES < 28 * 28 * 2 * 16 * 4
+    assert image(14) and image(7) and image(7, blocks=32, threads=8) and not image(14, threads=8)
+    assert not image(28) and not image(112, taps=49) and not image(7, taps=1) and not image(7, groups=2)
+    int8 = {"out_w": 7, "out_h": 7, "out_blocks": 8, "block": 16, "taps": 9, "groups": 1}
+    assert default_knobs("conv2d_nchwc_int8", int8, avx512).image_accumulator is False
+
+
+def test_an_image_accumulator_is_refused_for_int8_and_must_be_a_bool(host):
+    tensors, outputs = _int8_group()
+    with pytest.raises(ValueError, match="image_accumulator is a float direct conv's .conv2d_nchwc. knob, not "
+                                         "conv2d_nchwc_int8's"):
+        topi.schedule_for(outputs, host, DirectConvKnobs(9, 1, image_accumulator=True))
+    with pytest.raises(ValueError, match="DirectConvKnobs.image_accumulator must be true or false, got 1"):
+        DirectConvKnobs(7, 1, image_accumulator=1)
+
+
+@pytest.mark.parametrize("stride, width, row_tile, oc_blocks", [(1, 13, 5, 2), (2, 13, 3, 1), (1, 7, 7, 4)])
+def test_an_image_accumulating_conv_computes_numpys(stride, width, row_tile, oc_blocks, host, rng):
+    """Tiles with a tail, a stride and several blocks, with the bias and ReLU epilogue, against
+    numpy's convolution of the unpacked tensors."""
+    from vdla.compiler import build
+    c, m = 32, 64
+    x = te.placeholder((1, c // 16, width, width, 16), "float32", "x")
+    w = te.placeholder((m // 16, c // 16, 3, 3, 16, 16), "float32", "w")
+    b = te.placeholder((1, m // 16, 1, 1, 16), "float32", "b")
+    y = topi.relu(topi.add(topi.conv2d_nchwc(x, w, strides=stride, pads=1), b))
+    kernel = build(topi.schedule_for([y], host, DirectConvKnobs(row_tile, oc_blocks, image_accumulator=True)),
+                   [x, w, b, y], host, "k").load()
+    xa, wa = rng.standard_normal(x.shape).astype(np.float32), rng.standard_normal(w.shape).astype(np.float32)
+    ba = rng.standard_normal(b.shape).astype(np.float32)
+    ya = np.zeros(y.shape, np.float32)
+    kernel.run("k", [xa, wa, ba, ya])
+    xs = np.pad(xa.transpose(0, 1, 4, 2, 3).reshape(1, c, width, width), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ws = wa.transpose(0, 5, 1, 4, 2, 3).reshape(m, c, 3, 3)
+    out = (width + 2 - 3) // stride + 1
+    want = np.zeros((m, out, out))
+    for i in range(3):
+        for j in range(3):
+            patch = xs[0, :, i:i + stride * out:stride, j:j + stride * out:stride]
+            want += np.einsum("mc,chw->mhw", ws[:, :, i, j].astype(np.float64), patch)
+    want = np.maximum(want + ba.reshape(m)[:, None, None], 0)
+    got = ya.transpose(0, 1, 4, 2, 3).reshape(m, out, out)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

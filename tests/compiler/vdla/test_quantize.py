@@ -103,13 +103,15 @@ def _pool_then_fire(rng):
 
     def w(shape, s):
         return (rng.standard_normal(shape) * s).astype(np.float32)
-    m = onnx_model([n("Conv", ["x", "w0"], ["c0"], name="stem", pads=[1, 1, 1, 1]), n("Relu", ["c0"], ["r0"], name="relu0"),
+    m = onnx_model([n("Conv", ["x", "w0"], ["c0"], name="stem", pads=[1, 1, 1, 1]),
+                    n("Relu", ["c0"], ["r0"], name="relu0"),
                     n("MaxPool", ["r0"], ["p"], name="pool", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
                     n("Conv", ["p", "w1"], ["c1"], name="squeeze"), n("Relu", ["c1"], ["s"], name="relu1"),
                     n("Conv", ["s", "wa"], ["ca"], name="expand1"), n("Relu", ["ca"], ["a"], name="relua"),
                     n("Conv", ["s", "wb"], ["cb"], name="expand3", pads=[1, 1, 1, 1]),
                     n("Relu", ["cb"], ["b"], name="relub"),
-                    n("Concat", ["a", "b"], ["cat"], name="concat", axis=1), n("Conv", ["cat", "w2"], ["y"], name="next")],
+                    n("Concat", ["a", "b"], ["cat"], name="concat", axis=1),
+                    n("Conv", ["cat", "w2"], ["y"], name="next")],
                    [tensor("x", (1, 16, 16, 16))], [tensor("y", (1, 16, 8, 8))],
                    [const("w0", w((32, 16, 3, 3), 0.1)), const("w1", w((16, 32, 1, 1), 0.2)),
                     const("wa", w((16, 16, 1, 1), 0.1)), const("wb", w((16, 16, 3, 3), 0.3)),

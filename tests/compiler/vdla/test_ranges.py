@@ -49,12 +49,13 @@ def _two_concats_sharing_a_part(rng):
     from ..graph.onnx_graphs import const, onnx_model, tensor
     n = helper.make_node
     nodes = [n("Conv", ["x", f"w{t}"], [t], name=f"conv_{t}") for t in "abc"]
-    nodes += [n("Concat", ["a", "b"], ["ab"], name="concat_ab", axis=1), n("Concat", ["b", "c"], ["bc"], name="concat_bc",
-                                                                            axis=1),
+    nodes += [n("Concat", ["a", "b"], ["ab"], name="concat_ab", axis=1),
+              n("Concat", ["b", "c"], ["bc"], name="concat_bc", axis=1),
               n("Conv", ["ab", "wab"], ["y"], name="read_ab"), n("Conv", ["bc", "wbc"], ["z"], name="read_bc")]
     consts = [const(f"w{t}", (rng.standard_normal((16, 16, 1, 1)) * 0.1).astype(np.float32)) for t in "abc"]
     consts += [const(f"w{t}", (rng.standard_normal((16, 32, 1, 1)) * 0.1).astype(np.float32)) for t in ("ab", "bc")]
-    m = onnx_model(nodes, [tensor("x", (1, 16, 8, 8))], [tensor("y", (1, 16, 8, 8)), tensor("z", (1, 16, 8, 8))], consts)
+    m = onnx_model(nodes, [tensor("x", (1, 16, 8, 8))], [tensor("y", (1, 16, 8, 8)), tensor("z", (1, 16, 8, 8))],
+                   consts)
     return optimize(import_onnx(m), stop_after="infer_types", fuse=False, layout=False)
 
 
@@ -66,7 +67,8 @@ def test_a_concats_parts_take_its_range_also_through_a_shared_part(rng):
     stats = {t: {"range": r, "max": 2 * r, "lo": -r, "hi": r, "method": "mse@0.5"} for t, r in ranges.items()}
     one_grid_per_concat(g, place, stats)
     # b joins both Concats: one group, whose widest Concat range (3.0) every member takes
-    assert {t: stats[t]["range"] for t in ("a", "b", "c", "ab", "bc")} == dict.fromkeys(("a", "b", "c", "ab", "bc"), 3.0)
+    joined = ("a", "b", "c", "ab", "bc")
+    assert {t: stats[t]["range"] for t in joined} == dict.fromkeys(joined, 3.0)
     assert stats["x"]["range"] == 1.0 and stats["y"]["range"] == 1.0
     assert stats["a"]["lo"] == -3.0 and stats["c"]["hi"] == 3.0
     # a part that leaves the accelerator unclipped keeps its full range, and the group takes it
