@@ -60,9 +60,11 @@ DIRECT_OC_BLOCKS_WIDE_REGISTERS = (1, 2)
 # so each weight vector read from memory serves every row tile of the image instead of one.
 # On the Intel Xeon (AVX-512, 2 threads; 7 x 2 tiles, alone): ResNet-18's 3x3 convs of 256
 # channels at 14x14 (25 KB) 0.835 -> 0.702 ms, 512 at 7x7 (6 KB) 0.879 -> 0.765, 128 at 28x28
-# (100 KB) 0.867 -> 0.724; ResNet-18 run whole, alternating with onnxruntime: 0.975-1.006 of
-# its time -> 0.911-0.939 (1 thread 0.95 -> 0.90) with this bound, 0.92-0.95 with 128 KB. A 1x1
-# conv (16 multiplies per accumulator pass) gets slower: MobileNetV2 0.79 -> 1.05.
+# (100 KB) 0.867 -> 0.724; ResNet-18 run whole, in turns with onnxruntime: 0.964-0.991 of its
+# time -> 0.908-0.954 (1 thread 0.964-0.974 -> 0.910-0.931); a 128 KB bound (its 28x28 stride-2
+# conv too) did no better. A 1x1 conv (16 multiplies per accumulator pass) gets slower: with its
+# 1x1 convs so, MobileNetV2 went 0.79 -> 1.05; the int8 (VNNI) conv 2-4x slower, its tensorized
+# dot products reading and writing the accumulators in memory.
 IMAGE_ACCUMULATOR_BYTES = 64 * 1024
 # Where each broadcast sits in a register its FMAs share (AVX2) a tile may also hold 3 (the tuner
 # searches these everywhere): 24 output channels are three 8-lane blocks, which tiles of 1, 2 or 4
