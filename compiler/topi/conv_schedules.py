@@ -13,6 +13,7 @@ once per block and tap set, and each weight vector serves every row tile of the 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from . import tags
@@ -238,7 +239,9 @@ def _half_transform_at(half, parent, axis):
 
 def _schedule_winograd(s, a: Anchor, knobs, target):
     """conv2d_nchwc_winograd. Large images: per row of output tiles (the parallel loop) the
-    input transform V and the GEMM M of that row only, so both stay in cache. Small images
+    input transform V and the GEMM M of that row only, so both stay in cache (per knobs.row_group
+    rows, the GEMM looping over them inside each transformed-filter slice, where the filter
+    would stream from beyond L2 once per row). Small images
     (few tiles, many channels; knobs.whole_image): V and M for the whole image, the GEMM
     looping over tiles inside each (output block, e, u), so each transformed-weight slice is
     read once rather than once per row. Either way the GEMM keeps a register tile of tiles x
@@ -261,8 +264,13 @@ def _schedule_winograd(s, a: Anchor, knobs, target):
     n, oco, oh, ow, oci = out.axis
     oho, ohi = out.split(oh, tile)
     owo, owi = out.split(ow, tile)
-    out.reorder(n, oho, oco, owo, ohi, owi, oci)
-    rows = out.fuse(n, oho)
+    if knobs.row_group > 1:        # rows of tiles share a parallel step (and each filter slice)
+        ohoo, oho = out.split(oho, knobs.row_group)
+        out.reorder(n, ohoo, oho, oco, owo, ohi, owi, oci)
+        rows = out.fuse(n, ohoo)
+    else:
+        out.reorder(n, oho, oco, owo, ohi, owi, oci)
+        rows = out.fuse(n, oho)
     out.parallel(rows)
     out.unroll(ohi)
     out.unroll(owi)
@@ -290,7 +298,10 @@ def _schedule_winograd(s, a: Anchor, knobs, target):
         m.parallel(m.fuse(mn, moo))
     else:
         m.compute_at(out, rows)
-        m.reorder(mn, moo, mty, me, mu, mtxo, moi, mtxi, moc)
+        if knobs.row_group > 1:
+            m.reorder(mn, moo, me, mu, mty, mtxo, moi, mtxi, moc)
+        else:
+            m.reorder(mn, moo, mty, me, mu, mtxo, moi, mtxi, moc)
     m.vectorize(moc)
     acc.compute_at(m, mtxo)
     an, ao, aty, ae, au, atx, aoc = acc.axis
@@ -326,8 +337,11 @@ def find_anchor(s, outputs) -> Anchor | None:
     if tags.WINOGRAD_GEMM in by_tag:
         m = by_tag[tags.WINOGRAD_GEMM]
         _, blocks, tiles_h, _, _, tiles_w, block = m.op.shape
+        u = next(t for t in m.op.input_tensors if len(t.shape) == 6)      # [alpha, alpha, OC/ob, C/cb, cb, ob]
+        filter_bytes = 4 * math.prod(int(d) for d in u.shape)
         return Anchor("conv2d_nchwc_winograd", out, m,
-                      {"tiles_h": tiles_h, "tiles_w": tiles_w, "out_blocks": blocks, "block": block},
+                      {"tiles_h": tiles_h, "tiles_w": tiles_w, "out_blocks": blocks, "block": block,
+                       "filter_bytes": filter_bytes},
                       {"input": by_tag[tags.WINOGRAD_INPUT]})
     int8_matmuls = [st for st in s.stages if st.op.tag == tags.MATMUL_INT8 and st.reduce_axis]
     if len(int8_matmuls) == 1 and tuple(out.op.shape) == tuple(int8_matmuls[0].op.shape) \

@@ -9,8 +9,9 @@ Kinds and what their knobs shape:
 - matmul_int8 (DirectConvKnobs): the same tile of the uint8 x int8 matmul, rows for pixels;
 - depthwise_conv2d_nchwc (DepthwiseConvKnobs): the same tile, and whether the padded input
   is read through masked loads (`inline_pad`) instead of a padded copy;
-- conv2d_nchwc_winograd (WinogradKnobs): the whole-image or per-row-of-tiles structure and
-  the GEMM's register tile (tiles of a row times output-channel blocks);
+- conv2d_nchwc_winograd (WinogradKnobs): the whole-image or per-row-of-tiles structure (and
+  rows of tiles per parallel step), and the GEMM's register tile (tiles of a row times
+  output-channel blocks);
 - conv2d_nchw (NchwConvKnobs): output channels per register tile;
 - dense (DenseKnobs): output columns per parallel iteration (each its own accumulator);
 - matmul (MatmulKnobs): the register tile of a (batched) float matmul, `row_tile` rows times
@@ -26,8 +27,8 @@ fewest loads per FMA that fits the registers (register_tile), so an AVX-512 host
 (the output row width, output-channel blocks and lanes per block of a blocked conv; a grouped
 conv's out_blocks are one group's, which a register tile's blocks must stay within), with
 out_h, taps and groups for conv2d_nchwc (its output's rows, kernel taps, groups), tiles_h,
-tiles_w, out_blocks and block (Winograd), out_channels (NCHW conv), columns (dense), rows and columns (matmul: of
-one matrix of the batch)."""
+tiles_w, out_blocks, block and filter_bytes (Winograd: its transformed filter's), out_channels
+(NCHW conv), columns (dense), rows and columns (matmul: of one matrix of the batch)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -76,6 +77,14 @@ OC_BLOCKS_SHARED_BROADCAST = (1, 2, 3, 4)
 # vs the direct conv: 7x7 outputs, 16 tiles, 1.27x with it, 0.92x without; 14x14, 49 tiles,
 # 2.04x without, 1.85x with).
 WINOGRAD_WHOLE_IMAGE_TILES = 32
+# Per row of tiles, the GEMM reads the whole transformed filter; where that exceeds this many
+# bytes (out of L2) two rows of tiles share each parallel step, reading each (e, u) slice of
+# it once for both, if that leaves each thread two steps. On the Intel Xeon (AVX-512): F(4x4) of
+# 128 channels at 28x28 (2.4 MB of filter) alone 0.408 -> 0.335 ms with 2 threads (0.616 ->
+# 0.560 with 1); ResNet-18 run whole, in turns with onnxruntime, 0.912-0.936 of its time ->
+# 0.883-0.897 with 2 threads (1 thread within noise); at 56x56 with 64 channels (0.6 MB) 0.261
+# -> 0.292, hence the bound.
+WINOGRAD_ROW_GROUP_FILTER_BYTES = 1 << 20
 DW_INLINE_PAD = True
 # A depthwise tile's unrolled taps share the input vectors a kernel row spans, and an FMA reads one
 # operand from memory, so its accumulators and those inputs may count up to this many times the
@@ -171,9 +180,10 @@ class WinogradKnobs:
     whole_image: bool       # transform and GEMM the whole image at once, not per row of tiles
     row_tile: int           # tiles of a row per GEMM register tile
     oc_blocks: int = 1      # output-channel blocks per GEMM register tile
+    row_group: int = 1      # (per row) rows of tiles per parallel step, inside each transformed-filter slice
 
     def __post_init__(self):
-        _positive(self, "row_tile", "oc_blocks")
+        _positive(self, "row_tile", "oc_blocks", "row_group")
         if not isinstance(self.whole_image, bool):
             raise ValueError(f"WinogradKnobs.whole_image must be true or false, got {self.whole_image!r}")
 
@@ -305,7 +315,10 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
         return DepthwiseConvKnobs(tile, 1, DW_INLINE_PAD)
     if kind == "conv2d_nchwc_winograd":
         tile, blocks = register_tile(dims["tiles_w"], dims["out_blocks"], dims["block"], registers)
-        return WinogradKnobs(dims["tiles_h"] * dims["tiles_w"] <= WINOGRAD_WHOLE_IMAGE_TILES, tile, blocks)
+        whole = dims["tiles_h"] * dims["tiles_w"] <= WINOGRAD_WHOLE_IMAGE_TILES
+        grouped = not whole and dims.get("filter_bytes", 0) > WINOGRAD_ROW_GROUP_FILTER_BYTES and \
+            -(-dims["tiles_h"] // 2) >= 2 * threads
+        return WinogradKnobs(whole, tile, blocks, 2 if grouped else 1)
     if kind == "conv2d_nchw":
         return NchwConvKnobs(divisor_up_to(dims["out_channels"], NCHW_OC_TILE))
     if kind == "dense":
@@ -352,6 +365,11 @@ def knobs_problem(kind: str, dims: dict, knobs) -> str | None:
         # the int8 dot-product instruction is tensorized over whole tiles: a tail needs bounds checks
         return (f"row_tile {knobs.row_tile} does not divide the {dims['out_w']} pixels of a row (int8 tiles have no "
                 "tail)")
+    if isinstance(knobs, WinogradKnobs) and knobs.row_group > 1:
+        if knobs.whole_image:
+            return "row_group groups rows of tiles of the per-row structure, not the whole image's"
+        if knobs.row_group > dims["tiles_h"]:
+            return f"row_group {knobs.row_group} exceeds the {dims['tiles_h']} rows of tiles"
     if getattr(knobs, "image_accumulator", False) and kind != "conv2d_nchwc":
         return f"image_accumulator is a float direct conv's (conv2d_nchwc) knob, not {kind}'s"
     if hasattr(knobs, "oc_blocks") and dims["out_blocks"] % knobs.oc_blocks:

@@ -42,7 +42,9 @@ def _candidates(kind: str, dims: dict) -> list:
         return [DepthwiseConvKnobs(t, b, pad) for pad in (True, False)
                 for t, b in _tiles(dims["out_w"], dims["out_blocks"])]
     if kind == "conv2d_nchwc_winograd":
-        return [WinogradKnobs(whole, t, b) for whole in (True, False)
+        # per row of tiles also two rows a step
+        structures = [(True, 1), (False, 1)] + ([(False, 2)] if dims["tiles_h"] >= 2 else [])
+        return [WinogradKnobs(whole, t, b, group) for whole, group in structures
                 for t, b in _tiles(dims["tiles_w"], dims["out_blocks"])]
     if kind == "conv2d_nchw":
         oc = dims["out_channels"]

@@ -11,8 +11,8 @@ from vdla.compiler import te, topi
 from vdla.compiler.schedule.lower import lower_schedule
 from vdla.compiler.target import Target
 from vdla.compiler.topi.cpu_knobs import (IMAGE_ACCUMULATOR_BYTES, MIN_ACCUMULATORS, DenseKnobs, DepthwiseConvKnobs,
-                                          DirectConvKnobs, MatmulKnobs, RegisterFile, WinogradKnobs, default_knobs,
-                                          knobs_problem, register_tile, tile_registers)
+                                          DirectConvKnobs, MatmulKnobs, RegisterFile, WINOGRAD_ROW_GROUP_FILTER_BYTES,
+                                          WinogradKnobs, default_knobs, knobs_problem, register_tile, tile_registers)
 from vdla.compiler.topi.schedule_cpu import cpu_anchor
 from vdla.compiler.tune.cpu_measure import CompileJob, compile_job, probe_inputs, same_output, target_parts, zeroed
 from vdla.compiler.tune.cpu_space import CpuKnobSpace
@@ -371,3 +371,31 @@ def test_an_image_accumulating_conv_computes_numpys(stride, width, row_tile, oc_
     want = np.maximum(want + ba.reshape(m)[:, None, None], 0)
     got = ya.transpose(0, 1, 4, 2, 3).reshape(m, out, out)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_winograd_rows_of_tiles_pair_up_where_the_filter_leaves_l2():
+    """Per row of tiles, two rows share a parallel step where the transformed filter exceeds
+    WINOGRAD_ROW_GROUP_FILTER_BYTES and each thread keeps two steps: ResNet-18's F(4x4) at
+    28x28 with 128 channels (2.4 MB), not at 56x56 with 64 (0.6 MB), not with 8 threads, and
+    never in the whole-image structure."""
+    avx512 = RegisterFile(32, 16)
+
+    def group(tiles, channels, alpha=6, threads=2):
+        dims = {"tiles_h": tiles, "tiles_w": tiles, "out_blocks": channels // 16, "block": 16,
+                "filter_bytes": alpha * alpha * channels * channels * 4}
+        return default_knobs("conv2d_nchwc_winograd", dims, avx512, threads).row_group
+    assert 36 * 64 * 64 * 4 <= WINOGRAD_ROW_GROUP_FILTER_BYTES < 36 * 128 * 128 * 4
+    assert group(7, 128) == 2 and group(14, 64) == 1 and group(7, 128, threads=8) == 1
+    assert group(4, 256) == 1       # 16 tiles: the whole image at once
+
+
+@pytest.mark.parametrize("knobs, message", [
+    (WinogradKnobs(True, 2, 1, 2), "row_group groups rows of tiles of the per-row structure, not the whole image's"),
+    (WinogradKnobs(False, 2, 1, 4), "row_group 4 exceeds the 3 rows of tiles"),
+])
+def test_winograd_row_groups_that_do_not_fit_are_refused(knobs, message, host):
+    x = te.placeholder((1, 2, 6, 6, 16), "float32", "x")
+    u = te.placeholder((4, 4, 2, 2, 16, 16), "float32", "u")
+    y = topi.conv2d_nchwc_winograd(x, u, pads=1)
+    with pytest.raises(ValueError, match=message):
+        topi.schedule_for([y], host, knobs)
