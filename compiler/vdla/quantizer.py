@@ -167,9 +167,9 @@ class Quantizer:
         n, c = (math.prod(t.shape[:-1]), t.shape[-1]) if matrix else t.shape[:2]
         scale = padded(channel_scale(self.stats, tensor, c), cfg.block)
         attrs = {"scale": scale.tolist(), "batch": cfg.batch, "block": cfg.block, "matrix": matrix}
-        skewed = self.asymmetric(tensor, boundary=not matrix)
         hw = tuple(t.shape[2:])
         moved = None if matrix else self._moved_grid(tensor)
+        skewed = None if moved is not None else self.asymmetric(tensor, boundary=not matrix)
         if moved is not None:
             scale, zp = moved
             attrs.update(scale=scale.tolist(), zero_point=zp)

@@ -6,6 +6,9 @@ from __future__ import annotations
 from ..graph.ir import Graph
 from .registry import op_for_source
 
+# the calibration method of a tensor that leaves the accelerator (unclipped_at_exits)
+EXIT_METHOD = "max (exit)"
+
 
 def tensors_to_calibrate(graph: Graph, place: dict) -> set[str]:
     """Every tensor an accelerator node reads or writes (its scale), and each conv's output
@@ -41,7 +44,7 @@ def unclipped_at_exits(graph: Graph, place: dict, stats: dict) -> None:
     for t in exits:
         if device.get(t) == "vdla" and t in stats:
             info = stats[t]
-            info.update(range=info["max"], method="max (exit)")
+            info.update(range=info["max"], method=EXIT_METHOD)
             if "channel_range" in info:
                 info["channel_range"] = list(info["channel_max"])
 
@@ -74,7 +77,8 @@ def demote_unranged(graph: Graph, place: dict, stats: dict) -> None:
 
 def one_grid_per_concat(graph: Graph, place: dict, stats: dict) -> None:
     """The parts of a Concat of packed codes, and the Concat, take one range: the Concat's
-    (or an unclipped exit's, if wider), transitively where a tensor joins several Concats.
+    (or an unclipped exit's, if wider: a part a Split did not make leaves the accelerator for
+    the host's move), transitively where a tensor joins several Concats.
     Parts on grids of their own would reach the next layer as per-channel input scales, which
     fold into its weights before they are quantized: SqueezeNet's fire 4 squeeze, reading parts
     1.56x apart, kept 44.1 dB of its weights' 47.8 (a per-channel error that its inputs' means
@@ -99,7 +103,7 @@ def one_grid_per_concat(graph: Graph, place: dict, stats: dict) -> None:
             continue
         outputs = [n.outputs[0] for n in concats if n.outputs[0] in members]
         wide = [float(stats[t]["range"]) for t in outputs] + \
-            [float(stats[t]["range"]) for t in members if stats[t]["method"].endswith("(exit)")]
+            [float(stats[t]["range"]) for t in members if stats[t]["method"] == EXIT_METHOD]
         if not wide:            # (a Concat only the CPU reads, of parts that stay on the accelerator)
             continue
         wide = max(wide)
