@@ -119,6 +119,8 @@ class Target:
         import llvmlite.binding as llvm
         _init_llvm()
         feats = llvm.get_host_cpu_features().flatten()
+        if not machine.request_amx():   # tiles the OS does not grant this process would trap
+            feats = ",".join(f"-{f[1:]}" if f in machine.AMX_FEATURES else f for f in feats.split(","))
         t = Target(llvm.get_process_triple(), llvm.get_host_cpu_name(), feats,
                    threads if threads is not None else (os.cpu_count() or 1))
         return t

@@ -20,7 +20,7 @@ import numpy as np
 
 from vdla.hw.errors import RunError
 
-from . import kernel_abi, thread_pool
+from . import kernel_abi, machine, thread_pool
 
 @functools.cache
 def native_llvm():
@@ -118,6 +118,7 @@ def load(object_code: bytes, names) -> KernelLibrary:
     target = llvm.Target.from_default_triple()
     tm = target.create_target_machine(reloc="pic", codemodel="small")
     thread_pool.ensure_loaded()   # kernels with parallel loops call its entries
+    machine.request_amx()         # kernels compiled for an AMX host use its tiles
     backing = llvm.parse_assembly("")
     engine = llvm.create_mcjit_compiler(backing, tm)
     engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(object_code)))
@@ -141,6 +142,7 @@ def load_shared(shared_object: bytes, names, what: str = "the linked kernels") -
     return its kernels `names`, their specs read from the object. No llvmlite."""
     if shared_object[:4] != b"\x7fELF":
         raise CpuKernelError(f"{what}: not an ELF file")
+    machine.request_amx()
     # dlopen needs a file; once it is mapped the name can go (nothing else ever opens it)
     fd, path = tempfile.mkstemp(prefix="vdla-kernels-", suffix=".so")
     try:

@@ -10,6 +10,8 @@ wheel for the PYNQ-Z1/Z2's armv7l Python), so everything here reads only the sta
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import platform
 import sys
@@ -106,10 +108,33 @@ _CPUINFO_NAMES = {
 }
 
 
+# arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): Linux (5.16+) hands a process the AMX
+# tile registers only once asked; until then a tile instruction is an illegal instruction
+_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA = 158, 0x1023, 18
+AMX_FEATURES = ("+amx-tile", "+amx-int8")
+
+
+@functools.cache
+def request_amx() -> bool:
+    """Ask Linux for the AMX tile registers for this process (its threads and children share the
+    grant); True once granted, False where the CPU or the kernel has none to give."""
+    if platform.system() != "Linux" or arch_family(platform.machine()) != "x86_64":
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def missing_features(required: list[str]) -> list[str]:
     """The LLVM CPU features (`+avx2`, `+neon`, ...) in `required` that this CPU lacks. With
     llvmlite, its view of the host; without it, /proc/cpuinfo for the features whose Linux
-    names are known (a feature it cannot name is not reported: unknown is not missing)."""
+    names are known (a feature it cannot name is not reported: unknown is not missing). AMX
+    counts as missing where the OS does not grant this process the tiles (request_amx)."""
+    if any(f in AMX_FEATURES for f in required) and not request_amx():
+        return [f for f in required if f in AMX_FEATURES] + \
+            missing_features([f for f in required if f not in AMX_FEATURES])
     try:
         import llvmlite.binding as llvm
     except ImportError:

@@ -24,7 +24,8 @@ from ..tir.arith import skey
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import visit
-from . import parallel
+from ..tir.tile_gemm import CALL as TILE_GEMM, TileGemm
+from . import amx, parallel
 from .llvm_function import FunctionState
 from .vector_math import FUNCTIONS as VECTOR_FUNCTIONS, vector_math
 from .llvm_types import I1, I8, I32, I64, PTR, abi_function_type, abi_type, mangle, scalar_type, value_type
@@ -419,6 +420,10 @@ class LLVMCodegen:
 
     def call(self, st, e):
         b = st.b
+        if e.name == TILE_GEMM:      # a tile GEMM on the operands' addresses (not their values)
+            ptrs = [self._addr(st, x.buffer, self.as_i64(st, x.indices[0])) for x in e.args[:3]]
+            b.call(amx.tile_gemm_function(self.module, TileGemm.decode(x.value for x in e.args[3:])), ptrs)
+            return ir.Constant(I64, 0)
         args = [self.expr(st, a) for a in e.args]
         simple = {"exp": "llvm.exp", "exp_nonpositive": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt",
                   "fabs": "llvm.fabs",

@@ -11,6 +11,7 @@ from vdla.driver import kernel_abi
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import visit
+from ..tir.tile_gemm import CALL as TILE_GEMM, TileGemm
 from .llvm_function import FunctionState
 from .llvm_types import I8, I32, I64, PTR, abi_function_type, abi_type, value_type
 
@@ -112,6 +113,8 @@ def estimated_work(s) -> int:
         return estimated_work(s.body)
     if isinstance(s, S.BufferStore):
         return _store_work(s)
+    if isinstance(s, S.Evaluate) and isinstance(s.value, E.Call) and s.value.name == TILE_GEMM:
+        return TileGemm.decode(a.value for a in s.value.args[3:]).work
     return 1
 
 

@@ -178,7 +178,7 @@ def conv2d_nchwc_int8(data, weight, strides=1, pads=0, dilations=1, weight_sums=
         wv = weight(oco, ico.var, ry.var, rx.var, icq.var, oci, ic4.var)
         return te.sum(offset_activation(a, offset) * te.cast("int32", wv), axis=[ico, ry, rx, icq, ic4])
     acc = te.compute((n, obo, oh, ow, 16), f, name="conv2d_nchwc_int8", tag=tags.CONV2D_NCHWC_INT8,
-                     attrs={"strides": (sh, sw), "activation_offset": offset})
+                     attrs={"strides": (sh, sw), "dilations": (dh, dw), "activation_offset": offset})
     if weight_sums is None:
         return acc
     _check_weight_sums("conv2d_nchwc_int8", weight_sums, obo)

@@ -73,6 +73,11 @@ def _schedule_blocked_conv(s, a: Anchor, knobs, target):
         acc.unroll(rx)
     elif a.kind == "conv2d_nchwc_int8":
         ico, ry, rx, icq, ic4 = acc.reduce_axis
+        tiles = _amx_conv_tile(conv, knobs, target)
+        if tiles is not None:       # the tile's whole reduction in AMX tile registers
+            acc.reorder(an, aoh, aoco, aow, aoci, ico, ry, rx, icq, ic4)
+            acc.tensorize(aoco, tiles)
+            return {out, acc}
         acc.reorder(*outer, ico, ry, rx, icq, *blocks, aow, aoci, ic4)
         acc.unroll(aow)
         from ..intrin.cpu import int8_dot_16x4_for
@@ -92,6 +97,21 @@ def _schedule_blocked_conv(s, a: Anchor, knobs, target):
     acc.unroll(aow)
     acc.vectorize(aoci)
     return {out, acc}
+
+
+def _amx_conv_tile(conv, knobs, target):
+    """The AMX tile GEMM of a conv2d_nchwc_int8 register tile where the target has AMX and the
+    conv and tile fit it (intrin/amx.py), else None (the VNNI kernel)."""
+    from ..intrin import amx
+    if not amx.has_amx(target) or conv.op.attrs.get("activation_offset", 0):
+        return None
+    weight = next(t for t in conv.op.input_tensors if len(t.shape) == 7)
+    _, cbo, kh, kw, cq, _, _ = (int(d) for d in weight.shape)
+    cb = 4 * cq
+    (_, sw), (_, dw) = conv.op.attrs["strides"], conv.op.attrs.get("dilations", (1, 1))
+    if not amx.conv_fits(kw, cb, sw, dw, knobs.row_tile, knobs.oc_blocks):
+        return None
+    return amx.amx_conv_tile(knobs.row_tile, knobs.oc_blocks, cbo, kh, kw, cb, sw)
 
 
 def _local_accumulator(s, a: Anchor):
@@ -119,6 +139,13 @@ def _schedule_matmul_int8(s, a: Anchor, knobs, target):
     acc.compute_at(out, tile)
     am, ao, alane = acc.axis
     kq, k4 = acc.reduce_axis
+    from ..intrin import amx
+    if amx.has_amx(target) and not a.anchor.op.attrs.get("activation_offset", 0) and \
+            knobs.row_tile <= amx.TILE_ROWS and knobs.oc_blocks <= amx.MAX_BLOCKS:
+        acc.reorder(am, ao, alane, kq, k4)      # the tile's whole k in AMX tile registers
+        panels = next(t for t in a.anchor.op.input_tensors if len(t.shape) == 4)     # [N/16, K/4, 16, 4]
+        acc.tensorize(am, amx.amx_matmul_tile(knobs.row_tile, knobs.oc_blocks, 4 * int(panels.shape[1])))
+        return {out, acc}
     acc.reorder(kq, ao, am, alane, k4)
     acc.unroll(ao)
     acc.unroll(am)

@@ -115,6 +115,13 @@ MATMUL_VECTORS = (1, 2)
 # 1 x 4 ran ResNet-18's 3x3 int8 convs 1.0-1.04x and the ViT/BERT int8 linear layers 1.03-1.25x
 # faster than the FMA tile rule's choices (5 x 1 for ViT's 200 rows), within 2% of the best tile.
 INT8_AVX2_ROW_TILE = 1
+# The int8 kernels on an AMX host (intrin/amx.py): a register tile of up to a tile register's
+# rows, and of as many 16-lane output blocks (accumulator tiles) as one of these allows.
+AMX_TILE_ROWS = 16
+AMX_OC_BLOCKS = (1, 2, 4)
+# A matmul whose rows no tile of at least this many divides keeps the VNNI kernel: ViT-Tiny's 197
+# tokens (a prime) would leave tiles of one row, [197, 192] x [192, 576] 0.40 ms against 0.10.
+AMX_MIN_MATMUL_ROWS = 8
 
 
 def _positive(knobs, *names):
@@ -133,15 +140,17 @@ class RegisterFile:
     vectors: int
     lanes: int
     broadcast_in_register: bool = False
+    amx_tiles: bool = False     # AMX tile registers (the int8 kernels' tiles run as tile GEMMs)
 
     @staticmethod
     def of(target) -> "RegisterFile":
         """The target's (compiler.target.Target); BASELINE_REGISTERS without one."""
         if target is None:
             return BASELINE_REGISTERS
+        from ..intrin.amx import has_amx
         x86 = target.arch.startswith(("x86_64", "amd64"))
         return RegisterFile(target.vector_registers, target.vector_lanes(32),
-                            x86 and target.vector_registers < 32)
+                            x86 and target.vector_registers < 32, has_amx(target))
 
 
 # x86-64's SSE2 and 32-bit ARM's NEON: what every target vdla builds for has at least
@@ -292,6 +301,11 @@ def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, 
 def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGISTERS, threads: int = 1):
     """The schedule vdla compiles without a tuning record, for a target with `registers`
     (RegisterFile.of(target)) and `threads`."""
+    amx_rows = divisor_up_to(dims.get("out_w", 1), AMX_TILE_ROWS)
+    if kind in ("conv2d_nchwc_int8", "matmul_int8") and registers.amx_tiles and \
+            (kind == "conv2d_nchwc_int8" or amx_rows >= AMX_MIN_MATMUL_ROWS):
+        # a tile register's rows of pixels (or matrix rows) that divide the row, and blocks
+        return DirectConvKnobs(amx_rows, max(b for b in AMX_OC_BLOCKS if dims["out_blocks"] % b == 0))
     if kind in ("conv2d_nchwc_int8", "matmul_int8") and registers.broadcast_in_register:
         return DirectConvKnobs(INT8_AVX2_ROW_TILE, max(b for b in OC_BLOCKS if dims["out_blocks"] % b == 0))
     if kind in ("conv2d_nchwc", "conv2d_nchwc_int8", "matmul_int8"):

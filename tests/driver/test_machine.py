@@ -51,6 +51,24 @@ def test_missing_features_without_llvmlite_reads_cpuinfo(monkeypatch):
     assert machine.missing_features([absent, "+some-future-feature"]) == [absent]
 
 
+def test_amx_tiles_the_os_does_not_grant_are_missing(monkeypatch):
+    """A CPU with AMX whose kernel has not handed this process the tiles (arch_prctl refused)
+    would trap on the first tile instruction: its artifacts are refused by name instead."""
+    monkeypatch.setattr(machine, "request_amx", lambda: False)
+    assert machine.missing_features(["+amx-tile", "+amx-int8"]) == ["+amx-tile", "+amx-int8"]
+    monkeypatch.setattr(machine, "request_amx", lambda: True)
+    import llvmlite.binding as llvm
+    have = llvm.get_host_cpu_features()
+    assert machine.missing_features(["+amx-tile"]) == ([] if have.get("amx-tile") else ["+amx-tile"])
+
+
+def test_the_host_target_names_amx_only_where_granted(monkeypatch):
+    from vdla.compiler.target import Target
+    monkeypatch.setattr(machine, "request_amx", lambda: False)
+    features = Target.host(threads=1).features.split(",")
+    assert "+amx-tile" not in features and "+amx-int8" not in features
+
+
 def _relu_model():
     from onnx import TensorProto, helper
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",

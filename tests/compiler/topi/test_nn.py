@@ -331,13 +331,15 @@ def test_conv_group_shapes_schedule_for_must_handle(rng, compile_run):
 @pytest.mark.parametrize("vnni", [True, False])
 @pytest.mark.parametrize("c,h,w,oc,k,stride,pad", [(32, 9, 11, 32, 3, 1, 1), (16, 8, 7, 16, 1, 2, 0)])
 def test_conv2d_nchwc_int8(vnni, c, h, w, oc, k, stride, pad, rng):
-    """uint8 x int8 -> int32, exact; with VNNI the inner product is one vpdpbusd per pixel."""
+    """uint8 x int8 -> int32, exact; with VNNI the inner product is one vpdpbusd per pixel (AMX
+    tiles, which an AMX host would use instead, are intrin/amx's tests')."""
     from vdla.compiler import build
     from vdla.compiler.target import Target
     host = Target.host(threads=2)
     if vnni and "+avx512vnni" not in host.features:
         pytest.skip("host has no AVX-512 VNNI")
-    target = host if vnni else Target(host.triple, host.cpu, host.features.replace("+avx512vnni", "-avx512vnni"), 2)
+    no_amx = ",".join(f.replace("+amx", "-amx") for f in host.features.split(","))
+    target = Target(host.triple, host.cpu, no_amx if vnni else no_amx.replace("+avx512vnni", "-avx512vnni"), 2)
     x = te.placeholder((1, c // 16, h, w, 16), "uint8", "x")
     wt = te.placeholder((oc, c, k, k), "int8", "w")
     wp = te.placeholder((oc // 16, c // 16, k, k, 4, 16, 4), "int8", "wp")
@@ -378,14 +380,15 @@ def test_a_window_larger_than_the_padded_input_is_refused_in_every_layout(conv, 
 @pytest.mark.parametrize("features", ["host", "-avx512vnni"], ids=["vnni_where_the_host_has_it", "no_vnni"])
 def test_int8_panel_matmul_equals_numpy(features, rng):
     """uint8 rows x int8 panels [N/16, K/4, 16, 4] -> int32 [rows, N/16, 16]: the packed weight's
-    product in numpy (host_ops' semantics too), with vpdpbusd and without."""
+    product in numpy (host_ops' semantics too), with the host's kernel (AMX tiles or vpdpbusd
+    where it has them) and without VNNI."""
     from vdla.compiler import build
     from vdla.compiler.target import Target
     from vdla.driver.host_ops.layout import OPS as LAYOUT_OPS
     from vdla.driver.host_ops.layout import pack_matmul_weight_int8
     host = Target.host(threads=2)
     target = host if features == "host" else Target(host.triple, host.cpu, host.features.replace(
-        "+avx512vnni", "-avx512vnni").replace("+avxvnni", "-avxvnni"), 2)
+        "+avx512vnni", "-avx512vnni").replace("+avxvnni", "-avxvnni").replace("+amx", "-amx"), 2)
     a = te.placeholder((14, 24), "uint8", "a")
     w = te.placeholder((2, 6, 16, 4), "int8", "w")
     y = topi.matmul_int8_panels(a, w)
