@@ -20,8 +20,9 @@ Kinds and what their knobs shape:
 The defaults come from the target's register file (RegisterFile: vector registers, lanes):
 the register tile of the direct, depthwise and Winograd convolutions is the one with the
 fewest loads per FMA that fits the registers (register_tile), so an AVX-512 host gets 5 x 4 or
-7 x 2 tiles (its direct convolutions at most 2 blocks: 8 x 2, 7 x 2), a 256-bit AVX2 one
-2 x 2 or 4 x 1, a 32-bit ARM 2 x 1.
+7 x 2 tiles (its direct convolutions at most 2 blocks: 8 x 2, 7 x 2; 1x1 ones 3: 7 x 3), a
+256-bit AVX2 one 2 x 2 or 4 x 1, a 32-bit ARM 2 x 1. Where the target has AMX tile registers
+(RegisterFile.amx_tiles) the int8 tile is a tile register's rows by up to 4 blocks instead.
 
 `dims` describe the anchor as conv_schedules.find_anchor reads it: out_w, out_blocks and block
 (the output row width, output-channel blocks and lanes per block of a blocked conv; a grouped
