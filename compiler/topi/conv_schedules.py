@@ -279,10 +279,10 @@ def _schedule_winograd(s, a: Anchor, knobs, target):
     half_in = s[next(t for t in v.op.input_tensors if t.op.tag == tags.WINOGRAD_HALF)]
     half_out = next(st for st in s.stages if st.op.tag == tags.WINOGRAD_HALF and m.op in
                     [t.op for t in st.op.input_tensors])
-    # The padded input stays inline: the input transform reads the image through masked loads at
-    # its border tiles (the interior ones unswitched, unguarded), with no padded copy written and
-    # read again. On the Intel Xeon F(4x4) at 56x56 with 64 channels 0.561 -> 0.525 ms (1 thread),
-    # 0.453 -> 0.425 (2), at 28x28 with 128 0.779 -> 0.742, 0.470 -> 0.414.
+    for t in half_in.op.input_tensors:       # the padded input, once, at the root
+        st = s[t]
+        if st.op.tag == tags.INJECTIVE and not st.is_placeholder:
+            st.compute_root()
     m_tensor = next(t for st in s.stages for t in st.op.input_tensors if t.op is m.op)
     acc = s[s.cache_write(m_tensor, "local")]
     whole = knobs.whole_image
