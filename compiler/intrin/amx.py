@@ -33,11 +33,15 @@ def has_amx(target) -> bool:
     return "+amx-int8" in features and "+amx-tile" in features
 
 
-def conv_fits(kw: int, cb: int, stride_w: int, dilation_w: int, rows: int, blocks: int) -> bool:
+def tile_fits(rows: int, blocks: int) -> bool:
+    """Whether a register tile of `rows` rows x `blocks` output blocks fits the tile registers."""
+    return rows <= TILE_ROWS and blocks <= MAX_BLOCKS
+
+
+def conv_fits(kw: int, cb: int, dilation_w: int, rows: int, blocks: int) -> bool:
     """Whether a conv's register tile runs as amx_conv_tile: a kernel row's bytes within a tile
-    row, whole 4-byte groups, one pixel step between taps, a tile's rows and registers."""
-    return (kw * cb <= TILE_BYTES_PER_ROW and cb % 4 == 0 and dilation_w == 1 and stride_w >= 1
-            and rows <= TILE_ROWS and blocks <= MAX_BLOCKS)
+    row, whole 4-byte groups, one pixel step between taps, and the tile (tile_fits)."""
+    return kw * cb <= TILE_BYTES_PER_ROW and cb % 4 == 0 and dilation_w == 1 and tile_fits(rows, blocks)
 
 
 def _call(a, b, c, spec: TileGemm):

@@ -109,7 +109,7 @@ def _amx_conv_tile(conv, knobs, target):
     _, cbo, kh, kw, cq, _, _ = (int(d) for d in weight.shape)
     cb = 4 * cq
     (_, sw), (_, dw) = conv.op.attrs["strides"], conv.op.attrs.get("dilations", (1, 1))
-    if not amx.conv_fits(kw, cb, sw, dw, knobs.row_tile, knobs.oc_blocks):
+    if not amx.conv_fits(kw, cb, dw, knobs.row_tile, knobs.oc_blocks):
         return None
     return amx.amx_conv_tile(knobs.row_tile, knobs.oc_blocks, cbo, kh, kw, cb, sw)
 
@@ -141,7 +141,7 @@ def _schedule_matmul_int8(s, a: Anchor, knobs, target):
     kq, k4 = acc.reduce_axis
     from ..intrin import amx
     if amx.has_amx(target) and not a.anchor.op.attrs.get("activation_offset", 0) and \
-            knobs.row_tile <= amx.TILE_ROWS and knobs.oc_blocks <= amx.MAX_BLOCKS:
+            amx.tile_fits(knobs.row_tile, knobs.oc_blocks):
         acc.reorder(am, ao, alane, kq, k4)      # the tile's whole k in AMX tile registers
         panels = next(t for t in a.anchor.op.input_tensors if len(t.shape) == 4)     # [N/16, K/4, 16, 4]
         acc.tensorize(am, amx.amx_matmul_tile(knobs.row_tile, knobs.oc_blocks, 4 * int(panels.shape[1])))

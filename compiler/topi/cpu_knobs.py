@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..tir.passes.partition import PARALLEL_TAIL_SHARE
+from ..tir.tile_gemm import TILE_ROWS
 
 MAX_REG_TILE = 14
 MIN_ACCUMULATORS = 8    # FMA latency (4) x FMA ports (2) on the hosts we tune for
@@ -123,8 +124,7 @@ MATMUL_VECTORS = (1, 2)
 # faster than the FMA tile rule's choices (5 x 1 for ViT's 200 rows), within 2% of the best tile.
 INT8_AVX2_ROW_TILE = 1
 # The int8 kernels on an AMX host (intrin/amx.py): a register tile of up to a tile register's
-# rows, and of as many 16-lane output blocks (accumulator tiles) as one of these allows.
-AMX_TILE_ROWS = 16
+# rows (TILE_ROWS), and of as many 16-lane output blocks (accumulator tiles) as one of these allows.
 AMX_OC_BLOCKS = (1, 2, 4)
 # A matmul whose rows no tile of at least this many divides keeps the VNNI kernel: ViT-Tiny's 197
 # tokens (a prime) would leave tiles of one row, [197, 192] x [192, 576] 0.40 ms against 0.10.
@@ -308,11 +308,11 @@ def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, 
 def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGISTERS, threads: int = 1):
     """The schedule vdla compiles without a tuning record, for a target with `registers`
     (RegisterFile.of(target)) and `threads`."""
-    amx_rows = divisor_up_to(dims.get("out_w", 1), AMX_TILE_ROWS)
-    if kind in ("conv2d_nchwc_int8", "matmul_int8") and registers.amx_tiles and \
-            (kind == "conv2d_nchwc_int8" or amx_rows >= AMX_MIN_MATMUL_ROWS):
+    if kind in ("conv2d_nchwc_int8", "matmul_int8") and registers.amx_tiles:
         # a tile register's rows of pixels (or matrix rows) that divide the row, and blocks
-        return DirectConvKnobs(amx_rows, max(b for b in AMX_OC_BLOCKS if dims["out_blocks"] % b == 0))
+        rows = divisor_up_to(dims["out_w"], TILE_ROWS)
+        if kind == "conv2d_nchwc_int8" or rows >= AMX_MIN_MATMUL_ROWS:
+            return DirectConvKnobs(rows, max(b for b in AMX_OC_BLOCKS if dims["out_blocks"] % b == 0))
     if kind in ("conv2d_nchwc_int8", "matmul_int8") and registers.broadcast_in_register:
         return DirectConvKnobs(INT8_AVX2_ROW_TILE, max(b for b in OC_BLOCKS if dims["out_blocks"] % b == 0))
     if kind in ("conv2d_nchwc", "conv2d_nchwc_int8", "matmul_int8"):

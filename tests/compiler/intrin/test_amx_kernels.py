@@ -99,9 +99,10 @@ def test_a_target_has_amx_only_with_both_features():
 
 
 def test_what_fits_a_conv_tile():
-    assert amx.conv_fits(kw=3, cb=16, stride_w=1, dilation_w=1, rows=14, blocks=4)
-    assert not amx.conv_fits(kw=5, cb=16, stride_w=1, dilation_w=1, rows=14, blocks=4)    # 80 bytes
-    assert not amx.conv_fits(kw=3, cb=16, stride_w=1, dilation_w=2, rows=14, blocks=4)
-    assert not amx.conv_fits(kw=3, cb=16, stride_w=1, dilation_w=1, rows=17, blocks=4)
-    assert not amx.conv_fits(kw=3, cb=16, stride_w=1, dilation_w=1, rows=16, blocks=7)    # 7 + A + B > 8
+    assert amx.conv_fits(kw=3, cb=16, dilation_w=1, rows=14, blocks=4)
+    assert not amx.conv_fits(kw=5, cb=16, dilation_w=1, rows=14, blocks=4)    # 80 bytes
+    assert not amx.conv_fits(kw=3, cb=16, dilation_w=2, rows=14, blocks=4)
+    assert not amx.conv_fits(kw=3, cb=16, dilation_w=1, rows=17, blocks=4)
+    assert not amx.conv_fits(kw=3, cb=16, dilation_w=1, rows=16, blocks=7)    # 7 + A + B > 8
+    assert amx.tile_fits(16, 6) and not amx.tile_fits(16, 7) and not amx.tile_fits(17, 1)
     assert amx.matmul_step_bytes(768) == 64 and amx.matmul_step_bytes(24) == 24 and amx.matmul_step_bytes(100) == 20
