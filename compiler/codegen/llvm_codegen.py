@@ -25,6 +25,7 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import visit
 from ..tir.tile_gemm import CALL as TILE_GEMM, TileGemm
+from ..tir.prefetch import CALL as PREFETCH, INTRINSIC as PREFETCH_INTRINSIC
 from . import amx, parallel
 from .llvm_function import FunctionState
 from .vector_math import FUNCTIONS as VECTOR_FUNCTIONS, vector_math
@@ -423,6 +424,16 @@ class LLVMCodegen:
         if e.name == TILE_GEMM:      # a tile GEMM on the operands' addresses (not their values)
             ptrs = [self._addr(st, x.buffer, self.as_i64(st, x.indices[0])) for x in e.args[:3]]
             b.call(amx.tile_gemm_function(self.module, TileGemm.decode(x.value for x in e.args[3:])), ptrs)
+            return ir.Constant(I64, 0)
+        if e.name == PREFETCH:       # a cache hint at the operand's address; never faults
+            x, locality = e.args
+            ptr = self._addr(st, x.buffer, self.as_i64(st, x.indices[0]))
+            if PREFETCH_INTRINSIC not in self.module.globals:
+                ir.Function(self.module, ir.FunctionType(ir.VoidType(), [ptr.type, I32, I32, I32]),
+                            name=PREFETCH_INTRINSIC)
+            # read (0), the given locality (3: all levels ... 1: the outer caches), data cache (1)
+            b.call(self.module.globals[PREFETCH_INTRINSIC],
+                   [ptr, ir.Constant(I32, 0), ir.Constant(I32, int(locality.value)), ir.Constant(I32, 1)])
             return ir.Constant(I64, 0)
         args = [self.expr(st, a) for a in e.args]
         simple = {"exp": "llvm.exp", "exp_nonpositive": "llvm.exp", "log": "llvm.log", "sqrt": "llvm.sqrt",

@@ -11,11 +11,14 @@ Steps, in order:
 """
 from __future__ import annotations
 
+import itertools
+
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import arith
 from ..tir import gpu as G
 from ..tir.functor import transform, substitute, visit
+from ..tir.prefetch import prefetch
 from ..intrin.tensorize import emit_tensorized
 from ..te.tensor import PlaceholderOp
 from .schedule import ScheduleError, Split
@@ -306,6 +309,7 @@ def stage_nest(ctx, st):
         """What runs at loop depth `pos` (inside leaves[pos-1])."""
         parts = []
         if pos > 0:
+            parts += [("stmt", p) for p in _prefetches(ctx, st, body, leaves, pos, ext)]
             for p in ctx.attached.get((st, leaves[pos - 1]), []):
                 if tens_pos is not None and pos - 1 >= tens_pos:
                     raise ScheduleError(f"{p.name} is attached inside the tensorized region of {st.name}")
@@ -326,6 +330,50 @@ def stage_nest(ctx, st):
         return _assemble(ctx, parts)
 
     return content(0)
+
+
+def _prefetches(ctx, st, body, leaves, pos, ext):
+    """The prefetch statements Stage.prefetch asks for at the top of loop leaves[pos - 1]."""
+    out = []
+    for tensor, at, ahead, distance, locality in st.prefetches:
+        if leaves[pos - 1] is not at:
+            continue
+        if ahead not in leaves[:pos]:
+            raise ScheduleError(f"{st.name}: prefetch ahead along {ahead.var.name}, which does not "
+                                f"enclose {at.var.name}")
+        if st.iter_kind.get(at) is S.ForKind.VECTORIZED:
+            raise ScheduleError(f"{st.name}: prefetch at the vectorized loop {at.var.name}")
+        loads = {}
+        for load in _loads_of(body, ctx.buffers.get(tensor.op)):
+            loads.setdefault(repr(load.indices), load)
+        if not loads:
+            raise ScheduleError(f"{st.name}: prefetch of {tensor.op.name}, which it does not read")
+        inner = leaves[pos:]
+        enumerated = [iv for iv in inner if st.iter_kind.get(iv) is S.ForKind.UNROLLED]
+        fixed = {iv.var: E.Const(0, iv.var.dtype) for iv in inner if iv not in enumerated}
+        for load in loads.values():
+            used = [iv for iv in enumerated if any(_uses(i, iv.var) for i in load.indices)]
+            for values in itertools.product(*(range(ext[iv]) for iv in used)):
+                mapping = dict(fixed)
+                mapping.update({iv.var: E.Const(v, iv.var.dtype) for iv, v in zip(used, values)})
+                mapping[ahead.var] = ahead.var + distance
+                idx = [substitute(i, mapping) for i in load.indices]
+                out.append(S.Evaluate(prefetch(E.BufferLoad(load.buffer, idx), locality)))
+    return out
+
+
+def _loads_of(expr, buf):
+    """The BufferLoads of `buf` in `expr` (none for None)."""
+    found = []
+    visit(expr, lambda n: found.append(n) if isinstance(n, E.BufferLoad) and n.buffer is buf else None)
+    return found
+
+
+def _uses(expr, var):
+    """Whether `expr` reads `var`."""
+    hit = []
+    visit(expr, lambda n: hit.append(n) if n is var else None)
+    return bool(hit)
 
 
 def _cross_thread_nest(ctx, st, rt, reduce, partial, slice_nest, store_g, buf, idx):

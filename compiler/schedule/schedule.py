@@ -60,6 +60,7 @@ class Stage:
         self.is_output = False
         self.store_tags = []              # launch tags only whose index-0 threads store (GPU)
         self.whole_axes = set()           # data axes (by position) whose attached region is the whole extent
+        self.prefetches = []              # (tensor, at IterVar, ahead IterVar, distance, locality)
 
     @property
     def is_placeholder(self):
@@ -196,6 +197,18 @@ class Stage:
     def pragma(self, iv, key, value=True):
         self._leaf(iv, "pragma")
         self.iter_annot.setdefault(iv, {})[key] = value
+
+    def prefetch(self, tensor, at, ahead, distance=1, locality=2):
+        """At the top of each iteration of loop `at`, prefetch what this stage reads of `tensor`
+        there `distance` iterations of loop `ahead` later (`ahead` encloses `at`, or is it), so
+        the next slice streams into cache (`locality`, tir.prefetch) while this one is computed
+        on: for each load of `tensor` in the stage, its address with the loops inside `at` at
+        their first values, once for each value of the unrolled ones it reads (a register
+        tile's output blocks each get their line)."""
+        self._no_placeholder("prefetch")
+        self._leaf(at, "prefetch")
+        self._leaf(ahead, "prefetch")
+        self.prefetches.append((tensor, at, ahead, distance, locality))
 
     def tensorize(self, iv, intrin):
         """Replace the loops from iv inwards by the tensor intrinsic `intrin`; checked against

@@ -311,3 +311,70 @@ def test_pragma_becomes_a_loop_annotation():
     found = []
     visit(func.body, lambda n: found.append(n.var.name) if isinstance(n, S.For) and n.annotations.get("dma_copy") else None)
     assert found == ["i0"]
+
+
+def prefetches(func):
+    """(buffer, indices) of every prefetch call, in order."""
+    from vdla.compiler.tir.prefetch import CALL
+    found = []
+    visit(func.body, lambda n: found.append((n.args[0].buffer.name, n.args[0].indices))
+          if isinstance(n, E.Call) and n.name == CALL else None)
+    return found
+
+
+def test_prefetch_reads_ahead_of_the_loop_it_names(data):
+    """prefetch(B, at=k.i, ahead=k.o): at the top of each k.i step, the line of B that step reads
+    one k.o iteration later (k advanced by the split factor), once per unrolled j.i value that
+    indexes B and at the first value of the others; the kernel's result is unchanged."""
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    i, j = s[c].op.axis
+    k = s[c].op.reduce_axis[0]
+    jo, ji = s[c].split(j, 4)
+    ko, ki = s[c].split(k, 5)
+    s[c].reorder(i, jo, ko, ki, ji)
+    s[c].unroll(ji)
+    s[c].prefetch(b, ki, ko)
+    from vdla.compiler.schedule.lower import lower_schedule
+    found = prefetches(lower_schedule(s, [a, b, d], "f"))
+    assert len(found) == 4 and {name for name, _ in found} == {"B"}
+    # B[k, j] with k = 5 k.o + k.i + 5 (one k.o later) and j = 4 j.o + 0..3
+    env = {"k.o": 2, "k.i": 3, "j.o": 1}
+    rows_cols = sorted(tuple(_eval(i, env) for i in index) for _, index in found)
+    assert rows_cols == [(5 * 2 + 3 + 5, 4 * 1 + u) for u in range(4)]
+    assert prefetches(lower(s, [a, b, d], "f", check=True))     # they survive the passes
+    np.testing.assert_array_equal(run(s, [a, b, d], data), data[2])
+
+
+def _eval(expr, env):
+    """An integer index expression's value with loop vars named in `env`."""
+    from vdla.compiler.tir.arith import simplify
+    from vdla.compiler.tir.functor import substitute
+    vars_ = {}
+    visit(expr, lambda n: vars_.setdefault(n.name, n) if isinstance(n, E.Var) else None)
+    folded = simplify(substitute(expr, {vars_[name]: E.Const(v, vars_[name].dtype) for name, v in env.items()
+                                        if name in vars_}))
+    assert isinstance(folded, E.Const), folded
+    return folded.value
+
+
+def test_prefetch_errors_name_the_stage_and_loop():
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    i, j = s[c].op.axis
+    k = s[c].op.reduce_axis[0]
+    s[c].prefetch(b, i, k)              # k runs inside i: not ahead of it
+    with pytest.raises(ScheduleError, match="prefetch ahead along k, which does not enclose i"):
+        lower(s, [a, b, d], "f")
+    s2 = create_schedule(d)
+    s2[d].prefetch(b, s2[d].op.axis[1], s2[d].op.axis[0])   # D reads C, not B
+    with pytest.raises(ScheduleError, match="D: prefetch of B, which it does not read"):
+        lower(s2, [a, b, d], "f")
+    s3 = create_schedule(d)
+    jv = s3[c].op.axis[1]
+    s3[c].vectorize(jv)
+    s3[c].prefetch(b, jv, s3[c].op.axis[0])
+    with pytest.raises(ScheduleError, match="prefetch at the vectorized loop j"):
+        lower(s3, [a, b, d], "f")
+    with pytest.raises(ScheduleError):
+        create_schedule(d)[a].prefetch(b, i, k)   # a placeholder has no loops

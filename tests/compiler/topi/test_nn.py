@@ -90,6 +90,7 @@ def test_grouped_conv2d_nchwc_refuses_groups_that_split_a_block():
     (16, 9, 11, 32, 3, 1, 1, 8, 16),
     (8, 14, 14, 16, 3, 2, 1, 8, 16),
     (4, 7, 5, 8, 1, 1, 0, 4, 8),
+    (48, 7, 7, 128, 3, 1, 1, 16, 16),   # an image accumulator, prefetching each next input block's weights
 ])
 def test_conv2d_nchwc_matches_nchw(c, h, w, oc, k, stride, pad, cb, ob, rng, compile_run):
     x = te.placeholder((1, c, h, w), "float32", "x")
@@ -447,3 +448,25 @@ def test_weight_sums_of_the_wrong_shape_are_refused():
     wp = te.placeholder((2, 1, 1, 1, 4, 16, 4), "int8", "wp")
     with pytest.raises(ValueError, match=r"conv2d_nchwc_int8: weight_sums must be int32 \[2, 16\], got int32\[32\]"):
         topi.conv2d_nchwc_int8(x, wp, weight_sums=te.placeholder((32,), "int32", "s"))
+
+
+def test_only_the_image_accumulated_conv_prefetches_weights(host):
+    """The image accumulator's first pass over an input-channel block reads all of that block's
+    weights, its other passes none, so it prefetches the next block's; a conv by row tiles
+    re-reads its weights every row tile from cache and prefetches nothing."""
+    from vdla.compiler import build
+    from vdla.compiler.schedule import create_schedule
+    from vdla.compiler.topi import conv_schedules, cpu_knobs
+
+    def kernel(h, knobs):
+        x = te.placeholder((1, 3, h, h, 16), "float32", "x")
+        w = te.placeholder((8, 3, 3, 3, 16, 16), "float32", "w")
+        y = topi.conv2d_nchwc(x, w, strides=1, pads=1)
+        s = create_schedule(y)
+        conv_schedules.try_schedule_anchor(s, [y], host, knobs)
+        return build(s, [x, w, y], host, "k").loop_ir
+    image = kernel(7, cpu_knobs.DirectConvKnobs(7, 2, image_accumulator=True))
+    # per step over the input block's lanes, the line each of the tile's 2 output blocks reads
+    # one input block (3 x 3 x 16 x 16 = 2304 weights) later
+    assert image.count("prefetch(w[") == 2 and "+ 2304)]" in image
+    assert "prefetch" not in kernel(7, cpu_knobs.DirectConvKnobs(7, 2, image_accumulator=False))

@@ -26,6 +26,7 @@ CASES = [
     (1, 16, 12, 12, 24, (0, 0, 0, 0), 8),     # 8-lane blocks, an odd number of output blocks
     (1, 64, 30, 30, 64, (1, 1, 1, 1), 16),    # 15 tiles a row: a register tile plus a tail
     (1, 32, 3, 4, 32, (0, 0, 0, 0), 16),      # one output row, an odd output width
+    (1, 128, 20, 12, 144, (1, 1, 1, 1), 16),  # a filter beyond 1 MB: the GEMM prefetches its next slice
 ]
 
 
@@ -77,3 +78,18 @@ def test_transform_and_operator_reject_what_they_cannot_do(rng):
     with pytest.raises(TypeError, match="float32 only"):
         topi.conv2d_nchwc_winograd(te.placeholder((1, 2, 8, 8, 16), "int8", "q"),
                                    te.placeholder((4, 4, 1, 2, 16, 16), "int8", "v"))
+
+
+@pytest.mark.parametrize("oc,tile,prefetches", [(144, 2, True), (144, 4, True), (128, 2, False)])
+def test_a_gemm_whose_filter_streams_prefetches_its_next_slice(oc, tile, prefetches, host):
+    """Above cpu_knobs.WINOGRAD_ROW_GROUP_FILTER_BYTES (1 MB: 16 x 128 x 144 floats of F(2x2) filter
+    is more, 16 x 128 x 128 is not) the GEMM reads each (e, u) slice of the filter from memory:
+    it prefetches the lines of the next u beside the FMAs on this one."""
+    from vdla.compiler import build
+    x = te.placeholder((1, 8, 20, 12, 16), "float32", "x")
+    u = te.placeholder((tile + 2, tile + 2, oc // 16, 8, 16, 16), "float32", "u")
+    y = topi.conv2d_nchwc_winograd(x, u, pads=1)
+    ir = build(topi.schedule_for([y], host), [x, u, y], host, "k").loop_ir
+    assert ("prefetch(u[" in ir) == prefetches
+    if prefetches:      # one u later: oc / 16 x 8 x 16 x 16 filter values on
+        assert f"+ {oc // 16 * 8 * 256})], 2)" in ir
