@@ -49,19 +49,22 @@ def winograd_fits(attrs: dict, weight_shape: tuple, cb: int, ob: int) -> bool:
 WINOGRAD_MAC_COST = {2: 1.7, 4: 1.85}
 # Multiplies a byte of filter is worth when it streams from memory: inside a whole network (run
 # in turns with another, as the benchmarks do) the filters of deep layers do not stay in cache.
-# Fit on the same Xeon to ResNet-18 run whole: its 7x7 layers' F(2x2) filters (16.8 MB each)
-# took 1.2-1.26 ms a conv where the direct kernel's 9.4 MB took 1.0 ms, and its 14x14 layers
-# 0.78-0.83 ms by F(2x2) against 0.73-0.74 direct; the direct kernel there: 2 threads
-# 10.8 -> 9.9 ms (onnxruntime 10.5-10.6 ms), 1 thread 20.6 -> 18.7 ms.
-MACS_PER_FILTER_BYTE = 30
+# Fit on the same Xeon to ResNet-18 run whole, the kernels prefetching the filter slice they read
+# next (2 threads, per conv, in turns with onnxruntime): its 14x14 layers took 0.64-0.66 ms by
+# F(2x2) (4.2 MB of filter) against 0.71 direct (2.4 MB), its 7x7 layers 1.23-1.41 by F(2x2)
+# (16.8 MB) and 1.64-1.70 by F(4x4) against 0.84-0.87 direct (9.4 MB), its 14x14 layers by F(4x4)
+# (9.4 MB) 0.86-0.96. Any value from 9.3 to 27.6 orders them so; this one lies between in ratio.
+# The whole model by F(2x2) at 14x14: 0.869 -> 0.837 of onnxruntime's time with 2 threads, 0.873
+# -> 0.859 with 1. (Before the prefetch, 30: F(2x2) at 14x14 0.78-0.83 ms against 0.73-0.74.)
+MACS_PER_FILTER_BYTE = 16
 
 
 def winograd_tile(n: int, c: int, m: int, oh: int, ow: int) -> int | None:
     """The output tile of the Winograd transform (TRANSFORMS) a 3x3 conv of n images, c -> m
     channels and an oh x ow output runs by, or None where the direct kernel costs least: each
     one's multiplies (Winograd tiles round the output up) against its filter's bytes. ResNet-18:
-    F(4x4) at 56x56 and 28x28, direct at 14x14 and 7x7 (a 7x7 layer with 512 channels reads
-    16.8 MB of F(2x2) filter, 9.4 MB of direct)."""
+    F(4x4) at 56x56 and 28x28, F(2x2) at 14x14, direct at 7x7 (a 7x7 layer with 512 channels
+    reads 16.8 MB of F(2x2) filter, 9.4 MB of direct)."""
     def cost(tile):
         if tile is None:
             return max(n * oh * ow * c * m * 9, MACS_PER_FILTER_BYTE * 9 * c * m * 4)

@@ -72,17 +72,18 @@ def test_layout_runs_wide_3x3_stride_1_convs_as_winograd(rng):
 
 def test_winograd_tile_by_multiplies_against_filter_bytes():
     """ResNet-18's 3x3 layers: F(4x4) where it saves multiplies and its filter is small (56x56
-    with 64 channels, 28x28 with 128), the direct kernel where a Winograd filter would stream from
-    memory (14x14 with 256 channels: 4.2 MB of F(2x2) filter against 2.4 MB direct; 7x7 with
-    512: 16.8 MB against 9.4). The same 512 channels at 56x56 have multiplies enough to pay for
-    F(4x4)'s filter."""
+    with 64 channels, 28x28 with 128); at 14x14 with 256 channels F(2x2), whose 4.2 MB of filter
+    (against 2.4 MB direct) its multiplies pay for where F(4x4)'s 9.4 MB they do not; the direct
+    kernel where a Winograd filter would stream from memory for few multiplies (7x7 with 512:
+    16.8 MB of F(2x2) filter against 9.4). The same 512 channels at 56x56 have multiplies enough
+    to pay for F(4x4)'s filter."""
     from vdla.compiler.graph.passes.layout import winograd_tile
     assert [winograd_tile(1, c, c, s, s) for c, s in ((64, 56), (128, 28), (256, 14), (512, 7))] == \
-        [4, 4, None, None]
+        [4, 4, 2, None]
     assert winograd_tile(1, 512, 512, 56, 56) == 4
-    # 20x18 with 32 channels: F(4x4) would compute 20x20 of it and read 4x the direct filter;
-    # F(2x2) wastes nothing and still saves multiplies
-    assert winograd_tile(1, 32, 32, 20, 18) == 2
+    # 18x18 with 32 channels: F(4x4) would compute 20x20 of it (23% more) and read 4x the direct
+    # filter; F(2x2) wastes nothing and still saves multiplies
+    assert winograd_tile(1, 32, 32, 18, 18) == 2
     # a 6x6 output: every filter costs more than the multiplies, the direct one least
     assert winograd_tile(1, 32, 32, 6, 6) is None
 
