@@ -335,12 +335,13 @@ def stage_nest(ctx, st):
 def _prefetches(ctx, st, body, leaves, pos, ext):
     """The prefetch statements Stage.prefetch asks for at the top of loop leaves[pos - 1]."""
     out = []
-    for tensor, at, ahead, distance, locality in st.prefetches:
+    for tensor, at, ahead, distance, locality, spread in st.prefetches:
         if leaves[pos - 1] is not at:
             continue
-        if ahead not in leaves[:pos]:
-            raise ScheduleError(f"{st.name}: prefetch ahead along {ahead.var.name}, which does not "
-                                f"enclose {at.var.name}")
+        for iv, role in ((ahead, "ahead along"), (spread, "spread over")):
+            if iv is not None and iv not in leaves[:pos]:
+                raise ScheduleError(f"{st.name}: prefetch {role} {iv.var.name}, which does not enclose "
+                                    f"{at.var.name}")
         if st.iter_kind.get(at) is S.ForKind.VECTORIZED:
             raise ScheduleError(f"{st.name}: prefetch at the vectorized loop {at.var.name}")
         loads = {}
@@ -353,12 +354,29 @@ def _prefetches(ctx, st, body, leaves, pos, ext):
         fixed = {iv.var: E.Const(0, iv.var.dtype) for iv in inner if iv not in enumerated}
         for load in loads.values():
             used = [iv for iv in enumerated if any(_uses(i, iv.var) for i in load.indices)]
-            for values in itertools.product(*(range(ext[iv]) for iv in used)):
+            copies = [dict(zip(used, values)) for values in itertools.product(*(range(ext[iv]) for iv in used))]
+            values = [{iv: E.Const(v, iv.var.dtype) for iv, v in c.items()} for c in copies]
+            if spread is not None and len(copies) > 1:
+                values = [_dealt(spread.var, used, [ext[iv] for iv in used])]
+            for chosen in values:
                 mapping = dict(fixed)
-                mapping.update({iv.var: E.Const(v, iv.var.dtype) for iv, v in zip(used, values)})
+                mapping.update({iv.var: v for iv, v in chosen.items()})
                 mapping[ahead.var] = ahead.var + distance
                 idx = [substitute(i, mapping) for i in load.indices]
                 out.append(S.Evaluate(prefetch(E.BufferLoad(load.buffer, idx), locality)))
+    return out
+
+
+def _dealt(var, loops, extents):
+    """The values of `loops` (mixed radix, the last fastest) in copy number var mod their count."""
+    count = 1
+    for e in extents:
+        count *= e
+    k = var % E.Const(count, var.dtype)
+    out, radix = {}, count
+    for iv, e in zip(loops, extents):
+        radix //= e
+        out[iv] = (k // E.Const(radix, var.dtype)) % E.Const(e, var.dtype)
     return out
 
 

@@ -60,7 +60,7 @@ class Stage:
         self.is_output = False
         self.store_tags = []              # launch tags only whose index-0 threads store (GPU)
         self.whole_axes = set()           # data axes (by position) whose attached region is the whole extent
-        self.prefetches = []              # (tensor, at IterVar, ahead IterVar, distance, locality)
+        self.prefetches = []              # (tensor, at, ahead, distance, locality, spread): Stage.prefetch
 
     @property
     def is_placeholder(self):
@@ -198,17 +198,19 @@ class Stage:
         self._leaf(iv, "pragma")
         self.iter_annot.setdefault(iv, {})[key] = value
 
-    def prefetch(self, tensor, at, ahead, distance=1, locality=2):
+    def prefetch(self, tensor, at, ahead, distance=1, locality=2, spread=None):
         """At the top of each iteration of loop `at`, prefetch what this stage reads of `tensor`
         there `distance` iterations of loop `ahead` later (`ahead` encloses `at`, or is it), so
         the next slice streams into cache (`locality`, tir.prefetch) while this one is computed
         on: for each load of `tensor` in the stage, its address with the loops inside `at` at
         their first values, once for each value of the unrolled ones it reads (a register
-        tile's output blocks each get their line)."""
+        tile's output blocks each get their line). `spread`, a loop enclosing `at`: iteration p
+        of it issues only the (p mod count)-th of those copies, so a slice's lines go out over
+        several of its iterations instead of all in the first."""
         self._no_placeholder("prefetch")
-        self._leaf(at, "prefetch")
-        self._leaf(ahead, "prefetch")
-        self.prefetches.append((tensor, at, ahead, distance, locality))
+        for iv in (at, ahead) + ((spread,) if spread is not None else ()):
+            self._leaf(iv, "prefetch")
+        self.prefetches.append((tensor, at, ahead, distance, locality, spread))
 
     def tensorize(self, iv, intrin):
         """Replace the loops from iv inwards by the tensor intrinsic `intrin`; checked against

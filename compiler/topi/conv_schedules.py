@@ -97,10 +97,13 @@ def _schedule_blocked_conv(s, a: Anchor, knobs, target):
         # pass waited on memory: the next block's lines now stream in beside the FMAs. On the
         # Intel Xeon, 512 channels at 7x7 alone: 1.07 -> 0.93 ms with 2 threads, 1.86 -> 1.65
         # with 1; ResNet-18 run whole, in turns with onnxruntime, 0.909 -> 0.890 of its time with
-        # 2 threads, 0.900 -> 0.862 with 1 (its 7x7 layers 0.82-0.93 -> 0.76-0.83 ms).
+        # 2 threads, 0.900 -> 0.862 with 1 (its 7x7 layers 0.82-0.93 -> 0.76-0.83 ms). All of a
+        # block's lines at once in the first pass keep the core waiting on the fill buffers: the
+        # tile's output blocks are dealt over the passes (pass y: block y mod 2), 512 at 7x7
+        # 0.91-1.04 -> 0.86-0.99 ms with 2 threads, 1.59 -> 1.50 with 1.
         weight = next(t for t in conv.op.input_tensors if len(t.shape) == 6)
         if s[weight].is_placeholder:
-            acc.prefetch(weight, ici, ico)
+            acc.prefetch(weight, ici, ico, spread=aoh)
     else:
         ico, ry, rx, ici = acc.reduce_axis
         acc.reorder(*outer, ico, ry, rx, ici, *blocks, aow, aoci)

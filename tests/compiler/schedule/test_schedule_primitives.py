@@ -376,5 +376,29 @@ def test_prefetch_errors_name_the_stage_and_loop():
     s3[c].prefetch(b, jv, s3[c].op.axis[0])
     with pytest.raises(ScheduleError, match="prefetch at the vectorized loop j"):
         lower(s3, [a, b, d], "f")
+    s4 = create_schedule(d)
+    s4[c].prefetch(b, s4[c].op.axis[1], s4[c].op.axis[0], spread=s4[c].op.reduce_axis[0])
+    with pytest.raises(ScheduleError, match="prefetch spread over k, which does not enclose j"):
+        lower(s4, [a, b, d], "f")
     with pytest.raises(ScheduleError):
         create_schedule(d)[a].prefetch(b, i, k)   # a placeholder has no loops
+
+
+def test_a_spread_prefetch_deals_its_copies_over_a_loop(data):
+    """spread=i: row i of C issues only copy i mod 4 of the 4 (one per unrolled j.i value)."""
+    from vdla.compiler.schedule.lower import lower_schedule
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    i, j = s[c].op.axis
+    k = s[c].op.reduce_axis[0]
+    jo, ji = s[c].split(j, 4)
+    ko, ki = s[c].split(k, 5)
+    s[c].reorder(i, jo, ko, ki, ji)
+    s[c].unroll(ji)
+    s[c].prefetch(b, ki, ko, spread=i)
+    found = prefetches(lower_schedule(s, [a, b, d], "f"))
+    assert len(found) == 1
+    for row in range(6):
+        env = {"k.o": 2, "k.i": 3, "j.o": 1, "i": row}
+        assert tuple(_eval(x, env) for x in found[0][1]) == (5 * 2 + 3 + 5, 4 * 1 + row % 4)
+    np.testing.assert_array_equal(run(s, [a, b, d], data), data[2])

@@ -452,8 +452,9 @@ def test_weight_sums_of_the_wrong_shape_are_refused():
 
 def test_only_the_image_accumulated_conv_prefetches_weights(host):
     """The image accumulator's first pass over an input-channel block reads all of that block's
-    weights, its other passes none, so it prefetches the next block's; a conv by row tiles
-    re-reads its weights every row tile from cache and prefetches nothing."""
+    weights, its other passes none, so it prefetches the next block's, the tile's output blocks
+    dealt over the passes (pass y: block y mod 2); a conv by row tiles re-reads its weights every
+    row tile from cache and prefetches nothing."""
     from vdla.compiler import build
     from vdla.compiler.schedule import create_schedule
     from vdla.compiler.topi import conv_schedules, cpu_knobs
@@ -466,7 +467,6 @@ def test_only_the_image_accumulated_conv_prefetches_weights(host):
         conv_schedules.try_schedule_anchor(s, [y], host, knobs)
         return build(s, [x, w, y], host, "k").loop_ir
     image = kernel(7, cpu_knobs.DirectConvKnobs(7, 2, image_accumulator=True))
-    # per step over the input block's lanes, the line each of the tile's 2 output blocks reads
-    # one input block (3 x 3 x 16 x 16 = 2304 weights) later
-    assert image.count("prefetch(w[") == 2 and "+ 2304)]" in image
+    # one input block later (3 x 3 x 16 x 16 = 2304 weights); the other output block (3 x 2304 on)
+    assert image.count("prefetch(w[") == 1 and "+ 2304)]" in image and "((y.c % 2) * 6912)" in image
     assert "prefetch" not in kernel(7, cpu_knobs.DirectConvKnobs(7, 2, image_accumulator=False))
