@@ -24,6 +24,8 @@ graph.meta["memory_plan"]["parts"] names the ops that do not.
 """
 from __future__ import annotations
 
+import math
+
 from vdla.driver.host_ops.vdla.moves import CONCAT, SPLIT
 
 from ..ir import Graph, UnsupportedModelError
@@ -76,7 +78,8 @@ def plan_memory(graph: Graph) -> Graph:
             if node.op in ALIAS_OPS and i == 0 and source in root:
                 root[name], base[name] = root[source], base[source]
                 last[root[name]] = max(last[root[name]], step)
-                align[root[name]] = max(align[root[name]], asked.get(name, ALIGNMENT))
+                # one start for all of a storage's views: a multiple of each one's alignment
+                align[root[name]] = math.lcm(align[root[name]], asked.get(name, ALIGNMENT))
             else:
                 new_storage(name, step)
         if PART_OPS.get(node.op) == "inputs" and _concat_in_place(graph, node, root, base, align):
@@ -88,7 +91,7 @@ def plan_memory(graph: Graph) -> Graph:
                     for t in [t for t, r in root.items() if r == inner]:
                         root[t], base[t] = whole, base[t] + shift
                     first[whole], last[whole] = min(first[whole], first[inner]), max(last[whole], last[inner])
-                    align[whole] = max(align[whole], align.pop(inner))
+                    align[whole] = math.lcm(align[whole], align.pop(inner))
                     del sizes[inner], first[inner], last[inner]
                 at += graph.types[name].nbytes
             parts.append(node.name)

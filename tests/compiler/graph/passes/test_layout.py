@@ -18,8 +18,12 @@ def test_layout_packs_whole_conv_chains(resnet):
     g = optimize(resnet)
     found = ops(g)
     assert "Conv" not in found and found.count("ConvNCHWc") == 0  # all fused
-    # packed once at the stem; pooling runs packed; unpacked once, for the flatten of the head
-    assert found.count("LayoutPack") == 1 and found.count("LayoutUnpack") == 1
+    # packed once at the stem, where the 3 input channels go in one-channel blocks: [N, C, H, W, 1]
+    # is a view of NCHW (a Reshape the memory plan aliases), not a copy; pooling runs packed;
+    # unpacked once, for the flatten of the head
+    assert found.count("LayoutPack") == 0 and found.count("LayoutUnpack") == 1
+    stem = next(n for n in g.nodes if n.name == "pack:" + g.inputs[0])
+    assert stem.op == "Reshape" and g.types[stem.outputs[0]].shape[-1] == 1
     assert "MaxPoolNCHWc" in found and "GlobalAveragePoolNCHWc" in found
     for node in g.nodes:
         for inner in node.body or [node]:
@@ -142,7 +146,8 @@ def test_layout_concatenates_packed_channels_packed(rng):
 def test_layout_leaves_convs_of_narrow_output_blocks_in_nchw(rng):
     """58 output channels would pack in blocks of 1 and 12 in blocks of 4 (ShuffleNetV2's
     branches): those convs run NCHW; 4 output channels (fewer than NARROW_BLOCK, one whole
-    block) and the 3-channel input block of a stem still pack. Results agree with onnxruntime."""
+    block) and the stem's 3 input channels (in one-channel blocks) still pack. Results agree with
+    onnxruntime."""
     def conv(name, x, y, oc, ic):
         inits.append(const(name, (rng.standard_normal((oc, ic, 3, 3)) * 0.2).astype(np.float32)))
         return helper.make_node("Conv", [x, name], [y], name=name, pads=[1, 1, 1, 1])
