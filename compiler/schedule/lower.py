@@ -354,11 +354,11 @@ def _prefetches(ctx, st, body, leaves, pos, ext):
         fixed = {iv.var: E.Const(0, iv.var.dtype) for iv in inner if iv not in enumerated}
         for load in loads.values():
             used = [iv for iv in enumerated if any(_uses(i, iv.var) for i in load.indices)]
-            copies = [dict(zip(used, values)) for values in itertools.product(*(range(ext[iv]) for iv in used))]
-            values = [{iv: E.Const(v, iv.var.dtype) for iv, v in c.items()} for c in copies]
+            copies = [{iv: E.Const(v, iv.var.dtype) for iv, v in zip(used, values)}
+                      for values in itertools.product(*(range(ext[iv]) for iv in used))]
             if spread is not None and len(copies) > 1:
-                values = [_dealt(spread.var, used, [ext[iv] for iv in used])]
-            for chosen in values:
+                copies = [_dealt(spread.var, used, [ext[iv] for iv in used])]
+            for chosen in copies:
                 mapping = dict(fixed)
                 mapping.update({iv.var: v for iv, v in chosen.items()})
                 mapping[ahead.var] = ahead.var + distance

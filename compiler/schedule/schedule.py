@@ -14,6 +14,7 @@ from ..te.tensor import IterVar, ComputeOp, PlaceholderOp, Tensor
 from ..tir import expr as E
 from ..tir.functor import transform, substitute
 from ..tir.stmt import ForKind
+from ..tir.prefetch import LOCALITY_L2
 
 
 class ScheduleError(CompileError, ValueError):
@@ -198,7 +199,7 @@ class Stage:
         self._leaf(iv, "pragma")
         self.iter_annot.setdefault(iv, {})[key] = value
 
-    def prefetch(self, tensor, at, ahead, distance=1, locality=2, spread=None):
+    def prefetch(self, tensor, at, ahead, distance=1, locality=LOCALITY_L2, spread=None):
         """At the top of each iteration of loop `at`, prefetch what this stage reads of `tensor`
         there `distance` iterations of loop `ahead` later (`ahead` encloses `at`, or is it), so
         the next slice streams into cache (`locality`, tir.prefetch) while this one is computed

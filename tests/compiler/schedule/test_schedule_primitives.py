@@ -6,6 +6,7 @@ import pytest
 from vdla.compiler import build, te
 from vdla.compiler.build import lower
 from vdla.compiler.schedule import ScheduleError, create_schedule, vthread
+from vdla.compiler.schedule.lower import lower_schedule
 from vdla.compiler.tir import expr as E
 from vdla.compiler.tir import stmt as S
 from vdla.compiler.tir.functor import visit
@@ -322,20 +323,24 @@ def prefetches(func):
     return found
 
 
+def tiled_matmul():
+    """matmul_relu with C's loops (i, j.o, k.o, k.i, j.i), j.i (4) unrolled, k.i 5 long."""
+    a, b, c, d = matmul_relu()
+    s = create_schedule(d)
+    i, j = s[c].op.axis
+    jo, ji = s[c].split(j, 4)
+    ko, ki = s[c].split(s[c].op.reduce_axis[0], 5)
+    s[c].reorder(i, jo, ko, ki, ji)
+    s[c].unroll(ji)
+    return (a, b, c, d), s, i, ko, ki
+
+
 def test_prefetch_reads_ahead_of_the_loop_it_names(data):
     """prefetch(B, at=k.i, ahead=k.o): at the top of each k.i step, the line of B that step reads
     one k.o iteration later (k advanced by the split factor), once per unrolled j.i value that
     indexes B and at the first value of the others; the kernel's result is unchanged."""
-    a, b, c, d = matmul_relu()
-    s = create_schedule(d)
-    i, j = s[c].op.axis
-    k = s[c].op.reduce_axis[0]
-    jo, ji = s[c].split(j, 4)
-    ko, ki = s[c].split(k, 5)
-    s[c].reorder(i, jo, ko, ki, ji)
-    s[c].unroll(ji)
+    (a, b, c, d), s, i, ko, ki = tiled_matmul()
     s[c].prefetch(b, ki, ko)
-    from vdla.compiler.schedule.lower import lower_schedule
     found = prefetches(lower_schedule(s, [a, b, d], "f"))
     assert len(found) == 4 and {name for name, _ in found} == {"B"}
     # B[k, j] with k = 5 k.o + k.i + 5 (one k.o later) and j = 4 j.o + 0..3
@@ -386,15 +391,7 @@ def test_prefetch_errors_name_the_stage_and_loop():
 
 def test_a_spread_prefetch_deals_its_copies_over_a_loop(data):
     """spread=i: row i of C issues only copy i mod 4 of the 4 (one per unrolled j.i value)."""
-    from vdla.compiler.schedule.lower import lower_schedule
-    a, b, c, d = matmul_relu()
-    s = create_schedule(d)
-    i, j = s[c].op.axis
-    k = s[c].op.reduce_axis[0]
-    jo, ji = s[c].split(j, 4)
-    ko, ki = s[c].split(k, 5)
-    s[c].reorder(i, jo, ko, ki, ji)
-    s[c].unroll(ji)
+    (a, b, c, d), s, i, ko, ki = tiled_matmul()
     s[c].prefetch(b, ki, ko, spread=i)
     found = prefetches(lower_schedule(s, [a, b, d], "f"))
     assert len(found) == 1
