@@ -86,12 +86,16 @@ OC_BLOCKS_SHARED_BROADCAST = (1, 2, 3, 4)
 # 2.04x without, 1.85x with).
 WINOGRAD_WHOLE_IMAGE_TILES = 32
 # Per row of tiles, the GEMM reads the whole transformed filter; where that exceeds this many
-# bytes (out of L2) two rows of tiles share each parallel step, reading each (e, u) slice of
-# it once for both, if that leaves each thread two steps. On the Intel Xeon (AVX-512): F(4x4) of
-# 128 channels at 28x28 (2.4 MB of filter) alone 0.408 -> 0.335 ms with 2 threads (0.616 ->
-# 0.560 with 1); ResNet-18 run whole, in turns with onnxruntime, 0.912-0.936 of its time ->
-# 0.883-0.897 with 2 threads (1 thread within noise); at 56x56 with 64 channels (0.6 MB) 0.261
-# -> 0.292, hence the bound.
+# bytes (out of L2) each thread's rows of tiles are one parallel step, the GEMM reading each
+# (e, u) slice of the filter once for all of them. First two rows a step, on the Intel Xeon
+# (AVX-512): F(4x4) of 128 channels at 28x28 (2.4 MB of filter) alone 0.408 -> 0.335 ms with 2
+# threads (0.616 -> 0.560 with 1); ResNet-18 run whole, in turns with onnxruntime, 0.912-0.936 of
+# its time -> 0.883-0.897 with 2 threads; at 56x56 with 64 channels (0.6 MB) 0.261 -> 0.292, hence
+# the bound. Then a thread's share of the rows (ResNet-18's 7 rows of tiles: 4 a step with 2
+# threads, where 2 a step read the filter twice a thread and split the rows no better, 4:3; all 7
+# with 1), per conv in the model, in turns with onnxruntime: F(2x2) at 14x14 0.75-0.83 -> 0.65-0.73
+# ms with 2 threads, 1.55-1.67 -> 1.11-1.22 with 1; F(4x4) at 28x28 0.44-0.59 -> 0.44-0.57 with 2,
+# 0.88-1.04 -> 0.78-1.03 with 1 (3 rows a step, 3:3:1 between 2 threads: 0.1-0.25 ms slower).
 WINOGRAD_ROW_GROUP_FILTER_BYTES = 1 << 20
 DW_INLINE_PAD = True
 # A depthwise tile's unrolled taps share the input vectors a kernel row spans, and an FMA reads one
@@ -338,9 +342,8 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
     if kind == "conv2d_nchwc_winograd":
         tile, blocks = register_tile(dims["tiles_w"], dims["out_blocks"], dims["block"], registers)
         whole = dims["tiles_h"] * dims["tiles_w"] <= WINOGRAD_WHOLE_IMAGE_TILES
-        grouped = not whole and dims.get("filter_bytes", 0) > WINOGRAD_ROW_GROUP_FILTER_BYTES and \
-            -(-dims["tiles_h"] // 2) >= 2 * threads
-        return WinogradKnobs(whole, tile, blocks, 2 if grouped else 1)
+        grouped = not whole and dims.get("filter_bytes", 0) > WINOGRAD_ROW_GROUP_FILTER_BYTES
+        return WinogradKnobs(whole, tile, blocks, -(-dims["tiles_h"] // threads) if grouped else 1)
     if kind == "conv2d_nchw":
         return NchwConvKnobs(divisor_up_to(dims["out_channels"], NCHW_OC_TILE))
     if kind == "dense":     # enough independent accumulators to cover the FMA latency

@@ -42,8 +42,9 @@ def _candidates(kind: str, dims: dict) -> list:
         return [DepthwiseConvKnobs(t, b, pad) for pad in (True, False)
                 for t, b in _tiles(dims["out_w"], dims["out_blocks"])]
     if kind == "conv2d_nchwc_winograd":
-        # per row of tiles also two rows a step
-        structures = [(True, 1), (False, 1)] + ([(False, 2)] if dims["tiles_h"] >= 2 else [])
+        # per row of tiles also two rows a step, half of them (a step per thread of two), all
+        rows = dims["tiles_h"]
+        structures = [(True, 1), (False, 1)] + [(False, g) for g in sorted({2, -(-rows // 2), rows}) if 1 < g <= rows]
         return [WinogradKnobs(whole, t, b, group) for whole, group in structures
                 for t, b in _tiles(dims["tiles_w"], dims["out_blocks"])]
     if kind == "conv2d_nchw":
