@@ -17,7 +17,7 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import arith
 from ..tir import gpu as G
-from ..tir.functor import transform, substitute, visit
+from ..tir.functor import transform, substitute, uses_var, visit
 from ..tir.prefetch import prefetch
 from ..intrin.tensorize import emit_tensorized
 from ..te.tensor import PlaceholderOp
@@ -353,7 +353,7 @@ def _prefetches(ctx, st, body, leaves, pos, ext):
         enumerated = [iv for iv in inner if st.iter_kind.get(iv) is S.ForKind.UNROLLED]
         fixed = {iv.var: E.Const(0, iv.var.dtype) for iv in inner if iv not in enumerated}
         for load in loads.values():
-            used = [iv for iv in enumerated if any(_uses(i, iv.var) for i in load.indices)]
+            used = [iv for iv in enumerated if any(uses_var(i, iv.var) for i in load.indices)]
             copies = [{iv: E.Const(v, iv.var.dtype) for iv, v in zip(used, values)}
                       for values in itertools.product(*(range(ext[iv]) for iv in used))]
             if spread is not None and len(copies) > 1:
@@ -385,13 +385,6 @@ def _loads_of(expr, buf):
     found = []
     visit(expr, lambda n: found.append(n) if isinstance(n, E.BufferLoad) and n.buffer is buf else None)
     return found
-
-
-def _uses(expr, var):
-    """Whether `expr` reads `var`."""
-    hit = []
-    visit(expr, lambda n: hit.append(n) if n is var else None)
-    return bool(hit)
 
 
 def _cross_thread_nest(ctx, st, rt, reduce, partial, slice_nest, store_g, buf, idx):

@@ -130,7 +130,7 @@ class _Packer:
         # fewer input channels than a 4-lane block (an image's 3): one-channel blocks, whose
         # packing is a view of the NCHW tensor, where 3-channel ones cost a copy (ResNet-18's
         # input: 0.08 ms of 9.5) and make the stem no faster (0.718 against 0.720 ms)
-        cb = have[1] if have and cg % have[1] == 0 else (1 if cg < 4 and not have else _block(cg))
+        cb = have[1] if have and cg % have[1] == 0 else (1 if cg < 4 else _block(cg))
         ob = cb if depthwise else _block(mg)
         if cg % cb or mg % ob or (groups > 1 and min(cb, ob) < NARROW_BLOCK) or ob < min(mg, NARROW_BLOCK):
             return False
