@@ -89,7 +89,7 @@ def _interior(tile, ranges):
     groups, seen = {}, set()
 
     def f(n):
-        if isinstance(n, E.Select):
+        if isinstance(n, (E.Select, IfThenElse)):
             for c in conjuncts(n.cond):
                 key = skey(c)
                 if key in seen:
@@ -115,13 +115,16 @@ def _interior(tile, ranges):
 
 
 def _without(body, tests: set):
-    """`body` with the conjuncts in `tests` (structural keys) dropped from its selects."""
+    """`body` with the conjuncts in `tests` (structural keys) dropped from its selects and
+    guards."""
     def post(n):
-        if not isinstance(n, E.Select):
+        if not isinstance(n, (E.Select, IfThenElse)):
             return None
         rest = [c for c in conjuncts(n.cond) if skey(c) not in tests]
         if len(rest) == len(conjuncts(n.cond)):
             return None
+        if isinstance(n, IfThenElse):
+            return IfThenElse(E.all_of(*rest), n.then_case, n.else_case) if rest else n.then_case
         return E.Select(E.all_of(*rest), n.t, n.f) if rest else n.t
     return transform(body, post)
 

@@ -1,7 +1,8 @@
 """unswitch_loops (vdla.compiler.tir.passes.unswitch): a depthwise convolution's register tile
 gets a copy whose loads test no bound of the image, run exactly where every dropped test holds
 for every kernel row and lane; an image with too few interior rows keeps its row
-tests; every kernel still computes what numpy does."""
+tests; a Winograd GEMM tile whose stores a row-group tail guards gets a copy without the
+guard; every kernel still computes what numpy does."""
 import itertools
 
 import numpy as np
@@ -151,3 +152,28 @@ def test_an_image_with_too_few_interior_rows_keeps_its_row_tests(rng):
     out = np.zeros([int(d) for d in args[2].shape], np.float32)
     build(s, args, name="dw").load().run("dw", [xa, wa, out])
     np.testing.assert_allclose(out, _numpy_depthwise(xa, wa, 1, 1, 1), rtol=1e-5, atol=1e-5)
+
+
+def _guard_tests(body):
+    found = {}
+    visit(body, lambda n: found.update({skey(c): c for c in _conjuncts(n.cond)}) if isinstance(n, S.IfThenElse) else None)
+    return found
+
+
+def test_a_tile_whose_stores_a_row_group_tail_guards_gets_a_copy_without_the_guard():
+    """The Winograd GEMM's register tile of 2 rows of tiles, in steps of 4 rows over 7 (the
+    second step 3: a tile with one row): the copy stores without the row guard, run exactly at
+    the tiles whose rows both exist."""
+    from vdla.compiler.topi.cpu_knobs import WinogradKnobs
+    x = te.placeholder((1, 2, 14, 14, CB), "float32", "x")
+    u = te.placeholder((4, 4, 2, 2, CB, CB), "float32", "u")
+    y = topi.conv2d_nchwc_winograd(x, u, pads=1)
+    s = topi.schedule_for([y], Target.host(threads=2), WinogradKnobs(False, 7, 2, 4, 2))
+    func = _unswitched(s, [x, u, y])
+    gemm = [(n, outer) for n, outer in _unswitches(func) if n.then_case.buffer.name.startswith("winograd_gemm")]
+    assert len(gemm) == 1
+    unswitched, outer = gemm[0]
+    assert _guard_tests(unswitched.else_case) and not _guard_tests(unswitched.then_case)
+    step, pair = sorted(free_vars(unswitched.cond), key=lambda v: v.name)     # b.y.o.o.f, ty.o
+    for a, b in itertools.product(outer[step], outer[pair]):
+        assert prove(unswitched.cond, {step: (a, a), pair: (b, b)}) is (4 * a + 2 * b + 1 < 7)
