@@ -6,9 +6,14 @@ filter transform and the op's numpy semantics); which one is U's first extent (t
 alpha = m + 2). The filter transform U = G g G^T runs at compile time; the kernel runs three
 stages:
 
-    V[n, ic/cb, th, e, u, tw, cb]   = (B^T d B)[e, u]                       input transform
+    V[n, th, e, u, ic/cb, tw, cb]   = (B^T d B)[e, u]                       input transform
     M[n, oc/ob, th, e, u, tw, ob]   = sum over ic of V[.., ic] * U[e, u, .., ic, oc]   GEMM
     out[n, oc/ob, y, x, ob]         = (A^T M A)[y % m, x % m] of tile (y // m, x // m)
+
+V keeps the input-channel blocks inside (row of tiles, e, u): what one GEMM register tile reads
+over its whole reduction is one contiguous run (7 KB for 256 channels and 7 tiles), not one
+block's tiles every 50 KB (the GEMM of F(2x2) at 14x14 with 256 channels, alone, on the Intel
+Xeon: 54.7-59.4 -> 69-73 GMAC/s).
 
 A transform row is a select chain over the row index; once the schedule unrolls that index,
 the simplifier leaves the plain sums and differences (no multiplies by 0 or 1).
@@ -78,14 +83,14 @@ def conv2d_nchwc_winograd(data, u, pads=0, separable=True):
     if separable:
         rows_of = te.compute((n, cbo, th, t.alpha, t.alpha, tw, cb), rows_of, name="winograd_input_rows",
                              tag=tags.WINOGRAD_HALF)
-    v = te.compute((n, cbo, th, t.alpha, t.alpha, tw, cb),
-                   lambda b, c, ty, e, v_, tx, ci: _apply_row(t.bt, e, lambda r: rows_of(b, c, ty, r, v_, tx, ci)),
+    v = te.compute((n, th, t.alpha, t.alpha, cbo, tw, cb),
+                   lambda b, ty, e, v_, c, tx, ci: _apply_row(t.bt, e, lambda r: rows_of(b, c, ty, r, v_, tx, ci)),
                    name="winograd_input", tag=tags.WINOGRAD_INPUT)
     ico = te.reduce_axis((0, cbo), "ico")
     ici = te.reduce_axis((0, cb), "ici")
     m = te.compute((n, obo, th, t.alpha, t.alpha, tw, ob),
                    lambda b, o, ty, e, v_, tx, oc: te.sum(
-                       v(b, ico.var, ty, e, v_, tx, ici.var) * u(e, v_, o, ico.var, ici.var, oc),
+                       v(b, ty, e, v_, ico.var, tx, ici.var) * u(e, v_, o, ico.var, ici.var, oc),
                        axis=[ico, ici]),
                    name="winograd_gemm", tag=tags.WINOGRAD_GEMM)
     def cols(b, o, ty, e, xi, tx, oc):

@@ -45,8 +45,10 @@ def _candidates(kind: str, dims: dict) -> list:
         # per row of tiles also two rows a step, half of them (a step per thread of two), all
         rows = dims["tiles_h"]
         structures = [(True, 1), (False, 1)] + [(False, g) for g in sorted({2, -(-rows // 2), rows}) if 1 < g <= rows]
-        return [WinogradKnobs(whole, t, b, group) for whole, group in structures
-                for t, b in _tiles(dims["tiles_w"], dims["out_blocks"])]
+        # and a register tile of one row of tiles or two (of whole rows)
+        return [WinogradKnobs(whole, t, b, group, tile_rows) for whole, group in structures
+                for t, b in _tiles(dims["tiles_w"], dims["out_blocks"])
+                for tile_rows in ((1, 2) if t == dims["tiles_w"] and (rows if whole else group) > 1 else (1,))]
     if kind == "conv2d_nchw":
         oc = dims["out_channels"]
         return [NchwConvKnobs(t) for t in range(1, min(oc, MAX_NCHW_OC_TILE) + 1) if oc % t == 0]
@@ -62,7 +64,7 @@ def _candidates(kind: str, dims: dict) -> list:
 def _rank(knobs, width) -> tuple:
     """Smaller is measured earlier: nearer GOOD_ACCUMULATORS, then a row tile without a tail."""
     acc = 1
-    for name in ("row_tile", "oc_blocks", "oc_tile", "columns", "vectors"):
+    for name in ("row_tile", "tile_rows", "oc_blocks", "oc_tile", "columns", "vectors"):
         acc *= getattr(knobs, name, 1)
     tail = hasattr(knobs, "row_tile") and width % knobs.row_tile != 0
     return abs(acc - GOOD_ACCUMULATORS), tail, acc

@@ -63,6 +63,26 @@ def test_winograd_kernel_as_the_group_output(h, w, tile, rng, compile_run):
     np.testing.assert_allclose(unpack(got), ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
 
 
+@pytest.mark.parametrize("tile", [2, 4])
+@pytest.mark.parametrize("whole, row_group", [(False, 4), (False, 7), (True, 1)])
+def test_a_register_tile_of_two_rows_of_tiles_computes_onnxruntimes(whole, row_group, tile, rng, host):
+    """tile_rows 2 over 7 rows of tiles: a row left over in each step of 4 rows (4 + 3), of all 7,
+    and of the whole image; the row tests of the register tile are unswitched (tir.passes.unswitch)."""
+    from vdla.compiler import build
+    from vdla.compiler.topi.cpu_knobs import WinogradKnobs
+    h = 7 * tile
+    xa = rng.standard_normal((1, 32, h, h)).astype("float32")
+    wa = (rng.standard_normal((32, 32, 3, 3)) * 0.2).astype("float32")
+    ref = ort_conv(xa, wa, np.zeros(32, "float32"), (1, 1, 1, 1))
+    xp, u = pack(xa, 16), transform_weight(wa, 16, 16, tile)
+    x, ut = te.placeholder(xp.shape, "float32", "x"), te.placeholder(u.shape, "float32", "u")
+    y = topi.conv2d_nchwc_winograd(x, ut, pads=1)
+    s = topi.schedule_for([y], host, WinogradKnobs(whole, 7, 2, row_group, 2))
+    got = np.zeros(y.shape, "float32")
+    build(s, [x, ut, y], host, "k", check=True).load().run("k", [xp, u, got])
+    np.testing.assert_allclose(unpack(got), ref, rtol=1e-4, atol=1e-4 * float(np.abs(ref).max()))
+
+
 def test_transform_and_operator_reject_what_they_cannot_do(rng):
     with pytest.raises(ValueError, match="expected a 3x3 filter, got 5x5"):
         transform_weight(np.zeros((16, 16, 5, 5), "float32"), 16, 16)

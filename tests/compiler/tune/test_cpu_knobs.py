@@ -12,7 +12,8 @@ from vdla.compiler.schedule.lower import lower_schedule
 from vdla.compiler.target import Target
 from vdla.compiler.topi.cpu_knobs import (IMAGE_ACCUMULATOR_BYTES, MIN_ACCUMULATORS, DenseKnobs, DepthwiseConvKnobs,
                                           DirectConvKnobs, MatmulKnobs, RegisterFile, WINOGRAD_ROW_GROUP_FILTER_BYTES,
-                                          WinogradKnobs, default_knobs, knobs_problem, register_tile, tile_registers)
+                                          WinogradKnobs, default_knobs, knobs_problem, register_tile, tile_registers,
+                                          winograd_tile_registers)
 from vdla.compiler.topi.schedule_cpu import cpu_anchor
 from vdla.compiler.tune.cpu_measure import CompileJob, compile_job, probe_inputs, same_output, target_parts, zeroed
 from vdla.compiler.tune.cpu_space import CpuKnobSpace
@@ -403,9 +404,36 @@ def test_winograd_rows_of_tiles_group_per_thread_where_the_filter_leaves_l2():
     assert group(4, 256) == 1       # 16 tiles: the whole image at once
 
 
+def test_a_winograd_tile_of_a_whole_row_takes_two_rows_where_they_fit_a_step_and_the_registers():
+    """ResNet-18's 7-tile rows (28x28 and 14x14): 2 x 7 tiles x 2 blocks, 28 accumulators + 2
+    weight vectors + a broadcast in 32 registers; not its 14-tile rows (a 5 x 4 tile), not where
+    a step has one row (per-row steps), not in 16 registers."""
+    avx512 = RegisterFile(32, 16)
+
+    def knobs(tiles, channels, threads=2, registers=avx512, alpha=6):
+        dims = {"tiles_h": tiles, "tiles_w": tiles, "out_blocks": channels // 16, "block": 16,
+                "filter_bytes": alpha * alpha * channels * channels * 4}
+        return default_knobs("conv2d_nchwc_winograd", dims, registers, threads)
+    assert winograd_tile_registers(14, 2, 16, avx512) == 31
+    assert winograd_tile_registers(15, 2, 16, avx512) > 32     # 30 accumulators: more than MAX_ACCUMULATORS
+    k = knobs(7, 128)
+    assert (k.row_tile, k.oc_blocks, k.row_group, k.tile_rows) == (7, 2, 4, 2)
+    assert knobs(7, 256, alpha=4).tile_rows == 2
+    assert knobs(7, 128, threads=1).tile_rows == 2      # all 7 rows a step
+    assert knobs(14, 64).tile_rows == 1                 # 5 x 4 of a 14-tile row
+    assert knobs(7, 128, threads=8).tile_rows == 1      # a row a step
+    assert knobs(7, 128, registers=RegisterFile(16, 8, True)).tile_rows == 1
+    dims = {"tiles_h": 14, "tiles_w": 14, "out_blocks": 4, "block": 16}
+    assert knobs_problem("conv2d_nchwc_winograd", dims, WinogradKnobs(False, 7, 2, 7, 2)) is None
+    assert knobs_problem("conv2d_nchwc_winograd", dims, WinogradKnobs(False, 5, 4, 7, 2)) == \
+        "a register tile of 2 x 5 tiles x 4 blocks holds more than 28 accumulators"
+
+
 @pytest.mark.parametrize("knobs, message", [
     (WinogradKnobs(True, 2, 1, 2), "row_group groups rows of tiles of the per-row structure, not the whole image's"),
     (WinogradKnobs(False, 2, 1, 4), "row_group 4 exceeds the 3 rows of tiles"),
+    (WinogradKnobs(False, 2, 1, 1, 2), r"tile_rows 2 exceeds the 1 rows of tiles a GEMM step has \(row_group\)"),
+    (WinogradKnobs(True, 3, 2, 1, 5), r"tile_rows 5 exceeds the 3 rows of tiles a GEMM step has \(the image\)"),
 ])
 def test_winograd_row_groups_that_do_not_fit_are_refused(knobs, message, host):
     x = te.placeholder((1, 2, 6, 6, 16), "float32", "x")
