@@ -38,6 +38,7 @@ import numpy as np
 from interleave import interleaved_median_ms
 from vdla.compiler.graph.passes.layout import winograd_fits, winograd_tile
 from vdla.driver.host_ops.winograd import transform_weight
+from vdla.driver.kernel_abi import aligned      # our kernels' buffers as the executor gives them
 from ort_peer import ort_session
 
 BLOCK = 16
@@ -175,12 +176,12 @@ def int8_rows(cases, threads_list, repeat, rng):
         xa = rng.integers(0, 256, (1, c, h, w)).astype("uint8")
         wa = rng.integers(-127, 128, (oc, c, k, k)).astype("int8")
         xp = pack_x(xa)
-        wp = np.ascontiguousarray(wa.reshape(oc // 16, 16, c // BLOCK, BLOCK // 4, 4, k, k).transpose(0, 2, 5, 6, 3, 1, 4))
-        sums = wa.astype(np.int64).reshape(oc, -1).sum(axis=1).astype(np.int32).reshape(oc // 16, 16)
+        wp = aligned(wa.reshape(oc // 16, 16, c // BLOCK, BLOCK // 4, 4, k, k).transpose(0, 2, 5, 6, 3, 1, 4))
+        sums = aligned(wa.astype(np.int64).reshape(oc, -1).sum(axis=1).astype(np.int32).reshape(oc // 16, 16))
         exact = requantized(conv3x3_exact(xa, wa), Y_SCALE)
         for threads in threads_list:
             lib, yshape, signed = our_int8_kernel(c, h, w, oc, threads)
-            ya = np.zeros(yshape, "uint8")
+            ya = aligned(np.zeros(yshape, "uint8"))
             args = [xp, wp, *([sums] if signed else []), ya]
             sess = ort_qlinear_session(threads, wa)
             ort_off = off_fraction(sess.run(None, {"x": xa})[0], exact)
@@ -230,14 +231,14 @@ def mismatch_note(off: float) -> str:
 
 def pack_x(xa):
     n, c, h, w = xa.shape
-    return np.ascontiguousarray(xa.reshape(n, c // BLOCK, BLOCK, h, w).transpose(0, 1, 3, 4, 2))
+    return aligned(xa.reshape(n, c // BLOCK, BLOCK, h, w).transpose(0, 1, 3, 4, 2))
 
 
 def pack_w(wa, depthwise):
     oc, c, k, _ = wa.shape
     if depthwise:
-        return np.ascontiguousarray(wa.reshape(oc // BLOCK, BLOCK, 1, k, k).transpose(0, 2, 3, 4, 1)[:, :, :, :, None, :])
-    return np.ascontiguousarray(wa.reshape(oc // BLOCK, BLOCK, c // BLOCK, BLOCK, k, k).transpose(0, 2, 4, 5, 3, 1))
+        return aligned(wa.reshape(oc // BLOCK, BLOCK, 1, k, k).transpose(0, 2, 3, 4, 1)[:, :, :, :, None, :])
+    return aligned(wa.reshape(oc // BLOCK, BLOCK, c // BLOCK, BLOCK, k, k).transpose(0, 2, 4, 5, 3, 1))
 
 
 def unpack_y(ya):
@@ -262,7 +263,7 @@ def main(argv=None):
         xp, wp = pack_x(xa), pack_w(wa, dw)
         for threads in args.threads:
             lib, yshape = our_kernel(c, h, w, oc, k, stride, pad, dw, threads)
-            ya = np.zeros(yshape, "float32")
+            ya = aligned(np.zeros(yshape, "float32"))
             sess = ort_conv_session(c, oc, k, stride, pad, dw, threads, wa)
             ref = sess.run(None, {"x": xa})[0]
             runs = {"direct": lambda: lib.run("conv", [xp, wp, ya])}
@@ -271,7 +272,7 @@ def main(argv=None):
                 tile = winograd_tile(1, c, oc, yshape[2], yshape[3])
             if tile is not None:
                 wlib = our_winograd_kernel(c, h, w, oc, pad, threads, tile)
-                up = transform_weight(wa, BLOCK, BLOCK, tile)
+                up = aligned(transform_weight(wa, BLOCK, BLOCK, tile))
                 runs["winograd"] = lambda: wlib.run("winograd", [xp, up, ya])
             for kernel, fn in runs.items():
                 ya[...] = np.nan

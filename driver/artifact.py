@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import artifact_trust
+from . import artifact_trust, kernel_abi
 from .artifact_errors import ArtifactError, TrustError
 from .artifact_header import check_blob_index, check_contents
 from .plan import Plan
@@ -37,24 +37,14 @@ _ALIGN = 64
 # where a parameter may stay a view of the artifact's buffer (numpy's own allocations are aligned
 # at least this much; an ARMv7 board's kernels took a bus error on a misaligned view)
 PARAM_ALIGN = 16
-# where CPU kernels want their operands: a 64-byte vector read across two cache lines costs the
-# weight-bound kernels (an LSTM step's matvec) a sixth of their time. The header is padded so the
-# blob section starts on this boundary, and `load` reads a file into memory aligned to it, so
-# a loaded artifact's parameters are aligned views; `aligned` copies the others.
+# where CPU kernels want their operands (kernel_abi.BUFFER_ALIGN): a 64-byte vector read across
+# two cache lines costs the weight-bound kernels (an LSTM step's matvec) a sixth of their time.
+# The header is padded so the blob section starts on this boundary, and `load` reads a file into
+# memory aligned to it, so a loaded artifact's parameters are aligned views; `aligned` copies the
+# others.
 KERNEL_ALIGN = _ALIGN
-
-
-def aligned(array: np.ndarray) -> np.ndarray:
-    """`array` where it starts on a KERNEL_ALIGN boundary (C-contiguous), else an aligned copy."""
-    array = np.asarray(array)
-    if array.ctypes.data % KERNEL_ALIGN == 0 and array.flags.c_contiguous:
-        return array
-    raw = np.empty(array.nbytes + KERNEL_ALIGN, np.uint8)
-    start = (-raw.ctypes.data) % KERNEL_ALIGN
-    out = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
-    out[...] = array
-    out.flags.writeable = array.flags.writeable
-    return out
+assert KERNEL_ALIGN % kernel_abi.BUFFER_ALIGN == 0
+aligned = kernel_abi.aligned
 
 __all__ = ["Artifact", "ArtifactError", "TrustError", "FORMAT_VERSION", "from_bytes", "load", "verify"]
 

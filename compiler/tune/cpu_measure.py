@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vdla.driver.kernel_abi import aligned
+
 
 @dataclass(frozen=True)
 class CompileJob:
@@ -44,7 +46,8 @@ def target_parts(target) -> tuple:
 
 def probe_inputs(inputs, seed: int) -> list[np.ndarray]:
     """Seeded arrays for a kernel's input tensors: floats standard normal, integers over a
-    range the type holds that keeps an int32 accumulator from overflowing."""
+    range the type holds that keeps an int32 accumulator from overflowing; aligned as the
+    executor's buffers are (kernel_abi.BUFFER_ALIGN), or the timing is of other memory traffic."""
     rng = np.random.default_rng(seed)
     arrays = []
     for t in inputs:
@@ -57,11 +60,11 @@ def probe_inputs(inputs, seed: int) -> list[np.ndarray]:
             info = np.iinfo(dtype)
             lo, hi = max(int(info.min), -128), min(int(info.max), 127 if info.min < 0 else 255)
             arrays.append(rng.integers(lo, hi + 1, shape).astype(dtype))
-    return arrays
+    return [aligned(a) for a in arrays]
 
 
 def zeroed(outputs) -> list[np.ndarray]:
-    return [np.zeros(tuple(int(d) for d in t.shape), t.dtype) for t in outputs]
+    return [aligned(np.zeros(tuple(int(d) for d in t.shape), t.dtype)) for t in outputs]
 
 
 def same_output(a: list[np.ndarray], b: list[np.ndarray]) -> bool:

@@ -93,3 +93,19 @@ def test_set_num_threads_validates_and_caps():
     out = np.zeros_like(x)
     lib.run("double", [x, out])
     np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_aligned_keeps_an_aligned_array_and_copies_any_other_to_the_boundary():
+    raw = np.zeros(1024 + kernel_abi.BUFFER_ALIGN, np.uint8)
+    start = (-raw.ctypes.data) % kernel_abi.BUFFER_ALIGN
+    on = raw[start:start + 1024].view(np.float32)
+    assert kernel_abi.aligned(on) is on
+    off = raw[start + 16:start + 16 + 512].view(np.float32).reshape(8, 16)
+    off[...] = np.arange(128).reshape(8, 16)
+    for view in (off, off.T):       # misaligned; not contiguous
+        copy = kernel_abi.aligned(view)
+        assert copy.ctypes.data % kernel_abi.BUFFER_ALIGN == 0 and copy.flags.c_contiguous
+        np.testing.assert_array_equal(copy, view)
+    frozen = off.copy()
+    frozen.flags.writeable = False
+    assert not kernel_abi.aligned(frozen).flags.writeable

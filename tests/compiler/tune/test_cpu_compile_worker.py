@@ -40,3 +40,13 @@ def test_a_candidate_compiled_in_a_worker_computes_what_this_process_compiles(rn
             k.load().run("k", arrays)
             outs.append(arrays[-1])
         np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_probe_and_output_arrays_are_aligned_as_the_executors_buffers():
+    """A candidate is timed on buffers aligned as the executor's (kernel_abi.BUFFER_ALIGN): on
+    numpy's 16-byte alignment every 64-byte vector access would span two cache lines."""
+    from vdla.driver.kernel_abi import BUFFER_ALIGN
+    tensors = [te.placeholder(shape, dtype, f"t{k}") for k, (shape, dtype) in
+               enumerate([((3, 5), "float32"), ((7,), "int8"), ((1, 2, 9, 16), "uint8")])]
+    for a in probe_inputs(tensors, 0) + zeroed(tensors):
+        assert a.ctypes.data % BUFFER_ALIGN == 0 and a.flags.c_contiguous and a.flags.writeable

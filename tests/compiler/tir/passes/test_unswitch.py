@@ -156,7 +156,8 @@ def test_an_image_with_too_few_interior_rows_keeps_its_row_tests(rng):
 
 def _guard_tests(body):
     found = {}
-    visit(body, lambda n: found.update({skey(c): c for c in _conjuncts(n.cond)}) if isinstance(n, S.IfThenElse) else None)
+    visit(body, lambda n: found.update({skey(c): c for c in _conjuncts(n.cond)})
+          if isinstance(n, S.IfThenElse) else None)
     return found
 
 
