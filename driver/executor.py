@@ -21,7 +21,8 @@ from vdla.hw.errors import RunError
 
 from . import host_ops, kernel_abi, machine
 from .arena_crossings import arena_crossings
-from .artifact import Artifact, ArtifactError, aligned, load
+from .param_layout import parameter_buffers
+from .artifact import Artifact, ArtifactError, load
 from .artifact_header import check_contents
 from .plan import AliasStep, GpuStep, HostStep, KernelStep, PartsStep, Plan, ValueSpec, VdlaStep
 
@@ -121,9 +122,8 @@ class Executor:
                                 "on this machine") from None
         skip = (-raw.ctypes.data) % 64
         self.arena = raw[skip:skip + plan.arena_bytes]
-        # parameters where the kernels want them (a copy only of one that is not: from_bytes of
-        # a buffer that is not aligned)
-        self.buffers: dict[str, np.ndarray] = {k: aligned(v) for k, v in artifact.params.items()}
+        # parameters where the kernels want them: aligned, in one allocation (param_layout.py)
+        self.buffers: dict[str, np.ndarray] = parameter_buffers(artifact.params)
         for name, t in plan.tensors.items():
             view = self.arena[t.offset:t.offset + t.nbytes].view(t.dtype)
             self.buffers[name] = view.reshape(t.shape)
