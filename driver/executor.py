@@ -21,9 +21,9 @@ from vdla.hw.errors import RunError
 
 from . import host_ops, kernel_abi, machine
 from .arena_crossings import arena_crossings
-from .param_layout import parameter_buffers
 from .artifact import Artifact, ArtifactError, load
 from .artifact_header import check_contents
+from .param_layout import parameter_buffers
 from .plan import AliasStep, GpuStep, HostStep, KernelStep, PartsStep, Plan, ValueSpec, VdlaStep
 
 

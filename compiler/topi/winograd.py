@@ -12,8 +12,8 @@ stages:
 
 V keeps the input-channel blocks inside (row of tiles, e, u): what one GEMM register tile reads
 over its whole reduction is one contiguous run (7 KB for 256 channels and 7 tiles), not one
-block's tiles every 50 KB (the GEMM of F(2x2) at 14x14 with 256 channels, alone, on the Intel
-Xeon: 54.7-59.4 -> 69-73 GMAC/s).
+block's tiles every 50 KB (the GEMM of F(2x2) at 14x14 with 256 channels, alone on aligned
+buffers, on the Intel Xeon: 65.8 -> 71.2 GMAC/s).
 
 A transform row is a select chain over the row index; once the schedule unrolls that index,
 the simplifier leaves the plain sums and differences (no multiplies by 0 or 1).
