@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from vdla.driver.artifact import FORMAT_VERSION, Artifact, aligned
+from vdla.driver.artifact import FORMAT_VERSION, Artifact
+from vdla.driver.kernel_abi import aligned
 from vdla.driver.header_fields import nbytes
 from vdla.driver.plan import (AliasStep, GpuStep, HostStep, KernelStep, PartsStep, Plan, PlannedTensor,
                               ValueSpec, VdlaStep)

@@ -37,14 +37,11 @@ _ALIGN = 64
 # where a parameter may stay a view of the artifact's buffer (numpy's own allocations are aligned
 # at least this much; an ARMv7 board's kernels took a bus error on a misaligned view)
 PARAM_ALIGN = 16
-# where CPU kernels want their operands (kernel_abi.BUFFER_ALIGN): a 64-byte vector read across
-# two cache lines costs the weight-bound kernels (an LSTM step's matvec) a sixth of their time.
-# The header is padded so the blob section starts on this boundary, and `load` reads a file into
-# memory aligned to it, so a loaded artifact's parameters are aligned views; `aligned` copies the
-# others.
-KERNEL_ALIGN = _ALIGN
-assert KERNEL_ALIGN % kernel_abi.BUFFER_ALIGN == 0
-aligned = kernel_abi.aligned
+# where CPU kernels want their operands (kernel_abi.BUFFER_ALIGN). The header is padded so the blob
+# section starts on a _ALIGN boundary, and `load` reads a file into memory aligned to it, so a
+# loaded artifact's parameters are aligned views.
+KERNEL_ALIGN = kernel_abi.BUFFER_ALIGN
+assert _ALIGN % KERNEL_ALIGN == 0, "a loaded artifact's parameter views must start where kernels want them"
 
 __all__ = ["Artifact", "ArtifactError", "TrustError", "FORMAT_VERSION", "from_bytes", "load", "verify"]
 

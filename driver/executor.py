@@ -114,13 +114,13 @@ class Executor:
         # woken at the start of a run, the pools' workers spin by its first parallel loop
         rousers = (lib.pool_rouser() for lib, _, _ in self.kernels.values() if hasattr(lib, "pool_rouser"))
         self._rousers = list({id(r): r for r in rousers if r is not None}.values())
-        # One allocation for every activation, 64-byte aligned.
+        # One allocation for every activation, aligned as kernels want their buffers.
         try:
-            raw = np.empty(plan.arena_bytes + 64, dtype=np.uint8)
+            raw = np.empty(plan.arena_bytes + kernel_abi.BUFFER_ALIGN, dtype=np.uint8)
         except MemoryError:
             raise ArtifactError(f"the plan's arena of {plan.arena_bytes} bytes cannot be allocated "
                                 "on this machine") from None
-        skip = (-raw.ctypes.data) % 64
+        skip = (-raw.ctypes.data) % kernel_abi.BUFFER_ALIGN
         self.arena = raw[skip:skip + plan.arena_bytes]
         # parameters where the kernels want them: aligned, in one allocation (param_layout.py)
         self.buffers: dict[str, np.ndarray] = parameter_buffers(artifact.params)

@@ -52,7 +52,8 @@ WARM_POOL_ONLY = 1 << 30
 # the buffers of anything that times a kernel for the executor (the tuner, the benchmarks): a
 # 64-byte vector read from a buffer numpy aligned to 16 bytes spans two cache lines (on the Intel
 # Xeon, ResNet-18's 512-channel 7x7 conv with 1 thread: 1.87 ms at a 16-byte offset, 1.73 aligned;
-# its F(2x2) Winograd conv with 2 threads 0.59 against 0.57).
+# its F(2x2) Winograd conv with 2 threads 0.59 against 0.57; weight-bound kernels such as an LSTM
+# step's matvec lost a sixth of their time).
 BUFFER_ALIGN = 64
 
 # Kernel names are identifiers, so no kernel object has this name.

@@ -12,6 +12,7 @@ Steps, in order:
 from __future__ import annotations
 
 import itertools
+import math
 
 from ..tir import expr as E
 from ..tir import stmt as S
@@ -369,9 +370,7 @@ def _prefetches(ctx, st, body, leaves, pos, ext):
 
 def _dealt(var, loops, extents):
     """The values of `loops` (mixed radix, the last fastest) in copy number var mod their count."""
-    count = 1
-    for e in extents:
-        count *= e
+    count = math.prod(extents)
     k = var % E.Const(count, var.dtype)
     out, radix = {}, count
     for iv, e in zip(loops, extents):

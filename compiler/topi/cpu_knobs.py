@@ -288,18 +288,6 @@ def tile_registers(row_tile: int, oc_blocks: int, vectors_per_block: int, depthw
                                                            else 1)
 
 
-def winograd_tile_registers(tiles: int, oc_blocks: int, block: int, registers: RegisterFile) -> int:
-    """Vector registers the Winograd GEMM's register tile keeps live: its accumulators, a step's
-    weight vectors and one broadcast (conv_schedules runs the tile tile by tile, each broadcast
-    consumed by the tile's blocks at once); more than the registers where accumulators exceed
-    MAX_ACCUMULATORS."""
-    per = max(1, -(-block // registers.lanes))
-    accumulators = tiles * oc_blocks * per
-    if accumulators > MAX_ACCUMULATORS:
-        return registers.vectors + 1
-    return accumulators + oc_blocks * per + 1
-
-
 def register_tile(width: int, blocks: int, block: int, registers: RegisterFile, tails: bool = True,
                   oc_blocks=OC_BLOCKS, depthwise: bool = False, whole_blocks: bool = True,
                   window: tuple[int, int] | None = None) -> tuple[int, int]:
@@ -367,9 +355,12 @@ def default_knobs(kind: str, dims: dict, registers: RegisterFile = BASELINE_REGI
         grouped = not whole and dims.get("filter_bytes", 0) > WINOGRAD_ROW_GROUP_FILTER_BYTES
         group = -(-dims["tiles_h"] // threads) if grouped else 1
         step_rows = dims["tiles_h"] if whole else group
-        rows = WINOGRAD_TILE_ROWS if tile == dims["tiles_w"] and step_rows >= WINOGRAD_TILE_ROWS and \
-            winograd_tile_registers(tile * WINOGRAD_TILE_ROWS, blocks, dims["block"], registers) <= registers.vectors \
-            else 1
+        # the GEMM runs its tile tile by tile: one broadcast live, as where broadcasts sit in a register
+        per = max(1, -(-dims["block"] // registers.lanes))
+        taller = tile * WINOGRAD_TILE_ROWS
+        fits = taller * blocks * per <= MAX_ACCUMULATORS and \
+            tile_registers(taller, blocks, per, broadcast_in_register=True) <= registers.vectors
+        rows = WINOGRAD_TILE_ROWS if tile == dims["tiles_w"] and step_rows >= WINOGRAD_TILE_ROWS and fits else 1
         return WinogradKnobs(whole, tile, blocks, group, rows)
     if kind == "conv2d_nchw":
         return NchwConvKnobs(divisor_up_to(dims["out_channels"], NCHW_OC_TILE))

@@ -1,8 +1,8 @@
 """Where an artifact's parameters lie in memory (vdla.driver.artifact): CPU kernels read them in
 64-byte vectors, so a file's blob section starts on that boundary (the header is padded), `load`
 reads into memory aligned to it and keeps every parameter a view, the compiler writes its
-arrays aligned, and the executor copies only a parameter that is not (from_bytes of a buffer
-at any address)."""
+arrays aligned, and the executor lays out in one aligned allocation parameters that are not
+(from_bytes of a buffer at any address; driver/param_layout.py)."""
 import numpy as np
 import pytest
 
@@ -49,13 +49,3 @@ def test_the_executor_aligns_what_from_bytes_left_unaligned(shift):
         np.testing.assert_array_equal(ex.buffers[name], a.params[name])
     x = np.linspace(-2, 2, 16, dtype=np.float32)
     np.testing.assert_array_equal(ex.run({"x": x})["y"], np.maximum(x, 0) + np.arange(16, dtype=np.float32))
-
-
-def test_aligned_copies_only_what_it_must():
-    raw = art.aligned(np.zeros(100, np.float32))
-    assert raw.ctypes.data % ALIGN == 0 and art.aligned(raw) is raw
-    odd = raw[3:]
-    b = art.aligned(odd)
-    assert b.ctypes.data % ALIGN == 0 and not np.shares_memory(b, odd)
-    np.testing.assert_array_equal(b, odd)
-    assert art.aligned(np.float32(2.5)).shape == ()

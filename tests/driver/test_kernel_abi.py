@@ -95,17 +95,19 @@ def test_set_num_threads_validates_and_caps():
     np.testing.assert_array_equal(out, 2 * x)
 
 
-def test_aligned_keeps_an_aligned_array_and_copies_any_other_to_the_boundary():
-    raw = np.zeros(1024 + kernel_abi.BUFFER_ALIGN, np.uint8)
-    start = (-raw.ctypes.data) % kernel_abi.BUFFER_ALIGN
-    on = raw[start:start + 1024].view(np.float32)
-    assert kernel_abi.aligned(on) is on
-    off = raw[start + 16:start + 16 + 512].view(np.float32).reshape(8, 16)
-    off[...] = np.arange(128).reshape(8, 16)
-    for view in (off, off.T):       # misaligned; not contiguous
+def test_aligned_copies_only_what_it_must():
+    raw = kernel_abi.aligned(np.zeros(100, np.float32))
+    assert raw.ctypes.data % kernel_abi.BUFFER_ALIGN == 0 and kernel_abi.aligned(raw) is raw
+    odd = raw[3:]
+    b = kernel_abi.aligned(odd)
+    assert b.ctypes.data % kernel_abi.BUFFER_ALIGN == 0 and not np.shares_memory(b, odd)
+    np.testing.assert_array_equal(b, odd)
+    assert kernel_abi.aligned(np.float32(2.5)).shape == ()
+    grid = raw[4:4 + 96].reshape(8, 12)         # misaligned; its transpose not contiguous either
+    grid[...] = np.arange(96).reshape(8, 12)
+    for view in (grid, grid.T):
         copy = kernel_abi.aligned(view)
         assert copy.ctypes.data % kernel_abi.BUFFER_ALIGN == 0 and copy.flags.c_contiguous
         np.testing.assert_array_equal(copy, view)
-    frozen = off.copy()
-    frozen.flags.writeable = False
-    assert not kernel_abi.aligned(frozen).flags.writeable
+    grid.flags.writeable = False                # a read-only parameter's copy stays read-only
+    assert not kernel_abi.aligned(grid).flags.writeable

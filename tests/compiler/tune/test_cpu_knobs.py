@@ -12,8 +12,7 @@ from vdla.compiler.schedule.lower import lower_schedule
 from vdla.compiler.target import Target
 from vdla.compiler.topi.cpu_knobs import (IMAGE_ACCUMULATOR_BYTES, MIN_ACCUMULATORS, DenseKnobs, DepthwiseConvKnobs,
                                           DirectConvKnobs, MatmulKnobs, RegisterFile, WINOGRAD_ROW_GROUP_FILTER_BYTES,
-                                          WinogradKnobs, default_knobs, knobs_problem, register_tile, tile_registers,
-                                          winograd_tile_registers)
+                                          WinogradKnobs, default_knobs, knobs_problem, register_tile, tile_registers)
 from vdla.compiler.topi.schedule_cpu import cpu_anchor
 from vdla.compiler.tune.cpu_measure import CompileJob, compile_job, probe_inputs, same_output, target_parts, zeroed
 from vdla.compiler.tune.cpu_space import CpuKnobSpace
@@ -414,8 +413,10 @@ def test_a_winograd_tile_of_a_whole_row_takes_two_rows_where_they_fit_a_step_and
         dims = {"tiles_h": tiles, "tiles_w": tiles, "out_blocks": channels // 16, "block": 16,
                 "filter_bytes": alpha * alpha * channels * channels * 4}
         return default_knobs("conv2d_nchwc_winograd", dims, registers, threads)
-    assert winograd_tile_registers(14, 2, 16, avx512) == 31
-    assert winograd_tile_registers(15, 2, 16, avx512) > 32     # 30 accumulators: more than MAX_ACCUMULATORS
+    # tile by tile: accumulators + weight vectors + one broadcast
+    assert tile_registers(14, 2, 1, broadcast_in_register=True) == 31
+    assert knobs_problem("conv2d_nchwc_winograd", {"tiles_h": 8, "tiles_w": 8, "out_blocks": 2, "block": 16},
+                         WinogradKnobs(False, 8, 2, 8, 2)) is not None      # 32 accumulators
     k = knobs(7, 128)
     assert (k.row_tile, k.oc_blocks, k.row_group, k.tile_rows) == (7, 2, 4, 2)
     assert knobs(7, 256, alpha=4).tile_rows == 2
