@@ -54,9 +54,21 @@ def _is_scalar_int(e):
 
 
 def linear(e):
-    """e == sum(coeff * atom) + const, as ({key: [atom, coeff]}, const)."""
+    """e == sum(coeff * atom) + const, as ({key: [atom, coeff]}, const); the caller reads it and
+    does not change it. A sum's form is kept on its node (`_linear`; map_children drops it from a
+    rebuilt copy): the simplifier asks each parent for its children's forms again, which without
+    the cache walks a long sum once per level."""
     if isinstance(e, E.Const):
         return {}, e.value
+    form = e.__dict__.get("_linear")
+    if form is None:
+        form = _linear(e)
+        if isinstance(e, (E.Add, E.Sub, E.Mul)):
+            e._linear = form
+    return form
+
+
+def _linear(e):
     if isinstance(e, (E.Add, E.Sub)):
         ta, ca = linear(e.a)
         tb, cb = linear(e.b)
@@ -98,6 +110,8 @@ def from_linear(terms, const, dtype="int32") -> E.Expr:
         out = E.Add(out, E.Const(const, dtype))
     elif const < 0:
         out = E.Sub(out, E.Const(-const, dtype))
+    if all(out is not atom for atom, _ in items):       # a node built here: its form is known
+        out._linear = ({k: ac for k, ac in terms.items() if ac[1] != 0}, const)
     return out
 
 

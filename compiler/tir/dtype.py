@@ -7,6 +7,8 @@ type of the expression they meet.
 """
 from __future__ import annotations
 
+import functools
+
 SCALARS = {
     "bool": (1, "uint"),
     "int8": (8, "int"),
@@ -21,7 +23,11 @@ SCALARS = {
 
 NUMPY_NAMES = {k: k for k in SCALARS}
 
+# The queries below are pure functions of a handful of strings, asked millions of times while
+# a kernel's unrolled IR is simplified: each answer is computed once.
 
+
+@functools.cache
 def split(dtype: str) -> tuple[str, int]:
     """'float32x16' -> ('float32', 16); 'int8' -> ('int8', 1)."""
     if dtype in SCALARS:
@@ -38,48 +44,59 @@ def check(dtype: str) -> str:
     return dtype
 
 
+@functools.cache
 def scalar(dtype: str) -> str:
     return split(dtype)[0]
 
 
+@functools.cache
 def lanes(dtype: str) -> int:
     return split(dtype)[1]
 
 
+@functools.cache
 def with_lanes(dtype: str, n: int) -> str:
     base = scalar(dtype)
     return base if n == 1 else f"{base}x{n}"
 
 
+@functools.cache
 def bits(dtype: str) -> int:
     return SCALARS[scalar(dtype)][0]
 
 
+@functools.cache
 def kind(dtype: str) -> str:
     return SCALARS[scalar(dtype)][1]
 
 
+@functools.cache
 def is_float(dtype: str) -> bool:
     return kind(dtype) == "float"
 
 
+@functools.cache
 def is_int(dtype: str) -> bool:
     """Signed or unsigned integer, bool excluded."""
     return kind(dtype) in ("int", "uint") and scalar(dtype) != "bool"
 
 
+@functools.cache
 def is_bool(dtype: str) -> bool:
     return scalar(dtype) == "bool"
 
 
+@functools.cache
 def is_signed(dtype: str) -> bool:
     return kind(dtype) in ("int", "float")
 
 
+@functools.cache
 def itemsize(dtype: str) -> int:
     return max(1, bits(dtype) // 8) * lanes(dtype)
 
 
+@functools.cache
 def int_range(dtype: str) -> tuple[int, int]:
     b = bits(dtype)
     if kind(dtype) == "int":

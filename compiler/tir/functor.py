@@ -43,6 +43,7 @@ def map_children(node, fn):
     if not changed:
         return node
     out = copy.copy(node)
+    out.__dict__.pop("_linear", None)        # arith.linear's cached form of the old children
     for k, v in changed.items():
         setattr(out, k, v)
     if hasattr(out, "_retype"):

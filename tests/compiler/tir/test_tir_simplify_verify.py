@@ -49,9 +49,27 @@ def test_simplify_preserves_value_on_random_expressions():
     for _ in range(400):
         e = random_expr(rnd, [x, y, z], 4)
         s = arith.simplify(e, ranges)
+        # and once more with x fixed, as an unrolled loop simplifies its copies of a simplified body
+        k = rnd.randint(0, 7)
+        fixed = arith.simplify(substitute(s, {x: E.Const(k, "int32")}), ranges)
         for vals in itertools.islice(itertools.product(range(0, 8, 3), range(0, 16, 5), range(-3, 4, 2)), 30):
             env = dict(zip((x, y, z), vals))
             assert evaluate(s, env) == evaluate(e, env), f"{e!r} -> {s!r} at {vals}"
+            env[x] = k
+            assert evaluate(fixed, env) == evaluate(e, env), f"{e!r} -> {fixed!r} at x={k}, {vals[1:]}"
+
+
+def test_a_rebuilt_expression_is_not_read_with_its_old_linear_form():
+    """arith.linear keeps a sum's form on its node; a copy rebuilt with other children (an
+    unrolled loop substituting its index) must not inherit it."""
+    x, y = E.Var("x"), E.Var("y")
+    e = arith.simplify(E.Add(E.Mul(E.Add(x, y), E.Const(3, "int32")), E.Const(2, "int32")))
+    assert arith.linear(e)[1] == 2                          # cached on e now
+    moved = substitute(e, {x: E.Add(y, E.Const(5, "int32"))})
+    terms, const = arith.linear(moved)
+    assert const == 17 and [c for _, c in terms.values()] == [6]
+    assert to_text(arith.simplify(moved)) == to_text(arith.simplify(E.Add(E.Mul(y, E.Const(6, "int32")),
+                                                                          E.Const(17, "int32"))))
 
 
 @pytest.mark.parametrize("offset", [0, 3, 6, -3, 5])
