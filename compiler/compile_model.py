@@ -19,7 +19,7 @@ def _hardware(hw_config):
 def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict | None = None,
                   constant_inputs: dict | None = None, kernels: bool = True, threads: int | None = None,
                   log=None, calibration: dict | None = None, host_triple: str | None = None,
-                  vta_compat: bool = False, tuning=None, link: bool | None = None):
+                  vta_compat: bool = False, tuning=None, link: bool | None = None, jobs: int = 1):
     """Compile an ONNX model (ModelProto or path) into an Artifact for `target`: "cpu" (this
     machine), an LLVM triple (cross-compiled kernels, run on that machine), "cuda" or "cuda:sm_NN"
     (GPU programs, compile_cuda.py: this machine's GPU or the one named) or "vdla" (the
@@ -33,12 +33,16 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
     they match: accelerator records for target "vdla", CPU records (measured on this host) for
     the CPU kernels of any target (vdla.compiler.tune.load_tuning reads one from a file).
     link: also link the CPU kernels into a shared object the deploy runtime loads without
-    llvmlite (needs the ziglang package); default: for a triple that is not this machine."""
+    llvmlite (needs the ziglang package); default: for a triple that is not this machine.
+    jobs: processes that compile the CPU kernels side by side (spawned: a script calling this
+    with jobs > 1 does its work under `if __name__ == "__main__":`); the artifact is the same."""
     from .target import check_target, cuda_arch, is_cuda
     check_target(target)  # before any work: an unknown target must not quietly become numpy host steps
+    if jobs < 1:
+        raise ValueError(f"jobs={jobs}: at least one process compiles the kernels")
     if target == "vdla":
         return compile_for_vdla(model, hw_config, calibration, host_triple, input_shapes, constant_inputs,
-                                threads, log, vta_compat=vta_compat, tuning=tuning, link=link)
+                                threads, log, vta_compat=vta_compat, tuning=tuning, link=link, jobs=jobs)
     if vta_compat:
         raise ValueError(f"vta_compat applies to target 'vdla', not {target!r}")
     if is_cuda(target):
@@ -62,7 +66,7 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
         else:  # cross-compile: kernels for another CPU (a board's ARM cores)
             tgt = Target(target, threads=threads)
         cpu_tuning = _cpu_tuning(tuning, tgt)
-        kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, knobs_for=cpu_tuning)
+        kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, knobs_for=cpu_tuning, jobs=jobs)
         if cpu_tuning is not None:
             cpu_tuning.check()
         objects.update(_linked(objects, index, tgt, link))
@@ -118,7 +122,7 @@ def _note_parts_in_place(graph, place: dict) -> None:
 
 def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,
                      constant_inputs=None, threads=None, log=None, per_channel_activations=False,
-                     vta_compat=False, tuning=None, link=None):
+                     vta_compat=False, tuning=None, link=None, jobs=1):
     """The VDLA pipeline, top to bottom: quantize_for_vdla -> memory plan -> VDLA kernels for
     the accelerator nodes (schedules from `tuning`, a vdla.compiler.tune.TuningLog, where it
     has a record), CPU kernels (or host steps) for the rest -> artifact."""
@@ -151,7 +155,8 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     cpu_tuning = _cpu_tuning(tuning, tgt)
     # the CPU's nodes, the conversions at the accelerator's edge among them, as kernels (or host steps)
     graph = steps_as_operands(graph)
-    kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=set(vdla_steps), knobs_for=cpu_tuning)
+    kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=set(vdla_steps), knobs_for=cpu_tuning,
+                                                           jobs=jobs)
     if cpu_tuning is not None:
         cpu_tuning.check()
     objects.update(_linked(objects, index, tgt, link))

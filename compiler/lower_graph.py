@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from concurrent.futures.process import BrokenProcessPool
 
 from vdla.driver import kernel_abi
 
 from . import lower_ops
 from .artifact_build import node_record
-from .build import build, build_func, run_passes  # the tensor compiler's entry points
+from .build import build_func, run_passes  # the tensor compiler's entry points
 from .graph.ir import Graph, Node
 from .graph.passes.memory_plan import ALIAS_OPS
+from .kernel_jobs import CompileJob, KernelPool, target_parts
 
 
 def group_signature(graph: Graph, node: Node, args: list[str]) -> str:
@@ -53,17 +55,25 @@ def kernel_args(graph: Graph, node: Node) -> list[str]:
     return list(dict.fromkeys(inputs)) + [o for o in node.outputs if o]
 
 
-def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tuple[dict, dict, dict, dict]:
+def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None, jobs: int = 1) -> tuple[dict, dict, dict, dict]:
     """Returns (kernel_steps, objects by triple, kernels index by triple, host reasons).
     Nodes named in `skip` run elsewhere (the accelerator) and are left alone. `knobs_for`:
     a group's outputs -> the schedule knobs of a tuning record, or None for the default's
-    (vdla.compiler.tune.CpuTuningUse)."""
+    (vdla.compiler.tune.CpuTuningUse). `jobs` > 1: the kernels compile side by side on that
+    many spawned processes (kernel_jobs), each the same as it compiles here."""
 
-    kernel_steps: dict[str, dict] = {}
     host_reasons: dict[str, str] = {}
-    compiled: dict[str, object] = {}
+    built: dict[str, object] = {}           # kernel name -> CompiledKernel, or why it failed
+    served: list[tuple] = []                # (node, its args, its kernel's name), in the graph's order
+    queued: list[tuple] = []                # (CompileJob, the node it is for)
     by_signature: dict[str, str] = {}
     in_place = set(graph.meta.get("memory_plan", {}).get("parts", ()))   # a Concat that copies nothing
+
+    def done(name: str, result, node: Node) -> None:
+        built[name] = result
+        if log and not isinstance(result, str):
+            log(f"compiled {name} for {node.name}")
+
     for node in graph.nodes:
         if node.op in ALIAS_OPS or node.name in skip or node.name in in_place:
             continue
@@ -73,26 +83,37 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tupl
         args = kernel_args(graph, node)
         sig = group_signature(graph, node, args)
         if sig in by_signature:
-            kernel_steps[node.name] = {"kernel": by_signature[sig], "args": args}
+            served.append((node, args, by_signature[sig]))
             continue
-        name = f"k{len(compiled)}_{node.attrs.get('pattern', node.op).replace('+', '_').lower()}"
-
-        def build_kernel(node=node, args=args, name=name):
-            if node.op in lower_ops.LOOP_RULES:
-                return build_func(run_passes(lower_ops.group_to_func(graph, node, args, target, name)), target)
-            tensors, outputs = lower_ops.group_to_te(graph, node, args, lower_ops.cpu_rules(target))
-            schedule = lower_ops.schedule(outputs, target, knobs_for(outputs) if knobs_for else None)
-            return build(schedule, tensors, target, name)
-
-        kernel, why = lower_ops.build_or_reason(build_kernel)
-        if kernel is None:
+        name = f"k{len(by_signature)}_{node.attrs.get('pattern', node.op).replace('+', '_').lower()}"
+        if node.op in lower_ops.LOOP_RULES:
+            kernel, why = lower_ops.build_or_reason(
+                lambda: build_func(run_passes(lower_ops.group_to_func(graph, node, args, target, name)), target))
+        else:
+            kernel, why = lower_ops.build_or_reason(lambda: _job(graph, node, args, target, knobs_for, name))
+        if why is not None:
             host_reasons[node.name] = why
-            continue
-        compiled[name] = kernel
+            continue                        # a later node of this signature tries again, as this one did
         by_signature[sig] = name
-        kernel_steps[node.name] = {"kernel": name, "args": args}
-        if log:
-            log(f"compiled {name} for {node.name}")
+        served.append((node, args, name))
+        if isinstance(kernel, CompileJob):
+            queued.append((kernel, node))
+        else:
+            done(name, kernel, node)
+    with KernelPool(max(1, min(jobs, len(queued)))) as pool:
+        try:
+            for (job, node), result in zip(queued, pool.results([j for j, _ in queued])):
+                done(job.name, result, node)
+        except BrokenProcessPool:
+            raise RuntimeError(f"a process compiling kernels died (out of memory?): compile with fewer than {jobs} "
+                               "jobs") from None
+    kernel_steps: dict[str, dict] = {}
+    for node, args, name in served:
+        if isinstance(built[name], str):
+            host_reasons[node.name] = built[name]
+        else:
+            kernel_steps[node.name] = {"kernel": name, "args": args}
+    compiled = {name: built[name] for name in by_signature.values() if not isinstance(built[name], str)}
     objects = {kernel_abi.kernel_object_key(k.target, name): k.object_code for name, k in compiled.items()}
     index = {}
     for name, k in compiled.items():
@@ -100,3 +121,9 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None) -> tupl
         index[k.target]["names"].append(name)
         index[k.target]["arg_specs"][name] = kernel_abi.argspec_record(k.arg_specs)
     return kernel_steps, objects, index, host_reasons
+
+
+def _job(graph: Graph, node: Node, args: list[str], target, knobs_for, name: str) -> CompileJob:
+    """The node's tensor expressions and schedule knobs, to compile here or on a worker."""
+    tensors, outputs = lower_ops.group_to_te(graph, node, args, lower_ops.cpu_rules(target))
+    return CompileJob(tensors, outputs, knobs_for(outputs) if knobs_for else None, target_parts(target), name)

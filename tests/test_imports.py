@@ -174,7 +174,7 @@ COMPILER_TIERS = (
     ("codegen", "build"),
     ("topi",),
     ("lower_ops", "vdla"),
-    ("lower_graph", "lower_gpu_winograd"),
+    ("lower_graph", "lower_gpu_winograd", "kernel_jobs"),
     ("lower_gpu_graph", "tune"),
     ("compile_cuda",),
     ("compile_model",),

@@ -1,5 +1,5 @@
-"""Compiling a CPU kernel with given knobs (in worker processes: everything here pickles), the
-seeded probe data it runs on, and timing it on this host.
+"""The seeded probe data a CPU kernel candidate runs on, and timing it on this host (the
+candidates compile on vdla.compiler.kernel_jobs).
 
 Timing is wall-clock in this process, one kernel at a time: a repeat runs the kernel often
 enough to last `min_repeat_s` and counts its mean; a time is the fastest of its repeats
@@ -11,37 +11,10 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from vdla.driver.kernel_abi import aligned
-
-
-@dataclass(frozen=True)
-class CompileJob:
-    tensors: list           # the kernel's arguments (tensor expressions), inputs then outputs
-    outputs: list
-    knobs: object
-    target: tuple           # (triple, cpu, features, threads): a compiler.target.Target's parts
-    name: str
-
-
-def compile_job(job: CompileJob):
-    """The CompiledKernel of `job`, or why it did not compile (a string): a candidate that
-    fails is a result, not an error of the search."""
-    from ..build import build
-    from ..target import Target
-    from ..topi.schedule_cpu import schedule_for
-    try:
-        target = Target(*job.target)
-        return build(schedule_for(job.outputs, target, job.knobs), job.tensors, target, job.name)
-    except Exception as exc:  # noqa: BLE001 -- a schedule the compiler refuses is one failed candidate
-        return f"{type(exc).__name__}: {exc}"
-
-
-def target_parts(target) -> tuple:
-    return target.triple, target.cpu, target.features, target.threads
 
 
 def probe_inputs(inputs, seed: int) -> list[np.ndarray]:

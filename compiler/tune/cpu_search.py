@@ -13,15 +13,14 @@ becomes the record only if it beats the default by MARGIN there too, else the ne
 default beyond the noise of a paired measurement, and the default wins every tie."""
 from __future__ import annotations
 
-import multiprocessing
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cpu_measure import CompileJob, compile_job, same_output, target_parts
+from ..kernel_jobs import CompileJob, KernelPool, target_parts
+from .cpu_measure import same_output
 from .cpu_records import CpuTuningRecord
 from .cpu_signature import host_hash, host_name
 from .cpu_space import CpuKnobSpace
@@ -121,28 +120,13 @@ class CpuKernelSearch:
                                round(default_ms, 6), len(self.measured))
 
 
-class Compiler:
-    """Compiles batches of candidates: in this process for jobs=1, else on `jobs` spawned
-    worker processes (the parent may hold threads a fork would copy mid-lock)."""
-
-    def __init__(self, jobs: int = 1):
-        self.jobs = jobs
-        self._pool = None
-
-    def __enter__(self):
-        if self.jobs > 1:
-            self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
-        return self
-
-    def __exit__(self, *exc):
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+class Compiler(KernelPool):
+    """Compiles batches of candidates (KernelPool: in this process for jobs=1, else on `jobs`
+    spawned processes)."""
 
     def compile(self, jobs: list[CompileJob]) -> list:
-        if self._pool is None:
-            return [compile_job(j) for j in jobs]
         try:
-            return list(self._pool.map(compile_job, jobs))
+            return list(self.results(jobs))
         except BrokenProcessPool:
             raise TuningError("a compiling worker process died (out of memory?); try fewer --jobs") from None
 

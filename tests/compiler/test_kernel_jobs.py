@@ -1,16 +1,16 @@
-"""Candidates compile on worker processes from pickled tensor expressions: what a worker
-builds must compute what this process builds."""
-import multiprocessing
+"""Kernels compile on worker processes from pickled tensor expressions (a graph's with
+compile_model(jobs=N), the CPU tuner's candidates): what a worker builds must compute what this
+process builds."""
 import pickle
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 from vdla.compiler import te, topi
+from vdla.compiler.kernel_jobs import CompileJob, KernelPool, compile_job, target_parts
 from vdla.compiler.target import Target
 from vdla.compiler.tir import expr as E
 from vdla.compiler.topi.cpu_knobs import DirectConvKnobs
-from vdla.compiler.tune.cpu_measure import CompileJob, compile_job, probe_inputs, target_parts, zeroed
+from vdla.compiler.tune.cpu_measure import probe_inputs, zeroed
 
 
 def test_an_unpickled_var_takes_a_fresh_uid_shared_by_its_uses():
@@ -29,8 +29,8 @@ def test_a_candidate_compiled_in_a_worker_computes_what_this_process_compiles(rn
     host = Target.host(threads=2)
     jobs = [CompileJob([x, w, y], [y], k, target_parts(host), "k")
             for k in (DirectConvKnobs(5, 2), DirectConvKnobs(17, 4), DirectConvKnobs(3, 1))]
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        remote = list(pool.map(compile_job, jobs))
+    with KernelPool(2) as pool:              # two spawned processes (one compiles here)
+        remote = list(pool.results(jobs))
     inputs = probe_inputs([x, w], 3)
     for job, kernel in zip(jobs, remote):
         assert not isinstance(kernel, str), kernel
@@ -40,13 +40,3 @@ def test_a_candidate_compiled_in_a_worker_computes_what_this_process_compiles(rn
             k.load().run("k", arrays)
             outs.append(arrays[-1])
         np.testing.assert_array_equal(outs[0], outs[1])
-
-
-def test_probe_and_output_arrays_are_aligned_as_the_executors_buffers():
-    """A candidate is timed on buffers aligned as the executor's (kernel_abi.BUFFER_ALIGN): on
-    numpy's 16-byte alignment every 64-byte vector access would span two cache lines."""
-    from vdla.driver.kernel_abi import BUFFER_ALIGN
-    tensors = [te.placeholder(shape, dtype, f"t{k}") for k, (shape, dtype) in
-               enumerate([((3, 5), "float32"), ((7,), "int8"), ((1, 2, 9, 16), "uint8")])]
-    for a in probe_inputs(tensors, 0) + zeroed(tensors):
-        assert a.ctypes.data % BUFFER_ALIGN == 0 and a.flags.c_contiguous and a.flags.writeable

@@ -115,3 +115,10 @@ def test_run_summarizes_a_zero_size_output(tmp_path, capsys):
     assert main(["run", str(path)]) == 0
     out = capsys.readouterr().out
     assert "y: float32[1, 0, 8, 8] (empty)" in out and "z: float32[1, 3, 8, 8] min 0" in out
+
+
+def test_compile_jobs_below_one_is_an_error_before_any_work(relu_onnx, tmp_path, capsys):
+    out = tmp_path / "m.vdla"
+    assert main(["compile", str(relu_onnx), "-o", str(out), "--jobs", "0"]) != 0
+    assert "--jobs 0: at least one process compiles the kernels" in _one_line_error(capsys, "compile")
+    assert not out.exists()

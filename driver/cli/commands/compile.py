@@ -5,6 +5,7 @@ what the GPU path takes on an NVIDIA GPU (PTX), the rest on the host (numpy)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -41,6 +42,8 @@ def add_parser(sub):
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
                    help="fix a symbolic input shape (repeatable)")
     p.add_argument("--threads", type=int, default=None, help="threads the kernels use")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="processes compiling the CPU kernels side by side (default: one per core)")
     p.add_argument("--no-kernels", action="store_true",
                    help="run every op as a numpy host step (no tensor compiler)")
     p.add_argument("--sign-key", default=None, metavar="KEY",
@@ -68,6 +71,9 @@ def run(args) -> int:
     if args.sign_key:   # read first: a bad key file should not cost a whole compile
         from vdla.driver.artifact_trust import read_signing_key
         sign_key = read_signing_key(args.sign_key, what="--sign-key")
+    jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
+    if jobs < 1:
+        raise OptionError(f"--jobs {jobs}: at least one process compiles the kernels")
     shapes = dict(_shape_arg(s) for s in args.input_shape)
     calibration = None
     if args.calibrate:
@@ -95,7 +101,7 @@ def run(args) -> int:
                                  ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
                                  kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
                                  host_triple=args.host_triple, vta_compat=args.vta_compat, tuning=tuning,
-                                 link=args.link)
+                                 link=args.link, jobs=jobs)
     for caution in caught:
         if issubclass(caution.category, UserWarning):
             print(f"vdla compile: warning: {caution.message}", file=sys.stderr)
@@ -120,8 +126,6 @@ def run(args) -> int:
 
 def _check_output(model: str, output: str) -> None:
     """-o must be a regular file (or none yet), and not the model being compiled."""
-    import os
-
     from vdla.driver.artifact import output_target
     target = output_target(output)
     if os.path.exists(target) and os.path.exists(model) and os.path.samefile(model, target):

@@ -14,7 +14,8 @@ from vdla.compiler.topi.cpu_knobs import (IMAGE_ACCUMULATOR_BYTES, MIN_ACCUMULAT
                                           DirectConvKnobs, MatmulKnobs, RegisterFile, WINOGRAD_ROW_GROUP_FILTER_BYTES,
                                           WinogradKnobs, default_knobs, knobs_problem, register_tile, tile_registers)
 from vdla.compiler.topi.schedule_cpu import cpu_anchor
-from vdla.compiler.tune.cpu_measure import CompileJob, compile_job, probe_inputs, same_output, target_parts, zeroed
+from vdla.compiler.kernel_jobs import CompileJob, compile_job, target_parts
+from vdla.compiler.tune.cpu_measure import probe_inputs, same_output, zeroed
 from vdla.compiler.tune.cpu_space import CpuKnobSpace
 from vdla.compiler.tune.cpu_tune_model import cpu_model_kernels
 
