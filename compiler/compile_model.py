@@ -34,8 +34,10 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
     the CPU kernels of any target (vdla.compiler.tune.load_tuning reads one from a file).
     link: also link the CPU kernels into a shared object the deploy runtime loads without
     llvmlite (needs the ziglang package); default: for a triple that is not this machine.
-    jobs: processes that compile the CPU kernels side by side (spawned: a script calling this
-    with jobs > 1 does its work under `if __name__ == "__main__":`); the artifact is the same."""
+    jobs: processes that compile the kernels side by side (the CPU kernels; for "vdla" also the
+    accelerator's, each timed among its default schedules on the simulator). They are spawned: a
+    script calling this with jobs > 1 does its work under `if __name__ == "__main__":`. The
+    artifact is the same."""
     from .target import check_target, cuda_arch, is_cuda
     check_target(target)  # before any work: an unknown target must not quietly become numpy host steps
     if jobs < 1:
@@ -137,7 +139,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     from .vdla.edge_steps import steps_as_operands
     start = time.perf_counter()
     config = load_config(DEFAULT_PRESET if hw_config is None else hw_config)
-    kernels = Kernels(config, vta_compat, tuning)     # placement settles with them, lowering takes them
+    kernels = Kernels(config, vta_compat, tuning, jobs)     # placement settles with them, lowering takes them
     graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
                                                          constant_inputs, per_channel_activations, vta_compat, kernels)
     # the CPU's recurrent layers, transposed convolutions and instance/group normalizations as the

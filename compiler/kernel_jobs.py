@@ -1,11 +1,8 @@
-"""Building CPU kernels from tensor expressions that pickle, in this process or on spawned
-worker processes: compile_model builds a graph's kernels this way (jobs > 1: side by side),
-and the CPU tuner its candidates. Spawned, not forked: the parent may hold threads (a thread
-pool, onnxruntime's) that a fork would copy mid-lock."""
+"""A CPU kernel to build from tensor expressions that pickle, so that a worker process
+(process_pool) can build it: compile_model builds a graph's kernels this way (jobs > 1: side by
+side), and the CPU tuner its candidates."""
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 
@@ -34,30 +31,3 @@ def compile_job(job: CompileJob):
 
 def target_parts(target) -> tuple:
     return target.triple, target.cpu, target.features, target.threads
-
-
-class KernelPool:
-    """Runs compile_job over batches of jobs: in this process for jobs=1, else on `jobs`
-    spawned processes (a context manager: the processes end with it)."""
-
-    def __init__(self, jobs: int = 1):
-        if jobs < 1:
-            raise ValueError(f"jobs={jobs}: at least one process compiles")
-        self.jobs = jobs
-        self._pool = None
-
-    def __enter__(self):
-        if self.jobs > 1:
-            self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
-        return self
-
-    def __exit__(self, *exc):
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-
-    def results(self, jobs: list[CompileJob]):
-        """compile_job(job) for each job, in order, each as soon as it and those before it are
-        built. Raises BrokenProcessPool if a worker dies (out of memory)."""
-        if self._pool is None:
-            return (compile_job(j) for j in jobs)
-        return self._pool.map(compile_job, jobs)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures.process import BrokenProcessPool
 
 from vdla.driver import kernel_abi
 
@@ -19,7 +18,8 @@ from .artifact_build import node_record
 from .build import build_func, run_passes  # the tensor compiler's entry points
 from .graph.ir import Graph, Node
 from .graph.passes.memory_plan import ALIAS_OPS
-from .kernel_jobs import CompileJob, KernelPool, target_parts
+from .kernel_jobs import CompileJob, compile_job, target_parts
+from .process_pool import SpawnedPool
 
 
 def group_signature(graph: Graph, node: Node, args: list[str]) -> str:
@@ -100,13 +100,9 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None, jobs: i
             queued.append((kernel, node))
         else:
             done(name, kernel, node)
-    with KernelPool(max(1, min(jobs, len(queued)))) as pool:
-        try:
-            for (job, node), result in zip(queued, pool.results([j for j, _ in queued])):
-                done(job.name, result, node)
-        except BrokenProcessPool:
-            raise RuntimeError(f"a process compiling kernels died (out of memory?): compile with fewer than {jobs} "
-                               "jobs") from None
+    with SpawnedPool(max(1, min(jobs, len(queued)))) as pool:
+        for (job, node), result in zip(queued, pool.map(compile_job, [j for j, _ in queued])):
+            done(job.name, result, node)
     kernel_steps: dict[str, dict] = {}
     for node, args, name in served:
         if isinstance(built[name], str):

@@ -167,7 +167,7 @@ def _top(module: str) -> str:
 # accelerator kernels; the pipelines sit on everything they run). A part is the first name
 # below vdla.compiler (a subpackage or a top-level module); the package itself is the top.
 COMPILER_TIERS = (
-    ("tir", "graph", "target", "file_lock"),
+    ("tir", "graph", "target", "file_lock", "process_pool"),
     ("te", "frontend", "artifact_build"),
     ("intrin",),
     ("schedule",),

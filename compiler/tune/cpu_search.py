@@ -14,12 +14,12 @@ default beyond the noise of a paired measurement, and the default wins every tie
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernel_jobs import CompileJob, KernelPool, target_parts
+from ..kernel_jobs import CompileJob, compile_job, target_parts
+from ..process_pool import SpawnedPool, WorkerDied
 from .cpu_measure import same_output
 from .cpu_records import CpuTuningRecord
 from .cpu_signature import host_hash, host_name
@@ -120,14 +120,14 @@ class CpuKernelSearch:
                                round(default_ms, 6), len(self.measured))
 
 
-class Compiler(KernelPool):
-    """Compiles batches of candidates (KernelPool: in this process for jobs=1, else on `jobs`
-    spawned processes)."""
+class Compiler(SpawnedPool):
+    """Compiles batches of candidates: in this process for jobs=1, else on `jobs` spawned
+    processes."""
 
     def compile(self, jobs: list[CompileJob]) -> list:
         try:
-            return list(self.results(jobs))
-        except BrokenProcessPool:
+            return list(self.map(compile_job, jobs))
+        except WorkerDied:
             raise TuningError("a compiling worker process died (out of memory?); try fewer --jobs") from None
 
 

@@ -97,10 +97,11 @@ class Kernels:
 
     A kernel with a record in `tuning` (a vdla.compiler.tune.TuningLog) for this hardware takes
     the record's knobs as they are (they were measured against all of the default's
-    variants); the others take the fastest of default_variants."""
+    variants); the others take the fastest of default_variants, compiled and timed on `jobs`
+    spawned processes side by side when jobs > 1 (the same programs)."""
 
-    def __init__(self, config, vta_compat: bool = False, tuning=None):
-        self.config, self.vta_compat, self.tuning = config, vta_compat, tuning
+    def __init__(self, config, vta_compat: bool = False, tuning=None, jobs: int = 1):
+        self.config, self.vta_compat, self.tuning, self.jobs = config, vta_compat, tuning, jobs
         self._compiled: dict[str, CompiledKernel] = {}
         self._failed: dict[str, str] = {}          # kernel key -> why it does not fit
 
@@ -133,6 +134,27 @@ class Kernels:
         self._compiled[key] = CompiledKernel(prog, one, record is not None)
         return self._compiled[key]
 
+    def _compile_defaults(self, graph: Graph) -> None:
+        """The default programs of the kernels not compiled yet (and without a tuning record),
+        side by side on `jobs` spawned processes; `compiled` then finds them."""
+        from ..process_pool import SpawnedPool
+        todo = {}
+        for node in graph.nodes:
+            if op_named(node.op) is None:
+                continue
+            key = self.key(graph, node)
+            if key in self._compiled or key in self._failed or key in todo:
+                continue
+            spec = kernel_spec(graph, node)
+            if self.tuning is None or self.tuning.lookup(self.config, spec, self.vta_compat) is None:
+                todo[key] = (self.config, spec, OPS[node.op].stem, self.vta_compat)
+        with SpawnedPool(max(1, min(self.jobs, len(todo)))) as pool:
+            for key, result in zip(todo, pool.map(_default_or_reason, list(todo.values()))):
+                if isinstance(result, str):
+                    self._failed[key] = result
+                else:
+                    self._compiled[key] = CompiledKernel(*result, tuned=False)
+
     def reason(self, graph: Graph, node) -> str:
         return self._failed[self.key(graph, node)]
 
@@ -140,6 +162,8 @@ class Kernels:
         """{node name: why} of the accelerator nodes whose kernel does not compile and run on
         this hardware config (a token queue of depth 1, an accumulator hazard distance the
         micro-op order cannot keep): placement puts them on the CPU."""
+        if self.jobs > 1:
+            self._compile_defaults(graph)
         return {node.name: self.reason(graph, node) for node in graph.nodes
                 if op_named(node.op) is not None and self.compiled(graph, node) is None}
 
@@ -222,6 +246,14 @@ def _default_programs(config, spec: KernelSpec, name: str, vta_compat: bool):
     fastest = min(programs, key=lambda k: programs[k][0])       # the first of equals
     twin = programs.get(one_thread(fastest), programs[fastest])
     return programs[fastest][1], twin[1]
+
+
+def _default_or_reason(job: tuple):
+    """_default_programs(*job), or why the kernel does not fit (in a worker process)."""
+    try:
+        return _default_programs(*job)
+    except KernelDoesNotFit as why:
+        return why.reason
 
 
 def _compile_recorded(config, spec: KernelSpec, record, name: str, vta_compat: bool, node):

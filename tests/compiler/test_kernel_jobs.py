@@ -6,7 +6,8 @@ import pickle
 import numpy as np
 
 from vdla.compiler import te, topi
-from vdla.compiler.kernel_jobs import CompileJob, KernelPool, compile_job, target_parts
+from vdla.compiler.kernel_jobs import CompileJob, compile_job, target_parts
+from vdla.compiler.process_pool import SpawnedPool
 from vdla.compiler.target import Target
 from vdla.compiler.tir import expr as E
 from vdla.compiler.topi.cpu_knobs import DirectConvKnobs
@@ -29,8 +30,8 @@ def test_a_candidate_compiled_in_a_worker_computes_what_this_process_compiles(rn
     host = Target.host(threads=2)
     jobs = [CompileJob([x, w, y], [y], k, target_parts(host), "k")
             for k in (DirectConvKnobs(5, 2), DirectConvKnobs(17, 4), DirectConvKnobs(3, 1))]
-    with KernelPool(2) as pool:              # two spawned processes (one compiles here)
-        remote = list(pool.results(jobs))
+    with SpawnedPool(2) as pool:             # two spawned processes (one compiles here)
+        remote = list(pool.map(compile_job, jobs))
     inputs = probe_inputs([x, w], 3)
     for job, kernel in zip(jobs, remote):
         assert not isinstance(kernel, str), kernel

@@ -43,7 +43,8 @@ def add_parser(sub):
                    help="fix a symbolic input shape (repeatable)")
     p.add_argument("--threads", type=int, default=None, help="threads the kernels use")
     p.add_argument("--jobs", type=int, default=None,
-                   help="processes compiling the CPU kernels side by side (default: one per core)")
+                   help="processes compiling the kernels side by side (CPU kernels, and the accelerator's "
+                        "default schedules timed on the simulator; default: one per core)")
     p.add_argument("--no-kernels", action="store_true",
                    help="run every op as a numpy host step (no tensor compiler)")
     p.add_argument("--sign-key", default=None, metavar="KEY",

@@ -1,8 +1,8 @@
 """Lowering of a quantized graph's accelerator nodes (vdla.compiler.vdla.lower): placement
 settles with the kernels that run on the hardware (Kernels.unfit), lowering takes the same
 compiled programs (each distinct kernel compiled once, never a node sent back; nodes that differ
-in the requantizer's constants alone share one), and a graph lowered without settling names the
-nodes whose kernels do not fit."""
+in the requantizer's constants alone share one; compiled here or on worker processes alike), and
+a graph lowered without settling names the nodes whose kernels do not fit."""
 import numpy as np
 import pytest
 
@@ -52,6 +52,20 @@ def test_a_settled_placement_keeps_unfit_kernels_on_the_cpu():
     assert unfit and not kernels.unfit(graph)
     steps, _, _ = lower_vdla(plan_memory(graph), SHALLOW, kernels=kernels)
     assert not unfit & set(steps)
+
+
+def test_kernels_compiled_on_workers_are_the_ones_compiled_here():
+    """Kernels(jobs=2) compiles the default programs on spawned processes: the same programs,
+    and the same reasons for the kernels that do not fit (SHALLOW at 16x16 has some)."""
+    calib = {"input": np.random.default_rng(1).standard_normal((4, 1, 3, 16, 16)).astype(np.float32)}
+    results = []
+    for jobs in (1, 2):
+        kernels = Kernels(SHALLOW, jobs=jobs)
+        graph, _, place, _ = quantize_for_vdla(small_residual_cnn(image=16), SHALLOW, calib, kernels=kernels)
+        results.append((place, lower_vdla(plan_memory(graph), SHALLOW, kernels=kernels)))
+    (place_here, lowered_here), (place_spawned, lowered_spawned) = results
+    assert any(p["reason"].startswith("no schedule of this layer runs") for p in place_here.values())
+    assert place_spawned == place_here and lowered_spawned == lowered_here
 
 
 def test_a_graph_lowered_without_settling_names_the_nodes_that_do_not_fit(calib):

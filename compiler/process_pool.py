@@ -1,0 +1,43 @@
+"""A function over a list of items, in order: in this process for jobs=1, else on `jobs`
+spawned worker processes (a context manager: the processes end with it). Spawned, not forked:
+the parent may hold threads (a thread pool, onnxruntime's) that a fork would copy mid-lock.
+The function and the items must pickle; the results come back in the items' order, each as
+soon as it and those before it are done."""
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended mid-task (killed: out of memory, most likely)."""
+
+
+class SpawnedPool:
+    def __init__(self, jobs: int = 1):
+        if jobs < 1:
+            raise ValueError(f"jobs={jobs}: at least one process does the work")
+        self.jobs = jobs
+        self._pool = None
+
+    def __enter__(self):
+        if self.jobs > 1:
+            self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
+        return self
+
+    def __exit__(self, *exc):
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def map(self, fn, items: list):
+        """fn(item) for each item, in order (an iterator); WorkerDied if a worker process dies."""
+        if self._pool is None:
+            return (fn(item) for item in items)
+        return self._results(self._pool.map(fn, items))
+
+    def _results(self, results):
+        try:
+            yield from results
+        except BrokenProcessPool:
+            raise WorkerDied(f"a worker process died (out of memory?): try fewer than {self.jobs} jobs") from None
