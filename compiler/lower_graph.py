@@ -55,7 +55,8 @@ def kernel_args(graph: Graph, node: Node) -> list[str]:
     return list(dict.fromkeys(inputs)) + [o for o in node.outputs if o]
 
 
-def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None, jobs: int = 1) -> tuple[dict, dict, dict, dict]:
+def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None,
+                jobs: int = 1) -> tuple[dict, dict, dict, dict]:
     """Returns (kernel_steps, objects by triple, kernels index by triple, host reasons).
     Nodes named in `skip` run elsewhere (the accelerator) and are left alone. `knobs_for`:
     a group's outputs -> the schedule knobs of a tuning record, or None for the default's

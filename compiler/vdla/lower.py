@@ -20,6 +20,7 @@ import numpy as np
 from vdla.hw.errors import CompileError
 
 from ..graph.ir import Graph
+from ..process_pool import SpawnedPool
 from ..topi.vdla import instruction_epilogue
 from .op import KernelSpec
 from .registry import OPS, op_named
@@ -137,7 +138,6 @@ class Kernels:
     def _compile_defaults(self, graph: Graph) -> None:
         """The default programs of the kernels not compiled yet (and without a tuning record),
         side by side on `jobs` spawned processes; `compiled` then finds them."""
-        from ..process_pool import SpawnedPool
         todo = {}
         for node in graph.nodes:
             if op_named(node.op) is None:
