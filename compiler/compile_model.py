@@ -19,7 +19,8 @@ def _hardware(hw_config):
 def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict | None = None,
                   constant_inputs: dict | None = None, kernels: bool = True, threads: int | None = None,
                   log=None, calibration: dict | None = None, host_triple: str | None = None,
-                  vta_compat: bool = False, tuning=None, link: bool | None = None, jobs: int = 1):
+                  vta_compat: bool = False, tuning=None, link: bool | None = None, jobs: int = 1,
+                  progress: bool | None = False):
     """Compile an ONNX model (ModelProto or path) into an Artifact for `target`: "cpu" (this
     machine), an LLVM triple (cross-compiled kernels, run on that machine), "cuda" or "cuda:sm_NN"
     (GPU programs, compile_cuda.py: this machine's GPU or the one named) or "vdla" (the
@@ -37,14 +38,16 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
     jobs: processes that compile the kernels side by side (the CPU kernels; for "vdla" also the
     accelerator's, each timed among its default schedules on the simulator). They are spawned: a
     script calling this with jobs > 1 does its work under `if __name__ == "__main__":`. The
-    artifact is the same."""
+    artifact is the same. progress: bars of the kernels compiled on stderr (None: where stderr
+    is a terminal, as `vdla compile` shows them)."""
     from .target import check_target, cuda_arch, is_cuda
     check_target(target)  # before any work: an unknown target must not quietly become numpy host steps
     if jobs < 1:
         raise ValueError(f"jobs={jobs}: at least one process compiles the kernels")
     if target == "vdla":
         return compile_for_vdla(model, hw_config, calibration, host_triple, input_shapes, constant_inputs,
-                                threads, log, vta_compat=vta_compat, tuning=tuning, link=link, jobs=jobs)
+                                threads, log, vta_compat=vta_compat, tuning=tuning, link=link, jobs=jobs,
+                                progress=progress)
     if vta_compat:
         raise ValueError(f"vta_compat applies to target 'vdla', not {target!r}")
     if is_cuda(target):
@@ -68,7 +71,8 @@ def compile_model(model, target: str = "cpu", hw_config=None, input_shapes: dict
         else:  # cross-compile: kernels for another CPU (a board's ARM cores)
             tgt = Target(target, threads=threads)
         cpu_tuning = _cpu_tuning(tuning, tgt)
-        kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, knobs_for=cpu_tuning, jobs=jobs)
+        kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, knobs_for=cpu_tuning, jobs=jobs,
+                                                            progress=progress)
         if cpu_tuning is not None:
             cpu_tuning.check()
         objects.update(_linked(objects, index, tgt, link))
@@ -124,7 +128,7 @@ def _note_parts_in_place(graph, place: dict) -> None:
 
 def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, input_shapes=None,
                      constant_inputs=None, threads=None, log=None, per_channel_activations=False,
-                     vta_compat=False, tuning=None, link=None, jobs=1):
+                     vta_compat=False, tuning=None, link=None, jobs=1, progress=False):
     """The VDLA pipeline, top to bottom: quantize_for_vdla -> memory plan -> VDLA kernels for
     the accelerator nodes (schedules from `tuning`, a vdla.compiler.tune.TuningLog, where it
     has a record), CPU kernels (or host steps) for the rest -> artifact."""
@@ -139,7 +143,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     from .vdla.edge_steps import steps_as_operands
     start = time.perf_counter()
     config = load_config(DEFAULT_PRESET if hw_config is None else hw_config)
-    kernels = Kernels(config, vta_compat, tuning, jobs)     # placement settles with them, lowering takes them
+    kernels = Kernels(config, vta_compat, tuning, jobs, progress)     # placement settles with them, lowering takes them
     graph, float_graph, place, stats = quantize_for_vdla(model, config, calibration, host_triple, input_shapes,
                                                          constant_inputs, per_channel_activations, vta_compat, kernels)
     # the CPU's recurrent layers, transposed convolutions and instance/group normalizations as the
@@ -158,7 +162,7 @@ def compile_for_vdla(model, hw_config=None, calibration=None, host_triple=None, 
     # the CPU's nodes, the conversions at the accelerator's edge among them, as kernels (or host steps)
     graph = steps_as_operands(graph)
     kernel_steps, objects, index, reasons = lower_graph(graph, tgt, log=log, skip=set(vdla_steps), knobs_for=cpu_tuning,
-                                                           jobs=jobs)
+                                                           jobs=jobs, progress=progress)
     if cpu_tuning is not None:
         cpu_tuning.check()
     objects.update(_linked(objects, index, tgt, link))

@@ -55,13 +55,14 @@ def kernel_args(graph: Graph, node: Node) -> list[str]:
     return list(dict.fromkeys(inputs)) + [o for o in node.outputs if o]
 
 
-def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None,
-                jobs: int = 1) -> tuple[dict, dict, dict, dict]:
+def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None, jobs: int = 1,
+                progress: bool | None = False) -> tuple[dict, dict, dict, dict]:
     """Returns (kernel_steps, objects by triple, kernels index by triple, host reasons).
     Nodes named in `skip` run elsewhere (the accelerator) and are left alone. `knobs_for`:
     a group's outputs -> the schedule knobs of a tuning record, or None for the default's
     (vdla.compiler.tune.CpuTuningUse). `jobs` > 1: the kernels compile side by side on that
-    many spawned processes (kernel_jobs), each the same as it compiles here."""
+    many spawned processes (kernel_jobs), each the same as it compiles here. `progress`: a bar
+    of the kernels compiled (process_pool.SpawnedPool's)."""
 
     host_reasons: dict[str, str] = {}
     built: dict[str, object] = {}           # kernel name -> CompiledKernel, or why it failed
@@ -101,8 +102,8 @@ def lower_graph(graph: Graph, target, log=None, skip=(), knobs_for=None,
             queued.append((kernel, node))
         else:
             done(name, kernel, node)
-    with SpawnedPool(max(1, min(jobs, len(queued)))) as pool:
-        for (job, node), result in zip(queued, pool.map(compile_job, [j for j, _ in queued])):
+    with SpawnedPool(max(1, min(jobs, len(queued))), progress) as pool:
+        for (job, node), result in zip(queued, pool.map(compile_job, [j for j, _ in queued], "CPU kernels", "kernel")):
             done(job.name, result, node)
     kernel_steps: dict[str, dict] = {}
     for node, args, name in served:

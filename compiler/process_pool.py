@@ -15,10 +15,13 @@ class WorkerDied(RuntimeError):
 
 
 class SpawnedPool:
-    def __init__(self, jobs: int = 1):
+    """`progress`: a bar per map on stderr (tqdm): True, False, or None where stderr is a
+    terminal."""
+
+    def __init__(self, jobs: int = 1, progress: bool | None = False):
         if jobs < 1:
             raise ValueError(f"jobs={jobs}: at least one process does the work")
-        self.jobs = jobs
+        self.jobs, self.progress = jobs, progress
         self._pool = None
 
     def __enter__(self):
@@ -30,14 +33,25 @@ class SpawnedPool:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
 
-    def map(self, fn, items: list):
-        """fn(item) for each item, in order (an iterator); WorkerDied if a worker process dies."""
-        if self._pool is None:
-            return (fn(item) for item in items)
-        return self._results(self._pool.map(fn, items))
+    def map(self, fn, items: list, desc: str = "", unit: str = "it"):
+        """fn(item) for each item, in order (an iterator); WorkerDied if a worker process dies.
+        `desc` and `unit` label the progress bar ("CPU kernels", "kernel")."""
+        results = (fn(item) for item in items) if self._pool is None else self._pool.map(fn, items)
+        return self._counted(results, len(items), desc, unit)
 
-    def _results(self, results):
+    def _counted(self, results, total: int, desc: str, unit: str):
+        bar = None
+        if self.progress is not False and total:
+            from tqdm import tqdm
+            bar = tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True,
+                       disable=None if self.progress is None else False)
         try:
-            yield from results
+            for result in results:
+                if bar is not None:
+                    bar.update()
+                yield result
         except BrokenProcessPool:
             raise WorkerDied(f"a worker process died (out of memory?): try fewer than {self.jobs} jobs") from None
+        finally:
+            if bar is not None:
+                bar.close()

@@ -99,10 +99,12 @@ class Kernels:
     A kernel with a record in `tuning` (a vdla.compiler.tune.TuningLog) for this hardware takes
     the record's knobs as they are (they were measured against all of the default's
     variants); the others take the fastest of default_variants, compiled and timed on `jobs`
-    spawned processes side by side when jobs > 1 (the same programs)."""
+    spawned processes side by side when jobs > 1 (the same programs); `progress`: a bar of
+    them (process_pool.SpawnedPool's)."""
 
-    def __init__(self, config, vta_compat: bool = False, tuning=None, jobs: int = 1):
-        self.config, self.vta_compat, self.tuning, self.jobs = config, vta_compat, tuning, jobs
+    def __init__(self, config, vta_compat: bool = False, tuning=None, jobs: int = 1, progress: bool | None = False):
+        self.config, self.vta_compat, self.tuning = config, vta_compat, tuning
+        self.jobs, self.progress = jobs, progress
         self._compiled: dict[str, CompiledKernel] = {}
         self._failed: dict[str, str] = {}          # kernel key -> why it does not fit
 
@@ -137,7 +139,8 @@ class Kernels:
 
     def _compile_defaults(self, graph: Graph) -> None:
         """The default programs of the kernels not compiled yet (and without a tuning record),
-        side by side on `jobs` spawned processes; `compiled` then finds them."""
+        side by side on `jobs` spawned processes where jobs > 1, with a progress bar if asked;
+        `compiled` then finds them."""
         todo = {}
         for node in graph.nodes:
             if op_named(node.op) is None:
@@ -148,8 +151,9 @@ class Kernels:
             spec = kernel_spec(graph, node)
             if self.tuning is None or self.tuning.lookup(self.config, spec, self.vta_compat) is None:
                 todo[key] = (self.config, spec, OPS[node.op].stem, self.vta_compat)
-        with SpawnedPool(max(1, min(self.jobs, len(todo)))) as pool:
-            for key, result in zip(todo, pool.map(_default_or_reason, list(todo.values()))):
+        with SpawnedPool(max(1, min(self.jobs, len(todo))), self.progress) as pool:
+            for key, result in zip(todo, pool.map(_default_or_reason, list(todo.values()), "accelerator kernels",
+                                                  "kernel")):
                 if isinstance(result, str):
                     self._failed[key] = result
                 else:
@@ -162,8 +166,7 @@ class Kernels:
         """{node name: why} of the accelerator nodes whose kernel does not compile and run on
         this hardware config (a token queue of depth 1, an accumulator hazard distance the
         micro-op order cannot keep): placement puts them on the CPU."""
-        if self.jobs > 1:
-            self._compile_defaults(graph)
+        self._compile_defaults(graph)
         return {node.name: self.reason(graph, node) for node in graph.nodes
                 if op_named(node.op) is not None and self.compiled(graph, node) is None}
 

@@ -67,3 +67,9 @@ def test_a_kernel_that_fails_to_build_leaves_each_node_it_serves_a_host_step(rng
 def test_jobs_below_one_is_refused_before_any_work(rng):
     with pytest.raises(ValueError, match="jobs=0: at least one process compiles the kernels"):
         compile_model(_cnn(rng), jobs=0)
+
+
+def test_progress_shows_the_kernels_compiled(rng, capsys):
+    compile_model(_cnn(rng), progress=True)
+    err = capsys.readouterr().err
+    assert "CPU kernels: 100%" in err and "7/7" in err, err

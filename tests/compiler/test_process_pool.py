@@ -42,3 +42,13 @@ def _die(_):
 def test_a_worker_that_dies_is_named_with_what_to_do():
     with SpawnedPool(2) as pool, pytest.raises(WorkerDied, match="worker process died .* fewer than 2 jobs"):
         list(pool.map(_die, [1, 2]))
+
+
+def test_a_progress_bar_counts_the_results_where_asked(capsys):
+    with SpawnedPool(1, progress=True) as pool:
+        assert list(pool.map(math.factorial, [1, 2, 3], "factorials", "number")) == [1, 2, 6]
+    err = capsys.readouterr().err
+    assert "factorials: 100%" in err and "3/3" in err, err
+    with SpawnedPool(1) as pool:
+        list(pool.map(math.factorial, [1, 2, 3], "factorials", "number"))
+    assert capsys.readouterr().err == ""

@@ -102,7 +102,7 @@ def run(args) -> int:
                                  ("pynq" if args.target == "vdla" else None), input_shapes=shapes,
                                  kernels=not args.no_kernels, threads=args.threads, calibration=calibration,
                                  host_triple=args.host_triple, vta_compat=args.vta_compat, tuning=tuning,
-                                 link=args.link, jobs=jobs)
+                                 link=args.link, jobs=jobs, progress=None)
     for caution in caught:
         if issubclass(caution.category, UserWarning):
             print(f"vdla compile: warning: {caution.message}", file=sys.stderr)

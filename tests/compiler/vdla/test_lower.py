@@ -68,6 +68,13 @@ def test_kernels_compiled_on_workers_are_the_ones_compiled_here():
     assert place_spawned == place_here and lowered_spawned == lowered_here
 
 
+def test_progress_shows_the_accelerator_kernels_compiled(calib, capsys):
+    kernels = Kernels(PYNQ, progress=True)
+    quantize_for_vdla(small_residual_cnn(), PYNQ, calib, kernels=kernels)
+    err = capsys.readouterr().err
+    assert "accelerator kernels: 100%" in err and f"{len(kernels._compiled)}/{len(kernels._compiled)}" in err, err
+
+
 def test_a_graph_lowered_without_settling_names_the_nodes_that_do_not_fit(calib):
     graph, *_ = quantize_for_vdla(small_residual_cnn(), SHALLOW, calib)       # tiling checked, not compiled
     with pytest.raises(KernelsDoNotFit) as info:
