@@ -9,8 +9,10 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from vdla.hw.errors import CompileError
 
-class WorkerDied(RuntimeError):
+
+class WorkerDied(CompileError, RuntimeError):
     """A worker process ended mid-task (killed: out of memory, most likely)."""
 
 
